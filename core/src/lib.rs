@@ -1,0 +1,3 @@
+//! The HorizontalPodAutoscaler decision core.
+//!
+//! Pure and deterministic: no IO, no global clock (`now` is an argument).

@@ -1,0 +1,1 @@
+//! A scripted server for the three Kubernetes metrics APIs.

@@ -1,0 +1,1 @@
+//! A simulated Kubernetes API server with a virtual clock.

@@ -1,0 +1,1 @@
+//! hpa-harness: prove how Kubernetes HorizontalPodAutoscalers behave.
