@@ -1,1 +1,9 @@
 //! hpa-harness: prove how Kubernetes HorizontalPodAutoscalers behave.
+//!
+//! The binary's shell: the HPA controller ([`controller`]) around the pure
+//! decision core (`hpa-core`), the Gherkin runner ([`gherkin`]) and the command
+//! line ([`cli`]). See `docs/ARCHITECTURE.md`.
+
+pub mod cli;
+pub mod controller;
+pub mod gherkin;

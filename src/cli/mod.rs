@@ -1,0 +1,82 @@
+//! The command line: one subcommand per job. Each subcommand lives in its own
+//! module with an `Args` struct (clap derive; its `///` docs are the `--help`)
+//! and an async `run`.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod controller;
+pub mod explain;
+pub mod sim;
+pub mod test;
+
+/// What a subcommand returns: an exit code, or an error printed with its causes.
+pub type CliResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Prove how Kubernetes HorizontalPodAutoscalers behave.
+///
+/// hpa-harness runs an HPA controller that decides exactly as the upstream
+/// one in kube-controller-manager (Kubernetes v1.36), a fake metrics server
+/// whose values you script, and Gherkin scenarios that say what your HPA must
+/// do, against an embedded simulated cluster with a virtual clock (the
+/// default: no Docker, milliseconds per scenario) or a real cluster.
+#[derive(Debug, Parser)]
+#[command(name = "hpa-harness", version, propagate_version = true)]
+pub struct Cli {
+    /// More log output (-v: debug, -vv: trace). RUST_LOG overrides it.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run Gherkin scenarios (feature files or folders) against a cluster.
+    Test(test::Args),
+    /// Run a scenario and print, for each sync, the controller's decision trace.
+    Explain(explain::Args),
+    /// Run the HPA controller against a cluster (kubeconfig or in-cluster).
+    Controller(controller::Args),
+    /// Run the simulated Kubernetes API server standalone, with a fake metrics server.
+    Sim(sim::Args),
+}
+
+/// Runs the parsed command line.
+pub async fn run(cli: Cli) -> CliResult {
+    match cli.command {
+        Command::Test(args) => test::run(args).await,
+        Command::Explain(args) => explain::run(args).await,
+        Command::Controller(args) => controller::run(args).await,
+        Command::Sim(args) => sim::run(args).await,
+    }
+}
+
+/// Logs to stderr; `RUST_LOG` wins over `-v`.
+pub fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn,hpa_harness=info",
+        1 => "info,hpa_harness=debug",
+        _ => "debug,hpa_harness=trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,1 @@
+//! The HPA controller: kube-rs shell around `hpa-core` (being written).

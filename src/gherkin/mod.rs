@@ -1,0 +1,1 @@
+//! The Gherkin runner and step definitions (being written).
