@@ -7,3 +7,4 @@
 pub mod cli;
 pub mod controller;
 pub mod gherkin;
+pub mod load;

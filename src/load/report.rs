@@ -1,0 +1,561 @@
+//! The load report: what one load run measured, and how it is written out
+//! (a table for people, JSON and CSV for tools, an SVG plot for a sweep).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::stats::Summary;
+
+/// What one load run measured. The JSON field names are a stable format:
+/// users compare reports across versions and machines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    /// `ours` or `upstream`: whose controller was measured.
+    pub controller: String,
+    /// `sim` or `kubeconfig`.
+    pub backend: String,
+    /// `steady`, `ramp` or `spiky`.
+    pub metric_profile: String,
+    /// Number of HPAs (each with its own deployment).
+    pub hpas: u64,
+    /// Pods per deployment at the start.
+    pub pods_per_hpa: u64,
+    /// Concurrent sync workers.
+    pub workers: u64,
+    /// The controller's sync period.
+    pub sync_period_seconds: f64,
+    /// How long the run lasted (virtual or wall seconds, see `clock`).
+    pub duration_seconds: f64,
+    /// `virtual` or `wall`.
+    pub clock: String,
+    /// HPA reconciles completed.
+    pub syncs: u64,
+    /// Reconciles per second of run time.
+    pub syncs_per_second: f64,
+    /// Time between two consecutive syncs of the same HPA.
+    pub sync_interval_seconds: Summary,
+    /// Wall time of one reconcile, from dequeue to status written.
+    pub reconcile_latency_seconds: Summary,
+    /// API requests (cluster and metrics APIs) per reconcile, on average.
+    pub api_requests_per_sync: f64,
+    /// Requests per reconcile by `VERB resource`, e.g. `get deployments/scale`.
+    pub api_requests_by_kind: BTreeMap<String, f64>,
+    /// HPAs that were never reconciled during the run: must be 0.
+    pub hpas_never_synced: u64,
+    /// Decisions that differ from the pure core given the same inputs: must be 0.
+    pub disagreements: u64,
+    /// Peak resident memory of the process running the controller.
+    pub peak_rss_bytes: u64,
+    /// CPU time (user + system) the process used.
+    pub cpu_seconds: f64,
+    /// The machine: cores, memory, OS.
+    pub machine: String,
+}
+
+impl LoadReport {
+    /// The invariants every run must hold whatever the machine's speed:
+    /// every HPA synced, no disagreement with the core. Returns the broken ones.
+    pub fn invariant_violations(&self) -> Vec<String> {
+        let mut broken = Vec::new();
+        if self.hpas_never_synced > 0 {
+            broken.push(format!(
+                "{} of {} HPAs were never synced",
+                self.hpas_never_synced, self.hpas
+            ));
+        }
+        if self.disagreements > 0 {
+            broken.push(format!(
+                "{} decisions disagree with the pure core",
+                self.disagreements
+            ));
+        }
+        if self.syncs == 0 {
+            broken.push("no sync completed".to_string());
+        }
+        broken
+    }
+}
+
+/// Errors writing a report.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A report file could not be written.
+    #[error("cannot write {path}")]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// JSON serialisation failed.
+    #[error("cannot encode the report as JSON")]
+    Json(#[from] serde_json::Error),
+    /// The plot could not be drawn.
+    #[error("cannot draw the plot {path}: {message}")]
+    Plot {
+        /// The file.
+        path: PathBuf,
+        /// What plotters said.
+        message: String,
+    },
+}
+
+fn write_file(path: &Path, contents: &str) -> Result<(), ReportError> {
+    std::fs::write(path, contents).map_err(|source| ReportError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes one report, or a sweep's reports, as pretty JSON: a single object
+/// for one run, an array for a sweep.
+pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError> {
+    let text = match reports {
+        [one] => serde_json::to_string_pretty(one)?,
+        many => serde_json::to_string_pretty(many)?,
+    };
+    write_file(path, &(text + "\n"))
+}
+
+/// The CSV columns, in order.
+const CSV_HEADER: &str = "controller,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,cpu_seconds";
+
+/// Renders reports as CSV, one row per run.
+pub fn to_csv(reports: &[LoadReport]) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{:.3}",
+            r.controller,
+            r.backend,
+            r.metric_profile,
+            r.hpas,
+            r.pods_per_hpa,
+            r.workers,
+            r.sync_period_seconds,
+            r.duration_seconds,
+            r.syncs,
+            r.syncs_per_second,
+            r.sync_interval_seconds.p50,
+            r.sync_interval_seconds.p99,
+            r.sync_interval_seconds.max,
+            r.reconcile_latency_seconds.p50,
+            r.reconcile_latency_seconds.p99,
+            r.reconcile_latency_seconds.max,
+            r.api_requests_per_sync,
+            r.hpas_never_synced,
+            r.disagreements,
+            r.peak_rss_bytes,
+            r.cpu_seconds,
+        );
+    }
+    out
+}
+
+/// Writes reports as CSV.
+pub fn write_csv(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError> {
+    write_file(path, &to_csv(reports))
+}
+
+/// Renders reports as an aligned text table for the terminal.
+pub fn to_table(reports: &[LoadReport]) -> String {
+    let header = [
+        "controller",
+        "HPAs",
+        "pods/HPA",
+        "workers",
+        "syncs/s",
+        "interval p50",
+        "interval p99",
+        "interval max",
+        "reconcile p50",
+        "reconcile p99",
+        "reconcile max",
+        "API req/sync",
+        "never synced",
+        "disagree",
+        "peak RSS",
+        "CPU",
+    ];
+    let rows: Vec<Vec<String>> = reports
+        .iter()
+        .map(|r| {
+            vec![
+                r.controller.clone(),
+                r.hpas.to_string(),
+                r.pods_per_hpa.to_string(),
+                r.workers.to_string(),
+                format!("{:.1}", r.syncs_per_second),
+                seconds(r.sync_interval_seconds.p50),
+                seconds(r.sync_interval_seconds.p99),
+                seconds(r.sync_interval_seconds.max),
+                seconds(r.reconcile_latency_seconds.p50),
+                seconds(r.reconcile_latency_seconds.p99),
+                seconds(r.reconcile_latency_seconds.max),
+                format!("{:.2}", r.api_requests_per_sync),
+                r.hpas_never_synced.to_string(),
+                r.disagreements.to_string(),
+                bytes(r.peak_rss_bytes),
+                format!("{:.1}s", r.cpu_seconds),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let mut out = String::new();
+    let line = |out: &mut String, cells: &mut dyn Iterator<Item = &str>| {
+        let mut first = true;
+        for (cell, w) in cells.zip(&widths) {
+            if !first {
+                out.push_str("  ");
+            }
+            first = false;
+            let _ = write!(out, "{cell:>w$}");
+        }
+        out.push('\n');
+    };
+    line(&mut out, &mut header.iter().copied());
+    let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+    line(&mut out, &mut rule.iter().map(String::as_str));
+    for row in &rows {
+        line(&mut out, &mut row.iter().map(String::as_str));
+    }
+    if let Some(first) = reports.first() {
+        let by_kind: Vec<String> = first
+            .api_requests_by_kind
+            .iter()
+            .map(|(k, v)| format!("{k}: {v:.2}"))
+            .collect();
+        if !by_kind.is_empty() && reports.len() == 1 {
+            let _ = writeln!(
+                out,
+                "\nAPI requests per sync by kind: {}",
+                by_kind.join(", ")
+            );
+        }
+        let _ = writeln!(out, "machine: {}", first.machine);
+    }
+    out
+}
+
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.1}ms", s * 1000.0)
+    } else {
+        format!("{s:.2}s")
+    }
+}
+
+fn bytes(b: u64) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    format!("{:.0}MiB", b as f64 / MIB)
+}
+
+/// Which parameter a sweep's plot puts on the x axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlotAxis {
+    /// Number of HPAs.
+    Hpas,
+    /// Number of workers.
+    Workers,
+}
+
+/// Draws reconcile latency p99 and sync interval p99 against HPAs or workers,
+/// one line per value of the other parameter, as SVG.
+pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result<(), ReportError> {
+    use plotters::prelude::*;
+
+    let plot_err = |e: &dyn std::fmt::Display| ReportError::Plot {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let x_of = |r: &LoadReport| match axis {
+        PlotAxis::Hpas => r.hpas as f64,
+        PlotAxis::Workers => r.workers as f64,
+    };
+    let series_of = |r: &LoadReport| match axis {
+        PlotAxis::Hpas => r.workers,
+        PlotAxis::Workers => r.hpas,
+    };
+    let series_name = match axis {
+        PlotAxis::Hpas => "workers",
+        PlotAxis::Workers => "HPAs",
+    };
+    let mut groups: BTreeMap<u64, Vec<&LoadReport>> = BTreeMap::new();
+    for r in reports {
+        groups.entry(series_of(r)).or_default().push(r);
+    }
+    for g in groups.values_mut() {
+        g.sort_by(|a, b| x_of(a).total_cmp(&x_of(b)));
+    }
+    let x_max = reports.iter().map(x_of).fold(1.0_f64, f64::max) * 1.2;
+    let x_min = reports
+        .iter()
+        .map(x_of)
+        .fold(f64::INFINITY, f64::min)
+        .max(1.0)
+        / 1.2;
+    let lat_max = reports
+        .iter()
+        .map(|r| r.reconcile_latency_seconds.p99 * 1000.0)
+        .fold(1.0_f64, f64::max)
+        * 1.2;
+    let int_max = reports
+        .iter()
+        .map(|r| r.sync_interval_seconds.p99.max(r.sync_period_seconds))
+        .fold(1.0_f64, f64::max)
+        * 1.2;
+
+    let root = SVGBackend::new(path, (1000, 800)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_err(&e))?;
+    let (top, bottom) = root.split_vertically(400);
+    let x_label = match axis {
+        PlotAxis::Hpas => "HPAs",
+        PlotAxis::Workers => "workers",
+    };
+    let colors = [&BLUE, &RED, &GREEN, &MAGENTA, &BLACK, &CYAN];
+
+    for (area, title, y_label, y_max, pick) in [
+        (
+            &top,
+            "Reconcile latency p99",
+            "milliseconds",
+            lat_max,
+            (|r: &LoadReport| r.reconcile_latency_seconds.p99 * 1000.0) as fn(&LoadReport) -> f64,
+        ),
+        (
+            &bottom,
+            "Interval between two syncs of one HPA, p99",
+            "seconds",
+            int_max,
+            (|r: &LoadReport| r.sync_interval_seconds.p99) as fn(&LoadReport) -> f64,
+        ),
+    ] {
+        let mut builder = ChartBuilder::on(area);
+        builder
+            .caption(title, ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(60);
+        // Both HPAs (100 to 10,000) and workers (1 to 20) span orders of
+        // magnitude, so the x axis is logarithmic either way.
+        let mut chart = builder
+            .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..y_max)
+            .map_err(|e| plot_err(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .draw()
+            .map_err(|e| plot_err(&e))?;
+        for (i, (key, group)) in groups.iter().enumerate() {
+            let color = colors[i % colors.len()];
+            let points: Vec<(f64, f64)> = group.iter().map(|r| (x_of(r), pick(r))).collect();
+            chart
+                .draw_series(LineSeries::new(points.clone(), color))
+                .map_err(|e| plot_err(&e))?
+                .label(format!("{key} {series_name}"))
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            chart
+                .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
+                .map_err(|e| plot_err(&e))?;
+        }
+        chart
+            .configure_series_labels()
+            .border_style(BLACK)
+            .background_style(WHITE.mix(0.8))
+            .draw()
+            .map_err(|e| plot_err(&e))?;
+    }
+    root.present().map_err(|e| plot_err(&e))?;
+    Ok(())
+}
+
+/// A one-line description of this machine: cores, memory, kernel.
+pub fn machine_description() -> String {
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    let mem_kib = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .unwrap_or(0);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| std::env::consts::OS.to_string());
+    format!(
+        "{cores} cores, {:.0} GiB, {} {kernel}",
+        mem_kib as f64 / (1024.0 * 1024.0),
+        std::env::consts::ARCH
+    )
+}
+
+/// Peak resident memory of this process (VmHWM), 0 where /proc is absent.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map(|kib| kib * 1024)
+        .unwrap_or(0)
+}
+
+/// CPU time (user + system) this process has used, 0 where /proc is absent.
+pub fn cpu_seconds() -> f64 {
+    // Fields 14 and 15 of /proc/self/stat, in clock ticks; the second field
+    // (the command name) may hold spaces, so count from its closing paren.
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return 0.0;
+    };
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    // After the paren: state is index 0, so utime (field 14) is index 11.
+    const CLOCK_TICKS_PER_SECOND: f64 = 100.0;
+    (ticks(11) + ticks(12)) / CLOCK_TICKS_PER_SECOND
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(hpas: u64, workers: u64) -> LoadReport {
+        LoadReport {
+            controller: "ours".into(),
+            backend: "sim".into(),
+            metric_profile: "steady".into(),
+            hpas,
+            pods_per_hpa: 10,
+            workers,
+            sync_period_seconds: 15.0,
+            duration_seconds: 60.0,
+            clock: "virtual".into(),
+            syncs: hpas * 4,
+            syncs_per_second: hpas as f64 / 15.0,
+            sync_interval_seconds: Summary {
+                p50: 15.0,
+                p99: 15.2,
+                max: 15.5,
+                count: hpas * 3,
+            },
+            reconcile_latency_seconds: Summary {
+                p50: 0.001,
+                p99: 0.004,
+                max: 0.02,
+                count: hpas * 4,
+            },
+            api_requests_per_sync: 0.5,
+            api_requests_by_kind: BTreeMap::from([("list metrics.k8s.io/pods".into(), 0.5)]),
+            hpas_never_synced: 0,
+            disagreements: 0,
+            peak_rss_bytes: 64 * 1024 * 1024,
+            cpu_seconds: 3.5,
+            machine: "test machine".into(),
+        }
+    }
+
+    #[test]
+    fn json_holds_the_documented_fields() {
+        let value = serde_json::to_value(report(100, 5)).unwrap();
+        for key in [
+            "hpas",
+            "workers",
+            "duration_seconds",
+            "syncs_per_second",
+            "sync_interval_seconds",
+            "reconcile_latency_seconds",
+            "api_requests_per_sync",
+            "hpas_never_synced",
+            "disagreements",
+            "peak_rss_bytes",
+        ] {
+            assert!(value.get(key).is_some(), "missing {key}");
+        }
+        for key in ["p50", "p99", "max"] {
+            assert!(value["sync_interval_seconds"].get(key).is_some());
+            assert!(value["reconcile_latency_seconds"].get(key).is_some());
+        }
+    }
+
+    #[test]
+    fn csv_has_one_row_per_run_and_as_many_cells_as_the_header() {
+        let csv = to_csv(&[report(100, 1), report(1000, 5)]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines.len(), 3);
+        let columns = lines[0].split(',').count();
+        assert!(lines[1..].iter().all(|l| l.split(',').count() == columns));
+        assert!(lines[2].starts_with("ours,sim,steady,1000,10,5,"));
+    }
+
+    #[test]
+    fn table_lists_every_run_with_units() {
+        let table = to_table(&[report(100, 1)]);
+        assert!(table.contains("reconcile p99"));
+        assert!(table.contains("4.0ms"));
+        assert!(table.contains("64MiB"));
+        assert!(table.contains("machine: test machine"));
+    }
+
+    #[test]
+    fn broken_invariants_are_named() {
+        let mut r = report(10, 1);
+        assert!(r.invariant_violations().is_empty());
+        r.hpas_never_synced = 2;
+        r.disagreements = 1;
+        let broken = r.invariant_violations();
+        assert_eq!(broken.len(), 2);
+        assert!(broken[0].contains("2 of 10 HPAs"));
+    }
+
+    #[test]
+    fn plot_is_an_svg_with_both_charts() {
+        let dir = std::env::temp_dir().join(format!("hpa-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sweep.svg");
+        let reports = [
+            report(100, 1),
+            report(1000, 1),
+            report(100, 5),
+            report(1000, 5),
+        ];
+        write_plot(&path, &reports, PlotAxis::Hpas).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("Reconcile latency p99"));
+        assert!(svg.contains("5 workers"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn this_process_reports_memory_and_cpu() {
+        assert!(peak_rss_bytes() > 0);
+        assert!(cpu_seconds() >= 0.0);
+        assert!(machine_description().contains("cores"));
+    }
+}
