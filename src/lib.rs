@@ -5,6 +5,7 @@
 //! line ([`cli`]). See `docs/ARCHITECTURE.md`.
 
 pub mod cli;
+pub mod cluster;
 pub mod controller;
 pub mod gherkin;
 pub mod load;
