@@ -227,13 +227,13 @@ impl EphemeralCluster {
 
     /// Loads a local Docker image into the cluster's nodes.
     pub fn load_image(&self, image: &str) -> Result<(), ClusterError> {
-        let binary = &self.binary;
+        let binary = self.binary.as_path();
         match self.provider {
             Provider::Kind => run(
-                &binary,
+                binary,
                 &["load", "docker-image", image, "--name", &self.name],
             ),
-            Provider::K3d => run(&binary, &["image", "import", image, "-c", &self.name]),
+            Provider::K3d => run(binary, &["image", "import", image, "-c", &self.name]),
         }
         .map(|_| ())
     }
