@@ -1,0 +1,37 @@
+Feature: A target scaled to zero
+  When the scale target has zero replicas and minReplicas is not 0, the HPA
+  considers autoscaling disabled: it does not touch the target and reports
+  ScalingActive=False with reason ScalingDisabled. Scaling the target back up
+  by hand resumes autoscaling.
+
+  Scenario: A target with zero replicas is left alone
+    Given a deployment "web" with 0 pods
+    And an HPA "web" for deployment "web" with min 1 and max 5 replicas
+    And the HPA "web" scales on cpu utilization 50%
+    When the HPA controller syncs
+    Then the deployment "web" stays at 0 replicas for 2m
+    And the HPA "web" wants 0 replicas
+    And the HPA "web" has conditions:
+      | type          | status | reason            |
+      | AbleToScale   | True   | SucceededGetScale |
+      | ScalingActive | False  | ScalingDisabled   |
+    And the HPA "web" has condition "ScalingActive" "False" with reason "ScalingDisabled" and message "scaling is disabled since the replica count of the target is zero"
+    And no event "SuccessfulRescale" is recorded for the HPA "web"
+
+  Scenario: Scaling to zero by hand pauses autoscaling until scaled up by hand
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 5 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 50
+    And the pods of "web" report "http_requests" of 50 and 50
+    When the HPA controller syncs
+    Then the deployment "web" is not rescaled
+    When the deployment "web" is scaled to 0 replicas
+    Then the deployment "web" stays at 0 replicas for 1m
+    And the HPA "web" wants 0 replicas
+    And the HPA "web" has condition "ScalingActive" "False" with reason "ScalingDisabled"
+    And the HPA "web" has condition "AbleToScale" "True" with reason "SucceededGetScale"
+    When the deployment "web" is scaled to 2 replicas
+    And the pods of "web" report "http_requests" of 100 and 100
+    And the HPA controller syncs
+    Then the deployment "web" has 4 replicas
+    And the HPA "web" has condition "ScalingActive" "True" with reason "ValidMetricFound"
