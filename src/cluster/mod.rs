@@ -2,4 +2,6 @@
 //! testcontainers (feature `e2e`), and the tools they need.
 
 pub mod ephemeral;
+#[cfg(feature = "e2e")]
+pub mod k3s;
 pub mod tools;
