@@ -1,1 +1,25 @@
 //! A scripted server for the three Kubernetes metrics APIs.
+//!
+//! Scenario authors declare pods, their usage, custom, object and external
+//! metrics, a timeline and faults in a script ([`script`]); the server
+//! answers exactly that over HTTP(S) to any Kubernetes client, either as an
+//! aggregated APIService of a real cluster or beside the simulated one.
+//! [`types`] holds the metrics API wire types, which the controller also
+//! uses to read real metrics servers.
+//!
+//! - [`app`] builds the router (metrics APIs, discovery, health, control);
+//! - [`run`] serves it on a listener, plain or TLS, until shutdown;
+//! - [`client::ControlClient`] scripts a running server.
+
+pub mod api;
+pub mod client;
+pub mod control;
+pub mod labels;
+pub mod log;
+pub mod script;
+pub mod server;
+pub mod state;
+pub mod types;
+
+pub use server::{Transport, app, run, self_signed_tls, tls_from_pem};
+pub use state::{AppState, ServerClock};

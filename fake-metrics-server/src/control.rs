@@ -1,0 +1,290 @@
+//! The control API under `/control/v1`: how tests and the Gherkin runner
+//! script the server while it runs.
+//!
+//! Bodies are YAML or JSON (by `Content-Type`, or by the first character
+//! when there is none). A bad body is answered 400 with a `Status` naming
+//! the line, column or field, and the data being served is left unchanged.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use axum::{Json, Router};
+use hpa_core::clock::Clock;
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::api::ApiError;
+use crate::log::{Counters, LogFilter, LogPage};
+use crate::script::{Api, Change, Fault, Faults, Script, ScriptPatch, from_body};
+use crate::state::{AppState, StateError};
+
+impl From<StateError> for ApiError {
+    fn from(e: StateError) -> Self {
+        match e {
+            StateError::UnknownPod { .. } => Self::NotFound(e.to_string()),
+            StateError::Script(_) => Self::BadRequest(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::script::ScriptError> for ApiError {
+    fn from(e: crate::script::ScriptError) -> Self {
+        Self::BadRequest(e.to_string())
+    }
+}
+
+/// What the server reports after a change: how much it now serves.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Pods declared.
+    pub pods: usize,
+    /// Nodes declared.
+    pub nodes: usize,
+    /// Objects declared.
+    pub objects: usize,
+    /// External series declared.
+    pub external: usize,
+    /// Timeline steps not yet applied.
+    pub pending_steps: usize,
+}
+
+/// The server's clock as `GET /control/v1/clock` reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockState {
+    /// The server's now.
+    pub now: Timestamp,
+    /// Whether the clock is virtual (shared, moves only when told).
+    #[serde(rename = "virtual")]
+    pub is_virtual: bool,
+    /// Offset of the wall clock, as a Go duration (`0s` when virtual).
+    pub offset: String,
+}
+
+/// Body of `POST /control/v1/clock`: exactly one of the two.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClockMove {
+    /// Move forward (or back) by this Go duration, e.g. `30s`, `-1m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advance: Option<String>,
+    /// Put the clock at this instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<Timestamp>,
+}
+
+/// Routes under `/control/v1`.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/control/v1/script",
+            get(get_script).put(put_script).patch(patch_script),
+        )
+        .route("/control/v1/changes", post(post_changes))
+        .route(
+            "/control/v1/faults",
+            get(get_faults).put(put_faults).delete(delete_faults),
+        )
+        .route(
+            "/control/v1/faults/{api}",
+            put(put_fault).delete(delete_fault),
+        )
+        .route(
+            "/control/v1/requests",
+            get(get_requests).delete(delete_requests),
+        )
+        .route("/control/v1/counters", get(get_counters))
+        .route("/control/v1/reset", post(post_reset))
+        .route("/control/v1/clock", get(get_clock).post(post_clock))
+}
+
+fn content_type(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+}
+
+fn summary(state: &AppState) -> Summary {
+    let script = state.script();
+    Summary {
+        pods: script.pods.len(),
+        nodes: script.nodes.len(),
+        objects: script.objects.len(),
+        external: script.external.len(),
+        pending_steps: script.timeline.len(),
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct FormatQuery {
+    #[serde(default)]
+    format: Option<String>,
+}
+
+async fn get_script(
+    State(state): State<AppState>,
+    Query(q): Query<FormatQuery>,
+) -> Result<Response, ApiError> {
+    let script = state.script();
+    if q.format.as_deref() == Some("yaml") {
+        let text = serde_saphyr::to_string(&script)
+            .map_err(|e| ApiError::BadRequest(format!("cannot render the script as YAML: {e}")))?;
+        return Ok(([(header::CONTENT_TYPE, "application/yaml")], text).into_response());
+    }
+    Ok(Json(script).into_response())
+}
+
+async fn put_script(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Json<Summary>, ApiError> {
+    let script = Script::parse(&body, content_type(&headers))?;
+    state.load(&script)?;
+    Ok(Json(summary(&state)))
+}
+
+async fn patch_script(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Json<Summary>, ApiError> {
+    let patch = ScriptPatch::parse(&body, content_type(&headers))?;
+    state.patch(&patch)?;
+    Ok(Json(summary(&state)))
+}
+
+async fn post_changes(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Json<Summary>, ApiError> {
+    // A list (JSON `[` or YAML `-`) or a single change.
+    let trimmed = body.trim_start();
+    let changes = if trimmed.starts_with('[') || trimmed.starts_with('-') {
+        from_body::<Vec<Change>>(&body, content_type(&headers))?
+    } else {
+        vec![from_body::<Change>(&body, content_type(&headers))?]
+    };
+    state.apply(&changes)?;
+    Ok(Json(summary(&state)))
+}
+
+async fn get_faults(State(state): State<AppState>) -> Json<Faults> {
+    Json(state.faults())
+}
+
+async fn put_faults(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Json<Faults>, ApiError> {
+    let faults: Faults = from_body(&body, content_type(&headers))?;
+    for api in [Api::Resource, Api::Custom, Api::External] {
+        if let Some(f) = faults.get(api) {
+            crate::script::check_fault(&format!("{api}.status"), f.status)?;
+        }
+    }
+    state.set_faults(faults);
+    Ok(Json(state.faults()))
+}
+
+async fn delete_faults(State(state): State<AppState>) -> Json<Faults> {
+    state.set_faults(Faults::default());
+    Json(state.faults())
+}
+
+fn parse_api(text: &str) -> Result<Api, ApiError> {
+    match text {
+        "resource" => Ok(Api::Resource),
+        "custom" => Ok(Api::Custom),
+        "external" => Ok(Api::External),
+        other => Err(ApiError::BadRequest(format!(
+            "unknown API {other:?} (expected resource, custom or external)"
+        ))),
+    }
+}
+
+async fn put_fault(
+    State(state): State<AppState>,
+    Path(api): Path<String>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Json<Faults>, ApiError> {
+    let api = parse_api(&api)?;
+    let fault: Fault = from_body(&body, content_type(&headers))?;
+    crate::script::check_fault("status", fault.status)?;
+    let mut faults = state.faults();
+    faults.set(api, Some(fault));
+    state.set_faults(faults);
+    Ok(Json(state.faults()))
+}
+
+async fn delete_fault(
+    State(state): State<AppState>,
+    Path(api): Path<String>,
+) -> Result<Json<Faults>, ApiError> {
+    let api = parse_api(&api)?;
+    let mut faults = state.faults();
+    faults.set(api, None);
+    state.set_faults(faults);
+    Ok(Json(state.faults()))
+}
+
+async fn get_requests(
+    State(state): State<AppState>,
+    Query(filter): Query<LogFilter>,
+) -> Json<LogPage> {
+    Json(state.log().page(&filter))
+}
+
+async fn delete_requests(State(state): State<AppState>) -> StatusCode {
+    state.log().clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn get_counters(State(state): State<AppState>) -> Json<Counters> {
+    Json(state.log().counters())
+}
+
+async fn post_reset(State(state): State<AppState>) -> StatusCode {
+    state.reset();
+    StatusCode::NO_CONTENT
+}
+
+fn clock_state(state: &AppState) -> ClockState {
+    let clock = state.clock();
+    ClockState {
+        now: clock.now(),
+        is_virtual: clock.is_virtual(),
+        offset: crate::script::format_go_duration(clock.offset()),
+    }
+}
+
+async fn get_clock(State(state): State<AppState>) -> Json<ClockState> {
+    Json(clock_state(&state))
+}
+
+async fn post_clock(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Json<ClockState>, ApiError> {
+    let m: ClockMove = from_body(&body, content_type(&headers))?;
+    match (&m.advance, m.set) {
+        (Some(by), None) => {
+            let by: SignedDuration = crate::script::parse_go_duration(by.trim())
+                .map_err(|e| ApiError::BadRequest(format!("clock field advance: {e}")))?;
+            state.clock().advance(by);
+        }
+        (None, Some(at)) => state.clock().set(at),
+        _ => {
+            return Err(ApiError::BadRequest(
+                "clock: give exactly one of advance or set".to_owned(),
+            ));
+        }
+    }
+    Ok(Json(clock_state(&state)))
+}

@@ -1,0 +1,281 @@
+//! Serving: the router with its request-log and fault layer, TLS setup, and
+//! the accept loop with graceful shutdown.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use hpa_core::clock::Clock;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::graceful::GracefulShutdown;
+use rustls::ServerConfig;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::net::TcpListener;
+
+use crate::api::ApiError;
+use crate::log::{Group, LogEntry};
+use crate::script::Api;
+use crate::state::AppState;
+
+/// How long open connections get to finish after shutdown is asked.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Errors from setting up or running the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// The self-signed certificate could not be generated.
+    #[error("generating the self-signed certificate: {0}")]
+    Certificate(#[from] rcgen::Error),
+    /// A PEM file could not be read.
+    #[error("reading {path}: {source}")]
+    ReadPem {
+        /// The file.
+        path: String,
+        /// The IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A PEM file holds no certificate or no key.
+    #[error("{path}: {what}")]
+    BadPem {
+        /// The file.
+        path: String,
+        /// What is missing.
+        what: String,
+    },
+    /// rustls refused the certificate or key.
+    #[error("TLS configuration: {0}")]
+    Tls(#[from] rustls::Error),
+    /// Serving failed.
+    #[error("serving: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Plain HTTP or HTTPS.
+#[derive(Clone, Debug)]
+pub enum Transport {
+    /// Plain HTTP.
+    Plain,
+    /// HTTPS with this configuration.
+    Tls(Arc<ServerConfig>),
+}
+
+/// The whole application: metrics APIs, discovery, health and control,
+/// behind the layer that applies faults and records the request log.
+pub fn app(state: AppState) -> Router {
+    crate::api::routes()
+        .merge(crate::control::routes())
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(state.clone(), observe))
+        .with_state(state)
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::NotFound(format!(
+        "the server could not find the requested resource {}",
+        uri.path()
+    ))
+}
+
+fn api_of(group: Group) -> Option<Api> {
+    match group {
+        Group::Resource => Some(Api::Resource),
+        Group::Custom => Some(Api::Custom),
+        Group::External => Some(Api::External),
+        _ => None,
+    }
+}
+
+/// Applies scripted faults to the metrics APIs and records every request.
+async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let time = state.clock().now();
+    let method = request.method().to_string();
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().map(str::to_owned);
+    let group = Group::of_path(&path);
+    let fault = api_of(group).and_then(|api| state.read(|m, _| m.faults.get(api).cloned()));
+    let mut answer = None;
+    if let Some(fault) = fault {
+        if let Some(latency) = fault.latency {
+            tokio::time::sleep(latency.0.unsigned_abs()).await;
+        }
+        if let Some(status) = fault.status {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let message = fault
+                .message
+                .unwrap_or_else(|| format!("scripted fault: {} {}", status.as_u16(), path));
+            answer = Some(ApiError::Fault { status, message }.into_response());
+        }
+    }
+    let response = match answer {
+        Some(r) => r,
+        None => next.run(request).await,
+    };
+    state.log().record(LogEntry {
+        time,
+        method,
+        path,
+        query,
+        group,
+        status: response.status().as_u16(),
+        duration_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+    });
+    response
+}
+
+fn crypto() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn server_config(
+    certs: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Arc<ServerConfig>, ServerError> {
+    let mut config = ServerConfig::builder_with_provider(crypto())
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// A TLS configuration with a certificate generated now, valid for
+/// `names` (DNS names or IP addresses). The aggregator reaches the server
+/// with `insecureSkipTLSVerify`, so nobody needs to trust it.
+pub fn self_signed_tls(names: &[String]) -> Result<Arc<ServerConfig>, ServerError> {
+    let certified = rcgen::generate_simple_self_signed(names.to_vec())?;
+    let cert = certified.cert.der().clone();
+    let key = PrivateKeyDer::try_from(certified.signing_key.serialize_der()).map_err(|e| {
+        ServerError::BadPem {
+            path: "generated key".to_owned(),
+            what: e.to_owned(),
+        }
+    })?;
+    server_config(vec![cert], key)
+}
+
+/// A TLS configuration from PEM files (certificate chain and private key).
+pub fn tls_from_pem(cert_path: &Path, key_path: &Path) -> Result<Arc<ServerConfig>, ServerError> {
+    let read = |p: &Path| {
+        std::fs::read(p).map_err(|source| ServerError::ReadPem {
+            path: p.display().to_string(),
+            source,
+        })
+    };
+    let cert_pem = read(cert_path)?;
+    let key_pem = read(key_path)?;
+    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut cert_pem.as_slice())
+        .collect::<Result<_, _>>()
+        .map_err(|source| ServerError::ReadPem {
+            path: cert_path.display().to_string(),
+            source,
+        })?;
+    if certs.is_empty() {
+        return Err(ServerError::BadPem {
+            path: cert_path.display().to_string(),
+            what: "no CERTIFICATE block".to_owned(),
+        });
+    }
+    let key = rustls_pemfile::private_key(&mut key_pem.as_slice())
+        .map_err(|source| ServerError::ReadPem {
+            path: key_path.display().to_string(),
+            source,
+        })?
+        .ok_or_else(|| ServerError::BadPem {
+            path: key_path.display().to_string(),
+            what: "no PRIVATE KEY block".to_owned(),
+        })?;
+    server_config(certs, key)
+}
+
+/// Serves `state` on `listener` until `shutdown` completes, then lets open
+/// connections finish (bounded by a drain timeout).
+pub async fn run(
+    listener: TcpListener,
+    state: AppState,
+    transport: Transport,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let router = app(state);
+    match transport {
+        Transport::Plain => {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(shutdown)
+                .await?;
+            Ok(())
+        }
+        Transport::Tls(config) => serve_tls(listener, router, config, shutdown).await,
+    }
+}
+
+async fn serve_tls(
+    listener: TcpListener,
+    router: Router,
+    config: Arc<ServerConfig>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let acceptor = tokio_rustls::TlsAcceptor::from(config);
+    let graceful = GracefulShutdown::new();
+    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let shutdown = std::pin::pin!(shutdown);
+    let mut shutdown = shutdown;
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "accept failed");
+                        continue;
+                    }
+                };
+                let acceptor = acceptor.clone();
+                let router = router.clone();
+                let builder = builder.clone();
+                let watcher = graceful.watcher();
+                tokio::spawn(async move {
+                    serve_connection(acceptor, stream, peer, router, builder, watcher).await;
+                });
+            }
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(DRAIN_TIMEOUT) => {
+            tracing::warn!("connections still open after the drain timeout");
+        }
+    }
+    Ok(())
+}
+
+async fn serve_connection(
+    acceptor: tokio_rustls::TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    router: Router,
+    builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
+    watcher: hyper_util::server::graceful::Watcher,
+) {
+    let tls = match acceptor.accept(stream).await {
+        Ok(t) => t,
+        Err(e) => {
+            tracing::debug!(%peer, error = %e, "TLS handshake failed");
+            return;
+        }
+    };
+    let service = hyper_util::service::TowerToHyperService::new(router);
+    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
+    if let Err(e) = watcher.watch(conn.into_owned()).await {
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
+    }
+}

@@ -1,0 +1,563 @@
+//! The server's state: the clock, the data being served (the model), the
+//! pending timeline and the request log.
+//!
+//! Every change (a new script, a patch, a list of changes) is applied to a
+//! copy of the model and swapped in only if all of it succeeds, so a bad
+//! request leaves the previous data serving unchanged.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use hpa_core::clock::{Clock, VirtualClock};
+use jiff::{SignedDuration, Timestamp};
+
+use crate::log::RequestLog;
+use crate::script::{
+    Change, Defaults, ExternalSpec, Faults, NodeSpec, ObjectSpec, PodSpec, Script, ScriptError,
+    ScriptPatch, TimelineStep,
+};
+
+/// Errors from changing the state.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// The script, patch or change is malformed.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// A change names a pod the script does not declare.
+    #[error("{field}: pod {namespace}/{name} does not exist (declare it first)")]
+    UnknownPod {
+        /// Which change.
+        field: String,
+        /// Pod namespace.
+        namespace: String,
+        /// Pod name.
+        name: String,
+    },
+}
+
+/// The server's clock: a virtual clock shared with a simulated cluster, or
+/// the wall clock plus an adjustable offset.
+#[derive(Clone, Debug)]
+pub enum ServerClock {
+    /// Moves only when told to; clones share it.
+    Virtual(VirtualClock),
+    /// Wall time plus an offset in nanoseconds.
+    Wall(Arc<AtomicI64>),
+}
+
+impl ServerClock {
+    /// The wall clock, not offset.
+    pub fn wall() -> Self {
+        Self::Wall(Arc::new(AtomicI64::new(0)))
+    }
+
+    /// Whether this is a virtual clock.
+    pub fn is_virtual(&self) -> bool {
+        matches!(self, Self::Virtual(_))
+    }
+
+    /// Moves the clock (a virtual clock) or its offset (the wall clock).
+    pub fn advance(&self, by: SignedDuration) {
+        match self {
+            Self::Virtual(c) => c.advance(by),
+            Self::Wall(offset) => {
+                let nanos = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
+                offset.fetch_add(nanos, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// Puts the clock at `at`.
+    pub fn set(&self, at: Timestamp) {
+        match self {
+            Self::Virtual(c) => c.set(at),
+            Self::Wall(offset) => {
+                let delta = at.duration_since(Timestamp::now());
+                let nanos = i64::try_from(delta.as_nanos()).unwrap_or(i64::MAX);
+                offset.store(nanos, Ordering::SeqCst);
+            }
+        }
+    }
+
+    /// How far the wall clock is offset (zero for a virtual clock).
+    pub fn offset(&self) -> SignedDuration {
+        match self {
+            Self::Virtual(_) => SignedDuration::ZERO,
+            Self::Wall(offset) => SignedDuration::from_nanos(offset.load(Ordering::SeqCst)),
+        }
+    }
+
+    fn reset(&self) {
+        if let Self::Wall(offset) = self {
+            offset.store(0, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Clock for ServerClock {
+    fn now(&self) -> Timestamp {
+        match self {
+            Self::Virtual(c) => c.now(),
+            Self::Wall(_) => Timestamp::now()
+                .checked_add(self.offset())
+                .unwrap_or_else(|_| Timestamp::now()),
+        }
+    }
+}
+
+/// Key of an object: resource, namespace (None when root-scoped), name.
+pub type ObjectKey = (String, Option<String>, String);
+
+/// The data being served right now.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Model {
+    /// Defaults for timestamps and windows.
+    pub defaults: Defaults,
+    /// Pods by (namespace, name).
+    pub pods: BTreeMap<(String, String), PodSpec>,
+    /// Nodes by name.
+    pub nodes: BTreeMap<String, NodeSpec>,
+    /// Objects by key.
+    pub objects: BTreeMap<ObjectKey, ObjectSpec>,
+    /// External series, in declaration order.
+    pub external: Vec<ExternalSpec>,
+    /// Faults per API.
+    pub faults: Faults,
+}
+
+impl Model {
+    /// The model a (checked) script declares, timeline aside.
+    pub fn from_script(script: &Script) -> Self {
+        let mut m = Self {
+            defaults: script.defaults.clone(),
+            faults: script.faults.clone(),
+            external: script.external.clone(),
+            ..Self::default()
+        };
+        for p in &script.pods {
+            m.pods
+                .insert((p.namespace.clone(), p.name.clone()), p.clone());
+        }
+        for n in &script.nodes {
+            m.nodes.insert(n.name.clone(), n.clone());
+        }
+        for o in &script.objects {
+            m.objects.insert(object_key(o), o.clone());
+        }
+        m
+    }
+
+    /// The model written back as a script, with the pending timeline.
+    pub fn to_script(&self, timeline: Vec<TimelineStep>) -> Script {
+        Script {
+            defaults: self.defaults.clone(),
+            pods: self.pods.values().cloned().collect(),
+            nodes: self.nodes.values().cloned().collect(),
+            objects: self.objects.values().cloned().collect(),
+            external: self.external.clone(),
+            faults: self.faults.clone(),
+            timeline,
+        }
+    }
+
+    fn pod_mut(
+        &mut self,
+        field: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<&mut PodSpec, StateError> {
+        self.pods
+            .get_mut(&(namespace.to_owned(), name.to_owned()))
+            .ok_or_else(|| StateError::UnknownPod {
+                field: field.to_owned(),
+                namespace: namespace.to_owned(),
+                name: name.to_owned(),
+            })
+    }
+
+    /// Applies one change; `field` names it in errors.
+    pub fn apply(&mut self, field: &str, change: &Change) -> Result<(), StateError> {
+        crate::script::check_change(field, change)?;
+        match change {
+            Change::Pod(p) => {
+                self.pods
+                    .insert((p.namespace.clone(), p.name.clone()), p.clone());
+            }
+            Change::RemovePod(r) => {
+                self.pods.remove(&(r.namespace.clone(), r.name.clone()));
+            }
+            Change::PodUsage(u) => {
+                let pod = self.pod_mut(field, &u.namespace, &u.pod)?;
+                let i = match pod.containers.iter().position(|c| c.name == u.container) {
+                    Some(i) => i,
+                    None => {
+                        pod.containers.push(crate::script::ContainerSpec {
+                            name: u.container.clone(),
+                            ..Default::default()
+                        });
+                        pod.containers.len() - 1
+                    }
+                };
+                let c = &mut pod.containers[i];
+                if let Some(cpu) = &u.cpu {
+                    c.cpu.clone_from(cpu);
+                }
+                if let Some(memory) = &u.memory {
+                    c.memory.clone_from(memory);
+                }
+            }
+            Change::PodMissing(m) => {
+                self.pod_mut(field, &m.namespace, &m.pod)?.missing = m.missing;
+            }
+            Change::PodMetric(m) => {
+                let pod = self.pod_mut(field, &m.namespace, &m.pod)?;
+                match &m.value {
+                    Some(v) => {
+                        pod.metrics.insert(m.metric.clone(), v.clone());
+                    }
+                    None => {
+                        pod.metrics.remove(&m.metric);
+                    }
+                }
+            }
+            Change::Node(n) => {
+                self.nodes.insert(n.name.clone(), n.clone());
+            }
+            Change::ObjectMetric(m) => {
+                let key = (m.resource.clone(), m.namespace.clone(), m.name.clone());
+                let object = self.objects.entry(key).or_insert_with(|| ObjectSpec {
+                    resource: m.resource.clone(),
+                    namespace: m.namespace.clone(),
+                    name: m.name.clone(),
+                    ..Default::default()
+                });
+                match &m.value {
+                    Some(v) => {
+                        object.metrics.insert(m.metric.clone(), v.clone());
+                    }
+                    None => {
+                        object.metrics.remove(&m.metric);
+                    }
+                }
+            }
+            Change::ExternalMetric(e) => {
+                let pos = self.external.iter().position(|s| {
+                    s.namespace == e.namespace && s.metric == e.metric && s.labels == e.labels
+                });
+                match (&e.value, pos) {
+                    (Some(value), Some(i)) => {
+                        let s = &mut self.external[i];
+                        s.value = value.clone();
+                        s.timestamp = e.timestamp;
+                        s.window = e.window;
+                    }
+                    (Some(value), None) => self.external.push(ExternalSpec {
+                        namespace: e.namespace.clone(),
+                        metric: e.metric.clone(),
+                        labels: e.labels.clone(),
+                        value: value.clone(),
+                        timestamp: e.timestamp,
+                        window: e.window,
+                    }),
+                    (None, Some(i)) => {
+                        self.external.remove(i);
+                    }
+                    (None, None) => {}
+                }
+            }
+            Change::SetFault(f) => self.faults.set(
+                f.api,
+                Some(crate::script::Fault {
+                    status: f.status,
+                    latency: f.latency,
+                    message: f.message.clone(),
+                }),
+            ),
+            Change::ClearFault(f) => self.faults.set(f.api, None),
+        }
+        Ok(())
+    }
+
+    /// Applies a patch: upserts, removals, faults, defaults.
+    pub fn apply_patch(&mut self, patch: &ScriptPatch) {
+        if let Some(d) = &patch.defaults {
+            self.defaults = d.clone();
+        }
+        for p in &patch.pods {
+            self.pods
+                .insert((p.namespace.clone(), p.name.clone()), p.clone());
+        }
+        for n in &patch.nodes {
+            self.nodes.insert(n.name.clone(), n.clone());
+        }
+        for o in &patch.objects {
+            self.objects.insert(object_key(o), o.clone());
+        }
+        for e in &patch.external {
+            match self.external.iter_mut().find(|s| {
+                s.namespace == e.namespace && s.metric == e.metric && s.labels == e.labels
+            }) {
+                Some(s) => *s = e.clone(),
+                None => self.external.push(e.clone()),
+            }
+        }
+        if let Some(f) = &patch.faults {
+            self.faults = f.clone();
+        }
+        for r in &patch.remove_pods {
+            self.pods.remove(&(r.namespace.clone(), r.name.clone()));
+        }
+    }
+}
+
+fn object_key(o: &ObjectSpec) -> ObjectKey {
+    (o.resource.clone(), o.namespace.clone(), o.name.clone())
+}
+
+/// Data plus the timeline not yet applied.
+#[derive(Debug)]
+struct Live {
+    model: Model,
+    /// Steps sorted by offset; `next` is the first not yet applied.
+    timeline: Vec<TimelineStep>,
+    next: usize,
+    loaded_at: Timestamp,
+}
+
+impl Live {
+    fn new(script: &Script, now: Timestamp) -> Self {
+        let mut timeline = script.timeline.clone();
+        timeline.sort_by_key(|s| s.at);
+        Self {
+            model: Model::from_script(script),
+            timeline,
+            next: 0,
+            loaded_at: now,
+        }
+    }
+
+    /// Applies the timeline steps whose offset has passed. A step that no
+    /// longer fits (its pod was removed through the control API) is
+    /// skipped with a warning rather than stopping the timeline.
+    fn catch_up(&mut self, now: Timestamp) {
+        let elapsed = now.duration_since(self.loaded_at);
+        while let Some(step) = self.timeline.get(self.next) {
+            if step.at.0 > elapsed {
+                break;
+            }
+            for (j, change) in step.changes.iter().enumerate() {
+                let field = format!("timeline step at {} changes[{j}]", step.at);
+                if let Err(e) = self.model.apply(&field, change) {
+                    tracing::warn!(error = %e, "timeline change skipped");
+                }
+            }
+            self.next += 1;
+        }
+    }
+
+    fn pending(&self) -> Vec<TimelineStep> {
+        self.timeline[self.next..].to_vec()
+    }
+}
+
+struct Inner {
+    clock: ServerClock,
+    live: Mutex<Live>,
+    log: RequestLog,
+}
+
+/// Shared state of one server. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("clock", &self.inner.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AppState {
+    /// A server with an empty script.
+    pub fn new(clock: ServerClock) -> Self {
+        Self::with_script(clock, &Script::default())
+    }
+
+    /// A server serving `script` (already checked), loaded now.
+    pub fn with_script(clock: ServerClock, script: &Script) -> Self {
+        let now = clock.now();
+        Self {
+            inner: Arc::new(Inner {
+                live: Mutex::new(Live::new(script, now)),
+                clock,
+                log: RequestLog::default(),
+            }),
+        }
+    }
+
+    /// The server's clock.
+    pub fn clock(&self) -> &ServerClock {
+        &self.inner.clock
+    }
+
+    /// The request log.
+    pub fn log(&self) -> &RequestLog {
+        &self.inner.log
+    }
+
+    fn live(&self) -> std::sync::MutexGuard<'_, Live> {
+        self.inner.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the current data, after applying any timeline steps that
+    /// are due. `f` also gets the server's `now`.
+    pub fn read<R>(&self, f: impl FnOnce(&Model, Timestamp) -> R) -> R {
+        let now = self.clock().now();
+        let mut live = self.live();
+        live.catch_up(now);
+        f(&live.model, now)
+    }
+
+    /// Replaces the script; timeline offsets count from now.
+    pub fn load(&self, script: &Script) -> Result<(), StateError> {
+        script.check()?;
+        let now = self.clock().now();
+        *self.live() = Live::new(script, now);
+        Ok(())
+    }
+
+    /// The data now and the pending timeline, as a script.
+    pub fn script(&self) -> Script {
+        let now = self.clock().now();
+        let mut live = self.live();
+        live.catch_up(now);
+        live.model.to_script(live.pending())
+    }
+
+    /// Applies a patch, all or nothing.
+    pub fn patch(&self, patch: &ScriptPatch) -> Result<(), StateError> {
+        let now = self.clock().now();
+        let mut live = self.live();
+        live.catch_up(now);
+        let mut model = live.model.clone();
+        model.apply_patch(patch);
+        let mut pods: BTreeSet<(String, String)> = model.pods.keys().cloned().collect();
+        for step in &live.timeline[live.next..] {
+            for change in &step.changes {
+                if let Change::Pod(p) = change {
+                    pods.insert((p.namespace.clone(), p.name.clone()));
+                }
+            }
+        }
+        crate::script::check_timeline(&patch.timeline, pods, "timeline")?;
+        live.model = model;
+        if !patch.timeline.is_empty() {
+            let next = live.next;
+            live.timeline.extend(patch.timeline.iter().cloned());
+            live.timeline[next..].sort_by_key(|s| s.at);
+            live.catch_up(now);
+        }
+        Ok(())
+    }
+
+    /// Applies changes in order, all or nothing.
+    pub fn apply(&self, changes: &[Change]) -> Result<(), StateError> {
+        let now = self.clock().now();
+        let mut live = self.live();
+        live.catch_up(now);
+        let mut model = live.model.clone();
+        for (i, change) in changes.iter().enumerate() {
+            model.apply(&format!("changes[{i}]"), change)?;
+        }
+        live.model = model;
+        Ok(())
+    }
+
+    /// Replaces all faults.
+    pub fn set_faults(&self, faults: Faults) {
+        self.live().model.faults = faults;
+    }
+
+    /// The current faults.
+    pub fn faults(&self) -> Faults {
+        self.read(|m, _| m.faults.clone())
+    }
+
+    /// Empty script, no faults, empty log, wall-clock offset zero. A virtual
+    /// clock is left where it is: it belongs to whoever shares it.
+    pub fn reset(&self) {
+        self.clock().reset();
+        let now = self.clock().now();
+        *self.live() = Live::new(&Script::default(), now);
+        self.log().clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::{PodMetric, Value};
+
+    fn script(text: &str) -> Script {
+        Script::parse(text, None).unwrap()
+    }
+
+    #[test]
+    fn timeline_steps_apply_when_the_clock_passes_their_offset() {
+        let clock = VirtualClock::default();
+        let state = AppState::with_script(
+            ServerClock::Virtual(clock.clone()),
+            &script(
+                "pods: [{name: a, containers: [{name: app, cpu: 100m}]}]\n\
+                 timeline:\n  - at: 1m\n    changes: [{podUsage: {pod: a, container: app, cpu: 900m}}]\n",
+            ),
+        );
+        let cpu = |s: &AppState| {
+            s.read(|m, _| {
+                m.pods[&("default".into(), "a".into())].containers[0]
+                    .cpu
+                    .clone()
+            })
+        };
+        assert_eq!(cpu(&state), Some(Value("100m".into())));
+        clock.advance(SignedDuration::from_secs(59));
+        assert_eq!(cpu(&state), Some(Value("100m".into())));
+        clock.advance(SignedDuration::from_secs(1));
+        assert_eq!(cpu(&state), Some(Value("900m".into())));
+    }
+
+    #[test]
+    fn a_failing_change_leaves_the_model_unchanged() {
+        let state = AppState::with_script(ServerClock::wall(), &script("pods: [{name: a}]"));
+        let before = state.read(|m, _| m.clone());
+        let ok = Change::PodMetric(PodMetric {
+            namespace: "default".into(),
+            pod: "a".into(),
+            metric: "pps".into(),
+            value: Some(crate::script::MetricSpec::Value(Value("5".into()))),
+        });
+        let bad = Change::PodMetric(PodMetric {
+            pod: "ghost".into(),
+            ..match ok.clone() {
+                Change::PodMetric(p) => p,
+                _ => unreachable!(),
+            }
+        });
+        let err = state.apply(&[ok, bad]).unwrap_err();
+        assert!(err.to_string().contains("changes[1]"), "{err}");
+        assert!(err.to_string().contains("ghost"), "{err}");
+        assert_eq!(state.read(|m, _| m.clone()), before);
+    }
+
+    #[test]
+    fn the_wall_clock_can_be_offset() {
+        let clock = ServerClock::wall();
+        let before = clock.now();
+        clock.advance(SignedDuration::from_secs(3600));
+        assert!(clock.now().duration_since(before) >= SignedDuration::from_secs(3600));
+    }
+}
