@@ -1,6 +1,44 @@
 //! The HorizontalPodAutoscaler decision core.
 //!
-//! Pure and deterministic: no IO, no global clock (`now` is an argument).
+//! Pure and deterministic: no IO, no global clock (`now` is an argument), no
+//! kube or tokio dependency, so every decision can be replayed and tested as a
+//! value. The shell (controller) reads the HPA, the scale, pods and metrics,
+//! calls [`decide::plan`], [`decide::decide`] and [`decide::finish`], and
+//! applies what they return.
+//!
+//! Semantics are pinned to Kubernetes v1.36, `pkg/controller/podautoscaler`
+//! (`horizontal.go`, `replica_calculator.go`, `metrics/utilization.go`) and the
+//! API defaulting of `autoscaling/v2`. Feature gates default to their v1.36
+//! values, each settable in [`config::FeatureGates`]:
+//! `HPAScaleToZero` off (alpha in 1.36), `HPAConfigurableTolerance` on (beta
+//! since 1.35), `PodLevelResources` on (beta, on by default since 1.34).
+//!
+//! Modules:
+//! - [`quantity`]: exact Kubernetes quantities (shared with the fake metrics server);
+//! - [`selector`]: label selectors (shared with the simulated cluster);
+//! - [`config`]: controller flags and feature gates;
+//! - [`calc`]: the replica calculator, one proposal per metric;
+//! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
+//! - [`status`]: conditions and the semantic status comparison;
+//! - [`decide`]: one reconcile, two-phase around the shell's IO;
+//! - [`trace`]: the explanation of a decision.
 
+pub mod calc;
 pub mod clock;
+pub mod config;
+pub mod decide;
+pub mod normalize;
 pub mod quantity;
+pub mod selector;
+pub mod status;
+pub mod trace;
+
+pub use config::{ControllerConfig, FeatureGates};
+pub use decide::{
+    Decision, DecisionInput, Fetched, MetricQuery, Outcome, Plan, RescaleOutcome, ScaleInfo,
+    decide, finish, get_scale_failed, plan,
+};
+pub use normalize::{HpaHistory, default_behavior, default_hpa};
+pub use quantity::Quantity;
+pub use selector::Selector;
+pub use trace::DecisionTrace;

@@ -1,0 +1,500 @@
+//! From a metric proposal to the replica count to apply: stabilization,
+//! min/max clamping and rate limits, with or without `spec.behavior`.
+//!
+//! Ports upstream `horizontal.go` (Kubernetes v1.36): `stabilizeRecommendation`,
+//! `convertDesiredReplicasWithRules` (legacy path), `stabilizeRecommendationWithBehaviors`,
+//! `convertDesiredReplicasWithBehaviorRate`, the scale-limit helpers and
+//! `storeScaleEvent`, including its reuse of outdated entries. Also the API
+//! server's behavior defaulting (`pkg/apis/autoscaling/v2/defaults.go`), which
+//! the simulated API server shares.
+
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::autoscaling::v2::{
+    HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscaler, HorizontalPodAutoscalerBehavior,
+    MetricSpec, MetricTarget, ResourceMetricSource,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::calc::add;
+
+/// A recommendation the controller made, kept for stabilization.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recommendation {
+    /// Recommended replicas (before stabilization).
+    pub replicas: i32,
+    /// When it was made.
+    pub timestamp: Timestamp,
+}
+
+/// A scale change the controller applied, kept for rate limits (behavior path only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScaleEvent {
+    /// Replicas added (scale-up list) or removed (scale-down list); non-negative.
+    pub replica_change: i32,
+    /// When it happened.
+    pub timestamp: Timestamp,
+    /// Older than the longest policy period: free for reuse.
+    pub outdated: bool,
+}
+
+/// The controller's per-HPA memory between reconciles. Upstream keeps it in
+/// memory only (lost on restart, dropped when the HPA is deleted).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaHistory {
+    /// `None` = no entry yet for this HPA (the first reconcile seeds it with
+    /// the current replicas); `Some(vec![])` = an entry that is empty.
+    pub recommendations: Option<Vec<Recommendation>>,
+    /// Scale-up events.
+    pub scale_up_events: Vec<ScaleEvent>,
+    /// Scale-down events.
+    pub scale_down_events: Vec<ScaleEvent>,
+}
+
+/// `Max` unless set: what the API server defaults `selectPolicy` to.
+fn select_policy(rules: &HPAScalingRules) -> &str {
+    rules.select_policy.as_deref().unwrap_or("Max")
+}
+
+fn policies(rules: &HPAScalingRules) -> &[HPAScalingPolicy] {
+    rules.policies.as_deref().unwrap_or(&[])
+}
+
+fn policy(type_: &str, value: i32, period_seconds: i32) -> HPAScalingPolicy {
+    HPAScalingPolicy {
+        type_: type_.to_owned(),
+        value,
+        period_seconds,
+    }
+}
+
+/// Upstream `GenerateHPAScaleUpRules`: fills unset fields of scale-up rules with
+/// the defaults (window 0, `Max`, Pods 4 / 15 s and Percent 100 / 15 s);
+/// given policies replace the default list wholesale.
+pub fn generate_scale_up_rules(rules: Option<&HPAScalingRules>) -> HPAScalingRules {
+    let given = rules.cloned().unwrap_or_default();
+    HPAScalingRules {
+        stabilization_window_seconds: Some(given.stabilization_window_seconds.unwrap_or(0)),
+        select_policy: Some(given.select_policy.unwrap_or_else(|| "Max".to_owned())),
+        policies: Some(
+            given
+                .policies
+                .unwrap_or_else(|| vec![policy("Pods", 4, 15), policy("Percent", 100, 15)]),
+        ),
+        tolerance: given.tolerance,
+    }
+}
+
+/// Upstream `GenerateHPAScaleDownRules`: `Max`, Percent 100 / 15 s; the window
+/// stays unset (the controller fills it from its downscale-stabilization flag).
+pub fn generate_scale_down_rules(rules: Option<&HPAScalingRules>) -> HPAScalingRules {
+    let given = rules.cloned().unwrap_or_default();
+    HPAScalingRules {
+        stabilization_window_seconds: given.stabilization_window_seconds,
+        select_policy: Some(given.select_policy.unwrap_or_else(|| "Max".to_owned())),
+        policies: Some(
+            given
+                .policies
+                .unwrap_or_else(|| vec![policy("Percent", 100, 15)]),
+        ),
+        tolerance: given.tolerance,
+    }
+}
+
+/// The API server's defaulting of `spec.behavior`: both sides filled.
+pub fn default_behavior(
+    behavior: &HorizontalPodAutoscalerBehavior,
+) -> HorizontalPodAutoscalerBehavior {
+    HorizontalPodAutoscalerBehavior {
+        scale_up: Some(generate_scale_up_rules(behavior.scale_up.as_ref())),
+        scale_down: Some(generate_scale_down_rules(behavior.scale_down.as_ref())),
+    }
+}
+
+/// The API server's defaulting of an autoscaling/v2 HPA (what the simulated
+/// API server applies on create/update): `minReplicas` 1, CPU at 80 %
+/// utilization when no metric is given, behavior rules filled.
+pub fn default_hpa(hpa: &mut HorizontalPodAutoscaler) {
+    let spec = &mut hpa.spec;
+    if spec.min_replicas.is_none() {
+        spec.min_replicas = Some(1);
+    }
+    if spec.metrics.as_ref().is_none_or(Vec::is_empty) {
+        spec.metrics = Some(vec![MetricSpec {
+            type_: "Resource".to_owned(),
+            resource: Some(ResourceMetricSource {
+                name: "cpu".to_owned(),
+                target: MetricTarget {
+                    type_: "Utilization".to_owned(),
+                    average_utilization: Some(80),
+                    ..Default::default()
+                },
+            }),
+            ..Default::default()
+        }]);
+    }
+    if let Some(b) = spec.behavior.as_ref() {
+        spec.behavior = Some(default_behavior(b));
+    }
+}
+
+/// Legacy stabilization (upstream `stabilizeRecommendation`): the maximum of the
+/// proposal and every recommendation not older than `window`; records the
+/// proposal, overwriting the last outdated entry if any.
+pub fn stabilize_recommendation(
+    recommendations: &mut Vec<Recommendation>,
+    prenormalized: i32,
+    window: SignedDuration,
+    now: Timestamp,
+) -> i32 {
+    let cutoff = add(now, -window);
+    let mut max = prenormalized;
+    let mut old = None;
+    for (i, rec) in recommendations.iter().enumerate() {
+        if rec.timestamp < cutoff {
+            old = Some(i);
+        } else if rec.replicas > max {
+            max = rec.replicas;
+        }
+    }
+    let entry = Recommendation {
+        replicas: prenormalized,
+        timestamp: now,
+    };
+    match old {
+        Some(i) => recommendations[i] = entry,
+        None => recommendations.push(entry),
+    }
+    max
+}
+
+/// A normalization step's outcome: replicas, condition reason and message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Limited {
+    /// The resulting replica count.
+    pub replicas: i32,
+    /// Condition reason (`DesiredWithinRange`, `ScaleUpLimit`, ...).
+    pub reason: &'static str,
+    /// Condition message (upstream's text).
+    pub message: &'static str,
+}
+
+const WITHIN: (&str, &str) = (
+    "DesiredWithinRange",
+    "the desired count is within the acceptable range",
+);
+const TOO_FEW: (&str, &str) = (
+    "TooFewReplicas",
+    "the desired replica count is less than the minimum replica count",
+);
+const TOO_MANY: (&str, &str) = (
+    "TooManyReplicas",
+    "the desired replica count is more than the maximum replica count",
+);
+const UP_LIMIT: (&str, &str) = (
+    "ScaleUpLimit",
+    "the desired replica count is increasing faster than the maximum scale rate",
+);
+const DOWN_LIMIT: (&str, &str) = (
+    "ScaleDownLimit",
+    "the desired replica count is decreasing faster than the maximum scale rate",
+);
+
+fn limited(replicas: i32, (reason, message): (&'static str, &'static str)) -> Limited {
+    Limited {
+        replicas,
+        reason,
+        message,
+    }
+}
+
+/// Legacy clamp (upstream `convertDesiredReplicasWithRules`): into
+/// `[min, min(max, max(factor × current, minimum))]`.
+pub fn convert_desired_replicas_with_rules(
+    current: i32,
+    desired: i32,
+    min: i32,
+    max: i32,
+    scale_up_limit_factor: f64,
+    scale_up_limit_minimum: f64,
+) -> Limited {
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "Go's int32(float64) truncation, saturating"
+    )]
+    let scale_up_limit =
+        (scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum) as i32;
+    let (maximum, why) = if max > scale_up_limit {
+        (scale_up_limit, UP_LIMIT)
+    } else {
+        (max, TOO_MANY)
+    };
+    if desired < min {
+        limited(min, TOO_FEW)
+    } else if desired > maximum {
+        limited(maximum, why)
+    } else {
+        limited(desired, WITHIN)
+    }
+}
+
+/// The result of behavior stabilization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Stabilized {
+    /// Stabilized replicas.
+    pub replicas: i32,
+    /// Lowest recommendation in the scale-up window (incl. the proposal).
+    pub up_recommendation: i32,
+    /// Highest recommendation in the scale-down window (incl. the proposal).
+    pub down_recommendation: i32,
+    /// `ScaleUpStabilized` or `ScaleDownStabilized` (used only if it changed the value).
+    pub reason: &'static str,
+    /// Upstream's message for `reason`.
+    pub message: &'static str,
+}
+
+/// Behavior stabilization (upstream `stabilizeRecommendationWithBehaviors`):
+/// current replicas clamped into [min in up-window, max in down-window];
+/// records the proposal, overwriting the last entry older than both windows.
+pub fn stabilize_recommendation_with_behaviors(
+    recommendations: &mut Vec<Recommendation>,
+    current: i32,
+    desired: i32,
+    up_window: SignedDuration,
+    down_window: SignedDuration,
+    now: Timestamp,
+) -> Stabilized {
+    let up_cutoff = add(now, -up_window);
+    let down_cutoff = add(now, -down_window);
+    let mut up = desired;
+    let mut down = desired;
+    let mut old = None;
+    for (i, rec) in recommendations.iter().enumerate() {
+        if rec.timestamp > up_cutoff {
+            up = up.min(rec.replicas);
+        }
+        if rec.timestamp > down_cutoff {
+            down = down.max(rec.replicas);
+        }
+        if rec.timestamp < up_cutoff && rec.timestamp < down_cutoff {
+            old = Some(i);
+        }
+    }
+    let mut replicas = current;
+    if replicas < up {
+        replicas = up;
+    }
+    if replicas > down {
+        replicas = down;
+    }
+    let entry = Recommendation {
+        replicas: desired,
+        timestamp: now,
+    };
+    match old {
+        Some(i) => recommendations[i] = entry,
+        None => recommendations.push(entry),
+    }
+    let (reason, message) = if desired >= current {
+        (
+            "ScaleUpStabilized",
+            "recent recommendations were lower than current one, applying the lowest recent recommendation",
+        )
+    } else {
+        (
+            "ScaleDownStabilized",
+            "recent recommendations were higher than current one, applying the highest recent recommendation",
+        )
+    };
+    Stabilized {
+        replicas,
+        up_recommendation: up,
+        down_recommendation: down,
+        reason,
+        message,
+    }
+}
+
+/// Replicas changed by events newer than `period_seconds` ago (upstream `getReplicasChangePerPeriod`).
+pub fn replicas_change_per_period(
+    period_seconds: i32,
+    events: &[ScaleEvent],
+    now: Timestamp,
+) -> i32 {
+    let cutoff = add(now, -SignedDuration::from_secs(i64::from(period_seconds)));
+    events
+        .iter()
+        .filter(|e| e.timestamp > cutoff)
+        .fold(0i32, |acc, e| acc.saturating_add(e.replica_change))
+}
+
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "Go's int32(float64) conversion, saturating"
+)]
+fn f64_to_i32(x: f64) -> i32 {
+    x as i32
+}
+
+/// The highest replica count the scale-up rules allow now (upstream
+/// `calculateScaleUpLimitWithScalingRules`).
+pub fn scale_up_limit(
+    current: i32,
+    up_events: &[ScaleEvent],
+    down_events: &[ScaleEvent],
+    rules: &HPAScalingRules,
+    now: Timestamp,
+) -> i32 {
+    let select = select_policy(rules);
+    if select == "Disabled" {
+        return current;
+    }
+    let use_min = select == "Min";
+    let mut result = if use_min { i32::MAX } else { i32::MIN };
+    for p in policies(rules) {
+        let added = replicas_change_per_period(p.period_seconds, up_events, now);
+        let removed = replicas_change_per_period(p.period_seconds, down_events, now);
+        let start = current.saturating_sub(added).saturating_add(removed);
+        let proposed = match p.type_.as_str() {
+            "Pods" => start.saturating_add(p.value),
+            "Percent" => f64_to_i32((f64::from(start) * (1.0 + f64::from(p.value) / 100.0)).ceil()),
+            _ => continue,
+        };
+        result = if use_min {
+            result.min(proposed)
+        } else {
+            result.max(proposed)
+        };
+    }
+    result
+}
+
+/// The lowest replica count the scale-down rules allow now (upstream
+/// `calculateScaleDownLimitWithBehaviors`).
+pub fn scale_down_limit(
+    current: i32,
+    up_events: &[ScaleEvent],
+    down_events: &[ScaleEvent],
+    rules: &HPAScalingRules,
+    now: Timestamp,
+) -> i32 {
+    let select = select_policy(rules);
+    if select == "Disabled" {
+        return current;
+    }
+    let use_min = select == "Min";
+    let mut result = if use_min { i32::MIN } else { i32::MAX };
+    for p in policies(rules) {
+        let added = replicas_change_per_period(p.period_seconds, up_events, now);
+        let removed = replicas_change_per_period(p.period_seconds, down_events, now);
+        let start = current.saturating_sub(added).saturating_add(removed);
+        let proposed = match p.type_.as_str() {
+            "Pods" => start.saturating_sub(p.value),
+            "Percent" => f64_to_i32(f64::from(start) * (1.0 - f64::from(p.value) / 100.0)),
+            _ => continue,
+        };
+        result = if use_min {
+            result.max(proposed)
+        } else {
+            result.min(proposed)
+        };
+    }
+    result
+}
+
+/// Rate limits and min/max with behavior (upstream `convertDesiredReplicasWithBehaviorRate`).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "mirrors upstream's NormalizationArg"
+)]
+pub fn convert_desired_replicas_with_behavior_rate(
+    current: i32,
+    desired: i32,
+    min: i32,
+    max: i32,
+    up_rules: &HPAScalingRules,
+    down_rules: &HPAScalingRules,
+    up_events: &[ScaleEvent],
+    down_events: &[ScaleEvent],
+    now: Timestamp,
+) -> Limited {
+    if desired > current {
+        let limit = scale_up_limit(current, up_events, down_events, up_rules, now).max(current);
+        let (maximum, why) = if max > limit {
+            (limit, UP_LIMIT)
+        } else {
+            (max, TOO_MANY)
+        };
+        if desired > maximum {
+            return limited(maximum, why);
+        }
+    } else if desired < current {
+        let limit = scale_down_limit(current, up_events, down_events, down_rules, now).min(current);
+        let (minimum, why) = if min < limit {
+            (limit, DOWN_LIMIT)
+        } else {
+            (min, TOO_FEW)
+        };
+        if desired < minimum {
+            return limited(minimum, why);
+        }
+    }
+    limited(desired, WITHIN)
+}
+
+fn longest_policy_period(rules: Option<&HPAScalingRules>) -> i32 {
+    rules
+        .map(policies)
+        .unwrap_or(&[])
+        .iter()
+        .map(|p| p.period_seconds)
+        .fold(0, i32::max)
+}
+
+/// Records a successful rescale (upstream `storeScaleEvent`): only with a
+/// behavior; entries older than the longest policy period of that direction
+/// are marked outdated and the last outdated one is reused.
+pub fn store_scale_event(
+    behavior: Option<&HorizontalPodAutoscalerBehavior>,
+    history: &mut HpaHistory,
+    prev: i32,
+    new: i32,
+    now: Timestamp,
+) {
+    let Some(behavior) = behavior else {
+        return;
+    };
+    let (events, rules, change) = if new > prev {
+        (
+            &mut history.scale_up_events,
+            behavior.scale_up.as_ref(),
+            new.saturating_sub(prev),
+        )
+    } else {
+        (
+            &mut history.scale_down_events,
+            behavior.scale_down.as_ref(),
+            prev.saturating_sub(new),
+        )
+    };
+    let period = SignedDuration::from_secs(i64::from(longest_policy_period(rules)));
+    let cutoff = add(now, -period);
+    let mut old = None;
+    for (i, e) in events.iter_mut().enumerate() {
+        if e.timestamp < cutoff {
+            e.outdated = true;
+        }
+        if e.outdated {
+            old = Some(i);
+        }
+    }
+    let entry = ScaleEvent {
+        replica_change: change,
+        timestamp: now,
+        outdated: false,
+    };
+    match old {
+        Some(i) => events[i] = entry,
+        None => events.push(entry),
+    }
+}

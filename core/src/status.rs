@@ -1,0 +1,147 @@
+//! HPA status bookkeeping: conditions with upstream `setCondition` semantics
+//! and the semantic "did the status change?" test behind `updateStatusIfNeeded`.
+
+use jiff::Timestamp;
+use k8s_openapi::api::autoscaling::v2::{
+    HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use serde_json::Value;
+
+use crate::quantity::Quantity;
+
+/// Sets (or appends) the condition of `type_`. `lastTransitionTime` moves to
+/// `now` only when the status value changes, as upstream's `setConditionInList`.
+pub fn set_condition(
+    conditions: &mut Vec<HorizontalPodAutoscalerCondition>,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: impl Into<String>,
+    now: Timestamp,
+) {
+    let idx = match conditions.iter().position(|c| c.type_ == type_) {
+        Some(i) => i,
+        None => {
+            conditions.push(HorizontalPodAutoscalerCondition {
+                type_: type_.to_owned(),
+                ..Default::default()
+            });
+            conditions.len() - 1
+        }
+    };
+    let c = &mut conditions[idx];
+    if c.status != status {
+        c.last_transition_time = Some(Time(now));
+    }
+    c.status = status.to_owned();
+    c.reason = Some(reason.to_owned());
+    c.message = Some(message.into());
+}
+
+/// Drops the condition of `type_`, if present.
+pub fn remove_condition(conditions: &mut Vec<HorizontalPodAutoscalerCondition>, type_: &str) {
+    conditions.retain(|c| c.type_ != type_);
+}
+
+/// The condition of `type_`, if present.
+pub fn find_condition<'a>(
+    conditions: &'a [HorizontalPodAutoscalerCondition],
+    type_: &str,
+) -> Option<&'a HorizontalPodAutoscalerCondition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Canonical JSON for semantic comparison: nulls and empty lists/maps dropped
+/// (apimachinery's semantic equality treats nil and empty alike), quantities
+/// compared by value, times as written on the wire (second precision).
+fn canonical(v: Value) -> Option<Value> {
+    match v {
+        Value::Null => None,
+        Value::Array(a) => {
+            let a: Vec<Value> = a
+                .into_iter()
+                .map(|x| canonical(x).unwrap_or(Value::Null))
+                .collect();
+            (!a.is_empty()).then_some(Value::Array(a))
+        }
+        Value::Object(m) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in m {
+                let v = match (k.as_str(), v) {
+                    ("value" | "averageValue", Value::String(s)) => Value::String(
+                        Quantity::parse(&s)
+                            .map(|q| q.to_canonical_string())
+                            .unwrap_or(s),
+                    ),
+                    (_, v) => match canonical(v) {
+                        Some(v) => v,
+                        None => continue,
+                    },
+                };
+                out.insert(k, v);
+            }
+            (!out.is_empty()).then_some(Value::Object(out))
+        }
+        other => Some(other),
+    }
+}
+
+/// Whether two statuses differ in a way the API would store (upstream uses
+/// `apiequality.Semantic.DeepEqual` before writing).
+pub fn status_changed(
+    old: &HorizontalPodAutoscalerStatus,
+    new: &HorizontalPodAutoscalerStatus,
+) -> bool {
+    let a = serde_json::to_value(old).ok().and_then(canonical);
+    let b = serde_json::to_value(new).ok().and_then(canonical);
+    a != b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transition_time_moves_only_when_the_status_value_changes() {
+        let t0 = Timestamp::from_second(1_000).unwrap();
+        let t1 = Timestamp::from_second(2_000).unwrap();
+        let mut c = Vec::new();
+        set_condition(&mut c, "AbleToScale", "True", "SucceededGetScale", "m1", t0);
+        set_condition(&mut c, "AbleToScale", "True", "ReadyForNewScale", "m2", t1);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].last_transition_time, Some(Time(t0)));
+        assert_eq!(c[0].reason.as_deref(), Some("ReadyForNewScale"));
+        set_condition(&mut c, "AbleToScale", "False", "FailedGetScale", "m3", t1);
+        assert_eq!(c[0].last_transition_time, Some(Time(t1)));
+        set_condition(&mut c, "ScalingActive", "True", "ValidMetricFound", "m", t1);
+        assert_eq!(c[1].type_, "ScalingActive");
+    }
+
+    #[test]
+    fn status_comparison_ignores_spelling_of_quantities_and_empty_lists() {
+        let mut a = HorizontalPodAutoscalerStatus {
+            current_replicas: Some(2),
+            desired_replicas: 2,
+            conditions: Some(vec![]),
+            ..Default::default()
+        };
+        let b = HorizontalPodAutoscalerStatus {
+            current_replicas: Some(2),
+            desired_replicas: 2,
+            ..Default::default()
+        };
+        assert!(!status_changed(&a, &b));
+        a.desired_replicas = 3;
+        assert!(status_changed(&a, &b));
+        let with_value = |v: &str| {
+            serde_json::from_value::<HorizontalPodAutoscalerStatus>(serde_json::json!({
+                "desiredReplicas": 1,
+                "currentMetrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": v}}}]
+            }))
+            .unwrap()
+        };
+        assert!(!status_changed(&with_value("1.5"), &with_value("1500m")));
+        assert!(status_changed(&with_value("1.5"), &with_value("1501m")));
+    }
+}
