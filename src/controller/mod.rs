@@ -6,8 +6,10 @@
 //! targets by discovery), [`events`] (Kubernetes events).
 
 pub mod config;
+pub mod decisions;
 pub mod events;
 pub mod leader;
 pub mod metrics;
 pub mod queue;
 pub mod scale;
+pub mod server;

@@ -1,0 +1,201 @@
+//! The decision log: the latest decisions per HPA, with what the HPA's
+//! status showed when each was taken. `/debug/decisions` serves it so that a
+//! dry-run controller shadowing the cluster's own shows where the two
+//! disagree; the harness reads it for `explain`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
+use serde::Serialize;
+
+use super::events::HpaEvent;
+
+/// One reconciliation's outcome.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionRecord {
+    /// When (the controller's clock).
+    pub at: jiff::Timestamp,
+    /// `scale.spec.replicas` when deciding, if the scale could be read.
+    pub current_replicas: Option<i32>,
+    /// What the controller wants.
+    pub desired_replicas: Option<i32>,
+    /// Whether the scale was written (false in dry run or when unchanged).
+    pub rescaled: bool,
+    /// Whether the status was written.
+    pub status_written: bool,
+    /// Whether the controller runs with `--dry-run`.
+    pub dry_run: bool,
+    /// The status the HPA showed when the controller read it.
+    pub observed_status: Option<HorizontalPodAutoscalerStatus>,
+    /// The status the controller computed (written unless dry run).
+    pub computed_status: Option<HorizontalPodAutoscalerStatus>,
+    /// Events emitted (or, in dry run, that would have been).
+    pub events: Vec<HpaEvent>,
+    /// The reconciliation's error, if any.
+    pub error: Option<String>,
+    /// The core's decision trace: inputs, per-metric proposals, the
+    /// stabilization and policy steps.
+    pub trace: serde_json::Value,
+}
+
+impl DecisionRecord {
+    /// Whether this decision's desired replicas equals the one the HPA's
+    /// observed status shows (`None` when either is unknown).
+    pub fn agrees_with_status(&self) -> Option<bool> {
+        let seen = self.observed_status.as_ref()?.desired_replicas;
+        Some(self.desired_replicas? == seen)
+    }
+}
+
+/// Latest decisions per HPA key (`namespace/name`), newest last.
+#[derive(Debug, Clone)]
+pub struct DecisionLog {
+    keep: usize,
+    entries: Arc<Mutex<BTreeMap<String, VecDeque<DecisionRecord>>>>,
+}
+
+impl DecisionLog {
+    /// A log keeping `keep` decisions per HPA (at least one).
+    pub fn new(keep: usize) -> Self {
+        Self {
+            keep: keep.max(1),
+            entries: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, VecDeque<DecisionRecord>>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds a decision for `key`, dropping the oldest beyond the limit.
+    pub fn push(&self, key: &str, record: DecisionRecord) {
+        let mut entries = self.lock();
+        let list = entries.entry(key.to_string()).or_default();
+        list.push_back(record);
+        while list.len() > self.keep {
+            list.pop_front();
+        }
+    }
+
+    /// The latest `n` decisions for `key`, oldest first.
+    pub fn latest(&self, key: &str, n: usize) -> Vec<DecisionRecord> {
+        self.lock()
+            .get(key)
+            .map(|list| list.iter().skip(list.len().saturating_sub(n)).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Forgets a deleted HPA.
+    pub fn remove(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    /// Every key with at least one decision.
+    pub fn keys(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// The `/debug/decisions` document.
+    pub fn report(&self) -> DecisionReport {
+        let entries = self.lock();
+        DecisionReport {
+            hpas: entries
+                .iter()
+                .map(|(key, list)| {
+                    let latest = list.back().cloned();
+                    HpaDecisions {
+                        key: key.clone(),
+                        agrees_with_status: latest.as_ref().and_then(|r| r.agrees_with_status()),
+                        status_desired_replicas: latest
+                            .as_ref()
+                            .and_then(|r| r.observed_status.as_ref())
+                            .map(|s| s.desired_replicas),
+                        controller_desired_replicas: latest.as_ref().and_then(|r| r.desired_replicas),
+                        decisions: list.iter().cloned().collect(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The `/debug/decisions` document.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionReport {
+    pub hpas: Vec<HpaDecisions>,
+}
+
+/// One HPA in the report: the latest decision next to what the status shows.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaDecisions {
+    pub key: String,
+    /// What this controller wants now.
+    pub controller_desired_replicas: Option<i32>,
+    /// What the HPA's status showed (written by whichever controller runs it).
+    pub status_desired_replicas: Option<i32>,
+    /// Whether the two agree.
+    pub agrees_with_status: Option<bool>,
+    /// Latest decisions, oldest first.
+    pub decisions: Vec<DecisionRecord>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(desired: i32, status_desired: i32) -> DecisionRecord {
+        DecisionRecord {
+            at: jiff::Timestamp::UNIX_EPOCH,
+            current_replicas: Some(2),
+            desired_replicas: Some(desired),
+            rescaled: false,
+            status_written: false,
+            dry_run: true,
+            observed_status: Some(HorizontalPodAutoscalerStatus {
+                desired_replicas: status_desired,
+                ..Default::default()
+            }),
+            computed_status: None,
+            events: vec![],
+            error: None,
+            trace: serde_json::Value::Null,
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_the_latest_decisions_per_hpa() {
+        let log = DecisionLog::new(2);
+        log.push("ns/a", record(1, 1));
+        log.push("ns/a", record(2, 1));
+        log.push("ns/a", record(3, 1));
+        let latest = log.latest("ns/a", 10);
+        assert_eq!(
+            latest.iter().map(|r| r.desired_replicas).collect::<Vec<_>>(),
+            vec![Some(2), Some(3)]
+        );
+        assert_eq!(log.latest("ns/a", 1)[0].desired_replicas, Some(3));
+        log.remove("ns/a");
+        assert!(log.latest("ns/a", 10).is_empty());
+    }
+
+    #[test]
+    fn the_report_shows_where_the_controller_and_the_status_disagree() {
+        let log = DecisionLog::new(5);
+        log.push("ns/same", record(3, 3));
+        log.push("ns/differs", record(4, 2));
+        let report = serde_json::to_value(log.report()).unwrap();
+        let hpas = report["hpas"].as_array().unwrap();
+        let differs = hpas.iter().find(|h| h["key"] == "ns/differs").unwrap();
+        assert_eq!(differs["agreesWithStatus"], false);
+        assert_eq!(differs["controllerDesiredReplicas"], 4);
+        assert_eq!(differs["statusDesiredReplicas"], 2);
+        let same = hpas.iter().find(|h| h["key"] == "ns/same").unwrap();
+        assert_eq!(same["agreesWithStatus"], true);
+    }
+}

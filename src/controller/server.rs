@@ -1,0 +1,170 @@
+//! The controller's HTTP endpoints: `/metrics` (Prometheus text),
+//! `/healthz` (the process serves), `/readyz` (caches synced),
+//! `/debug/decisions` (JSON: the latest decisions next to each HPA's status).
+//!
+//! Served on `--bind-address`, by default `127.0.0.1:10257`: the port of
+//! kube-controller-manager's secure serving (which this controller
+//! replaces), on loopback because the endpoints are plain HTTP and
+//! unauthenticated. The Deployment binds `0.0.0.0` for the kubelet's probes.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use super::decisions::DecisionLog;
+use super::metrics::ControllerMetrics;
+
+/// The default `--bind-address`.
+pub const DEFAULT_BIND_ADDRESS: &str = "127.0.0.1:10257";
+
+/// What the endpoints read.
+#[derive(Debug, Clone)]
+pub struct ServerState {
+    pub metrics: ControllerMetrics,
+    pub decisions: DecisionLog,
+    /// Set once the HPA and pod caches have synced.
+    pub ready: Arc<AtomicBool>,
+}
+
+/// The router.
+pub fn app(state: ServerState) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/livez", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .route("/debug/decisions", get(decisions))
+        .with_state(state)
+}
+
+/// Serves `app` on `listener` until `shutdown`.
+pub async fn run(
+    listener: TcpListener,
+    state: ServerState,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
+}
+
+async fn metrics(State(state): State<ServerState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+        .into_response()
+}
+
+async fn readyz(State(state): State<ServerState>) -> Response {
+    if state.ready.load(Ordering::SeqCst) {
+        (StatusCode::OK, "ok").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "caches not synced").into_response()
+    }
+}
+
+async fn decisions(State(state): State<ServerState>) -> Response {
+    axum::Json(state.decisions.report()).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    fn state() -> ServerState {
+        ServerState {
+            metrics: ControllerMetrics::new(),
+            decisions: DecisionLog::new(3),
+            ready: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    async fn get_path(app: Router, path: &str) -> (StatusCode, String) {
+        let response = app
+            .oneshot(
+                axum::http::Request::get(path)
+                    .body(axum::body::Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8(body.to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn readyz_fails_until_the_caches_sync() {
+        let state = state();
+        let (code, _) = get_path(app(state.clone()), "/readyz").await;
+        assert_eq!(code, StatusCode::SERVICE_UNAVAILABLE);
+        state.ready.store(true, Ordering::SeqCst);
+        let (code, _) = get_path(app(state.clone()), "/readyz").await;
+        assert_eq!(code, StatusCode::OK);
+        let (code, body) = get_path(app(state), "/healthz").await;
+        assert_eq!((code, body.as_str()), (StatusCode::OK, "ok"));
+    }
+
+    #[tokio::test]
+    async fn metrics_serves_the_upstream_names() {
+        let state = state();
+        state.metrics.record_reconciliation(
+            super::super::metrics::ActionLabel::None,
+            super::super::metrics::ErrorLabel::None,
+            0.01,
+        );
+        let (code, body) = get_path(app(state), "/metrics").await;
+        assert_eq!(code, StatusCode::OK);
+        assert!(body.contains(
+            "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"none\",error=\"none\"} 1"
+        ));
+    }
+
+    #[tokio::test]
+    async fn debug_decisions_is_json() {
+        let (code, body) = get_path(app(state()), "/debug/decisions").await;
+        assert_eq!(code, StatusCode::OK);
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(doc["hpas"].is_array());
+    }
+
+    #[tokio::test]
+    async fn the_server_answers_on_a_real_socket_and_stops() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let shutdown = CancellationToken::new();
+        let server = tokio::spawn(run(listener, state(), shutdown.clone()));
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(
+            &mut stream,
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )
+        .await
+        .unwrap();
+        let mut response = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stream, &mut response)
+            .await
+            .unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(response.ends_with("ok"), "{response}");
+        shutdown.cancel();
+        tokio::time::timeout(std::time::Duration::from_secs(5), server)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+    }
+}
