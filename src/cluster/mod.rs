@@ -2,6 +2,7 @@
 //! testcontainers (feature `e2e`), and the tools they need.
 
 pub mod ephemeral;
+pub mod fake_node;
 #[cfg(feature = "e2e")]
 pub mod k3s;
 pub mod tools;
