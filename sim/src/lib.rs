@@ -1,1 +1,89 @@
 //! A simulated Kubernetes API server with a virtual clock.
+//!
+//! Scenarios and load runs need a cluster that answers in microseconds and
+//! whose "wait five minutes" costs no wall time, while the controller still
+//! runs its real kube-rs code. [`Sim`] is that cluster: an axum router that
+//! speaks the Kubernetes REST API (discovery, namespaces, pods, events,
+//! deployments, replicasets, statefulsets with `/scale`, HPAs v1 and v2,
+//! leases, APIServices, and the aggregated metrics APIs proxied to a
+//! backend), reachable over HTTP ([`serve`]) or in-process
+//! ([`Sim::client`]). Every timestamp it writes comes from its clock.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
+//! let client = sim.client();
+//! let pods: kube::Api<k8s_openapi::api::core::v1::Pod> = kube::Api::default_namespaced(client);
+//! # let _ = pods;
+//! sim.advance(jiff::SignedDuration::from_secs(300));
+//! # }
+//! ```
+
+pub mod aggregation;
+pub mod api;
+pub mod convert;
+pub mod error;
+pub mod faults;
+pub mod hpa;
+pub mod patch;
+pub mod resources;
+pub mod selector;
+mod sim;
+pub mod standalone;
+pub mod stats;
+pub mod store;
+mod workloads;
+
+pub use aggregation::Backend;
+pub use error::ApiError;
+pub use faults::{Faults, ScaleOverride};
+pub use sim::{Part, PodDelays, Sim, SimClock, SimConfig};
+pub use stats::RequestStats;
+
+use std::future::Future;
+
+impl Sim {
+    /// The HTTP API as a router (a tower service; no socket needed).
+    pub fn router(&self) -> axum::Router {
+        api::router(self.clone())
+    }
+
+    /// A kube client talking to this sim in-process, through the router as a
+    /// tower service. Default namespace: `default`.
+    pub fn client(&self) -> kube::Client {
+        kube::Client::new(self.router(), "default")
+    }
+}
+
+/// Serves the sim on `listener` until `shutdown` resolves. Open watches are
+/// ended when it does, so the graceful shutdown does not wait for them; a
+/// background task applies due pod transitions every 100 ms (for wall-clock
+/// use, where no one calls [`Sim::advance`]).
+pub async fn serve(
+    sim: Sim,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let ticker_sim = sim.clone();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let ticker_stop = stop.clone();
+    let ticker = tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => ticker_sim.process_due(),
+                () = ticker_stop.cancelled() => break,
+            }
+        }
+    });
+    let closing = sim.clone();
+    let result = axum::serve(listener, sim.router())
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closing.close_watches();
+        })
+        .await;
+    stop.cancel();
+    let _ = ticker.await;
+    result
+}

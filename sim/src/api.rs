@@ -1,0 +1,706 @@
+//! The HTTP surface: Kubernetes REST paths, discovery, list and watch.
+//!
+//! One fallback handler parses the path itself: Kubernetes paths overlap in
+//! ways axum's matcher cannot express (`/api/v1/namespaces/{name}` is an
+//! object, `/api/v1/namespaces/{ns}/pods` a collection).
+
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode, Uri};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::aggregation;
+use crate::convert::{needs_conversion, to_view};
+use crate::error::ApiError;
+use crate::patch::PatchKind;
+use crate::resources::{self, RESOURCES, ResourceDef, Storage};
+use crate::selector::Selector;
+use crate::sim::{Part, Sim, entry_matches, list_entries};
+use crate::store::{Entry, EventType};
+
+/// The router of a sim (no socket needed: it is a tower service).
+pub fn router(sim: Sim) -> Router {
+    Router::new()
+        .fallback(handle)
+        .layer(DefaultBodyLimit::disable())
+        .with_state(sim)
+}
+
+#[derive(Debug, Default)]
+struct Params(Vec<(String, String)>);
+
+impl Params {
+    fn get(&self, k: &str) -> Option<&str> {
+        self.0.iter().find(|(x, _)| x == k).map(|(_, v)| v.as_str())
+    }
+    fn flag(&self, k: &str) -> bool {
+        matches!(self.get(k), Some("true" | "1"))
+    }
+}
+
+async fn handle(
+    State(sim): State<Sim>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    sim.process_due();
+    match route(&sim, method, &uri, &headers, body).await {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    }
+}
+
+fn json_response(v: &Value) -> Response {
+    json_bytes(StatusCode::OK, serde_json::to_vec(v).unwrap_or_default())
+}
+
+fn json_bytes(code: StatusCode, bytes: Vec<u8>) -> Response {
+    (
+        code,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        bytes,
+    )
+        .into_response()
+}
+
+fn not_found_path() -> ApiError {
+    ApiError::NotFound {
+        resource: String::new(),
+        name: String::new(),
+    }
+}
+
+async fn route(
+    sim: &Sim,
+    method: Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let params = Params(
+        Query::<Vec<(String, String)>>::try_from_uri(uri)
+            .map(|q| q.0)
+            .map_err(|e| ApiError::BadRequest(format!("bad query string: {e}")))?,
+    );
+    let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
+    if let ["apis", group, version, ..] = segs.as_slice()
+        && let Some(backend) = aggregation::backend_for(sim, group, version)?
+    {
+        sim.inner
+            .stats
+            .record(verb_of(&method, false, false), group);
+        return Ok(aggregation::proxy(backend, method, uri, headers, body).await);
+    }
+    match segs.as_slice() {
+        ["version"] => Ok(json_response(&json!({
+            "major": "1", "minor": "36", "gitVersion": "v1.36.0-hpa-sim",
+            "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+            "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
+            "platform": "linux/amd64"}))),
+        ["healthz" | "readyz" | "livez"] => Ok((StatusCode::OK, "ok").into_response()),
+        ["api"] => Ok(json_response(
+            &json!({"kind": "APIVersions", "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}]}),
+        )),
+        ["apis"] => Ok(json_response(&group_list(sim))),
+        ["api", "v1"] => Ok(json_response(&resource_list("", "v1"))),
+        ["apis", group] => group_list(sim)["groups"]
+            .as_array()
+            .and_then(|gs| gs.iter().find(|g| g["name"] == *group).cloned())
+            .map(|mut g| {
+                g["kind"] = json!("APIGroup");
+                g["apiVersion"] = json!("v1");
+                json_response(&g)
+            })
+            .ok_or_else(not_found_path),
+        ["apis", group, version]
+            if RESOURCES
+                .iter()
+                .any(|d| d.group == *group && d.version == *version) =>
+        {
+            Ok(json_response(&resource_list(group, version)))
+        }
+        ["api", "v1", rest @ ..] => {
+            resource(sim, "", "v1", rest, method, &params, headers, body).await
+        }
+        ["apis", group, version, rest @ ..] => {
+            resource(sim, group, version, rest, method, &params, headers, body).await
+        }
+        _ => Err(not_found_path()),
+    }
+}
+
+fn group_list(sim: &Sim) -> Value {
+    let mut groups: Vec<(String, Vec<String>)> = resources::groups()
+        .into_iter()
+        .map(|(g, vs)| (g.to_owned(), vs.into_iter().map(str::to_owned).collect()))
+        .collect();
+    groups.extend(aggregation::aggregated_groups(sim));
+    let groups: Vec<Value> = groups
+        .into_iter()
+        .map(|(g, vs)| {
+            let versions: Vec<Value> = vs
+                .iter()
+                .map(|v| json!({"groupVersion": format!("{g}/{v}"), "version": v}))
+                .collect();
+            json!({"name": g, "versions": versions, "preferredVersion": versions[0]})
+        })
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+fn resource_list(group: &str, version: &str) -> Value {
+    let mut out = Vec::new();
+    for d in RESOURCES
+        .iter()
+        .filter(|d| d.group == group && d.version == version)
+    {
+        out.push(
+            json!({"name": d.plural, "singularName": d.singular, "namespaced": d.namespaced,
+            "kind": d.kind, "verbs": VERBS, "shortNames": d.short_names}),
+        );
+        if d.status {
+            out.push(
+                json!({"name": format!("{}/status", d.plural), "singularName": "",
+                "namespaced": d.namespaced, "kind": d.kind, "verbs": ["get", "patch", "update"]}),
+            );
+        }
+        if d.scale {
+            out.push(
+                json!({"name": format!("{}/scale", d.plural), "singularName": "",
+                "namespaced": d.namespaced, "group": "autoscaling", "version": "v1",
+                "kind": "Scale", "verbs": ["get", "patch", "update"]}),
+            );
+        }
+    }
+    let gv = if group.is_empty() {
+        version.to_owned()
+    } else {
+        format!("{group}/{version}")
+    };
+    json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": out})
+}
+
+fn verb_of(method: &Method, named: bool, watch: bool) -> &'static str {
+    match *method {
+        Method::GET if watch => "watch",
+        Method::GET if named => "get",
+        Method::GET => "list",
+        Method::POST => "create",
+        Method::PUT => "update",
+        Method::PATCH => "patch",
+        Method::DELETE if named => "delete",
+        Method::DELETE => "deletecollection",
+        _ => "other",
+    }
+}
+
+struct Target<'a> {
+    def: &'static ResourceDef,
+    ns: Option<&'a str>,
+    name: Option<&'a str>,
+    sub: Option<&'a str>,
+}
+
+fn parse_target<'a>(group: &str, version: &str, rest: &[&'a str]) -> Result<Target<'a>, ApiError> {
+    let lookup = |plural: &str| resources::find(group, version, plural).ok_or_else(not_found_path);
+    let t = match rest {
+        ["namespaces", ns, plural, tail @ ..] if !matches!(*plural, "status" | "finalize") => {
+            let def = lookup(plural)?;
+            if !def.namespaced {
+                return Err(not_found_path());
+            }
+            match tail {
+                [] => Target {
+                    def,
+                    ns: Some(ns),
+                    name: None,
+                    sub: None,
+                },
+                [name] => Target {
+                    def,
+                    ns: Some(ns),
+                    name: Some(name),
+                    sub: None,
+                },
+                [name, sub] => Target {
+                    def,
+                    ns: Some(ns),
+                    name: Some(name),
+                    sub: Some(sub),
+                },
+                _ => return Err(not_found_path()),
+            }
+        }
+        [plural] => Target {
+            def: lookup(plural)?,
+            ns: None,
+            name: None,
+            sub: None,
+        },
+        [plural, name] | [plural, name, _] => {
+            let def = lookup(plural)?;
+            if def.namespaced {
+                return Err(not_found_path());
+            }
+            Target {
+                def,
+                ns: None,
+                name: Some(name),
+                sub: rest.get(2).copied(),
+            }
+        }
+        _ => return Err(not_found_path()),
+    };
+    match t.sub {
+        None => {}
+        Some("status") if t.def.status => {}
+        Some("scale") if t.def.scale => {}
+        Some(_) => return Err(not_found_path()),
+    }
+    Ok(t)
+}
+
+#[allow(clippy::too_many_arguments)] // one request's parts
+async fn resource(
+    sim: &Sim,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    method: Method,
+    params: &Params,
+    headers: &HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let t = parse_target(group, version, rest)?;
+    let def = t.def;
+    let ns = t.ns.unwrap_or("");
+    let watch = params.flag("watch");
+    let verb = verb_of(&method, t.name.is_some(), watch);
+    let res_name = match t.sub {
+        Some(sub) => format!("{}/{sub}", def.qualified()),
+        None => def.qualified(),
+    };
+    sim.inner.stats.record(verb, &res_name);
+    let dry_run = params.get("dryRun") == Some("All");
+    let scale = t.sub == Some("scale");
+    let part = if t.sub == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    if part == Part::Status
+        && def.storage == Storage::Hpas
+        && matches!(method, Method::PUT | Method::PATCH)
+        && let Some(name) = t.name
+        && sim.hpa_status_conflict(ns, name)
+    {
+        return Err(ApiError::Conflict {
+            resource: def.qualified(),
+            name: name.into(),
+        });
+    }
+    let parse_json = |body: &Bytes| -> Result<Value, ApiError> {
+        serde_json::from_slice(body)
+            .map_err(|e| ApiError::BadRequest(format!("the request body is not valid JSON: {e}")))
+    };
+    let v = match (method.clone(), t.name) {
+        (Method::GET, None) => {
+            let labels = selector(params, "labelSelector")?;
+            let fields = field_selector(def, params)?;
+            return if watch {
+                watch_response(sim, def, t.ns, labels, fields, params)
+            } else {
+                list_response(sim, def, t.ns, &labels, &fields, params)
+            };
+        }
+        (Method::GET, Some(name)) if scale => sim.get_scale(def, ns, name)?,
+        (Method::GET, Some(name)) => sim.get(def, ns, name)?,
+        (Method::POST, None) => {
+            let obj = parse_json(&body)?;
+            let created = sim.create(def, ns, obj, dry_run)?;
+            return Ok(json_bytes(
+                StatusCode::CREATED,
+                serde_json::to_vec(&created).unwrap_or_default(),
+            ));
+        }
+        (Method::PUT, Some(name)) if scale => {
+            sim.replace_scale(def, ns, name, parse_json(&body)?, dry_run)?
+        }
+        (Method::PUT, Some(name)) => {
+            sim.replace(def, ns, name, parse_json(&body)?, part, dry_run)?
+        }
+        (Method::PATCH, Some(name)) => {
+            let ct = headers
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let kind = PatchKind::from_content_type(ct).map_err(|_| {
+                ApiError::UnsupportedMediaType(
+                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml".into(),
+                )
+            })?;
+            if scale {
+                sim.patch_scale(def, ns, name, kind, &body, dry_run)?
+            } else {
+                sim.patch(def, ns, name, kind, &body, part, dry_run)?
+            }
+        }
+        (Method::DELETE, Some(name)) => {
+            let pre = if body.is_empty() {
+                None
+            } else {
+                serde_json::from_slice::<Value>(&body).ok().and_then(|o| {
+                    o.pointer("/preconditions/resourceVersion")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+            };
+            sim.delete(def, ns, name, pre.as_deref())?
+        }
+        (Method::DELETE, None) => {
+            let labels = selector(params, "labelSelector")?;
+            let fields = field_selector(def, params)?;
+            let names: Vec<(String, String)> = {
+                let st = sim.lock();
+                list_entries(&st, def.storage, t.ns, &labels, &fields, None, None)
+                    .0
+                    .iter()
+                    .map(|e| (e.ns.to_string(), e.name.to_string()))
+                    .collect()
+            };
+            let mut items = Vec::new();
+            for (n, name) in names {
+                if let Ok(v) = sim.delete(def, &n, &name, None) {
+                    items.push(v);
+                }
+            }
+            json!({"apiVersion": def.api_version(), "kind": format!("{}List", def.kind),
+                "metadata": {"resourceVersion": sim.resource_version().to_string()}, "items": items})
+        }
+        _ => return Err(ApiError::MethodNotAllowed),
+    };
+    Ok(json_response(&v))
+}
+
+fn selector(params: &Params, key: &str) -> Result<Selector, ApiError> {
+    Selector::parse(params.get(key).unwrap_or_default())
+        .map_err(|e| ApiError::BadRequest(format!("unable to parse {key}: {e}")))
+}
+
+fn field_selector(def: &ResourceDef, params: &Params) -> Result<Selector, ApiError> {
+    let sel = selector(params, "fieldSelector")?;
+    for r in &sel.0 {
+        let key = match r {
+            crate::selector::Requirement::Eq(k, _) | crate::selector::Requirement::NotEq(k, _) => k,
+            _ => {
+                return Err(ApiError::BadRequest(
+                    "field selectors only support =, == and !=".into(),
+                ));
+            }
+        };
+        if !def.field_labels().contains(&key.as_str()) {
+            return Err(ApiError::BadRequest(format!(
+                "field label not supported: {key}"
+            )));
+        }
+    }
+    Ok(sel)
+}
+
+fn encode_continue(ns: &str, name: &str) -> String {
+    format!("{ns}/{name}")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
+    let bad = || ApiError::BadRequest(format!("invalid continue token {token:?}"));
+    if !token.len().is_multiple_of(2) {
+        return Err(bad());
+    }
+    let bytes: Result<Vec<u8>, _> = (0..token.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
+        .collect();
+    let text = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
+    let (ns, name) = text.split_once('/').ok_or_else(bad)?;
+    Ok((ns.to_owned(), name.to_owned()))
+}
+
+fn item_bytes(def: &ResourceDef, e: &Entry, out: &mut Vec<u8>) {
+    if needs_conversion(def) {
+        let v = to_view(def, e.value());
+        let _ = serde_json::to_writer(&mut *out, &v);
+    } else {
+        out.extend_from_slice(&e.json);
+    }
+}
+
+fn list_response(
+    sim: &Sim,
+    def: &'static ResourceDef,
+    ns: Option<&str>,
+    labels: &Selector,
+    fields: &Selector,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    let start = params
+        .get("continue")
+        .filter(|c| !c.is_empty())
+        .map(decode_continue)
+        .transpose()?;
+    let limit = params
+        .get("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
+    let (entries, rv, next) = {
+        let st = sim.lock();
+        list_entries(&st, def.storage, ns, labels, fields, start.as_ref(), limit)
+    };
+    let mut buf = Vec::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 256);
+    let cont = next
+        .map(|(n, name)| format!(",\"continue\":\"{}\"", encode_continue(&n, &name)))
+        .unwrap_or_default();
+    let _ = write!(
+        buf,
+        "{{\"apiVersion\":\"{}\",\"kind\":\"{}List\",\"metadata\":{{\"resourceVersion\":\"{rv}\"{cont}}},\"items\":[",
+        def.api_version(),
+        def.kind
+    );
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        item_bytes(def, e, &mut buf);
+    }
+    buf.extend_from_slice(b"]}");
+    Ok(json_bytes(StatusCode::OK, buf))
+}
+
+fn event_line(def: &ResourceDef, ty: &str, e: &Entry) -> Bytes {
+    let mut buf = Vec::with_capacity(e.json.len() + 32);
+    let _ = write!(buf, "{{\"type\":\"{ty}\",\"object\":");
+    item_bytes(def, e, &mut buf);
+    buf.extend_from_slice(b"}\n");
+    Bytes::from(buf)
+}
+
+fn bookmark_line(def: &ResourceDef, rv: u64, initial_end: bool) -> Bytes {
+    let mut meta = json!({"resourceVersion": rv.to_string()});
+    if initial_end {
+        meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+    }
+    let v = json!({"type": "BOOKMARK", "object": {"kind": def.kind,
+        "apiVersion": def.api_version(), "metadata": meta}});
+    Bytes::from(format!("{v}\n"))
+}
+
+fn error_line(e: &ApiError) -> Bytes {
+    Bytes::from(format!(
+        "{}\n",
+        json!({"type": "ERROR", "object": e.to_json()})
+    ))
+}
+
+struct WatchState {
+    sim: Sim,
+    def: &'static ResourceDef,
+    ns: Option<String>,
+    labels: Selector,
+    fields: Selector,
+    rv: u64,
+    rx: watch::Receiver<u64>,
+    pending: VecDeque<Bytes>,
+    done: bool,
+    bookmarks: bool,
+    deadline: tokio::time::Instant,
+}
+
+impl WatchState {
+    /// Moves new events of the storage into `pending`, filtered and
+    /// translated for this watcher's selection.
+    fn pull(&mut self) {
+        self.rx.borrow_and_update();
+        let st = self.sim.lock();
+        match st.store.events_since(self.def.storage, self.rv) {
+            Err(floor) => {
+                self.pending.push_back(error_line(&ApiError::Gone {
+                    requested: self.rv,
+                    oldest: floor,
+                }));
+                self.done = true;
+            }
+            Ok(events) => {
+                for ev in events {
+                    self.rv = ev.rv;
+                    let in_ns = |e: &Entry| self.ns.as_deref().is_none_or(|n| *e.ns == *n);
+                    let now_in =
+                        in_ns(&ev.new) && entry_matches(&ev.new, &self.labels, &self.fields);
+                    let was_in = ev
+                        .old
+                        .as_ref()
+                        .is_some_and(|o| in_ns(o) && entry_matches(o, &self.labels, &self.fields));
+                    let ty = match (ev.ty, was_in, now_in) {
+                        (EventType::Modified, true, true) => "MODIFIED",
+                        (EventType::Modified, false, true) | (EventType::Added, _, true) => "ADDED",
+                        (EventType::Modified, true, false) | (EventType::Deleted, _, true) => {
+                            "DELETED"
+                        }
+                        _ => continue,
+                    };
+                    self.pending.push_back(event_line(self.def, ty, &ev.new));
+                }
+                // Everything of this storage up to the global revision is
+                // delivered, so resuming from it is safe.
+                self.rv = self.rv.max(st.store.rv());
+            }
+        }
+    }
+}
+
+fn watch_response(
+    sim: &Sim,
+    def: &'static ResourceDef,
+    ns: Option<&str>,
+    labels: Selector,
+    fields: Selector,
+    params: &Params,
+) -> Result<Response, ApiError> {
+    let rv_param = params.get("resourceVersion").unwrap_or_default();
+    let bookmarks = params.flag("allowWatchBookmarks");
+    let send_initial = params.flag("sendInitialEvents");
+    let timeout = params
+        .get("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(1800);
+    let mut pending = VecDeque::new();
+    let (rv, rx) = {
+        let st = sim.lock();
+        let rx = st.store.subscribe(def.storage);
+        if send_initial || rv_param.is_empty() || rv_param == "0" {
+            let (entries, rv, _) = list_entries(&st, def.storage, ns, &labels, &fields, None, None);
+            for e in &entries {
+                pending.push_back(event_line(def, "ADDED", e));
+            }
+            if send_initial && bookmarks {
+                pending.push_back(bookmark_line(def, rv, true));
+            }
+            (rv, rx)
+        } else {
+            let rv: u64 = rv_param.parse().map_err(|_| {
+                ApiError::BadRequest(format!("invalid resourceVersion {rv_param:?}"))
+            })?;
+            (rv, rx)
+        }
+    };
+    let state = WatchState {
+        sim: sim.clone(),
+        def,
+        ns: ns.map(str::to_owned),
+        labels,
+        fields,
+        rv,
+        rx,
+        pending,
+        done: false,
+        bookmarks,
+        deadline: tokio::time::Instant::now() + Duration::from_secs(timeout),
+    };
+    let bookmark_every = sim.inner.config.bookmark_interval;
+    let shutdown = sim.inner.shutdown.clone();
+    let stream = futures::stream::unfold(state, move |mut st| {
+        let shutdown = shutdown.clone();
+        async move {
+            loop {
+                if let Some(b) = st.pending.pop_front() {
+                    return Some((Ok::<Bytes, std::convert::Infallible>(b), st));
+                }
+                if st.done {
+                    return None;
+                }
+                st.pull();
+                if !st.pending.is_empty() || st.done {
+                    continue;
+                }
+                tokio::select! {
+                    changed = st.rx.changed() => {
+                        if changed.is_err() {
+                            st.done = true;
+                        }
+                    }
+                    () = tokio::time::sleep_until(st.deadline) => st.done = true,
+                    () = shutdown.cancelled() => st.done = true,
+                    () = tokio::time::sleep(bookmark_every), if st.bookmarks => {
+                        st.pull();
+                        let line = bookmark_line(st.def, st.rv, false);
+                        st.pending.push_back(line);
+                    }
+                }
+            }
+        }
+    });
+    Ok((
+        StatusCode::OK,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_tokens_round_trip() {
+        let t = encode_continue("default", "web-12");
+        assert_eq!(
+            decode_continue(&t).unwrap(),
+            ("default".into(), "web-12".into())
+        );
+        assert!(decode_continue("zz").is_err());
+    }
+
+    #[test]
+    fn namespaced_and_cluster_paths_are_told_apart() {
+        let t = parse_target("", "v1", &["namespaces", "default"]).unwrap();
+        assert_eq!((t.def.plural, t.name), ("namespaces", Some("default")));
+        let t = parse_target("", "v1", &["namespaces", "default", "pods", "p", "status"]).unwrap();
+        assert_eq!(
+            (t.def.plural, t.ns, t.sub),
+            ("pods", Some("default"), Some("status"))
+        );
+        assert!(parse_target("", "v1", &["pods", "p"]).is_err());
+        assert!(
+            parse_target(
+                "apps",
+                "v1",
+                &["namespaces", "d", "deployments", "x", "bogus"]
+            )
+            .is_err()
+        );
+    }
+}

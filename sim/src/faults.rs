@@ -1,0 +1,152 @@
+//! Faults and scale overrides the harness injects into the simulated cluster
+//! (the "Faults of the simulated cluster" steps). Keyed by namespace and
+//! target name, whatever the target's kind.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+type Key = (String, String);
+
+fn key(ns: &str, name: &str) -> Key {
+    (ns.to_owned(), name.to_owned())
+}
+
+/// What the scale subresource of a target reports instead of the truth.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScaleOverride {
+    /// `spec.replicas` to report (cleared by a successful scale update, which
+    /// sets the real value).
+    pub spec_replicas: Option<i32>,
+    /// `status.replicas` to report.
+    pub status_replicas: Option<i32>,
+    /// `status.selector` to report; `Some("")` reports none.
+    pub selector: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct FaultState {
+    get_scale_fails: HashSet<Key>,
+    update_scale_fails: HashSet<Key>,
+    hpa_status_conflicts: HashMap<Key, u32>,
+    scale_conflicts: HashMap<Key, u32>,
+    overrides: HashMap<Key, ScaleOverride>,
+}
+
+/// Injected faults. Cheap to consult: one uncontended mutex per scale or HPA
+/// status request.
+#[derive(Debug, Default)]
+pub struct Faults {
+    state: Mutex<FaultState>,
+}
+
+impl Faults {
+    fn with<R>(&self, f: impl FnOnce(&mut FaultState) -> R) -> R {
+        let mut guard = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(&mut guard)
+    }
+
+    /// "reading the scale of X fails": GET `/scale` answers 500.
+    pub fn fail_get_scale(&self, ns: &str, name: &str, fail: bool) {
+        self.with(|s| toggle(&mut s.get_scale_fails, key(ns, name), fail));
+    }
+
+    /// "updating the scale of X fails": PUT/PATCH `/scale` answer 500.
+    pub fn fail_update_scale(&self, ns: &str, name: &str, fail: bool) {
+        self.with(|s| toggle(&mut s.update_scale_fails, key(ns, name), fail));
+    }
+
+    /// "updating the status of HPA X conflicts N times": the next N status
+    /// writes of that HPA answer 409 Conflict.
+    pub fn conflict_hpa_status(&self, ns: &str, name: &str, times: u32) {
+        self.with(|s| s.hpa_status_conflicts.insert(key(ns, name), times));
+    }
+
+    /// "updating the scale of X conflicts N times".
+    pub fn conflict_update_scale(&self, ns: &str, name: &str, times: u32) {
+        self.with(|s| s.scale_conflicts.insert(key(ns, name), times));
+    }
+
+    /// "the scale of X reports N spec replicas and M status replicas".
+    pub fn override_scale_replicas(&self, ns: &str, name: &str, spec: i32, status: i32) {
+        self.with(|s| {
+            let o = s.overrides.entry(key(ns, name)).or_default();
+            o.spec_replicas = Some(spec);
+            o.status_replicas = Some(status);
+        });
+    }
+
+    /// "the scale of X reports selector S" (`""` for none).
+    pub fn override_scale_selector(&self, ns: &str, name: &str, selector: &str) {
+        self.with(|s| {
+            s.overrides.entry(key(ns, name)).or_default().selector = Some(selector.to_owned());
+        });
+    }
+
+    /// Removes every fault and override.
+    pub fn clear(&self) {
+        self.with(|s| *s = FaultState::default());
+    }
+
+    pub(crate) fn get_scale_fails(&self, ns: &str, name: &str) -> bool {
+        self.with(|s| s.get_scale_fails.contains(&key(ns, name)))
+    }
+
+    pub(crate) fn update_scale_fails(&self, ns: &str, name: &str) -> bool {
+        self.with(|s| s.update_scale_fails.contains(&key(ns, name)))
+    }
+
+    pub(crate) fn take_hpa_status_conflict(&self, ns: &str, name: &str) -> bool {
+        self.with(|s| take(&mut s.hpa_status_conflicts, key(ns, name)))
+    }
+
+    pub(crate) fn take_scale_conflict(&self, ns: &str, name: &str) -> bool {
+        self.with(|s| take(&mut s.scale_conflicts, key(ns, name)))
+    }
+
+    pub(crate) fn scale_override(&self, ns: &str, name: &str) -> Option<ScaleOverride> {
+        self.with(|s| s.overrides.get(&key(ns, name)).cloned())
+    }
+
+    pub(crate) fn scale_updated(&self, ns: &str, name: &str) {
+        self.with(|s| {
+            if let Some(o) = s.overrides.get_mut(&key(ns, name)) {
+                o.spec_replicas = None;
+            }
+        });
+    }
+}
+
+fn toggle(set: &mut HashSet<Key>, k: Key, on: bool) {
+    if on {
+        set.insert(k);
+    } else {
+        set.remove(&k);
+    }
+}
+
+fn take(map: &mut HashMap<Key, u32>, k: Key) -> bool {
+    match map.get_mut(&k) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conflicts_are_counted_down() {
+        let f = Faults::default();
+        f.conflict_hpa_status("default", "web", 2);
+        assert!(f.take_hpa_status_conflict("default", "web"));
+        assert!(f.take_hpa_status_conflict("default", "web"));
+        assert!(!f.take_hpa_status_conflict("default", "web"));
+    }
+}

@@ -1,0 +1,716 @@
+//! HorizontalPodAutoscaler defaulting, validation and v1 <-> v2 conversion,
+//! as kube-apiserver does them (Kubernetes v1.36, `HPAScaleToZero` off).
+//!
+//! HPAs are stored as autoscaling/v2. An autoscaling/v1 view carries what v1
+//! cannot express in `autoscaling.alpha.kubernetes.io/*` annotations, so a
+//! v1 round trip keeps the v2 fields (the upstream approach).
+
+use serde_json::{Map, Value, json};
+
+use crate::error::FieldError;
+
+const ANN_METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
+const ANN_BEHAVIOR: &str = "autoscaling.alpha.kubernetes.io/behavior";
+const ANN_CONDITIONS: &str = "autoscaling.alpha.kubernetes.io/conditions";
+const ANN_CURRENT: &str = "autoscaling.alpha.kubernetes.io/current-metrics";
+
+/// Fills the defaults of an autoscaling/v2 HPA in place: `minReplicas` 1,
+/// a CPU 80% utilization metric when none is set, and the full scale-up and
+/// scale-down rules when `behavior` is set (scale-down stabilization stays
+/// unset: the controller's flag decides it).
+pub fn default_v2(hpa: &mut Value) {
+    let Some(spec) = hpa.get_mut("spec").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if spec.get("minReplicas").is_none_or(Value::is_null) {
+        spec.insert("minReplicas".into(), json!(1));
+    }
+    let no_metrics = spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .is_none_or(Vec::is_empty);
+    if no_metrics {
+        spec.insert(
+            "metrics".into(),
+            json!([{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 80}}}]),
+        );
+    }
+    if let Some(behavior) = spec.get_mut("behavior").and_then(Value::as_object_mut) {
+        let up = default_rules(
+            behavior.get("scaleUp"),
+            Some(0),
+            json!([{"type": "Pods", "value": 4, "periodSeconds": 15},
+                   {"type": "Percent", "value": 100, "periodSeconds": 15}]),
+        );
+        let down = default_rules(
+            behavior.get("scaleDown"),
+            None,
+            json!([{"type": "Percent", "value": 100, "periodSeconds": 15}]),
+        );
+        behavior.insert("scaleUp".into(), up);
+        behavior.insert("scaleDown".into(), down);
+    }
+}
+
+fn default_rules(given: Option<&Value>, window: Option<i64>, policies: Value) -> Value {
+    let mut out = Map::new();
+    if let Some(w) = window {
+        out.insert("stabilizationWindowSeconds".into(), json!(w));
+    }
+    out.insert("selectPolicy".into(), json!("Max"));
+    out.insert("policies".into(), policies);
+    if let Some(Value::Object(g)) = given {
+        for (k, v) in g {
+            if !v.is_null() {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+/// Validates the spec of a (defaulted) autoscaling/v2 HPA; field paths as the
+/// real API server reports them.
+pub fn validate_v2(hpa: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = hpa.get("spec").cloned().unwrap_or(Value::Null);
+    let int = |v: Option<&Value>| v.and_then(Value::as_i64);
+    let min = int(spec.get("minReplicas"));
+    let max = int(spec.get("maxReplicas"));
+    if let Some(m) = min
+        && m < 1
+    {
+        errs.push(FieldError::invalid(
+            "spec.minReplicas",
+            m,
+            "must be greater than or equal to 1",
+        ));
+    }
+    match max {
+        None => errs.push(FieldError::required("spec.maxReplicas", "")),
+        Some(m) if m < 1 => errs.push(FieldError::invalid(
+            "spec.maxReplicas",
+            m,
+            "must be greater than 0",
+        )),
+        Some(_) => {}
+    }
+    if let (Some(lo), Some(hi)) = (min, max)
+        && hi < lo
+    {
+        errs.push(FieldError::invalid(
+            "spec.maxReplicas",
+            hi,
+            "must be greater than or equal to `minReplicas`",
+        ));
+    }
+    validate_ref(spec.get("scaleTargetRef"), "spec.scaleTargetRef", &mut errs);
+    if let Some(metrics) = spec.get("metrics").and_then(Value::as_array) {
+        for (i, m) in metrics.iter().enumerate() {
+            validate_metric(m, &format!("spec.metrics[{i}]"), &mut errs);
+        }
+    }
+    if let Some(b) = spec.get("behavior").filter(|b| !b.is_null()) {
+        for dir in ["scaleUp", "scaleDown"] {
+            if let Some(r) = b.get(dir).filter(|r| !r.is_null()) {
+                validate_rules(r, &format!("spec.behavior.{dir}"), &mut errs);
+            }
+        }
+    }
+    errs
+}
+
+fn validate_ref(r: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+    for field in ["kind", "name"] {
+        let v = r.and_then(|r| r.get(field)).and_then(Value::as_str);
+        match v {
+            None | Some("") => errs.push(FieldError::required(format!("{path}.{field}"), "")),
+            Some(s) if s.contains('/') || s.contains('%') || s == "." || s == ".." => {
+                errs.push(FieldError::invalid(
+                    format!("{path}.{field}"),
+                    format!("\"{s}\""),
+                    "may not contain '/' or '%'",
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+}
+
+const SOURCE_TYPES: [&str; 5] = [
+    "ContainerResource",
+    "External",
+    "Object",
+    "Pods",
+    "Resource",
+];
+
+fn validate_metric(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let ty = m.get("type").and_then(Value::as_str).unwrap_or_default();
+    if ty.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.type"),
+            "must specify a metric source type",
+        ));
+        return;
+    }
+    if !SOURCE_TYPES.contains(&ty) {
+        errs.push(FieldError::not_supported(
+            format!("{path}.type"),
+            ty,
+            &SOURCE_TYPES,
+        ));
+        return;
+    }
+    let field = lower_first(ty);
+    let present: Vec<&str> = [
+        "object",
+        "pods",
+        "resource",
+        "containerResource",
+        "external",
+    ]
+    .into_iter()
+    .filter(|f| m.get(*f).is_some_and(|v| !v.is_null()))
+    .collect();
+    for other in present.iter().filter(|f| **f != field) {
+        errs.push(FieldError::forbidden(
+            format!("{path}.{other}"),
+            "must populate the given metric source only",
+        ));
+    }
+    let Some(src) = m.get(&field).filter(|v| !v.is_null()) else {
+        errs.push(FieldError::required(
+            format!("{path}.{field}"),
+            "must populate information for the given metric source",
+        ));
+        return;
+    };
+    let sp = format!("{path}.{field}");
+    match ty {
+        "Resource" | "ContainerResource" => {
+            if src
+                .get("name")
+                .and_then(Value::as_str)
+                .is_none_or(str::is_empty)
+            {
+                errs.push(FieldError::required(
+                    format!("{sp}.name"),
+                    "must specify a resource name",
+                ));
+            }
+            if ty == "ContainerResource"
+                && src
+                    .get("container")
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+            {
+                errs.push(FieldError::required(
+                    format!("{sp}.container"),
+                    "must specify a container",
+                ));
+            }
+            validate_target(src.get("target"), &format!("{sp}.target"), true, errs);
+        }
+        "Object" => {
+            validate_ref(
+                src.get("describedObject"),
+                &format!("{sp}.describedObject"),
+                errs,
+            );
+            validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
+            validate_target(src.get("target"), &format!("{sp}.target"), false, errs);
+            let t = src.get("target");
+            if t.and_then(|t| t.get("value")).is_none()
+                && t.and_then(|t| t.get("averageValue")).is_none()
+            {
+                errs.push(FieldError::required(
+                    format!("{sp}.target"),
+                    "must set either a target value or averageValue",
+                ));
+            }
+        }
+        "Pods" => {
+            validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
+            validate_target(src.get("target"), &format!("{sp}.target"), false, errs);
+            if src.pointer("/target/averageValue").is_none() {
+                errs.push(FieldError::required(
+                    format!("{sp}.target.averageValue"),
+                    "must specify a positive target averageValue",
+                ));
+            }
+        }
+        _ => {
+            validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
+            validate_target(src.get("target"), &format!("{sp}.target"), false, errs);
+            let t = src.get("target");
+            if t.and_then(|t| t.get("value")).is_none()
+                && t.and_then(|t| t.get("averageValue")).is_none()
+            {
+                errs.push(FieldError::required(
+                    format!("{sp}.target"),
+                    "must set either a target value for metric or a per-pod target",
+                ));
+            }
+        }
+    }
+}
+
+fn validate_identifier(id: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+    if id
+        .and_then(|i| i.get("name"))
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        errs.push(FieldError::required(
+            format!("{path}.name"),
+            "must specify a metric name",
+        ));
+    }
+}
+
+const TARGET_TYPES: [&str; 3] = ["AverageValue", "Utilization", "Value"];
+
+fn validate_target(t: Option<&Value>, path: &str, allow_util: bool, errs: &mut Vec<FieldError>) {
+    let Some(t) = t.filter(|t| !t.is_null()) else {
+        errs.push(FieldError::required(
+            format!("{path}.type"),
+            "must specify a metric target type",
+        ));
+        return;
+    };
+    let ty = t.get("type").and_then(Value::as_str).unwrap_or_default();
+    if ty.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.type"),
+            "must specify a metric target type",
+        ));
+    } else if !TARGET_TYPES.contains(&ty) {
+        errs.push(FieldError::not_supported(
+            format!("{path}.type"),
+            ty,
+            &TARGET_TYPES,
+        ));
+    }
+    if let Some(u) = t.get("averageUtilization").and_then(Value::as_i64) {
+        if !allow_util {
+            errs.push(FieldError::forbidden(
+                format!("{path}.averageUtilization"),
+                "may only be set for resource metrics",
+            ));
+        } else if u < 1 {
+            errs.push(FieldError::invalid(
+                format!("{path}.averageUtilization"),
+                u,
+                "must be greater than 0",
+            ));
+        }
+    } else if ty == "Utilization" {
+        errs.push(FieldError::required(
+            format!("{path}.averageUtilization"),
+            "must set averageUtilization when type is Utilization",
+        ));
+    }
+    for (field, needed) in [("value", "Value"), ("averageValue", "AverageValue")] {
+        match t.get(field).filter(|v| !v.is_null()) {
+            Some(q) => match quantity_sign(q) {
+                Some(s) if s > 0 => {}
+                Some(_) => errs.push(FieldError::invalid(
+                    format!("{path}.{field}"),
+                    q.as_str().map_or_else(|| q.to_string(), str::to_owned),
+                    "must be positive",
+                )),
+                None => errs.push(FieldError::invalid(
+                    format!("{path}.{field}"),
+                    q.to_string(),
+                    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                )),
+            },
+            None if ty == needed => errs.push(FieldError::required(
+                format!("{path}.{field}"),
+                &format!("must set {field} when type is {needed}"),
+            )),
+            None => {}
+        }
+    }
+}
+
+/// The sign of a Kubernetes quantity (`"500m"`, `"2"`, `"1e3"`), or `None` if
+/// it does not parse.
+fn quantity_sign(q: &Value) -> Option<i8> {
+    let s = match q {
+        Value::String(s) => s.trim().to_owned(),
+        Value::Number(n) => n.to_string(),
+        _ => return None,
+    };
+    let end = s
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '+' | '-')))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(end);
+    let known = [
+        "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+    ];
+    let exp_ok = suffix
+        .strip_prefix(['e', 'E'])
+        .is_some_and(|e| e.trim_start_matches(['+', '-']).parse::<u32>().is_ok());
+    if !known.contains(&suffix) && !exp_ok {
+        return None;
+    }
+    let n: f64 = num.parse().ok()?;
+    Some(if n > 0.0 {
+        1
+    } else if n < 0.0 {
+        -1
+    } else {
+        0
+    })
+}
+
+const SELECT_POLICIES: [&str; 3] = ["Disabled", "Max", "Min"];
+const POLICY_TYPES: [&str; 2] = ["Percent", "Pods"];
+
+fn validate_rules(r: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if let Some(w) = r.get("stabilizationWindowSeconds").and_then(Value::as_i64) {
+        if w < 0 {
+            errs.push(FieldError::invalid(
+                format!("{path}.stabilizationWindowSeconds"),
+                w,
+                "must be greater than or equal to zero",
+            ));
+        } else if w > 3600 {
+            errs.push(FieldError::invalid(
+                format!("{path}.stabilizationWindowSeconds"),
+                w,
+                "must be less than or equal to 3600",
+            ));
+        }
+    }
+    if let Some(p) = r.get("selectPolicy").and_then(Value::as_str)
+        && !SELECT_POLICIES.contains(&p)
+    {
+        errs.push(FieldError::not_supported(
+            format!("{path}.selectPolicy"),
+            p,
+            &SELECT_POLICIES,
+        ));
+    }
+    let policies = r
+        .get("policies")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if policies.is_empty() {
+        errs.push(FieldError::required(
+            format!("{path}.policies"),
+            "must specify at least one Policy",
+        ));
+    }
+    for (i, p) in policies.iter().enumerate() {
+        let pp = format!("{path}.policies[{i}]");
+        let ty = p.get("type").and_then(Value::as_str).unwrap_or_default();
+        if !POLICY_TYPES.contains(&ty) {
+            errs.push(FieldError::not_supported(
+                format!("{pp}.type"),
+                ty,
+                &POLICY_TYPES,
+            ));
+        }
+        let value = p.get("value").and_then(Value::as_i64).unwrap_or(0);
+        if value <= 0 {
+            errs.push(FieldError::invalid(
+                format!("{pp}.value"),
+                value,
+                "must be greater than zero",
+            ));
+        }
+        let period = p.get("periodSeconds").and_then(Value::as_i64).unwrap_or(0);
+        if period <= 0 {
+            errs.push(FieldError::invalid(
+                format!("{pp}.periodSeconds"),
+                period,
+                "must be greater than zero",
+            ));
+        } else if period > 1800 {
+            errs.push(FieldError::invalid(
+                format!("{pp}.periodSeconds"),
+                period,
+                "must be less than or equal to 1800",
+            ));
+        }
+    }
+}
+
+fn lower_first(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_lowercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+fn is_cpu_utilization(m: &Value) -> Option<i64> {
+    (m.get("type")? == "Resource"
+        && m.pointer("/resource/name")? == "cpu"
+        && m.pointer("/resource/target/type")? == "Utilization")
+        .then(|| m.pointer("/resource/target/averageUtilization")?.as_i64())
+        .flatten()
+}
+
+fn annotations(obj: &mut Value) -> Option<&mut Map<String, Value>> {
+    let meta = obj.get_mut("metadata")?.as_object_mut()?;
+    let ann = meta
+        .entry("annotations")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if ann.is_null() {
+        *ann = Value::Object(Map::new());
+    }
+    ann.as_object_mut()
+}
+
+fn drop_empty_annotations(obj: &mut Value) {
+    if let Some(meta) = obj.get_mut("metadata").and_then(Value::as_object_mut)
+        && meta
+            .get("annotations")
+            .and_then(Value::as_object)
+            .is_some_and(Map::is_empty)
+    {
+        meta.remove("annotations");
+    }
+}
+
+/// Stored autoscaling/v2 -> autoscaling/v1 view.
+pub fn v2_to_v1(mut hpa: Value) -> Value {
+    let spec = hpa.get("spec").cloned().unwrap_or(Value::Null);
+    let status = hpa.get("status").cloned().unwrap_or(Value::Null);
+    let metrics = spec
+        .get("metrics")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let cpu = metrics.iter().find_map(is_cpu_utilization);
+    let others: Vec<Value> = metrics
+        .iter()
+        .filter(|m| is_cpu_utilization(m).is_none())
+        .cloned()
+        .collect();
+    let mut v1spec = Map::new();
+    for k in ["scaleTargetRef", "minReplicas", "maxReplicas"] {
+        if let Some(v) = spec.get(k) {
+            v1spec.insert(k.into(), v.clone());
+        }
+    }
+    if let Some(c) = cpu {
+        v1spec.insert("targetCPUUtilizationPercentage".into(), json!(c));
+    }
+    let mut v1status = Map::new();
+    for k in [
+        "observedGeneration",
+        "lastScaleTime",
+        "currentReplicas",
+        "desiredReplicas",
+    ] {
+        if let Some(v) = status.get(k) {
+            v1status.insert(k.into(), v.clone());
+        }
+    }
+    if !v1status.contains_key("currentReplicas") && !status.is_null() {
+        v1status.insert("currentReplicas".into(), json!(0));
+    }
+    if !v1status.contains_key("desiredReplicas") && !status.is_null() {
+        v1status.insert("desiredReplicas".into(), json!(0));
+    }
+    let current = status
+        .get("currentMetrics")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(u) = current.iter().find_map(|m| {
+        (m.get("type")? == "Resource" && m.pointer("/resource/name")? == "cpu")
+            .then(|| m.pointer("/resource/current/averageUtilization")?.as_i64())
+            .flatten()
+    }) {
+        v1status.insert("currentCPUUtilizationPercentage".into(), json!(u));
+    }
+    let conditions = status.get("conditions").cloned();
+    let behavior = spec.get("behavior").cloned();
+    if let Some(ann) = annotations(&mut hpa) {
+        if !others.is_empty() {
+            ann.insert(ANN_METRICS.into(), json!(Value::Array(others).to_string()));
+        }
+        if let Some(b) = behavior.filter(|b| !b.is_null()) {
+            ann.insert(ANN_BEHAVIOR.into(), json!(b.to_string()));
+        }
+        if let Some(c) = conditions.filter(|c| !c.is_null()) {
+            ann.insert(ANN_CONDITIONS.into(), json!(c.to_string()));
+        }
+        if !current.is_empty() {
+            ann.insert(ANN_CURRENT.into(), json!(Value::Array(current).to_string()));
+        }
+    }
+    drop_empty_annotations(&mut hpa);
+    if let Some(o) = hpa.as_object_mut() {
+        o.insert("apiVersion".into(), json!("autoscaling/v1"));
+        o.insert("spec".into(), Value::Object(v1spec));
+        if status.is_null() {
+            o.remove("status");
+        } else {
+            o.insert("status".into(), Value::Object(v1status));
+        }
+    }
+    hpa
+}
+
+/// autoscaling/v1 view -> stored autoscaling/v2.
+pub fn v1_to_v2(mut hpa: Value) -> Value {
+    let spec = hpa.get("spec").cloned().unwrap_or(Value::Null);
+    let status = hpa.get("status").cloned().unwrap_or(Value::Null);
+    let take = |hpa: &mut Value, key: &str| -> Option<Value> {
+        let ann = annotations(hpa)?;
+        let s = ann.remove(key)?;
+        serde_json::from_str(s.as_str()?).ok()
+    };
+    let extra_metrics = take(&mut hpa, ANN_METRICS);
+    let behavior = take(&mut hpa, ANN_BEHAVIOR);
+    let conditions = take(&mut hpa, ANN_CONDITIONS);
+    let current = take(&mut hpa, ANN_CURRENT);
+    drop_empty_annotations(&mut hpa);
+    let mut metrics = Vec::new();
+    if let Some(c) = spec
+        .get("targetCPUUtilizationPercentage")
+        .and_then(Value::as_i64)
+    {
+        metrics.push(json!({"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": c}}}));
+    }
+    if let Some(Value::Array(m)) = extra_metrics {
+        metrics.extend(m);
+    }
+    let mut v2spec = Map::new();
+    for k in ["scaleTargetRef", "minReplicas", "maxReplicas"] {
+        if let Some(v) = spec.get(k) {
+            v2spec.insert(k.into(), v.clone());
+        }
+    }
+    if !metrics.is_empty() {
+        v2spec.insert("metrics".into(), Value::Array(metrics));
+    }
+    if let Some(b) = behavior {
+        v2spec.insert("behavior".into(), b);
+    }
+    let mut v2status = Map::new();
+    for k in [
+        "observedGeneration",
+        "lastScaleTime",
+        "currentReplicas",
+        "desiredReplicas",
+    ] {
+        if let Some(v) = status.get(k) {
+            v2status.insert(k.into(), v.clone());
+        }
+    }
+    match current {
+        Some(c) => {
+            v2status.insert("currentMetrics".into(), c);
+        }
+        None => {
+            if let Some(u) = status
+                .get("currentCPUUtilizationPercentage")
+                .and_then(Value::as_i64)
+            {
+                v2status.insert(
+                    "currentMetrics".into(),
+                    json!([{"type": "Resource", "resource": {"name": "cpu",
+                        "current": {"averageUtilization": u}}}]),
+                );
+            }
+        }
+    }
+    if let Some(c) = conditions {
+        v2status.insert("conditions".into(), c);
+    }
+    if let Some(o) = hpa.as_object_mut() {
+        o.insert("apiVersion".into(), json!("autoscaling/v2"));
+        o.insert("spec".into(), Value::Object(v2spec));
+        if status.is_null() {
+            o.remove("status");
+        } else {
+            o.insert("status".into(), Value::Object(v2status));
+        }
+    }
+    hpa
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hpa(spec: Value) -> Value {
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "default"}, "spec": spec})
+    }
+
+    #[test]
+    fn defaults_fill_min_replicas_cpu_metric_and_behavior_rules() {
+        let mut h = hpa(
+            json!({"maxReplicas": 5, "behavior": {"scaleDown": {"selectPolicy": "Min"}},
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}}),
+        );
+        default_v2(&mut h);
+        assert_eq!(h["spec"]["minReplicas"], 1);
+        assert_eq!(
+            h["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            80
+        );
+        assert_eq!(
+            h["spec"]["behavior"]["scaleUp"]["stabilizationWindowSeconds"],
+            0
+        );
+        assert_eq!(
+            h["spec"]["behavior"]["scaleUp"]["policies"][0]["type"],
+            "Pods"
+        );
+        assert_eq!(h["spec"]["behavior"]["scaleDown"]["selectPolicy"], "Min");
+        assert!(
+            h["spec"]["behavior"]["scaleDown"]
+                .get("stabilizationWindowSeconds")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn validation_names_the_failing_fields() {
+        let mut h = hpa(json!({"minReplicas": 5, "maxReplicas": 2,
+            "scaleTargetRef": {"kind": "Deployment"},
+            "metrics": [{"type": "Pods"}, {"type": "Bogus"}]}));
+        default_v2(&mut h);
+        let fields: Vec<String> = validate_v2(&h).into_iter().map(|e| e.field).collect();
+        assert_eq!(
+            fields,
+            vec![
+                "spec.maxReplicas",
+                "spec.scaleTargetRef.name",
+                "spec.metrics[0].pods",
+                "spec.metrics[1].type",
+            ]
+        );
+        let missing = hpa(json!({"scaleTargetRef": {"kind": "Deployment", "name": "x"}}));
+        assert_eq!(validate_v2(&missing)[0].field, "spec.maxReplicas");
+    }
+
+    #[test]
+    fn v1_round_trip_keeps_v2_only_fields() {
+        let mut h = hpa(
+            json!({"maxReplicas": 5, "scaleTargetRef": {"kind": "Deployment", "name": "web"},
+            "metrics": [
+                {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}},
+                {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}],
+            "behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}}),
+        );
+        default_v2(&mut h);
+        let v1 = v2_to_v1(h.clone());
+        assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 50);
+        assert!(v1["spec"].get("metrics").is_none());
+        assert_eq!(v1_to_v2(v1), h);
+    }
+}

@@ -1,0 +1,338 @@
+//! The resources the sim serves: one static table drives routing, discovery
+//! and storage, so adding a resource is one line.
+
+/// Where objects of a resource are kept. Two served versions may share one
+/// storage (autoscaling/v1 and v2 HPAs; core/v1 and events.k8s.io/v1 events),
+/// converted on the way in and out, as the real API server does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Storage {
+    /// core/v1 namespaces (cluster-scoped).
+    Namespaces,
+    /// core/v1 pods.
+    Pods,
+    /// core/v1 events (also served as events.k8s.io/v1).
+    Events,
+    /// apps/v1 deployments.
+    Deployments,
+    /// apps/v1 replicasets.
+    ReplicaSets,
+    /// apps/v1 statefulsets.
+    StatefulSets,
+    /// HPAs, stored as autoscaling/v2.
+    Hpas,
+    /// coordination.k8s.io/v1 leases.
+    Leases,
+    /// apiregistration.k8s.io/v1 APIServices (cluster-scoped).
+    ApiServices,
+}
+
+impl Storage {
+    /// All storages, in table order.
+    pub const ALL: [Storage; 9] = [
+        Storage::Namespaces,
+        Storage::Pods,
+        Storage::Events,
+        Storage::Deployments,
+        Storage::ReplicaSets,
+        Storage::StatefulSets,
+        Storage::Hpas,
+        Storage::Leases,
+        Storage::ApiServices,
+    ];
+
+    /// Index into per-storage tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The served definition objects are stored as.
+    pub fn def(self) -> &'static ResourceDef {
+        let (group, version, plural) = match self {
+            Storage::Namespaces => ("", "v1", "namespaces"),
+            Storage::Pods => ("", "v1", "pods"),
+            Storage::Events => ("", "v1", "events"),
+            Storage::Deployments => ("apps", "v1", "deployments"),
+            Storage::ReplicaSets => ("apps", "v1", "replicasets"),
+            Storage::StatefulSets => ("apps", "v1", "statefulsets"),
+            Storage::Hpas => ("autoscaling", "v2", "horizontalpodautoscalers"),
+            Storage::Leases => ("coordination.k8s.io", "v1", "leases"),
+            Storage::ApiServices => ("apiregistration.k8s.io", "v1", "apiservices"),
+        };
+        RESOURCES
+            .iter()
+            .find(|d| d.group == group && d.version == version && d.plural == plural)
+            .unwrap_or(&RESOURCES[0])
+    }
+
+    /// Whether this is a workload with a scale subresource and simulated pods.
+    pub fn is_workload(self) -> bool {
+        matches!(
+            self,
+            Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets
+        )
+    }
+}
+
+/// One served resource (group, version, plural).
+#[derive(Debug)]
+pub struct ResourceDef {
+    /// API group (`""` for core).
+    pub group: &'static str,
+    /// Version.
+    pub version: &'static str,
+    /// Plural name used in URLs.
+    pub plural: &'static str,
+    /// Singular name.
+    pub singular: &'static str,
+    /// Kind.
+    pub kind: &'static str,
+    /// Namespaced or cluster-scoped.
+    pub namespaced: bool,
+    /// Where objects live.
+    pub storage: Storage,
+    /// Whether `/status` exists.
+    pub status: bool,
+    /// Whether `/scale` exists.
+    pub scale: bool,
+    /// kubectl short names.
+    pub short_names: &'static [&'static str],
+}
+
+impl ResourceDef {
+    /// `v1` or `group/version`.
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_owned()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    /// `pods` or `deployments.apps` (as in error messages).
+    pub fn qualified(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_owned()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+
+    /// Field labels a `fieldSelector` may use on this resource.
+    pub fn field_labels(&self) -> &'static [&'static str] {
+        match self.storage {
+            Storage::Pods => &[
+                "metadata.name",
+                "metadata.namespace",
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ],
+            Storage::Events => &[
+                "metadata.name",
+                "metadata.namespace",
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "regarding.kind",
+                "regarding.namespace",
+                "regarding.name",
+                "regarding.uid",
+                "regarding.apiVersion",
+                "regarding.resourceVersion",
+                "regarding.fieldPath",
+                "reason",
+                "reportingComponent",
+                "reportingController",
+                "source",
+                "type",
+            ],
+            Storage::Namespaces => &["metadata.name", "status.phase"],
+            Storage::ReplicaSets => &["metadata.name", "metadata.namespace", "status.replicas"],
+            _ => &["metadata.name", "metadata.namespace"],
+        }
+    }
+}
+
+macro_rules! res {
+    ($g:expr, $v:expr, $p:expr, $s:expr, $k:expr, $ns:expr, $st:expr, $status:expr, $scale:expr, $short:expr) => {
+        ResourceDef {
+            group: $g,
+            version: $v,
+            plural: $p,
+            singular: $s,
+            kind: $k,
+            namespaced: $ns,
+            storage: $st,
+            status: $status,
+            scale: $scale,
+            short_names: $short,
+        }
+    };
+}
+
+/// Every served resource.
+pub static RESOURCES: &[ResourceDef] = &[
+    res!(
+        "",
+        "v1",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        false,
+        Storage::Namespaces,
+        true,
+        false,
+        &["ns"]
+    ),
+    res!(
+        "",
+        "v1",
+        "pods",
+        "pod",
+        "Pod",
+        true,
+        Storage::Pods,
+        true,
+        false,
+        &["po"]
+    ),
+    res!(
+        "",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        true,
+        Storage::Events,
+        false,
+        false,
+        &["ev"]
+    ),
+    res!(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        true,
+        Storage::Events,
+        false,
+        false,
+        &["ev"]
+    ),
+    res!(
+        "apps",
+        "v1",
+        "deployments",
+        "deployment",
+        "Deployment",
+        true,
+        Storage::Deployments,
+        true,
+        true,
+        &["deploy"]
+    ),
+    res!(
+        "apps",
+        "v1",
+        "replicasets",
+        "replicaset",
+        "ReplicaSet",
+        true,
+        Storage::ReplicaSets,
+        true,
+        true,
+        &["rs"]
+    ),
+    res!(
+        "apps",
+        "v1",
+        "statefulsets",
+        "statefulset",
+        "StatefulSet",
+        true,
+        Storage::StatefulSets,
+        true,
+        true,
+        &["sts"]
+    ),
+    res!(
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        true,
+        Storage::Hpas,
+        true,
+        false,
+        &["hpa"]
+    ),
+    res!(
+        "autoscaling",
+        "v1",
+        "horizontalpodautoscalers",
+        "horizontalpodautoscaler",
+        "HorizontalPodAutoscaler",
+        true,
+        Storage::Hpas,
+        true,
+        false,
+        &["hpa"]
+    ),
+    res!(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "lease",
+        "Lease",
+        true,
+        Storage::Leases,
+        false,
+        false,
+        &[]
+    ),
+    res!(
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "apiservice",
+        "APIService",
+        false,
+        Storage::ApiServices,
+        true,
+        false,
+        &[]
+    ),
+];
+
+/// Finds the served resource for `group/version/plural`.
+pub fn find(group: &str, version: &str, plural: &str) -> Option<&'static ResourceDef> {
+    RESOURCES
+        .iter()
+        .find(|d| d.group == group && d.version == version && d.plural == plural)
+}
+
+/// Groups in discovery order, each with its versions (preferred first).
+pub fn groups() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for d in RESOURCES.iter().filter(|d| !d.group.is_empty()) {
+        match out.iter_mut().find(|(g, _)| *g == d.group) {
+            Some((_, vs)) => {
+                if !vs.contains(&d.version) {
+                    vs.push(d.version);
+                }
+            }
+            None => out.push((d.group, vec![d.version])),
+        }
+    }
+    out
+}

@@ -1,0 +1,946 @@
+//! The simulated cluster: configuration, the cheap-clone [`Sim`] handle and
+//! the API semantics (create, update, patch, delete, scale) over the store.
+//!
+//! One mutex guards all objects. Every operation runs synchronously under it
+//! (no await inside), which keeps writes, their resourceVersions and the
+//! workload reactions to them deterministic; list and watch copy out shared
+//! `Bytes` and serialize outside the lock.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hpa_core::clock::{Clock, SystemClock, VirtualClock};
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::aggregation::Backend;
+use crate::convert::{from_view, to_view};
+use crate::error::{ApiError, FieldError};
+use crate::faults::Faults;
+use crate::hpa;
+use crate::patch::{self, PatchKind};
+use crate::resources::{ResourceDef, Storage};
+use crate::selector::Selector;
+use crate::stats::RequestStats;
+use crate::store::{Entry, EventType, Store};
+use crate::workloads;
+
+/// Where the sim's "now" comes from.
+#[derive(Debug, Clone)]
+pub enum SimClock {
+    /// A clock the harness moves ([`Sim::advance`]).
+    Virtual(VirtualClock),
+    /// The wall clock (standalone use).
+    Wall,
+}
+
+/// How long new workload pods take to start and to become Ready.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodDelays {
+    /// From creation to Running (with `startTime`); zero: at once.
+    pub running: SignedDuration,
+    /// From Running to Ready; zero: at once.
+    pub ready: SignedDuration,
+}
+
+/// Settings of a simulated cluster.
+#[derive(Debug, Clone)]
+pub struct SimConfig {
+    /// The clock every timestamp the sim writes comes from.
+    pub clock: SimClock,
+    /// Watch events kept per resource for resumption; older resourceVersions
+    /// get 410 Gone.
+    pub watch_history: usize,
+    /// Delays for new pods of workloads without their own setting.
+    pub pod_delays: PodDelays,
+    /// Backend of the aggregated metrics APIs (metrics.k8s.io,
+    /// custom.metrics.k8s.io, external.metrics.k8s.io) when no APIService
+    /// says otherwise.
+    pub metrics: Option<Backend>,
+    /// Wall-clock interval between watch bookmarks (when asked for).
+    pub bookmark_interval: std::time::Duration,
+    /// Namespaces that exist from the start.
+    pub namespaces: Vec<String>,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            clock: SimClock::Virtual(VirtualClock::default()),
+            watch_history: 10_000,
+            pod_delays: PodDelays::default(),
+            metrics: None,
+            bookmark_interval: std::time::Duration::from_secs(60),
+            namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"]
+                .map(String::from)
+                .to_vec(),
+        }
+    }
+}
+
+/// Which part of an object a write may change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The object itself (its status is kept when it has a status subresource).
+    Main,
+    /// Only `status` (the `/status` subresource).
+    Status,
+}
+
+/// A pending pod transition of the workload simulation.
+#[derive(Debug, Clone)]
+pub(crate) struct Transition {
+    pub ns: String,
+    pub pod: String,
+    pub to: workloads::PodPhase,
+}
+
+/// Everything behind the lock.
+#[derive(Debug)]
+pub(crate) struct State {
+    pub store: Store,
+    uid_seq: u64,
+    name_seq: u64,
+    pub ip_seq: u64,
+    /// Next pod index per workload (storage, ns, name).
+    pub next_index: HashMap<(Storage, String, String), u64>,
+    /// Pod delays per workload (ns, name), whatever its kind.
+    pub delays: HashMap<(String, String), PodDelays>,
+    /// Transitions due at (nanoseconds since epoch, sequence).
+    pub pending: BTreeMap<(i128, u64), Transition>,
+    pub pending_seq: u64,
+    /// Delays for workloads without their own.
+    pub default_delays: PodDelays,
+}
+
+impl State {
+    pub(crate) fn next_uid(&mut self) -> String {
+        self.uid_seq += 1;
+        format!("00000000-0000-4000-8000-{:012x}", self.uid_seq)
+    }
+}
+
+pub(crate) struct Inner {
+    state: Mutex<State>,
+    pub clock: Arc<dyn Clock>,
+    pub virtual_clock: Option<VirtualClock>,
+    pub faults: Faults,
+    pub stats: RequestStats,
+    pub config: SimConfig,
+    pub backends: Mutex<HashMap<String, Backend>>,
+    pub shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim").field("config", &self.config).finish()
+    }
+}
+
+/// A simulated Kubernetes API server. Clones share the same cluster.
+#[derive(Debug, Clone)]
+pub struct Sim {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// Truncates to whole seconds, as `metav1.Time` serializes.
+pub(crate) fn k8s_time(ts: Timestamp) -> String {
+    Timestamp::from_second(ts.as_second())
+        .unwrap_or(ts)
+        .to_string()
+}
+
+impl Sim {
+    /// A cluster with the configured namespaces and nothing else.
+    pub fn new(config: SimConfig) -> Self {
+        let (clock, virtual_clock): (Arc<dyn Clock>, _) = match &config.clock {
+            SimClock::Virtual(v) => (Arc::new(v.clone()), Some(v.clone())),
+            SimClock::Wall => (Arc::new(SystemClock), None),
+        };
+        let state = State {
+            store: Store::new(config.watch_history),
+            uid_seq: 0,
+            name_seq: 0,
+            ip_seq: 0,
+            next_index: HashMap::new(),
+            delays: HashMap::new(),
+            pending: BTreeMap::new(),
+            pending_seq: 0,
+            default_delays: config.pod_delays,
+        };
+        let sim = Self {
+            inner: Arc::new(Inner {
+                state: Mutex::new(state),
+                clock,
+                virtual_clock,
+                faults: Faults::default(),
+                stats: RequestStats::default(),
+                config,
+                backends: Mutex::new(HashMap::new()),
+                shutdown: CancellationToken::new(),
+            }),
+        };
+        let def = Storage::Namespaces.def();
+        for ns in sim.inner.config.namespaces.clone() {
+            let obj = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+            if let Err(e) = sim.create(def, "", obj, false) {
+                tracing::warn!(namespace = %ns, error = %e, "could not create a namespace");
+            }
+        }
+        sim
+    }
+
+    /// The clock every timestamp of the sim comes from.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.inner.clock.clone()
+    }
+
+    /// The virtual clock, when the sim runs on one.
+    pub fn virtual_clock(&self) -> Option<VirtualClock> {
+        self.inner.virtual_clock.clone()
+    }
+
+    /// Moves the virtual clock forward and applies the pod transitions that
+    /// fell due. Does nothing to a wall clock.
+    pub fn advance(&self, by: SignedDuration) {
+        if let Some(v) = &self.inner.virtual_clock {
+            v.advance(by);
+        }
+        self.process_due();
+    }
+
+    /// Applies pod transitions due by now. Also runs on every request, so a
+    /// clock advanced behind the sim's back is noticed at the next request.
+    pub fn process_due(&self) {
+        let now = self.inner.clock.now();
+        let mut st = self.lock();
+        workloads::process_due(&mut st, now);
+    }
+
+    /// Injected faults and scale overrides.
+    pub fn faults(&self) -> &Faults {
+        &self.inner.faults
+    }
+
+    /// Requests served, by verb and resource.
+    pub fn requests(&self) -> &RequestStats {
+        &self.inner.stats
+    }
+
+    /// Sets how long new pods of workload `ns/name` (any kind) take to run
+    /// and to become Ready ("new pods of X become ready after 30s").
+    pub fn set_pod_delays(&self, ns: &str, name: &str, delays: PodDelays) {
+        self.lock()
+            .delays
+            .insert((ns.to_owned(), name.to_owned()), delays);
+    }
+
+    /// Routes an APIService that names service `ns/name` to `backend`.
+    pub fn set_service_backend(&self, ns: &str, name: &str, backend: Backend) {
+        self.inner
+            .backends
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(format!("{ns}/{name}"), backend);
+    }
+
+    /// The current resourceVersion (of the last write).
+    pub fn resource_version(&self) -> u64 {
+        self.lock().store.rv()
+    }
+
+    /// Ends every open watch (used when a server stops).
+    pub fn close_watches(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// GET one object in the served version.
+    pub fn get(&self, def: &ResourceDef, ns: &str, name: &str) -> Result<Value, ApiError> {
+        let st = self.lock();
+        let e = find(&st, def, ns, name)?;
+        Ok(to_view(def, e.value()))
+    }
+
+    /// CREATE (POST to the collection).
+    pub fn create(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        obj: Value,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let now = self.now();
+        let mut st = self.lock();
+        let mut obj = from_view(def, obj);
+        check_kind(def, &obj)?;
+        set_meta_ns(def, &mut obj, ns)?;
+        let name = match meta_str(&obj, "name") {
+            Some(n) if !n.is_empty() => n,
+            _ => match meta_str(&obj, "generateName") {
+                Some(prefix) if !prefix.is_empty() => {
+                    st.name_seq += 1;
+                    let n = format!("{prefix}{}", suffix(st.name_seq));
+                    meta_mut(&mut obj).insert("name".into(), json!(n));
+                    n
+                }
+                _ => {
+                    return Err(invalid(
+                        def,
+                        "",
+                        vec![FieldError::required(
+                            "metadata.name",
+                            "name or generateName is required",
+                        )],
+                    ));
+                }
+            },
+        };
+        if def.namespaced && st.store.table(Storage::Namespaces).get("", ns).is_none() {
+            return Err(ApiError::NotFound {
+                resource: "namespaces".into(),
+                name: ns.to_owned(),
+            });
+        }
+        if st.store.table(def.storage).get(ns, &name).is_some() {
+            return Err(ApiError::AlreadyExists {
+                resource: def.qualified(),
+                name,
+            });
+        }
+        let uid = st.next_uid();
+        {
+            let meta = meta_mut(&mut obj);
+            meta.insert("uid".into(), json!(uid));
+            meta.insert("creationTimestamp".into(), json!(k8s_time(now)));
+            meta.remove("resourceVersion");
+            meta.remove("deletionTimestamp");
+            meta.remove("managedFields");
+            if has_generation(def.storage) {
+                meta.insert("generation".into(), json!(1));
+            }
+        }
+        reset_status_on_create(def.storage, &mut obj);
+        default_object(def.storage, &mut obj);
+        validate(def, &obj, &name)?;
+        if dry_run {
+            return Ok(to_view(def, obj));
+        }
+        let entry = st.store.put(def.storage, obj, EventType::Added);
+        self.after_write(&mut st, def.storage, None, &entry, now);
+        Ok(to_view(def, entry.value()))
+    }
+
+    /// UPDATE (PUT) of the object or of its status.
+    pub fn replace(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        obj: Value,
+        part: Part,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let now = self.now();
+        let mut st = self.lock();
+        let old = find(&st, def, ns, name)?.clone();
+        let new = from_view(def, obj);
+        self.write_update(&mut st, def, old, new, part, dry_run, now)
+    }
+
+    /// PATCH of the object or of its status. A server-side apply patch of a
+    /// missing object creates it.
+    #[allow(clippy::too_many_arguments)] // the verb's parameters, all distinct
+    pub fn patch(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        kind: PatchKind,
+        body: &[u8],
+        part: Part,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let parsed =
+            patch::parse_body(kind, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let now = self.now();
+        let mut st = self.lock();
+        let old = match st.store.table(def.storage).get(ns, name) {
+            Some(e) => e.clone(),
+            None if kind == PatchKind::Apply && part == Part::Main => {
+                drop(st);
+                let mut obj = parsed;
+                if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.insert("name".into(), json!(name));
+                }
+                return self.create(def, ns, obj, dry_run);
+            }
+            None => return Err(not_found(def, name)),
+        };
+        let mut view = to_view(def, old.value());
+        patch::apply(kind, &mut view, &parsed).map_err(|e| match e {
+            patch::PatchError::Json(m) => ApiError::Invalid {
+                kind: def.kind.into(),
+                name: name.into(),
+                group: def.group.into(),
+                causes: vec![FieldError::invalid("", "patch", &m)],
+            },
+            other => ApiError::BadRequest(other.to_string()),
+        })?;
+        if kind == PatchKind::Apply
+            && let Some(m) = view.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            // Apply does not carry optimistic concurrency unless asked.
+            if parsed.pointer("/metadata/resourceVersion").is_none() {
+                m.remove("resourceVersion");
+            }
+        }
+        let new = from_view(def, view);
+        self.write_update(&mut st, def, old, new, part, dry_run, now)
+    }
+
+    #[allow(clippy::too_many_arguments)] // internal; mirrors `replace`
+    fn write_update(
+        &self,
+        st: &mut State,
+        def: &ResourceDef,
+        old: Arc<Entry>,
+        mut new: Value,
+        part: Part,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<Value, ApiError> {
+        let name = old.name.to_string();
+        check_kind(def, &new)?;
+        set_meta_ns(def, &mut new, &old.ns)?;
+        if let Some(n) = meta_str(&new, "name")
+            && !n.is_empty()
+            && n != name
+        {
+            return Err(ApiError::BadRequest(format!(
+                "the name of the object ({n}) does not match the name on the URL ({name})"
+            )));
+        }
+        if let Some(rv) = meta_str(&new, "resourceVersion")
+            && !rv.is_empty()
+            && rv != old.rv.to_string()
+        {
+            return Err(ApiError::Conflict {
+                resource: def.qualified(),
+                name,
+            });
+        }
+        let old_val = old.value();
+        let mut obj = match part {
+            Part::Status => {
+                let mut o = old_val.clone();
+                if let Some(map) = o.as_object_mut() {
+                    match new.get("status") {
+                        Some(s) => map.insert("status".into(), s.clone()),
+                        None => map.remove("status"),
+                    };
+                }
+                o
+            }
+            Part::Main => {
+                let mut o = new;
+                {
+                    let meta = meta_mut(&mut o);
+                    meta.insert("name".into(), json!(name));
+                    for k in [
+                        "uid",
+                        "creationTimestamp",
+                        "deletionTimestamp",
+                        "generation",
+                    ] {
+                        match old_val.pointer(&format!("/metadata/{k}")) {
+                            Some(v) => meta.insert(k.into(), v.clone()),
+                            None => meta.remove(k),
+                        };
+                    }
+                    meta.remove("managedFields");
+                }
+                if def.status
+                    && let Some(map) = o.as_object_mut()
+                {
+                    match old_val.get("status") {
+                        Some(s) => map.insert("status".into(), s.clone()),
+                        None => map.remove("status"),
+                    };
+                }
+                default_object(def.storage, &mut o);
+                if has_generation(def.storage) && o.get("spec") != old_val.get("spec") {
+                    let g = old_val
+                        .pointer("/metadata/generation")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0);
+                    meta_mut(&mut o).insert("generation".into(), json!(g + 1));
+                }
+                o
+            }
+        };
+        validate(def, &obj, &name)?;
+        meta_mut(&mut obj).insert("resourceVersion".into(), json!(old.rv.to_string()));
+        if obj == old_val || dry_run {
+            return Ok(to_view(def, obj));
+        }
+        let entry = st.store.put(def.storage, obj, EventType::Modified);
+        self.after_write(st, def.storage, Some(&old_val), &entry, now);
+        Ok(to_view(def, entry.value()))
+    }
+
+    /// DELETE. Objects go at once (no graceful termination); a workload's
+    /// pods and a namespace's objects go with it.
+    pub fn delete(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        precondition_rv: Option<&str>,
+    ) -> Result<Value, ApiError> {
+        let mut st = self.lock();
+        let e = find(&st, def, ns, name)?.clone();
+        if let Some(rv) = precondition_rv
+            && rv != e.rv.to_string()
+        {
+            return Err(ApiError::Conflict {
+                resource: def.qualified(),
+                name: name.into(),
+            });
+        }
+        let gone = st
+            .store
+            .remove(def.storage, ns, name)
+            .ok_or_else(|| not_found(def, name))?;
+        cascade_delete(&mut st, def.storage, &gone);
+        if def.storage == Storage::Pods {
+            workloads::refresh_owner(&mut st, &gone);
+        }
+        Ok(to_view(def, gone.value()))
+    }
+
+    /// Reactions to a successful write: workloads keep their pods in line,
+    /// pods refresh their owner's status.
+    fn after_write(
+        &self,
+        st: &mut State,
+        s: Storage,
+        old: Option<&Value>,
+        entry: &Arc<Entry>,
+        now: Timestamp,
+    ) {
+        if s.is_workload() {
+            let new = entry.value();
+            let replicas_changed =
+                old.is_none_or(|o| o.pointer("/spec/replicas") != new.pointer("/spec/replicas"));
+            if replicas_changed {
+                workloads::reconcile(st, s, &entry.ns, &entry.name, now);
+            }
+        } else if s == Storage::Pods {
+            workloads::refresh_owner(st, entry);
+        }
+    }
+
+    /// The scale subresource of a workload, overrides applied.
+    pub fn get_scale(&self, def: &ResourceDef, ns: &str, name: &str) -> Result<Value, ApiError> {
+        if self.inner.faults.get_scale_fails(ns, name) {
+            return Err(ApiError::Internal(format!(
+                "injected fault: reading the scale of {ns}/{name} fails"
+            )));
+        }
+        let st = self.lock();
+        let e = find(&st, def, ns, name)?;
+        Ok(self.scale_view(&e.value(), ns, name))
+    }
+
+    fn scale_view(&self, obj: &Value, ns: &str, name: &str) -> Value {
+        let mut scale = workloads::scale_of(obj);
+        if let Some(o) = self.inner.faults.scale_override(ns, name) {
+            if let Some(r) = o.spec_replicas {
+                scale["spec"]["replicas"] = json!(r);
+            }
+            if let Some(r) = o.status_replicas {
+                scale["status"]["replicas"] = json!(r);
+            }
+            if let Some(sel) = o.selector {
+                match scale["status"].as_object_mut() {
+                    Some(status) if sel.is_empty() => {
+                        status.remove("selector");
+                    }
+                    Some(status) => {
+                        status.insert("selector".into(), json!(sel));
+                    }
+                    None => {}
+                }
+            }
+        }
+        scale
+    }
+
+    /// Updates the scale subresource: sets `spec.replicas` of the workload,
+    /// whose pods then follow.
+    pub fn replace_scale(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        scale: Value,
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        if self.inner.faults.update_scale_fails(ns, name) {
+            return Err(ApiError::Internal(format!(
+                "injected fault: updating the scale of {ns}/{name} fails"
+            )));
+        }
+        if self.inner.faults.take_scale_conflict(ns, name) {
+            return Err(ApiError::Conflict {
+                resource: def.qualified(),
+                name: name.into(),
+            });
+        }
+        let replicas = scale
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        if replicas < 0 {
+            return Err(ApiError::Invalid {
+                kind: "Scale".into(),
+                name: name.into(),
+                group: "autoscaling".into(),
+                causes: vec![FieldError::invalid(
+                    "spec.replicas",
+                    replicas,
+                    "must be greater than or equal to 0",
+                )],
+            });
+        }
+        let now = self.now();
+        let mut st = self.lock();
+        let old = find(&st, def, ns, name)?.clone();
+        let mut obj = old.value();
+        obj["spec"]["replicas"] = json!(replicas);
+        if let Some(rv) = scale.pointer("/metadata/resourceVersion") {
+            meta_mut(&mut obj).insert("resourceVersion".into(), rv.clone());
+        }
+        let written = self.write_update(&mut st, def, old, obj, Part::Main, dry_run, now)?;
+        // After the pods followed, so status.replicas is current.
+        let out = if dry_run {
+            written
+        } else {
+            find(&st, def, ns, name)?.value()
+        };
+        drop(st);
+        if !dry_run {
+            self.inner.faults.scale_updated(ns, name);
+        }
+        Ok(self.scale_view(&out, ns, name))
+    }
+
+    /// Patches the scale subresource.
+    pub fn patch_scale(
+        &self,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+        kind: PatchKind,
+        body: &[u8],
+        dry_run: bool,
+    ) -> Result<Value, ApiError> {
+        let parsed =
+            patch::parse_body(kind, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let mut scale = {
+            let st = self.lock();
+            workloads::scale_of(&find(&st, def, ns, name)?.value())
+        };
+        patch::apply(kind, &mut scale, &parsed).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        if parsed.pointer("/metadata/resourceVersion").is_none()
+            && let Some(m) = scale.get_mut("metadata").and_then(Value::as_object_mut)
+        {
+            m.remove("resourceVersion");
+        }
+        self.replace_scale(def, ns, name, scale, dry_run)
+    }
+
+    /// Whether an HPA status write should fail with an injected conflict.
+    pub(crate) fn hpa_status_conflict(&self, ns: &str, name: &str) -> bool {
+        self.inner.faults.take_hpa_status_conflict(ns, name)
+    }
+}
+
+fn suffix(n: u64) -> String {
+    const ALPHA: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut x = n.wrapping_mul(2_654_435_761) ^ 0x5bd1_e995;
+    (0..5)
+        .map(|_| {
+            let c = ALPHA[(x % ALPHA.len() as u64) as usize] as char;
+            x /= ALPHA.len() as u64;
+            c
+        })
+        .collect()
+}
+
+pub(crate) fn find<'a>(
+    st: &'a State,
+    def: &ResourceDef,
+    ns: &str,
+    name: &str,
+) -> Result<&'a Arc<Entry>, ApiError> {
+    st.store
+        .table(def.storage)
+        .get(ns, name)
+        .ok_or_else(|| not_found(def, name))
+}
+
+pub(crate) fn not_found(def: &ResourceDef, name: &str) -> ApiError {
+    ApiError::NotFound {
+        resource: def.qualified(),
+        name: name.into(),
+    }
+}
+
+fn invalid(def: &ResourceDef, name: &str, causes: Vec<FieldError>) -> ApiError {
+    ApiError::Invalid {
+        kind: def.kind.into(),
+        name: name.into(),
+        group: def.group.into(),
+        causes,
+    }
+}
+
+fn check_kind(def: &ResourceDef, obj: &Value) -> Result<(), ApiError> {
+    if !obj.is_object() {
+        return Err(ApiError::BadRequest(format!(
+            "the body of a {} must be a JSON object",
+            def.kind
+        )));
+    }
+    if let Some(k) = obj.get("kind").and_then(Value::as_str)
+        && k != def.kind
+    {
+        return Err(ApiError::BadRequest(format!(
+            "the kind of the object ({k}) does not match the resource ({})",
+            def.kind
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn meta_str(obj: &Value, key: &str) -> Option<String> {
+    obj.get("metadata")?.get(key)?.as_str().map(str::to_owned)
+}
+
+pub(crate) fn meta_mut(obj: &mut Value) -> &mut Map<String, Value> {
+    if !obj.get("metadata").is_some_and(Value::is_object) {
+        obj["metadata"] = Value::Object(Map::new());
+    }
+    match obj.get_mut("metadata") {
+        Some(Value::Object(m)) => m,
+        _ => unreachable!("metadata was made an object just above"),
+    }
+}
+
+fn set_meta_ns(def: &ResourceDef, obj: &mut Value, ns: &str) -> Result<(), ApiError> {
+    let api_version = def.storage.def().api_version();
+    let kind = def.kind;
+    if let Some(map) = obj.as_object_mut() {
+        map.insert("apiVersion".into(), json!(api_version));
+        map.insert("kind".into(), json!(kind));
+    }
+    let meta = meta_mut(obj);
+    if def.namespaced {
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(n) if !n.is_empty() && n != ns => {
+                return Err(ApiError::BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                        .into(),
+                ));
+            }
+            _ => {
+                meta.insert("namespace".into(), json!(ns));
+            }
+        }
+    } else {
+        meta.remove("namespace");
+    }
+    Ok(())
+}
+
+fn has_generation(s: Storage) -> bool {
+    matches!(
+        s,
+        Storage::Deployments
+            | Storage::ReplicaSets
+            | Storage::StatefulSets
+            | Storage::Hpas
+            | Storage::Pods
+    )
+}
+
+fn reset_status_on_create(s: Storage, obj: &mut Value) {
+    let Some(map) = obj.as_object_mut() else {
+        return;
+    };
+    match s {
+        Storage::Pods => {
+            map.insert(
+                "status".into(),
+                json!({"phase": "Pending", "qosClass": "BestEffort"}),
+            );
+        }
+        Storage::Namespaces => {
+            map.insert("status".into(), json!({"phase": "Active"}));
+        }
+        Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets | Storage::Hpas => {
+            map.remove("status");
+        }
+        Storage::ApiServices => {
+            map.insert(
+                "status".into(),
+                json!({"conditions": [{"type": "Available", "status": "True",
+                    "reason": "Passed", "message": "all checks passed"}]}),
+            );
+        }
+        Storage::Events | Storage::Leases => {}
+    }
+}
+
+fn default_object(s: Storage, obj: &mut Value) {
+    match s {
+        Storage::Hpas => hpa::default_v2(obj),
+        Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets => {
+            if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut)
+                && spec.get("replicas").is_none_or(Value::is_null)
+            {
+                spec.insert("replicas".into(), json!(1));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn validate(def: &ResourceDef, obj: &Value, name: &str) -> Result<(), ApiError> {
+    let mut causes = Vec::new();
+    if name.len() > 253 || name.contains('/') || name.contains('%') {
+        causes.push(FieldError::invalid(
+            "metadata.name",
+            format!("\"{name}\""),
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'",
+        ));
+    }
+    match def.storage {
+        Storage::Hpas => causes.extend(hpa::validate_v2(obj)),
+        Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets => {
+            if let Some(r) = obj.pointer("/spec/replicas").and_then(Value::as_i64)
+                && r < 0
+            {
+                causes.push(FieldError::invalid(
+                    "spec.replicas",
+                    r,
+                    "must be greater than or equal to 0",
+                ));
+            }
+            if obj.pointer("/spec/selector").is_none_or(Value::is_null) {
+                causes.push(FieldError::required("spec.selector", ""));
+            }
+        }
+        _ => {}
+    }
+    if causes.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid(def, name, causes))
+    }
+}
+
+fn cascade_delete(st: &mut State, s: Storage, gone: &Entry) {
+    match s {
+        Storage::Namespaces => {
+            for other in Storage::ALL {
+                if !other.def().namespaced {
+                    continue;
+                }
+                let names: Vec<Box<str>> = st
+                    .store
+                    .table(other)
+                    .range(Some(&gone.name))
+                    .map(|e| e.name.clone())
+                    .collect();
+                for n in names {
+                    st.store.remove(other, &gone.name, &n);
+                }
+            }
+        }
+        s if s.is_workload() => {
+            let uid = gone
+                .value()
+                .pointer("/metadata/uid")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            let pods = uid.map(|u| st.store.owned_pods(&u)).unwrap_or_default();
+            for p in pods {
+                st.store.remove(Storage::Pods, &gone.ns, &p);
+            }
+            st.next_index
+                .remove(&(s, gone.ns.to_string(), gone.name.to_string()));
+        }
+        _ => {}
+    }
+}
+
+/// Lists matching entries of one storage, from after `start` (a continue
+/// key), at most `limit`. Returns the entries, the resourceVersion they are
+/// consistent with, and the continue key if more remain.
+pub(crate) fn list_entries(
+    st: &State,
+    s: Storage,
+    ns: Option<&str>,
+    labels: &Selector,
+    fields: &Selector,
+    start: Option<&(String, String)>,
+    limit: Option<usize>,
+) -> (Vec<Arc<Entry>>, u64, Option<(String, String)>) {
+    let table = st.store.table(s);
+    let iter: Box<dyn Iterator<Item = &Arc<Entry>>> = match start {
+        Some((sns, sname)) => {
+            let from: (Box<str>, Box<str>) = (sns.as_str().into(), sname.as_str().into());
+            Box::new(
+                table
+                    .objects
+                    .range((std::ops::Bound::Excluded(from), std::ops::Bound::Unbounded))
+                    .map(|(_, e)| e)
+                    .take_while(move |e| ns.is_none_or(|n| &*e.ns == n)),
+            )
+        }
+        None => table.range(ns),
+    };
+    let mut out = Vec::new();
+    let mut next = None;
+    for e in iter {
+        if !entry_matches(e, labels, fields) {
+            continue;
+        }
+        if limit.is_some_and(|l| out.len() >= l) {
+            let last: &Arc<Entry> = out.last().unwrap_or(e);
+            next = Some((last.ns.to_string(), last.name.to_string()));
+            break;
+        }
+        out.push(e.clone());
+    }
+    (out, st.store.rv(), next)
+}
+
+pub(crate) fn entry_matches(e: &Entry, labels: &Selector, fields: &Selector) -> bool {
+    (labels.is_empty() || labels.matches_pairs(&e.labels))
+        && (fields.is_empty() || fields.matches(&|k| e.field(k)))
+}

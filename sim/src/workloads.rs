@@ -1,0 +1,464 @@
+//! Workload simulation: deployments, replicasets and statefulsets keep their
+//! pods in line with `spec.replicas`, and new pods start and become Ready on
+//! the sim's clock.
+//!
+//! Pods of workload NAME are `NAME-0`, `NAME-1`, ... in creation order; the
+//! numbering continues and never reuses a number while the workload exists. A
+//! scale-down removes the highest-numbered pods first. The pods are owned
+//! directly by the workload (no intermediate ReplicaSet). Reconciliation runs
+//! when `spec.replicas` changes, not when pods change, so pod edits made by
+//! the harness (failed, unready, terminating pods) stick.
+
+use std::sync::Arc;
+
+use jiff::Timestamp;
+use serde_json::{Value, json};
+
+use crate::resources::Storage;
+use crate::selector::label_selector_string;
+use crate::sim::{State, Transition, k8s_time};
+use crate::store::{Entry, EventType};
+
+/// The pod transitions the simulation schedules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodPhase {
+    /// Pending -> Running (start).
+    Running,
+    /// Running and unready -> Ready.
+    Ready,
+}
+
+fn storage_of_kind(kind: &str) -> Option<Storage> {
+    match kind {
+        "Deployment" => Some(Storage::Deployments),
+        "ReplicaSet" => Some(Storage::ReplicaSets),
+        "StatefulSet" => Some(Storage::StatefulSets),
+        _ => None,
+    }
+}
+
+fn index_of(workload: &str, pod: &str) -> Option<u64> {
+    pod.strip_prefix(workload)?.strip_prefix('-')?.parse().ok()
+}
+
+fn nanos(t: Timestamp) -> i128 {
+    t.as_nanosecond()
+}
+
+/// Brings the pods of workload `ns/name` to its `spec.replicas`, then
+/// refreshes its status.
+pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: Timestamp) {
+    let Some(entry) = st.store.table(s).get(ns, name).cloned() else {
+        return;
+    };
+    let obj = entry.value();
+    let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) else {
+        return;
+    };
+    let want = obj
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .unwrap_or(1)
+        .max(0) as usize;
+    let mut active: Vec<(Option<u64>, Box<str>)> = st
+        .store
+        .owned_pods(uid)
+        .into_iter()
+        .filter(|p| {
+            st.store
+                .table(Storage::Pods)
+                .get(ns, p)
+                .is_some_and(|e| !terminating(e))
+        })
+        .map(|p| (index_of(name, &p), p))
+        .collect();
+    let key = (s, ns.to_owned(), name.to_owned());
+    if active.len() < want {
+        let highest = active.iter().filter_map(|(i, _)| *i).max();
+        let mut next = st
+            .next_index
+            .get(&key)
+            .copied()
+            .unwrap_or(0)
+            .max(highest.map_or(0, |h| h + 1));
+        let delays = st
+            .delays
+            .get(&(ns.to_owned(), name.to_owned()))
+            .copied()
+            .unwrap_or(st.default_delays);
+        for _ in active.len()..want {
+            let mut pod_name = format!("{name}-{next}");
+            while st.store.table(Storage::Pods).get(ns, &pod_name).is_some() {
+                next += 1;
+                pod_name = format!("{name}-{next}");
+            }
+            next += 1;
+            create_pod(st, &obj, uid, &pod_name, now, delays);
+        }
+        st.next_index.insert(key, next);
+    } else if active.len() > want {
+        // Highest-numbered first; pods not named NAME-k go before numbered ones.
+        active.sort_by(|a, b| match (a.0, b.0) {
+            (Some(x), Some(y)) => y.cmp(&x),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (None, None) => b.1.cmp(&a.1),
+        });
+        let extra = active.len() - want;
+        for (_, p) in active.into_iter().take(extra) {
+            st.store.remove(Storage::Pods, ns, &p);
+        }
+    }
+    refresh_status(st, s, ns, name);
+}
+
+fn terminating(e: &Entry) -> bool {
+    e.value()
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+}
+
+fn create_pod(
+    st: &mut State,
+    owner: &Value,
+    owner_uid: &str,
+    pod_name: &str,
+    now: Timestamp,
+    delays: crate::sim::PodDelays,
+) {
+    let ns = owner
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("default");
+    let template = owner
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let mut meta = template
+        .get("metadata")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let uid = st.next_uid();
+    if let Some(m) = meta.as_object_mut() {
+        m.insert("name".into(), json!(pod_name));
+        m.insert("namespace".into(), json!(ns));
+        m.insert("uid".into(), json!(uid));
+        m.insert("creationTimestamp".into(), json!(k8s_time(now)));
+        m.insert("generation".into(), json!(1));
+        m.insert(
+            "ownerReferences".into(),
+            json!([{
+                "apiVersion": owner.get("apiVersion").cloned().unwrap_or(Value::Null),
+                "kind": owner.get("kind").cloned().unwrap_or(Value::Null),
+                "name": owner.pointer("/metadata/name").cloned().unwrap_or(Value::Null),
+                "uid": owner_uid,
+                "controller": true,
+                "blockOwnerDeletion": true,
+            }]),
+        );
+    }
+    let mut spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    if let Some(sp) = spec.as_object_mut() {
+        sp.insert("nodeName".into(), json!("sim-node-0"));
+    }
+    let mut pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": spec,
+        "status": {
+            "phase": "Pending",
+            "qosClass": "BestEffort",
+            "conditions": [{"type": "PodScheduled", "status": "True",
+                "lastTransitionTime": k8s_time(now)}],
+        },
+    });
+    if delays.running.is_positive() {
+        schedule(st, now + delays.running, ns, pod_name, PodPhase::Running);
+    } else {
+        st.ip_seq += 1;
+        set_running(&mut pod, now, !delays.ready.is_positive(), st.ip_seq);
+        if delays.ready.is_positive() {
+            schedule(st, now + delays.ready, ns, pod_name, PodPhase::Ready);
+        }
+    }
+    st.store.put(Storage::Pods, pod, EventType::Added);
+}
+
+fn schedule(st: &mut State, at: Timestamp, ns: &str, pod: &str, to: PodPhase) {
+    st.pending_seq += 1;
+    st.pending.insert(
+        (nanos(at), st.pending_seq),
+        Transition {
+            ns: ns.to_owned(),
+            pod: pod.to_owned(),
+            to,
+        },
+    );
+}
+
+fn containers(pod: &Value) -> Vec<(String, String)> {
+    pod.pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    let s = |k: &str| {
+                        c.get(k)
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    (s("name"), s("image"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn set_running(pod: &mut Value, at: Timestamp, ready: bool, ip: u64) {
+    let t = k8s_time(at);
+    let scheduled = pod
+        .pointer("/status/conditions/0/lastTransitionTime")
+        .cloned()
+        .unwrap_or_else(|| json!(t));
+    let flag = if ready { "True" } else { "False" };
+    let name = pod
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let statuses: Vec<Value> = containers(pod)
+        .into_iter()
+        .map(|(c, image)| {
+            json!({"name": c, "image": image, "imageID": "", "containerID": format!("sim://{name}/{c}"),
+                "ready": ready, "started": true, "restartCount": 0,
+                "state": {"running": {"startedAt": t}}})
+        })
+        .collect();
+    let pod_ip = format!(
+        "10.{}.{}.{}",
+        64 + (ip >> 16) % 64,
+        (ip >> 8) % 256,
+        ip % 256
+    );
+    pod["status"] = json!({
+        "phase": "Running",
+        "qosClass": "BestEffort",
+        "hostIP": "10.0.0.1",
+        "hostIPs": [{"ip": "10.0.0.1"}],
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "startTime": t,
+        "conditions": [
+            {"type": "PodReadyToStartContainers", "status": "True", "lastTransitionTime": t},
+            {"type": "Initialized", "status": "True", "lastTransitionTime": t},
+            {"type": "Ready", "status": flag, "lastTransitionTime": t},
+            {"type": "ContainersReady", "status": flag, "lastTransitionTime": t},
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": scheduled},
+        ],
+        "containerStatuses": statuses,
+    });
+}
+
+fn set_ready(pod: &mut Value, at: Timestamp) -> bool {
+    let t = k8s_time(at);
+    let Some(conds) = pod
+        .pointer_mut("/status/conditions")
+        .and_then(Value::as_array_mut)
+    else {
+        return false;
+    };
+    let mut changed = false;
+    for c in conds.iter_mut() {
+        let ty = c.get("type").and_then(Value::as_str).unwrap_or_default();
+        if matches!(ty, "Ready" | "ContainersReady") && c.get("status") != Some(&json!("True")) {
+            c["status"] = json!("True");
+            c["lastTransitionTime"] = json!(t);
+            changed = true;
+        }
+    }
+    if let Some(cs) = pod
+        .pointer_mut("/status/containerStatuses")
+        .and_then(Value::as_array_mut)
+    {
+        for c in cs {
+            c["ready"] = json!(true);
+        }
+    }
+    changed
+}
+
+/// Applies the transitions due by `now`, in due order.
+pub(crate) fn process_due(st: &mut State, now: Timestamp) {
+    let limit = nanos(now);
+    while let Some(entry) = st.pending.first_entry() {
+        if entry.key().0 > limit {
+            break;
+        }
+        let ((due, _), tr) = entry.remove_entry();
+        let at = Timestamp::from_nanosecond(due).unwrap_or(now);
+        let Some(e) = st.store.table(Storage::Pods).get(&tr.ns, &tr.pod).cloned() else {
+            continue;
+        };
+        let mut pod = e.value();
+        if pod
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|v| !v.is_null())
+        {
+            continue;
+        }
+        let changed = match tr.to {
+            PodPhase::Running => {
+                if pod.pointer("/status/phase") != Some(&json!("Pending")) {
+                    continue;
+                }
+                let delays = owner_delays(st, &e);
+                st.ip_seq += 1;
+                set_running(&mut pod, at, !delays.ready.is_positive(), st.ip_seq);
+                if delays.ready.is_positive() {
+                    schedule(st, at + delays.ready, &tr.ns, &tr.pod, PodPhase::Ready);
+                }
+                true
+            }
+            PodPhase::Ready => {
+                pod.pointer("/status/phase") == Some(&json!("Running")) && set_ready(&mut pod, at)
+            }
+        };
+        if changed {
+            let new = st.store.put(Storage::Pods, pod, EventType::Modified);
+            refresh_owner(st, &new);
+        }
+    }
+}
+
+fn owner_delays(st: &State, pod: &Entry) -> crate::sim::PodDelays {
+    let v = pod.value();
+    let owner = v
+        .pointer("/metadata/ownerReferences/0/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    st.delays
+        .get(&(pod.ns.to_string(), owner.to_owned()))
+        .copied()
+        .unwrap_or(st.default_delays)
+}
+
+/// Refreshes the status of the workload that owns `pod` (after a pod write).
+pub(crate) fn refresh_owner(st: &mut State, pod: &Arc<Entry>) {
+    if pod.owner.is_none() {
+        return;
+    }
+    let v = pod.value();
+    let Some(refs) = v
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+    else {
+        return;
+    };
+    for r in refs {
+        if r.get("controller").and_then(Value::as_bool) != Some(true) {
+            continue;
+        }
+        let kind = r.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+        if let Some(s) = storage_of_kind(kind) {
+            refresh_status(st, s, &pod.ns, name);
+        }
+    }
+}
+
+/// Recomputes `status` of a workload from its pods; writes only on change.
+pub(crate) fn refresh_status(st: &mut State, s: Storage, ns: &str, name: &str) {
+    let Some(entry) = st.store.table(s).get(ns, name).cloned() else {
+        return;
+    };
+    let mut obj = entry.value();
+    let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) else {
+        return;
+    };
+    let mut replicas = 0i64;
+    let mut ready = 0i64;
+    for p in st.store.owned_pods(uid) {
+        let Some(e) = st.store.table(Storage::Pods).get(ns, &p) else {
+            continue;
+        };
+        let pv = e.value();
+        if pv
+            .pointer("/metadata/deletionTimestamp")
+            .is_some_and(|v| !v.is_null())
+        {
+            continue;
+        }
+        replicas += 1;
+        let is_ready = pv
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.get("type") == Some(&json!("Ready"))
+                        && c.get("status") == Some(&json!("True"))
+                })
+            });
+        if is_ready {
+            ready += 1;
+        }
+    }
+    let generation = obj
+        .pointer("/metadata/generation")
+        .cloned()
+        .unwrap_or(json!(1));
+    let mut status = serde_json::Map::new();
+    status.insert("observedGeneration".into(), generation);
+    if replicas > 0 || s != Storage::Deployments {
+        status.insert("replicas".into(), json!(replicas));
+    }
+    for (k, v) in [
+        ("readyReplicas", ready),
+        ("availableReplicas", ready),
+        ("updatedReplicas", replicas),
+    ] {
+        if v > 0 {
+            status.insert(k.into(), json!(v));
+        }
+    }
+    if s == Storage::ReplicaSets && replicas > 0 {
+        status.insert("fullyLabeledReplicas".into(), json!(replicas));
+    }
+    if s == Storage::StatefulSets && replicas > 0 {
+        status.insert("currentReplicas".into(), json!(replicas));
+    }
+    let status = Value::Object(status);
+    if obj.get("status") == Some(&status) {
+        return;
+    }
+    obj["status"] = status;
+    st.store.put(s, obj, EventType::Modified);
+}
+
+/// The autoscaling/v1 `Scale` of a workload object.
+pub(crate) fn scale_of(obj: &Value) -> Value {
+    let m = |k: &str| {
+        obj.pointer(&format!("/metadata/{k}"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let selector = obj
+        .pointer("/spec/selector")
+        .and_then(|s| label_selector_string(s).ok())
+        .unwrap_or_default();
+    let mut status = json!({
+        "replicas": obj.pointer("/status/replicas").and_then(Value::as_i64).unwrap_or(0),
+    });
+    if !selector.is_empty() {
+        status["selector"] = json!(selector);
+    }
+    json!({
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": m("name"), "namespace": m("namespace"), "uid": m("uid"),
+            "resourceVersion": m("resourceVersion"), "creationTimestamp": m("creationTimestamp")},
+        "spec": {"replicas": obj.pointer("/spec/replicas").and_then(Value::as_i64).unwrap_or(0)},
+        "status": status,
+    })
+}

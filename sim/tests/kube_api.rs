@@ -1,0 +1,899 @@
+#![allow(clippy::unwrap_used)] // tests: a failed unwrap is a failed test
+
+//! kube-rs against the sim, in-process: CRUD and watch for every resource,
+//! a reflector staying in sync, 409 and 410, the scale subresource, HPA
+//! defaulting, validation and conversion, faults, aggregation, events.
+
+use std::time::Duration;
+
+use futures::{StreamExt, TryStreamExt};
+use hpa_sim::{Backend, PodDelays, Sim, SimConfig};
+use jiff::SignedDuration;
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
+use k8s_openapi::api::autoscaling::v1::{HorizontalPodAutoscaler as HpaV1, Scale};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Event as CoreEvent, Namespace, Pod};
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::Status;
+use serde_json::json;
+
+fn sim() -> Sim {
+    Sim::new(SimConfig::default())
+}
+
+fn api_err(e: kube::Error) -> Status {
+    match e {
+        kube::Error::Api(s) => *s,
+        other => panic!("expected an API error, got {other:?}"),
+    }
+}
+
+fn code(e: kube::Error) -> u16 {
+    api_err(e).code
+}
+
+fn deployment(name: &str, replicas: i32) -> Deployment {
+    serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "nginx",
+                    "resources": {"requests": {"cpu": "100m"}}}]}}}
+    }))
+    .unwrap()
+}
+
+fn hpa(name: &str, target: &str) -> HorizontalPodAutoscaler {
+    serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "maxReplicas": 10,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50}}}]}
+    }))
+    .unwrap()
+}
+
+async fn pod_names(pods: &Api<Pod>, selector: &str) -> Vec<String> {
+    let mut names: Vec<String> = pods
+        .list(&ListParams::default().labels(selector))
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|p| p.metadata.name.unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn pods_support_create_get_list_update_patch_status_and_delete() {
+    let sim = sim();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client());
+    let pod: Pod =
+        serde_json::from_value(json!({"metadata": {"name": "p", "labels": {"app": "x"}},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}}))
+        .unwrap();
+    let created = pods.create(&PostParams::default(), &pod).await.unwrap();
+    assert_eq!(created.status.unwrap().phase.as_deref(), Some("Pending"));
+    assert!(created.metadata.uid.is_some());
+    assert_eq!(
+        code(pods.create(&PostParams::default(), &pod).await.unwrap_err()),
+        409
+    );
+
+    let patched = pods
+        .patch_status("p", &PatchParams::default(), &Patch::Merge(json!({"status": {"phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})))
+        .await
+        .unwrap();
+    assert_eq!(
+        patched.status.as_ref().unwrap().phase.as_deref(),
+        Some("Running")
+    );
+
+    let mut got = pods.get("p").await.unwrap();
+    got.metadata
+        .labels
+        .as_mut()
+        .unwrap()
+        .insert("tier".into(), "web".into());
+    let replaced = pods
+        .replace("p", &PostParams::default(), &got)
+        .await
+        .unwrap();
+    assert_eq!(replaced.metadata.labels.unwrap()["tier"], "web");
+    assert_eq!(
+        replaced.status.unwrap().phase.as_deref(),
+        Some("Running"),
+        "PUT keeps status"
+    );
+
+    let listed = pods
+        .list(
+            &ListParams::default()
+                .labels("tier=web")
+                .fields("status.phase=Running"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 1);
+    let none = pods
+        .list(&ListParams::default().fields("status.phase=Failed"))
+        .await
+        .unwrap();
+    assert!(none.items.is_empty());
+    assert_eq!(
+        code(
+            pods.list(&ListParams::default().fields("spec.bogus=1"))
+                .await
+                .unwrap_err()
+        ),
+        400
+    );
+
+    pods.delete("p", &DeleteParams::default()).await.unwrap();
+    assert_eq!(code(pods.get("p").await.unwrap_err()), 404);
+}
+
+#[tokio::test]
+async fn creating_in_a_missing_namespace_is_not_found_and_namespaces_have_crud() {
+    let sim = sim();
+    let client = sim.client();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "nowhere");
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p"}})).unwrap();
+    let err = api_err(pods.create(&PostParams::default(), &pod).await.unwrap_err());
+    assert_eq!((err.code, err.reason.as_str()), (404, "NotFound"));
+
+    let nss: Api<Namespace> = Api::all(client);
+    let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": "nowhere"}})).unwrap();
+    nss.create(&PostParams::default(), &ns).await.unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    assert_eq!(
+        nss.get("nowhere")
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .phase
+            .as_deref(),
+        Some("Active")
+    );
+    nss.delete("nowhere", &DeleteParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        code(pods.get("p").await.unwrap_err()),
+        404,
+        "objects go with their namespace"
+    );
+}
+
+#[tokio::test]
+async fn stale_updates_conflict_with_409() {
+    let sim = sim();
+    let deps: Api<Deployment> = Api::default_namespaced(sim.client());
+    let first = deps
+        .create(&PostParams::default(), &deployment("web", 1))
+        .await
+        .unwrap();
+    let mut a = deps.get("web").await.unwrap();
+    a.metadata.labels = Some([("v".to_string(), "1".to_string())].into());
+    deps.replace("web", &PostParams::default(), &a)
+        .await
+        .unwrap();
+    let mut stale = first;
+    stale.metadata.labels = Some([("v".to_string(), "2".to_string())].into());
+    let err = api_err(
+        deps.replace("web", &PostParams::default(), &stale)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!((err.code, err.reason.as_str()), (409, "Conflict"));
+}
+
+#[tokio::test]
+async fn deployments_keep_their_pods_in_line_through_the_scale_subresource() {
+    let sim = sim();
+    let client = sim.client();
+    let deps: Api<Deployment> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    deps.create(&PostParams::default(), &deployment("web", 3))
+        .await
+        .unwrap();
+    assert_eq!(
+        pod_names(&pods, "app=web").await,
+        ["web-0", "web-1", "web-2"]
+    );
+    let pod = pods.get("web-0").await.unwrap();
+    let status = pod.status.unwrap();
+    assert_eq!(status.phase.as_deref(), Some("Running"));
+    assert!(status.start_time.is_some());
+    assert!(
+        status
+            .conditions
+            .unwrap()
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    );
+
+    let scale: Scale = deps.get_scale("web").await.unwrap();
+    assert_eq!(scale.spec.unwrap().replicas, Some(3));
+    let st = scale.status.unwrap();
+    assert_eq!((st.replicas, st.selector.as_deref()), (3, Some("app=web")));
+
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        pod_names(&pods, "app=web").await,
+        ["web-0", "web-1", "web-2", "web-3", "web-4"]
+    );
+    let mut scale = deps.get_scale("web").await.unwrap();
+    scale.spec.as_mut().unwrap().replicas = Some(2);
+    let after = deps
+        .replace_scale("web", &PostParams::default(), &scale)
+        .await
+        .unwrap();
+    assert_eq!(after.status.unwrap().replicas, 2);
+    assert_eq!(
+        pod_names(&pods, "app=web").await,
+        ["web-0", "web-1"],
+        "highest numbers go first"
+    );
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        pod_names(&pods, "app=web").await,
+        ["web-0", "web-1", "web-5"],
+        "numbers are not reused"
+    );
+    let d = deps.get("web").await.unwrap();
+    assert_eq!(d.status.unwrap().ready_replicas, Some(3));
+    let bad = api_err(
+        deps.patch_scale(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": -1}})),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert_eq!(bad.code, 422);
+
+    deps.delete("web", &DeleteParams::default()).await.unwrap();
+    assert!(
+        pod_names(&pods, "app=web").await.is_empty(),
+        "pods go with their workload"
+    );
+}
+
+#[tokio::test]
+async fn replicasets_and_statefulsets_scale_too() {
+    let sim = sim();
+    let client = sim.client();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let mut spec = serde_json::to_value(deployment("rs", 2)).unwrap();
+    spec["kind"] = json!("ReplicaSet");
+    let rss: Api<ReplicaSet> = Api::default_namespaced(client.clone());
+    rss.create(
+        &PostParams::default(),
+        &serde_json::from_value(spec).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pod_names(&pods, "app=rs").await, ["rs-0", "rs-1"]);
+    rss.patch_scale(
+        "rs",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(rss.get("rs").await.unwrap().status.unwrap().replicas, 1);
+
+    let mut spec = serde_json::to_value(deployment("db", 1)).unwrap();
+    spec["kind"] = json!("StatefulSet");
+    let sts: Api<StatefulSet> = Api::default_namespaced(client);
+    sts.create(
+        &PostParams::default(),
+        &serde_json::from_value(spec).unwrap(),
+    )
+    .await
+    .unwrap();
+    sts.patch_scale(
+        "db",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 2}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pod_names(&pods, "app=db").await, ["db-0", "db-1"]);
+    assert_eq!(
+        sts.get_scale("db").await.unwrap().status.unwrap().replicas,
+        2
+    );
+    assert_eq!(
+        sts.get_status("db").await.unwrap().status.unwrap().replicas,
+        2
+    );
+}
+
+#[tokio::test]
+async fn new_pods_become_ready_when_the_virtual_clock_passes_their_delay() {
+    let sim = sim();
+    sim.set_pod_delays(
+        "default",
+        "web",
+        PodDelays {
+            running: SignedDuration::ZERO,
+            ready: SignedDuration::from_secs(30),
+        },
+    );
+    let client = sim.client();
+    let deps: Api<Deployment> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    deps.create(&PostParams::default(), &deployment("web", 1))
+        .await
+        .unwrap();
+    let ready = |p: &Pod| {
+        p.status
+            .as_ref()
+            .unwrap()
+            .conditions
+            .as_ref()
+            .unwrap()
+            .iter()
+            .any(|c| c.type_ == "Ready" && c.status == "True")
+    };
+    let start = sim.clock().now();
+    assert!(!ready(&pods.get("web-0").await.unwrap()));
+    sim.advance(SignedDuration::from_secs(29));
+    assert!(!ready(&pods.get("web-0").await.unwrap()));
+    sim.advance(SignedDuration::from_secs(1));
+    let pod = pods.get("web-0").await.unwrap();
+    assert!(ready(&pod));
+    let cond = pod
+        .status
+        .unwrap()
+        .conditions
+        .unwrap()
+        .into_iter()
+        .find(|c| c.type_ == "Ready")
+        .unwrap();
+    assert_eq!(
+        cond.last_transition_time.unwrap().0,
+        start + SignedDuration::from_secs(30)
+    );
+    assert_eq!(
+        deps.get("web")
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .ready_replicas,
+        Some(1)
+    );
+}
+
+#[tokio::test]
+async fn hpas_are_defaulted_validated_and_served_as_v1_and_v2() {
+    let sim = sim();
+    let client = sim.client();
+    let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(client.clone());
+    let mut h = hpa("web", "web");
+    h.spec.behavior = Some(
+        serde_json::from_value(json!({"scaleDown": {"stabilizationWindowSeconds": 60}})).unwrap(),
+    );
+    let created = v2.create(&PostParams::default(), &h).await.unwrap();
+    let spec = created.spec;
+    assert_eq!(spec.min_replicas, Some(1));
+    let b = spec.behavior.unwrap();
+    assert_eq!(b.scale_up.unwrap().policies.unwrap().len(), 2);
+    assert_eq!(
+        b.scale_down.as_ref().unwrap().stabilization_window_seconds,
+        Some(60)
+    );
+    assert_eq!(b.scale_down.unwrap().select_policy.as_deref(), Some("Max"));
+
+    let v1: Api<HpaV1> = Api::default_namespaced(client.clone());
+    let old = v1.get("web").await.unwrap();
+    assert_eq!(old.spec.target_cpu_utilization_percentage, Some(50));
+
+    let status = v2
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(json!({"status": {"currentReplicas": 2,
+            "desiredReplicas": 3, "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu",
+            "current": {"averageUtilization": 70, "averageValue": "70m"}}}]}})))
+        .await
+        .unwrap();
+    assert_eq!(status.status.unwrap().desired_replicas, 3);
+    let old = v1.get_status("web").await.unwrap();
+    assert_eq!(
+        old.status.unwrap().current_cpu_utilization_percentage,
+        Some(70)
+    );
+
+    let mut bad = hpa("bad", "web");
+    bad.spec.min_replicas = Some(20);
+    let err = api_err(v2.create(&PostParams::default(), &bad).await.unwrap_err());
+    assert_eq!((err.code, err.reason.as_str()), (422, "Invalid"));
+    assert!(err.message.contains("spec.maxReplicas"), "{}", err.message);
+
+    let raw: Api<kube::api::DynamicObject> = Api::default_namespaced_with(
+        client,
+        &kube::api::ApiResource::erase::<HorizontalPodAutoscaler>(&()),
+    );
+    let missing_max: kube::api::DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "nomax"},
+        "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"},
+            "metrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "-1"}}}]}}))
+    .unwrap();
+    let err = api_err(
+        raw.create(&PostParams::default(), &missing_max)
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(err.code, 422);
+    assert!(
+        err.message.contains("spec.maxReplicas: Required value"),
+        "{}",
+        err.message
+    );
+    assert!(
+        err.message
+            .contains("spec.metrics[0].pods.target.averageValue"),
+        "{}",
+        err.message
+    );
+}
+
+#[tokio::test]
+async fn leases_events_and_apiservices_have_crud() {
+    let sim = sim();
+    let client = sim.client();
+    let leases: Api<Lease> = Api::default_namespaced(client.clone());
+    let lease: Lease = serde_json::from_value(
+        json!({"metadata": {"name": "hpa"}, "spec": {"holderIdentity": "a"}}),
+    )
+    .unwrap();
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    let got = leases
+        .patch(
+            "hpa",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"holderIdentity": "b"}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(got.spec.unwrap().holder_identity.as_deref(), Some("b"));
+    leases
+        .delete("hpa", &DeleteParams::default())
+        .await
+        .unwrap();
+
+    let events: Api<Event> = Api::default_namespaced(client.clone());
+    let ev: Event = serde_json::from_value(json!({"metadata": {"name": "e1"},
+        "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "hpa", "reportingInstance": "hpa-0",
+        "action": "Scale", "reason": "SuccessfulRescale", "type": "Normal", "note": "New size: 3",
+        "regarding": {"kind": "HorizontalPodAutoscaler", "name": "web", "namespace": "default"}}))
+    .unwrap();
+    events.create(&PostParams::default(), &ev).await.unwrap();
+    let core: Api<CoreEvent> = Api::default_namespaced(client.clone());
+    let found = core
+        .list(&ListParams::default().fields("involvedObject.name=web,reason=SuccessfulRescale"))
+        .await
+        .unwrap();
+    assert_eq!(found.items.len(), 1);
+    assert_eq!(found.items[0].message.as_deref(), Some("New size: 3"));
+    let by_regarding = events
+        .list(&ListParams::default().fields("regarding.name=web"))
+        .await
+        .unwrap();
+    assert_eq!(by_regarding.items[0].note.as_deref(), Some("New size: 3"));
+    assert!(
+        events
+            .list(&ListParams::default().fields("regarding.name=db"))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    events.delete("e1", &DeleteParams::default()).await.unwrap();
+
+    let svcs: Api<APIService> = Api::all(client);
+    let svc: APIService = serde_json::from_value(json!({"metadata": {"name": "v1beta1.metrics.k8s.io"},
+        "spec": {"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100,
+            "versionPriority": 100, "service": {"namespace": "kube-system", "name": "metrics-server"}}}))
+    .unwrap();
+    svcs.create(&PostParams::default(), &svc).await.unwrap();
+    assert_eq!(
+        svcs.list(&ListParams::default()).await.unwrap().items.len(),
+        1
+    );
+    svcs.delete("v1beta1.metrics.k8s.io", &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_reflector_stays_in_sync_through_updates_and_deletes() {
+    let sim = sim();
+    let client = sim.client();
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let deps: Api<Deployment> = Api::default_namespaced(client);
+    deps.create(&PostParams::default(), &deployment("web", 2))
+        .await
+        .unwrap();
+    let (reader, writer) = kube::runtime::reflector::store();
+    let stream = kube::runtime::reflector(
+        writer,
+        kube::runtime::watcher(pods.clone(), Default::default()),
+    );
+    let task = tokio::spawn(stream.for_each(|_| async {}));
+    reader.wait_until_ready().await.unwrap();
+
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    pods.patch_status(
+        "web-1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"phase": "Failed"}})),
+    )
+    .await
+    .unwrap();
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 3}})),
+    )
+    .await
+    .unwrap();
+
+    let wanted = ["web-0", "web-1", "web-2"];
+    let mut ok = false;
+    for _ in 0..200 {
+        let mut names: Vec<String> = reader
+            .state()
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        let failed = reader.state().iter().any(|p| {
+            p.metadata.name.as_deref() == Some("web-1")
+                && p.status.as_ref().unwrap().phase.as_deref() == Some("Failed")
+        });
+        if names == wanted && failed {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    task.abort();
+    assert!(
+        ok,
+        "reflector did not converge: {:?}",
+        reader
+            .state()
+            .iter()
+            .map(|p| p.metadata.name.clone())
+            .collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn watches_report_added_modified_deleted_and_bookmarks() {
+    let sim = sim();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client());
+    let rv = pods
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = pods
+        .watch(&WatchParams::default().labels("app=w").timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let pod: Pod =
+        serde_json::from_value(json!({"metadata": {"name": "w", "labels": {"app": "w"}}})).unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    pods.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"annotations": {"a": "b"}}})),
+    )
+    .await
+    .unwrap();
+    pods.patch(
+        "w",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"labels": {"app": "other"}}})),
+    )
+    .await
+    .unwrap();
+    let mut kinds = Vec::new();
+    for _ in 0..3 {
+        match stream.try_next().await.unwrap().unwrap() {
+            WatchEvent::Added(_) => kinds.push("ADDED"),
+            WatchEvent::Modified(_) => kinds.push("MODIFIED"),
+            WatchEvent::Deleted(_) => kinds.push("DELETED"),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(
+        kinds,
+        ["ADDED", "MODIFIED", "DELETED"],
+        "leaving the selection reads as DELETED"
+    );
+
+    let sim = Sim::new(SimConfig {
+        bookmark_interval: Duration::from_millis(20),
+        ..SimConfig::default()
+    });
+    let pods: Api<Pod> = Api::default_namespaced(sim.client());
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(5), "1")
+        .await
+        .unwrap()
+        .boxed();
+    let first = tokio::time::timeout(Duration::from_secs(2), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(matches!(first, WatchEvent::Bookmark(_)), "{first:?}");
+}
+
+#[tokio::test]
+async fn a_watch_from_an_expired_resource_version_gets_410_gone() {
+    let sim = Sim::new(SimConfig {
+        watch_history: 3,
+        ..SimConfig::default()
+    });
+    let pods: Api<Pod> = Api::default_namespaced(sim.client());
+    let rv = pods
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    for i in 0..5 {
+        let pod: Pod =
+            serde_json::from_value(json!({"metadata": {"name": format!("p{i}")}})).unwrap();
+        pods.create(&PostParams::default(), &pod).await.unwrap();
+    }
+    let mut stream = pods
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    match stream.try_next().await.unwrap().unwrap() {
+        WatchEvent::Error(e) => assert_eq!((e.code, e.reason.as_str()), (410, "Expired")),
+        other => panic!("expected 410, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn injected_faults_and_scale_overrides_apply() {
+    let sim = sim();
+    let client = sim.client();
+    let deps: Api<Deployment> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    deps.create(&PostParams::default(), &deployment("web", 2))
+        .await
+        .unwrap();
+
+    sim.faults().override_scale_replicas("default", "web", 4, 3);
+    sim.faults().override_scale_selector("default", "web", "");
+    let s = deps.get_scale("web").await.unwrap();
+    assert_eq!(s.spec.unwrap().replicas, Some(4));
+    assert_eq!(s.status.as_ref().unwrap().replicas, 3);
+    assert_eq!(s.status.unwrap().selector, None);
+    assert_eq!(
+        pod_names(&pods, "app=web").await.len(),
+        2,
+        "overrides create no pods"
+    );
+
+    sim.faults().fail_get_scale("default", "web", true);
+    assert_eq!(code(deps.get_scale("web").await.unwrap_err()), 500);
+    sim.faults().fail_get_scale("default", "web", false);
+    sim.faults().fail_update_scale("default", "web", true);
+    let p = Patch::Merge(json!({"spec": {"replicas": 3}}));
+    assert_eq!(
+        code(
+            deps.patch_scale("web", &PatchParams::default(), &p)
+                .await
+                .unwrap_err()
+        ),
+        500
+    );
+    sim.faults().fail_update_scale("default", "web", false);
+    sim.faults().conflict_update_scale("default", "web", 1);
+    assert_eq!(
+        code(
+            deps.patch_scale("web", &PatchParams::default(), &p)
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
+    deps.patch_scale("web", &PatchParams::default(), &p)
+        .await
+        .unwrap();
+
+    let hpas: Api<HorizontalPodAutoscaler> = Api::default_namespaced(client);
+    hpas.create(&PostParams::default(), &hpa("web", "web"))
+        .await
+        .unwrap();
+    sim.faults().conflict_hpa_status("default", "web", 2);
+    let st = Patch::Merge(json!({"status": {"currentReplicas": 3, "desiredReplicas": 3}}));
+    assert_eq!(
+        code(
+            hpas.patch_status("web", &PatchParams::default(), &st)
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
+    assert_eq!(
+        code(
+            hpas.patch_status("web", &PatchParams::default(), &st)
+                .await
+                .unwrap_err()
+        ),
+        409
+    );
+    hpas.patch_status("web", &PatchParams::default(), &st)
+        .await
+        .unwrap();
+
+    let counts = sim.requests().snapshot();
+    assert_eq!(
+        counts[&("get".to_string(), "deployments.apps/scale".to_string())],
+        2
+    );
+    assert_eq!(
+        counts[&(
+            "patch".to_string(),
+            "horizontalpodautoscalers.autoscaling/status".to_string()
+        )],
+        3
+    );
+}
+
+#[tokio::test]
+async fn aggregated_metrics_apis_are_proxied_to_the_backend() {
+    let backend = axum::Router::new().route(
+        "/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods",
+        axum::routing::get(
+            |axum::extract::Path(ns): axum::extract::Path<String>, uri: http::Uri| async move {
+                axum::Json(json!({"kind": "PodMetricsList", "ns": ns, "query": uri.query()}))
+            },
+        ),
+    );
+    let sim = Sim::new(SimConfig {
+        metrics: Some(Backend::Router(backend)),
+        ..SimConfig::default()
+    });
+    let client = sim.client();
+    let req = http::Request::get(
+        "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dweb",
+    )
+    .body(Vec::new())
+    .unwrap();
+    let v: serde_json::Value = client.request(req).await.unwrap();
+    assert_eq!(v["ns"], "default");
+    assert_eq!(v["query"], "labelSelector=app%3Dweb");
+    let groups = client.list_api_groups().await.unwrap();
+    assert!(
+        groups
+            .groups
+            .iter()
+            .any(|g| g.name == "custom.metrics.k8s.io")
+    );
+
+    // A registered local APIService (no service) is not proxied.
+    let svcs: Api<APIService> = Api::all(client.clone());
+    let local: APIService = serde_json::from_value(json!({"metadata": {"name": "v1beta1.metrics.k8s.io"},
+        "spec": {"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 1, "versionPriority": 1}}))
+    .unwrap();
+    svcs.create(&PostParams::default(), &local).await.unwrap();
+    let req = http::Request::get("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods")
+        .body(Vec::new())
+        .unwrap();
+    assert!(client.request::<serde_json::Value>(req).await.is_err());
+}
+
+#[tokio::test]
+async fn kube_discovery_finds_every_resource() {
+    let sim = sim();
+    let discovery = kube::Discovery::new(sim.client()).run().await.unwrap();
+    for (group, kind) in [
+        ("", "Pod"),
+        ("", "Namespace"),
+        ("", "Event"),
+        ("events.k8s.io", "Event"),
+        ("apps", "Deployment"),
+        ("apps", "ReplicaSet"),
+        ("apps", "StatefulSet"),
+        ("autoscaling", "HorizontalPodAutoscaler"),
+        ("coordination.k8s.io", "Lease"),
+        ("apiregistration.k8s.io", "APIService"),
+    ] {
+        let g = discovery
+            .get(group)
+            .unwrap_or_else(|| panic!("group {group:?} missing"));
+        assert!(g.recommended_kind(kind).is_some(), "{group}/{kind} missing");
+    }
+    let auto = discovery.get("autoscaling").unwrap();
+    assert_eq!(auto.preferred_version_or_latest(), "v2");
+}
+
+#[tokio::test]
+async fn the_event_recorder_publishes_into_the_sim() {
+    let sim = sim();
+    let client = sim.client();
+    let hpas: Api<HorizontalPodAutoscaler> = Api::default_namespaced(client.clone());
+    let h = hpas
+        .create(&PostParams::default(), &hpa("web", "web"))
+        .await
+        .unwrap();
+    let reporter = kube::runtime::events::Reporter {
+        controller: "horizontal-pod-autoscaler".into(),
+        instance: None,
+    };
+    let recorder = kube::runtime::events::Recorder::new(client.clone(), reporter);
+    let oref = kube::Resource::object_ref(&h, &());
+    for _ in 0..2 {
+        recorder
+            .publish(
+                &kube::runtime::events::Event {
+                    type_: kube::runtime::events::EventType::Normal,
+                    reason: "SuccessfulRescale".into(),
+                    note: Some("New size: 3; reason: cpu resource utilization (percentage of request) above target".into()),
+                    action: "Scale".into(),
+                    secondary: None,
+                },
+                &oref,
+            )
+            .await
+            .unwrap();
+    }
+    let events: Api<Event> = Api::default_namespaced(client);
+    let list = events
+        .list(&ListParams::default().fields("regarding.name=web"))
+        .await
+        .unwrap();
+    assert_eq!(
+        list.items.len(),
+        1,
+        "the second publish is a series update of the first"
+    );
+    assert_eq!(list.items[0].reason.as_deref(), Some("SuccessfulRescale"));
+}
