@@ -853,8 +853,9 @@ pub struct ContainerUsage {
 
 /// Reduces PodMetrics to one sample per pod (upstream metrics client
 /// `GetResourceMetric`): with no container named, a pod counts only when every
-/// container reports the resource; a named container must be present in every
-/// pod. Returns the samples and the first item's timestamp.
+/// container reports the resource; a named container is read where present
+/// (see the note inside on pods lacking it). Returns the samples and the
+/// first item's timestamp.
 pub fn pod_resource_metrics(
     samples: &[PodResourceSample],
     resource: &str,
@@ -888,15 +889,13 @@ pub fn pod_resource_metrics(
                 );
             }
         } else {
-            let c = s
-                .containers
-                .iter()
-                .find(|c| c.name == container)
-                .ok_or_else(|| CalcError::ContainerNotInMetrics {
-                    container: container.to_owned(),
-                    namespace: s.namespace.clone(),
-                    pod: s.pod.clone(),
-                })?;
+            // A pod lacking the container has no sample (it counts as missing,
+            // or is ignored if it failed), as upstream's newest unit test
+            // "failed pods ignored with missing container metric" requires;
+            // only when no pod reports the container is it an error.
+            let Some(c) = s.containers.iter().find(|c| c.name == container) else {
+                continue;
+            };
             if let Some(q) = c.usage.get(resource) {
                 out.insert(
                     s.pod.clone(),
@@ -908,6 +907,17 @@ pub fn pod_resource_metrics(
                 );
             }
         }
+    }
+    if !container.is_empty()
+        && !samples
+            .iter()
+            .any(|s| s.containers.iter().any(|c| c.name == container))
+    {
+        return Err(CalcError::ContainerNotInMetrics {
+            container: container.to_owned(),
+            namespace: first.namespace.clone(),
+            pod: first.pod.clone(),
+        });
     }
     Ok((out, first.timestamp))
 }
