@@ -46,9 +46,7 @@ pub fn parse_go_duration(input: &str) -> Result<Duration, ConfigError> {
         if number_len == 0 {
             return Err(err("expected a number"));
         }
-        let number: f64 = rest[..number_len]
-            .parse()
-            .map_err(|_| err("bad number"))?;
+        let number: f64 = rest[..number_len].parse().map_err(|_| err("bad number"))?;
         rest = &rest[number_len..];
         let unit_len = rest
             .find(|c: char| c.is_ascii_digit() || c == '.')
@@ -142,9 +140,11 @@ impl FeatureGates {
     pub fn parse(spec: &str) -> Result<Self, ConfigError> {
         let mut gates = Self::default();
         for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let (name, value) = entry.split_once('=').ok_or_else(|| ConfigError::FeatureGate {
-                entry: entry.to_string(),
-            })?;
+            let (name, value) = entry
+                .split_once('=')
+                .ok_or_else(|| ConfigError::FeatureGate {
+                    entry: entry.to_string(),
+                })?;
             let on = match value.trim().to_ascii_lowercase().as_str() {
                 "true" => true,
                 "false" => false,
@@ -321,11 +321,17 @@ mod tests {
     #[test]
     fn flags_set_by_upstream_name() {
         let mut c = ControllerConfig::default();
-        c.set_flag("horizontal-pod-autoscaler-sync-period", "30s").unwrap();
-        c.set_flag("--horizontal-pod-autoscaler-tolerance", "0.2").unwrap();
-        c.set_flag("concurrent-horizontal-pod-autoscaler-syncs", "2").unwrap();
-        c.set_flag("feature-gates", "HPAScaleToZero=true,HPAConfigurableTolerance=false")
+        c.set_flag("horizontal-pod-autoscaler-sync-period", "30s")
             .unwrap();
+        c.set_flag("--horizontal-pod-autoscaler-tolerance", "0.2")
+            .unwrap();
+        c.set_flag("concurrent-horizontal-pod-autoscaler-syncs", "2")
+            .unwrap();
+        c.set_flag(
+            "feature-gates",
+            "HPAScaleToZero=true,HPAConfigurableTolerance=false",
+        )
+        .unwrap();
         assert_eq!(c.sync_period, Duration::from_secs(30));
         assert!((c.tolerance - 0.2).abs() < f64::EPSILON);
         assert_eq!(c.workers, 2);
@@ -336,6 +342,9 @@ mod tests {
             Err(FlagError::Unknown("no-such-flag".into()))
         );
         assert!(c.set_flag("feature-gates", "Bogus=true").is_err());
-        assert!(c.set_flag("concurrent-horizontal-pod-autoscaler-syncs", "0").is_err());
+        assert!(
+            c.set_flag("concurrent-horizontal-pod-autoscaler-syncs", "0")
+                .is_err()
+        );
     }
 }

@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::Serialize;
 
+use hpa_core::DecisionTrace;
+
 use super::events::HpaEvent;
 
 /// One reconciliation's outcome.
@@ -36,8 +38,9 @@ pub struct DecisionRecord {
     /// The reconciliation's error, if any.
     pub error: Option<String>,
     /// The core's decision trace: inputs, per-metric proposals, the
-    /// stabilization and policy steps.
-    pub trace: serde_json::Value,
+    /// stabilization and policy steps (absent when no decision was reached,
+    /// e.g. the scale could not be read).
+    pub trace: Option<DecisionTrace>,
 }
 
 impl DecisionRecord {
@@ -85,7 +88,12 @@ impl DecisionLog {
     pub fn latest(&self, key: &str, n: usize) -> Vec<DecisionRecord> {
         self.lock()
             .get(key)
-            .map(|list| list.iter().skip(list.len().saturating_sub(n)).cloned().collect())
+            .map(|list| {
+                list.iter()
+                    .skip(list.len().saturating_sub(n))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -114,7 +122,9 @@ impl DecisionLog {
                             .as_ref()
                             .and_then(|r| r.observed_status.as_ref())
                             .map(|s| s.desired_replicas),
-                        controller_desired_replicas: latest.as_ref().and_then(|r| r.desired_replicas),
+                        controller_desired_replicas: latest
+                            .as_ref()
+                            .and_then(|r| r.desired_replicas),
                         decisions: list.iter().cloned().collect(),
                     }
                 })
@@ -164,7 +174,7 @@ mod tests {
             computed_status: None,
             events: vec![],
             error: None,
-            trace: serde_json::Value::Null,
+            trace: None,
         }
     }
 
@@ -176,7 +186,10 @@ mod tests {
         log.push("ns/a", record(3, 1));
         let latest = log.latest("ns/a", 10);
         assert_eq!(
-            latest.iter().map(|r| r.desired_replicas).collect::<Vec<_>>(),
+            latest
+                .iter()
+                .map(|r| r.desired_replicas)
+                .collect::<Vec<_>>(),
             vec![Some(2), Some(3)]
         );
         assert_eq!(log.latest("ns/a", 1)[0].desired_replicas, Some(3));

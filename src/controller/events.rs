@@ -23,53 +23,13 @@ pub const REPORTING_CONTROLLER: &str = "horizontal-pod-autoscaler";
 /// How long a repeated event is folded into the first one's series.
 pub const SERIES_WINDOW: SignedDuration = SignedDuration::from_secs(6 * 60);
 
-/// Normal or Warning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-pub enum EventType {
-    Normal,
-    Warning,
-}
-
-impl EventType {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Normal => "Normal",
-            Self::Warning => "Warning",
-        }
-    }
-}
-
-/// One event to record: type, upstream reason, message.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct HpaEvent {
-    pub type_: EventType,
-    pub reason: String,
-    pub message: String,
-}
-
-impl HpaEvent {
-    pub fn normal(reason: &str, message: impl Into<String>) -> Self {
-        Self {
-            type_: EventType::Normal,
-            reason: reason.to_string(),
-            message: message.into(),
-        }
-    }
-
-    pub fn warning(reason: &str, message: impl Into<String>) -> Self {
-        Self {
-            type_: EventType::Warning,
-            reason: reason.to_string(),
-            message: message.into(),
-        }
-    }
-}
+pub use hpa_core::decide::{Event as HpaEvent, EventType};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct SeriesKey {
     namespace: String,
     regarding: String,
-    type_: EventType,
+    type_: &'static str,
     reason: String,
     message: String,
 }
@@ -138,7 +98,7 @@ impl EventRecorder {
         let key = SeriesKey {
             namespace: namespace.clone(),
             regarding: regarding.name.clone().unwrap_or_default(),
-            type_: event.type_,
+            type_: event.type_.as_str(),
             reason: event.reason.clone(),
             message: event.message.clone(),
         };
@@ -178,7 +138,9 @@ impl EventRecorder {
         let name = format!(
             "{}.{:x}",
             regarding.name.as_deref().unwrap_or(REPORTING_CONTROLLER),
-            now.as_nanosecond().unsigned_abs().wrapping_add(u128::from(seq))
+            now.as_nanosecond()
+                .unsigned_abs()
+                .wrapping_add(u128::from(seq))
         );
         let object = Event {
             metadata: ObjectMeta {

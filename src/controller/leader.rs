@@ -212,7 +212,11 @@ impl LeaderElector {
             new_spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
         }
         lease.spec = Some(new_spec);
-        match self.api.replace(&self.name, &PostParams::default(), &lease).await {
+        match self
+            .api
+            .replace(&self.name, &PostParams::default(), &lease)
+            .await
+        {
             Ok(updated) => {
                 self.observe(&updated);
                 Ok(true)
@@ -228,15 +232,15 @@ impl LeaderElector {
 
     /// Gives the Lease up if held, so that a standby takes over at once.
     pub async fn release(&mut self) -> Result<(), LeaderError> {
-        let Some(mut lease) = self
-            .api
-            .get_opt(&self.name)
-            .await
-            .map_err(|source| LeaderError::Get {
-                namespace: self.namespace.clone(),
-                name: self.name.clone(),
-                source,
-            })?
+        let Some(mut lease) =
+            self.api
+                .get_opt(&self.name)
+                .await
+                .map_err(|source| LeaderError::Get {
+                    namespace: self.namespace.clone(),
+                    name: self.name.clone(),
+                    source,
+                })?
         else {
             return Ok(());
         };

@@ -201,11 +201,7 @@ impl ControllerMetrics {
             let wq = registry
                 .sub_registry_with_prefix("workqueue")
                 .sub_registry_with_label(("name".into(), "horizontalpodautoscaler".into()));
-            wq.register(
-                "depth",
-                "Current depth of workqueue",
-                queue.depth.clone(),
-            );
+            wq.register("depth", "Current depth of workqueue", queue.depth.clone());
             wq.register(
                 "adds",
                 "Total number of adds handled by workqueue",
@@ -322,7 +318,12 @@ mod tests {
     fn metric_names_are_upstreams() {
         let metrics = ControllerMetrics::new();
         metrics.record_reconciliation(ActionLabel::ScaleUp, ErrorLabel::None, 0.002);
-        metrics.record_metric_computation(ActionLabel::ScaleUp, ErrorLabel::None, "Resource", 0.001);
+        metrics.record_metric_computation(
+            ActionLabel::ScaleUp,
+            ErrorLabel::None,
+            "Resource",
+            0.001,
+        );
         metrics.queue.depth.set(3);
         let text = metrics.encode();
         for name in [

@@ -1,15 +1,39 @@
 //! The HPA controller: a kube-rs shell around the pure decision core
-//! (`hpa-core`).
+//! (`hpa-core`), meant to replace kube-controller-manager's HPA controller
+//! with the same flags and observable behaviour, or to shadow it (`--dry-run`).
 //!
-//! Pieces: [`config`] (upstream flags), [`queue`] (the work queue),
-//! [`metrics`] (Prometheus), [`leader`] (Lease election), [`scale`] (scale
-//! targets by discovery), [`events`] (Kubernetes events).
+//! - [`runtime`]: reflectors, work queue, workers, leader election, and the
+//!   [`ControllerHandle`] that the CLI and the harness drive;
+//! - [`reconcile`]: one HPA once: gather, let the core decide, apply;
+//! - [`context`]: the shared [`Context`];
+//! - [`config`]: upstream flags and defaults;
+//! - [`queue`]: the deduplicating, per-key exclusive work queue;
+//! - [`scale`]: scale targets by discovery and the `/scale` subresource;
+//! - [`metrics_client`]: the aggregated metrics APIs;
+//! - [`events`]: Kubernetes events on the injected clock;
+//! - [`history`]: per-HPA recommendations and scale events;
+//! - [`decisions`]: the decision log behind `/debug/decisions`;
+//! - [`metrics`]: Prometheus metrics with upstream's names;
+//! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`;
+//! - [`leader`]: Lease-based leader election.
 
 pub mod config;
+pub mod context;
 pub mod decisions;
 pub mod events;
+pub mod history;
 pub mod leader;
 pub mod metrics;
+pub mod metrics_client;
 pub mod queue;
+pub mod reconcile;
+pub mod runtime;
 pub mod scale;
 pub mod server;
+
+pub use config::ControllerConfig;
+pub use context::Context;
+pub use history::{AgedRecommendation, AgedScaleEvent, Direction};
+pub use runtime::{
+    ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode, SyncReport,
+};

@@ -40,7 +40,10 @@ impl Backoff {
     /// The delay after `failures` earlier failures.
     pub fn delay(&self, failures: u32) -> Duration {
         let factor = 2u32.checked_pow(failures.min(31)).unwrap_or(u32::MAX);
-        self.base.checked_mul(factor).unwrap_or(self.max).min(self.max)
+        self.base
+            .checked_mul(factor)
+            .unwrap_or(self.max)
+            .min(self.max)
     }
 }
 

@@ -20,7 +20,9 @@ pub enum ScaleError {
     #[error("invalid API version in scale target reference: {0}")]
     InvalidApiVersion(String),
     /// Discovery knows no such kind in that group.
-    #[error("unable to determine resource for scale target reference: no matches for kind {kind:?} in group {group:?}")]
+    #[error(
+        "unable to determine resource for scale target reference: no matches for kind {kind:?} in group {group:?}"
+    )]
     UnknownKind {
         group: String,
         kind: String,
@@ -128,12 +130,16 @@ impl ScaleResolver {
         client: &kube::Client,
         target: &ScaleTarget,
     ) -> Result<Scale, ScaleError> {
-        target.api(client).get_scale(&target.name).await.map_err(|source| {
-            if is_not_found(&source) {
-                self.forget(target);
-            }
-            ScaleError::Get { source }
-        })
+        target
+            .api(client)
+            .get_scale(&target.name)
+            .await
+            .map_err(|source| {
+                if is_not_found(&source) {
+                    self.forget(target);
+                }
+                ScaleError::Get { source }
+            })
     }
 
     /// PUT the scale with new spec replicas (optimistic: the scale's
@@ -185,7 +191,11 @@ async fn discover(
             }
         };
     let (resource, caps) = found.ok_or_else(|| unknown(None))?;
-    if !caps.subresources.iter().any(|(sub, _)| sub.plural == "scale") {
+    if !caps
+        .subresources
+        .iter()
+        .any(|(sub, _)| sub.plural == "scale")
+    {
         return Err(ScaleError::NoScaleSubresource {
             resource: resource.plural.clone(),
             kind: resource.kind.clone(),

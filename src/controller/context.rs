@@ -1,0 +1,178 @@
+//! Everything a reconcile needs, in one value shared by the workers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use hpa_core::clock::Clock;
+use hpa_core::decide::OtherHpa;
+use hpa_core::{FeatureGates, Selector};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
+use kube::runtime::reflector::{ObjectRef, Store};
+
+use super::config::ControllerConfig;
+use super::decisions::DecisionLog;
+use super::events::EventRecorder;
+use super::history::HistoryStore;
+use super::metrics::ControllerMetrics;
+use super::metrics_client::MetricsClient;
+use super::scale::ScaleResolver;
+
+/// The pod selectors of the HPAs' targets, as last seen by their
+/// reconciles: upstream's `hpaSelectors`, for the ambiguous-selector check.
+#[derive(Debug, Clone, Default)]
+pub struct SelectorStore {
+    entries: Arc<Mutex<HashMap<String, Selector>>>,
+}
+
+impl SelectorStore {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Selector>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Remembers the selector of `key`.
+    pub fn set(&self, key: &str, selector: Selector) {
+        self.lock().insert(key.to_string(), selector);
+    }
+
+    /// Forgets `key`.
+    pub fn remove(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    /// The selectors of the other HPAs in `namespace`.
+    pub fn others(&self, namespace: &str, key: &str) -> Vec<OtherHpa> {
+        let prefix = format!("{namespace}/");
+        let mut others: Vec<OtherHpa> = self
+            .lock()
+            .iter()
+            .filter(|(k, _)| k.starts_with(&prefix) && k.as_str() != key)
+            .map(|(k, s)| OtherHpa {
+                key: k.clone(),
+                selector: s.clone(),
+            })
+            .collect();
+        others.sort_by(|a, b| a.key.cmp(&b.key));
+        others
+    }
+}
+
+/// The shared state of the controller.
+#[derive(Clone)]
+pub struct Context {
+    pub client: kube::Client,
+    pub config: ControllerConfig,
+    pub clock: Arc<dyn Clock>,
+    pub metrics: ControllerMetrics,
+    pub recorder: EventRecorder,
+    pub scales: ScaleResolver,
+    pub metrics_client: MetricsClient,
+    pub history: HistoryStore,
+    pub decisions: DecisionLog,
+    pub selectors: SelectorStore,
+    pub hpas: Store<HorizontalPodAutoscaler>,
+    pub pods: Store<Pod>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// A context around `client`, reading objects from the given stores.
+    pub fn new(
+        client: kube::Client,
+        config: ControllerConfig,
+        clock: Arc<dyn Clock>,
+        identity: &str,
+        hpas: Store<HorizontalPodAutoscaler>,
+        pods: Store<Pod>,
+    ) -> Self {
+        let decisions = DecisionLog::new(config.decisions_kept);
+        Self {
+            recorder: EventRecorder::new(client.clone(), Arc::clone(&clock), identity),
+            metrics_client: MetricsClient::new(client.clone(), config.sync_period),
+            client,
+            clock,
+            metrics: ControllerMetrics::new(),
+            scales: ScaleResolver::default(),
+            history: HistoryStore::default(),
+            decisions,
+            selectors: SelectorStore::default(),
+            hpas,
+            pods,
+            config,
+        }
+    }
+
+    /// The decision core's configuration, from the flags.
+    pub fn core_config(&self) -> hpa_core::ControllerConfig {
+        let c = &self.config;
+        let signed =
+            |d: Duration| jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX);
+        hpa_core::ControllerConfig {
+            tolerance: c.tolerance,
+            downscale_stabilization: signed(c.downscale_stabilization),
+            cpu_initialization_period: signed(c.cpu_initialization_period),
+            initial_readiness_delay: signed(c.initial_readiness_delay),
+            feature_gates: FeatureGates {
+                hpa_scale_to_zero: c.feature_gates.enabled("HPAScaleToZero"),
+                hpa_configurable_tolerance: c.feature_gates.enabled("HPAConfigurableTolerance"),
+                pod_level_resources: c.feature_gates.enabled("PodLevelResources"),
+            },
+            ..hpa_core::ControllerConfig::default()
+        }
+    }
+
+    /// The HPA `namespace/name` from the cache.
+    pub fn cached_hpa(&self, key: &str) -> Option<Arc<HorizontalPodAutoscaler>> {
+        let (namespace, name) = split_key(key)?;
+        self.hpas.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    /// The cached pods of `namespace`.
+    pub fn cached_pods(&self, namespace: &str) -> Vec<Pod> {
+        self.pods
+            .state()
+            .into_iter()
+            .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
+            .map(|p| (*p).clone())
+            .collect()
+    }
+
+    /// Drops every in-memory trace of a deleted HPA.
+    pub fn forget(&self, key: &str) {
+        self.history.remove(key);
+        self.decisions.remove(key);
+        self.selectors.remove(key);
+        if let Some((namespace, name)) = split_key(key) {
+            self.metrics
+                .desired_replicas
+                .remove(&super::metrics::HpaLabels {
+                    namespace: namespace.to_string(),
+                    hpa_name: name.to_string(),
+                });
+        }
+    }
+}
+
+/// `namespace/name` → (namespace, name).
+pub fn split_key(key: &str) -> Option<(&str, &str)> {
+    key.split_once('/')
+}
+
+/// The key of an object.
+pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}

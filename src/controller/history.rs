@@ -1,0 +1,241 @@
+//! The controller's per-HPA memory between reconciles (recommendations for
+//! stabilization, scale events for rate limits), in memory only as upstream:
+//! lost on restart, dropped when the HPA is deleted.
+//!
+//! The harness reads and seeds it with ages relative to the controller's
+//! clock (the steps "recommendations for X were:" and "scale events for X
+//! were:").
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hpa_core::HpaHistory;
+use hpa_core::normalize::{Recommendation, ScaleEvent};
+use jiff::{SignedDuration, Timestamp};
+
+/// A recommendation as the harness sees it: how long ago, how many replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgedRecommendation {
+    pub age: SignedDuration,
+    pub replicas: i32,
+}
+
+/// Which way a scale event went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+}
+
+/// A scale event as the harness sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgedScaleEvent {
+    pub age: SignedDuration,
+    pub direction: Direction,
+    pub pods: i32,
+}
+
+/// Histories by HPA key (`namespace/name`).
+#[derive(Debug, Clone, Default)]
+pub struct HistoryStore {
+    entries: Arc<Mutex<HashMap<String, HpaHistory>>>,
+}
+
+impl HistoryStore {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, HpaHistory>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The history of `key` (empty, with no recommendation entry, if unknown).
+    pub fn get(&self, key: &str) -> HpaHistory {
+        self.lock().get(key).cloned().unwrap_or_default()
+    }
+
+    /// Whether `key` has any history.
+    pub fn contains(&self, key: &str) -> bool {
+        self.lock().contains_key(key)
+    }
+
+    /// Replaces the history of `key`.
+    pub fn set(&self, key: &str, history: HpaHistory) {
+        self.lock().insert(key.to_string(), history);
+    }
+
+    /// Drops the history of a deleted HPA.
+    pub fn remove(&self, key: &str) {
+        self.lock().remove(key);
+    }
+
+    /// Every key with a history.
+    pub fn keys(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
+    }
+
+    /// Seeds the recommendations of `key`; an empty list means an existing,
+    /// empty history (the next sync adds no entry for the current replicas).
+    pub fn seed_recommendations(&self, key: &str, now: Timestamp, seeds: &[AgedRecommendation]) {
+        let mut entries = self.lock();
+        let history = entries.entry(key.to_string()).or_default();
+        history.recommendations = Some(
+            seeds
+                .iter()
+                .map(|s| Recommendation {
+                    replicas: s.replicas,
+                    timestamp: now - s.age,
+                })
+                .collect(),
+        );
+    }
+
+    /// Seeds the scale events of `key` (both directions are replaced).
+    pub fn seed_scale_events(&self, key: &str, now: Timestamp, seeds: &[AgedScaleEvent]) {
+        let mut entries = self.lock();
+        let history = entries.entry(key.to_string()).or_default();
+        let event = |s: &AgedScaleEvent| ScaleEvent {
+            replica_change: s.pods,
+            timestamp: now - s.age,
+            outdated: false,
+        };
+        history.scale_up_events = seeds
+            .iter()
+            .filter(|s| s.direction == Direction::Up)
+            .map(event)
+            .collect();
+        history.scale_down_events = seeds
+            .iter()
+            .filter(|s| s.direction == Direction::Down)
+            .map(event)
+            .collect();
+    }
+
+    /// The recommendations of `key` with ages as of `now`, oldest first;
+    /// `None` when the controller has no entry for it.
+    pub fn recommendations(&self, key: &str, now: Timestamp) -> Option<Vec<AgedRecommendation>> {
+        let entries = self.lock();
+        let mut list: Vec<AgedRecommendation> = entries
+            .get(key)?
+            .recommendations
+            .as_ref()?
+            .iter()
+            .map(|r| AgedRecommendation {
+                age: now.duration_since(r.timestamp),
+                replicas: r.replicas,
+            })
+            .collect();
+        list.sort_by_key(|r| std::cmp::Reverse(r.age));
+        Some(list)
+    }
+
+    /// The scale events of `key` still in use (not outdated), with ages as
+    /// of `now`, oldest first.
+    pub fn scale_events(&self, key: &str, now: Timestamp) -> Vec<AgedScaleEvent> {
+        let entries = self.lock();
+        let Some(history) = entries.get(key) else {
+            return Vec::new();
+        };
+        let aged = |direction| {
+            move |e: &ScaleEvent| AgedScaleEvent {
+                age: now.duration_since(e.timestamp),
+                direction,
+                pods: e.replica_change,
+            }
+        };
+        let mut list: Vec<AgedScaleEvent> = history
+            .scale_up_events
+            .iter()
+            .filter(|e| !e.outdated)
+            .map(aged(Direction::Up))
+            .chain(
+                history
+                    .scale_down_events
+                    .iter()
+                    .filter(|e| !e.outdated)
+                    .map(aged(Direction::Down)),
+            )
+            .collect();
+        list.sort_by_key(|r| std::cmp::Reverse(r.age));
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_recommendations_read_back_with_their_ages() {
+        let store = HistoryStore::default();
+        let now = Timestamp::constant(1_767_225_600, 0);
+        store.seed_recommendations(
+            "ns/web",
+            now,
+            &[
+                AgedRecommendation {
+                    age: SignedDuration::from_secs(60),
+                    replicas: 3,
+                },
+                AgedRecommendation {
+                    age: SignedDuration::from_secs(240),
+                    replicas: 5,
+                },
+            ],
+        );
+        let later = now + SignedDuration::from_secs(30);
+        let read = store.recommendations("ns/web", later).unwrap();
+        assert_eq!(
+            read,
+            vec![
+                AgedRecommendation {
+                    age: SignedDuration::from_secs(270),
+                    replicas: 5
+                },
+                AgedRecommendation {
+                    age: SignedDuration::from_secs(90),
+                    replicas: 3
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_seed_is_an_existing_empty_history() {
+        let store = HistoryStore::default();
+        let now = Timestamp::UNIX_EPOCH;
+        assert_eq!(store.recommendations("ns/web", now), None);
+        store.seed_recommendations("ns/web", now, &[]);
+        assert_eq!(store.get("ns/web").recommendations, Some(vec![]));
+    }
+
+    #[test]
+    fn scale_events_are_split_by_direction_and_removed_with_the_hpa() {
+        let store = HistoryStore::default();
+        let now = Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1000);
+        store.seed_scale_events(
+            "ns/web",
+            now,
+            &[
+                AgedScaleEvent {
+                    age: SignedDuration::from_secs(10),
+                    direction: Direction::Up,
+                    pods: 2,
+                },
+                AgedScaleEvent {
+                    age: SignedDuration::from_secs(20),
+                    direction: Direction::Down,
+                    pods: 1,
+                },
+            ],
+        );
+        let h = store.get("ns/web");
+        assert_eq!(h.scale_up_events.len(), 1);
+        assert_eq!(h.scale_down_events[0].replica_change, 1);
+        assert_eq!(
+            store.scale_events("ns/web", now)[0].direction,
+            Direction::Down
+        );
+        store.remove("ns/web");
+        assert!(!store.contains("ns/web"));
+    }
+}

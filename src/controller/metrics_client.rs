@@ -1,0 +1,437 @@
+//! Reads metrics through the API server's aggregated metrics APIs, as
+//! upstream's `metrics/client.go` does: `metrics.k8s.io/v1beta1` for pod
+//! resources, `custom.metrics.k8s.io` (v1beta2, else v1beta1, chosen by
+//! discovery) for pod and object metrics, `external.metrics.k8s.io/v1beta1`
+//! for external ones. Wire types are `fake_metrics_server::types`, the one
+//! definition shared with the fake server.
+//!
+//! Each fetch returns the core's [`Fetched`] value; errors become the text
+//! upstream's client returns (`unable to fetch metrics from ... API: ...`),
+//! because that text ends up in conditions and events.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fake_metrics_server::types::{
+    CUSTOM_GROUP, EXTERNAL_GROUP, ExternalMetricValueList, METRICS_GROUP, MetricValueList,
+    MetricValueListV1Beta1, PodMetricsList,
+};
+use hpa_core::calc::{ContainerUsage, PodCustomSample, PodResourceSample};
+use hpa_core::decide::{ExternalSample, Fetched, MetricQuery, ObjectSample};
+use hpa_core::{Quantity, Selector};
+use jiff::SignedDuration;
+use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup;
+use kube::core::GroupVersion;
+use tokio::time::Instant;
+
+use super::config::parse_go_duration;
+
+/// Which custom metrics API version to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CustomVersion {
+    V1Beta2,
+    V1Beta1,
+}
+
+impl CustomVersion {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::V1Beta2 => "v1beta2",
+            Self::V1Beta1 => "v1beta1",
+        }
+    }
+}
+
+/// Reads the metrics APIs through a kube client.
+#[derive(Clone)]
+pub struct MetricsClient {
+    client: kube::Client,
+    /// The custom metrics version and when it was discovered; rediscovered
+    /// after `rediscover_after` (upstream invalidates every sync period).
+    custom_version: Arc<Mutex<Option<(CustomVersion, Instant)>>>,
+    rediscover_after: Duration,
+    /// Custom-metrics resource name per (group, kind) (`deployments.apps`).
+    resources: Arc<Mutex<HashMap<(String, String), String>>>,
+}
+
+impl std::fmt::Debug for MetricsClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsClient").finish_non_exhaustive()
+    }
+}
+
+/// Percent-encodes a query value (selectors hold `=`, `,`, `!`, spaces, parentheses).
+fn encode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(b));
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+fn with_selectors(path: String, selector: Option<&Selector>, metric: Option<&Selector>) -> String {
+    let mut query = Vec::new();
+    if let Some(s) = selector.filter(|s| !s.is_everything()) {
+        query.push(format!("labelSelector={}", encode(&s.to_string())));
+    }
+    if let Some(s) = metric.filter(|s| !s.is_everything()) {
+        query.push(format!("metricLabelSelector={}", encode(&s.to_string())));
+    }
+    if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{}", query.join("&"))
+    }
+}
+
+/// The error text of a failed request, as client-go would print it.
+fn error_text(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn quantity(
+    q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+) -> Result<Quantity, String> {
+    Quantity::parse(&q.0).map_err(|e| format!("invalid quantity {:?}: {e}", q.0))
+}
+
+impl MetricsClient {
+    /// A client; the custom metrics version is rediscovered every
+    /// `rediscover_after`.
+    pub fn new(client: kube::Client, rediscover_after: Duration) -> Self {
+        Self {
+            client,
+            custom_version: Arc::default(),
+            rediscover_after,
+            resources: Arc::default(),
+        }
+    }
+
+    async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, kube::Error> {
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .map_err(kube::Error::HttpError)?;
+        self.client.request::<T>(request).await
+    }
+
+    /// Performs one query of the core's plan for an HPA in `namespace`.
+    pub async fn fetch(&self, namespace: &str, query: &MetricQuery) -> Fetched {
+        match query {
+            MetricQuery::PodResource { selector, .. } => {
+                Fetched::PodResource(self.pod_resources(namespace, selector).await)
+            }
+            MetricQuery::PodsCustom {
+                metric,
+                selector,
+                metric_selector,
+            } => Fetched::PodsCustom(
+                self.pods_custom(namespace, metric, selector, metric_selector)
+                    .await,
+            ),
+            MetricQuery::Object {
+                described_object,
+                metric,
+                metric_selector,
+            } => Fetched::Object(
+                self.object(namespace, described_object, metric, metric_selector)
+                    .await,
+            ),
+            MetricQuery::External {
+                metric,
+                metric_selector,
+            } => Fetched::External(self.external(namespace, metric, metric_selector).await),
+        }
+    }
+
+    /// `metrics.k8s.io` PodMetrics of the pods matching `selector`.
+    pub async fn pod_resources(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+    ) -> Result<Vec<PodResourceSample>, String> {
+        let path = with_selectors(
+            format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods"),
+            Some(selector),
+            None,
+        );
+        let list: PodMetricsList = self.get(&path).await.map_err(|e| {
+            format!(
+                "unable to fetch metrics from resource metrics API: {}",
+                error_text(&e)
+            )
+        })?;
+        list.items
+            .into_iter()
+            .map(|item| {
+                let window = parse_go_duration(&item.window)
+                    .ok()
+                    .and_then(|d| SignedDuration::try_from(d).ok())
+                    .unwrap_or(SignedDuration::ZERO);
+                let containers = item
+                    .containers
+                    .into_iter()
+                    .map(|c| {
+                        let usage = c
+                            .usage
+                            .iter()
+                            .map(|(name, q)| Ok((name.clone(), quantity(q)?)))
+                            .collect::<Result<_, String>>()?;
+                        Ok(ContainerUsage {
+                            name: c.name,
+                            usage,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, String>>()?;
+                Ok(PodResourceSample {
+                    pod: item.metadata.name.unwrap_or_default(),
+                    namespace: item
+                        .metadata
+                        .namespace
+                        .unwrap_or_else(|| namespace.to_string()),
+                    timestamp: item.timestamp.0,
+                    window,
+                    containers,
+                })
+            })
+            .collect()
+    }
+
+    async fn custom_version(&self) -> CustomVersion {
+        let cached = *self
+            .custom_version
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((version, at)) = cached
+            && at.elapsed() < self.rediscover_after
+        {
+            return version;
+        }
+        let discovered = self
+            .get::<APIGroup>(&format!("/apis/{CUSTOM_GROUP}"))
+            .await
+            .ok()
+            .and_then(|group| {
+                let served: Vec<String> =
+                    group.versions.iter().map(|v| v.version.clone()).collect();
+                let preferred = group.preferred_version.map(|p| p.version);
+                let pick = |v: &str| match v {
+                    "v1beta2" => Some(CustomVersion::V1Beta2),
+                    "v1beta1" => Some(CustomVersion::V1Beta1),
+                    _ => None,
+                };
+                preferred
+                    .as_deref()
+                    .and_then(pick)
+                    .or_else(|| served.iter().find_map(|v| pick(v)))
+            });
+        let version = discovered.unwrap_or(CustomVersion::V1Beta2);
+        *self
+            .custom_version
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((version, Instant::now()));
+        version
+    }
+
+    /// GET a custom metrics path in the preferred version; a 404 on v1beta2
+    /// retries v1beta1 (servers that only speak the old version).
+    async fn custom_values(
+        &self,
+        tail: &str,
+    ) -> Result<Vec<(String, Quantity, jiff::Timestamp, Option<i64>)>, kube::Error> {
+        let version = self.custom_version().await;
+        if version == CustomVersion::V1Beta2 {
+            let path = format!("/apis/{CUSTOM_GROUP}/{}/{tail}", version.as_str());
+            match self.get::<MetricValueList>(&path).await {
+                Ok(list) => {
+                    return list
+                        .items
+                        .into_iter()
+                        .map(|v| {
+                            let q = quantity(&v.value).map_err(bad_value)?;
+                            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+                        })
+                        .collect();
+                }
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(err) => return Err(err),
+            }
+        }
+        let path = format!("/apis/{CUSTOM_GROUP}/v1beta1/{tail}");
+        let list: MetricValueListV1Beta1 = self.get(&path).await?;
+        list.items
+            .into_iter()
+            .map(|v| {
+                let q = quantity(&v.value).map_err(bad_value)?;
+                Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+            })
+            .collect()
+    }
+
+    /// `custom.metrics.k8s.io` `pods/*/<metric>` for the pods matching `selector`.
+    pub async fn pods_custom(
+        &self,
+        namespace: &str,
+        metric: &str,
+        selector: &Selector,
+        metric_selector: &Selector,
+    ) -> Result<Vec<PodCustomSample>, String> {
+        let tail = with_selectors(
+            format!("namespaces/{namespace}/pods/*/{metric}"),
+            Some(selector),
+            Some(metric_selector),
+        );
+        let values = self.custom_values(&tail).await.map_err(|e| {
+            format!(
+                "unable to fetch metrics from custom metrics API: {}",
+                error_text(&e)
+            )
+        })?;
+        Ok(values
+            .into_iter()
+            .map(|(pod, value, timestamp, window)| PodCustomSample {
+                pod,
+                value,
+                timestamp,
+                window: window.map(SignedDuration::from_secs),
+            })
+            .collect())
+    }
+
+    /// The custom metrics resource name of a kind: `pods`, `deployments.apps`.
+    async fn resource_of(&self, object: &CrossVersionObjectReference) -> Result<String, String> {
+        let api_version = object.api_version.clone().unwrap_or_default();
+        let gv = GroupVersion::from_str(&api_version)
+            .map_err(|e| format!("invalid apiVersion {api_version:?}: {e}"))?;
+        let key = (gv.group.clone(), object.kind.clone());
+        if let Some(found) = self
+            .resources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&key)
+        {
+            return Ok(found.clone());
+        }
+        let gvk = kube::core::GroupVersionKind::gvk(&gv.group, &gv.version, &object.kind);
+        let (resource, _) = kube::discovery::pinned_kind(&self.client, &gvk)
+            .await
+            .map_err(|e| {
+                format!(
+                    "no matches for kind {:?} in group {:?}: {e}",
+                    object.kind, gv.group
+                )
+            })?;
+        let name = if resource.group.is_empty() {
+            resource.plural
+        } else {
+            format!("{}.{}", resource.plural, resource.group)
+        };
+        self.resources
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(key, name.clone());
+        Ok(name)
+    }
+
+    /// `custom.metrics.k8s.io` metric of one object; a `Namespace` uses the
+    /// root-scoped `namespaces/{ns}/metrics/{metric}` route, and as upstream
+    /// always the HPA's own namespace.
+    pub async fn object(
+        &self,
+        namespace: &str,
+        object: &CrossVersionObjectReference,
+        metric: &str,
+        metric_selector: &Selector,
+    ) -> Result<ObjectSample, String> {
+        let is_namespace = object.kind == "Namespace"
+            && object
+                .api_version
+                .as_deref()
+                .is_none_or(|v| v == "v1" || v.is_empty());
+        let tail = if is_namespace {
+            format!("namespaces/{namespace}/metrics/{metric}")
+        } else {
+            let resource = self
+                .resource_of(object)
+                .await
+                .map_err(|e| format!("unable to fetch metrics from custom metrics API: {e}"))?;
+            format!("namespaces/{namespace}/{resource}/{}/{metric}", object.name)
+        };
+        let tail = with_selectors(tail, None, Some(metric_selector));
+        let values = self.custom_values(&tail).await.map_err(|e| {
+            format!(
+                "unable to fetch metrics from custom metrics API: {}",
+                error_text(&e)
+            )
+        })?;
+        let (_, value, timestamp, _) = values.into_iter().next().ok_or_else(|| {
+            "unable to fetch metrics from custom metrics API: the server returned no value for the object"
+                .to_string()
+        })?;
+        Ok(ObjectSample { value, timestamp })
+    }
+
+    /// `external.metrics.k8s.io/v1beta1` series of `metric` matching `metric_selector`.
+    pub async fn external(
+        &self,
+        namespace: &str,
+        metric: &str,
+        metric_selector: &Selector,
+    ) -> Result<ExternalSample, String> {
+        let path = with_selectors(
+            format!("/apis/{EXTERNAL_GROUP}/v1beta1/namespaces/{namespace}/{metric}"),
+            Some(metric_selector),
+            None,
+        );
+        let list: ExternalMetricValueList = self.get(&path).await.map_err(|e| {
+            format!(
+                "unable to fetch metrics from external metrics API: {}",
+                error_text(&e)
+            )
+        })?;
+        let timestamp = list
+            .items
+            .first()
+            .map_or(jiff::Timestamp::UNIX_EPOCH, |v| v.timestamp.0);
+        let values = list
+            .items
+            .iter()
+            .map(|v| quantity(&v.value))
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(ExternalSample { values, timestamp })
+    }
+}
+
+fn bad_value(text: String) -> kube::Error {
+    kube::Error::Service(text.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_are_percent_encoded_in_the_query() {
+        let sel = Selector::parse("app=web,tier!=db").unwrap();
+        let path = with_selectors("/x".into(), Some(&sel), None);
+        assert_eq!(path, "/x?labelSelector=app%3Dweb%2Ctier%21%3Ddb");
+        assert_eq!(
+            with_selectors(
+                "/x".into(),
+                Some(&Selector::everything()),
+                Some(&Selector::everything())
+            ),
+            "/x"
+        );
+    }
+}

@@ -1,0 +1,356 @@
+//! One reconcile of one HPA: gather inputs, let the core decide, apply.
+//!
+//! The core's two-phase API shapes it: [`hpa_core::plan`] says what to fetch,
+//! [`hpa_core::decide`] whether to rescale, the shell writes the scale, and
+//! [`hpa_core::finish`] returns the status, events, metric labels and history
+//! to apply. Nothing here decides replicas.
+
+use std::time::Instant;
+
+use futures::future::join_all;
+use hpa_core::decide::{Fetched, RescaleOutcome, ScaleInfo, ScaleReadError};
+use hpa_core::{DecisionInput, Outcome, Selector};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::ObjectReference;
+use kube::api::{Api, PostParams};
+
+use super::context::{Context, split_key};
+use super::decisions::DecisionRecord;
+use super::events::HpaEvent;
+use super::metrics::{ActionLabel, ErrorLabel, HpaLabels};
+use super::scale::ScaleError;
+
+/// Errors of one reconcile; each is retried by the queue.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The key is not `namespace/name`.
+    #[error("invalid HPA key {0:?}: expected namespace/name")]
+    InvalidKey(String),
+    /// The core reported an error (failed metrics, failed rescale, ...).
+    #[error("HPA {key}: {message}")]
+    Decision { key: String, message: String },
+    /// The status could not be written.
+    #[error("HPA {key}: failed to update status")]
+    UpdateStatus {
+        key: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// What a reconcile did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reconciled {
+    /// The HPA is gone; its in-memory state was dropped.
+    Deleted,
+    /// The HPA was reconciled.
+    Synced {
+        /// The desired replicas in the computed status.
+        desired: i32,
+        /// Whether the scale was written.
+        rescaled: bool,
+    },
+}
+
+/// Status write attempts on conflict before giving up.
+const STATUS_ATTEMPTS: usize = 5;
+
+fn reference(hpa: &HorizontalPodAutoscaler) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("autoscaling/v2".into()),
+        kind: Some("HorizontalPodAutoscaler".into()),
+        name: hpa.metadata.name.clone(),
+        namespace: hpa.metadata.namespace.clone(),
+        uid: hpa.metadata.uid.clone(),
+        resource_version: hpa.metadata.resource_version.clone(),
+        ..ObjectReference::default()
+    }
+}
+
+fn core_action(a: hpa_core::decide::ActionLabel) -> ActionLabel {
+    match a {
+        hpa_core::decide::ActionLabel::ScaleUp => ActionLabel::ScaleUp,
+        hpa_core::decide::ActionLabel::ScaleDown => ActionLabel::ScaleDown,
+        hpa_core::decide::ActionLabel::None => ActionLabel::None,
+    }
+}
+
+fn core_error(e: hpa_core::decide::ErrorLabel) -> ErrorLabel {
+    match e {
+        hpa_core::decide::ErrorLabel::Spec => ErrorLabel::Spec,
+        hpa_core::decide::ErrorLabel::Internal => ErrorLabel::Internal,
+        hpa_core::decide::ErrorLabel::None => ErrorLabel::None,
+    }
+}
+
+fn scale_read_error(err: &ScaleError) -> ScaleReadError {
+    match err {
+        ScaleError::InvalidApiVersion(v) => ScaleReadError::InvalidApiVersion(v.clone()),
+        ScaleError::UnknownKind { .. } | ScaleError::NoScaleSubresource { .. } => {
+            ScaleReadError::NoMapping(err.to_string())
+        }
+        ScaleError::Get { source } | ScaleError::Update { source } => {
+            ScaleReadError::Failed(kube_error_text(source))
+        }
+    }
+}
+
+/// The error text of a kube error as client-go prints an API status.
+pub fn kube_error_text(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if !status.message.is_empty() => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Reconciles the HPA `key` (`namespace/name`) once.
+pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, ReconcileError> {
+    let started = Instant::now();
+    let (namespace, _) = split_key(key).ok_or_else(|| ReconcileError::InvalidKey(key.into()))?;
+    let Some(cached) = ctx.cached_hpa(key) else {
+        ctx.forget(key);
+        return Ok(Reconciled::Deleted);
+    };
+    let hpa: HorizontalPodAutoscaler = (*cached).clone();
+    let core = ctx.core_config();
+    let history = ctx.history.get(key);
+    let observed_status = hpa.status.clone();
+    let now = ctx.clock.now();
+
+    // The scale target.
+    let target = ctx
+        .scales
+        .resolve(&ctx.client, namespace, &hpa.spec.scale_target_ref)
+        .await;
+    let scale = match target {
+        Ok(target) => match ctx.scales.get_scale(&ctx.client, &target).await {
+            Ok(scale) => Ok((target, scale)),
+            Err(err) => Err(err),
+        },
+        Err(err) => Err(err),
+    };
+    let (target, scale) = match scale {
+        Ok(found) => found,
+        Err(err) => {
+            let outcome =
+                hpa_core::get_scale_failed(&hpa, &scale_read_error(&err), &history, &core, now);
+            let computed_durations = Vec::new();
+            return apply(
+                key,
+                ctx,
+                &hpa,
+                observed_status,
+                outcome,
+                false,
+                false,
+                &computed_durations,
+                started,
+            )
+            .await;
+        }
+    };
+    let scale_info = ScaleInfo {
+        spec_replicas: scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+        status_replicas: scale.status.as_ref().map_or(0, |s| s.replicas),
+        selector: scale
+            .status
+            .as_ref()
+            .and_then(|s| s.selector.clone())
+            .unwrap_or_default(),
+    };
+    if let Ok(selector) = Selector::parse(&scale_info.selector)
+        && !scale_info.selector.is_empty()
+    {
+        ctx.selectors.set(key, selector);
+    }
+
+    // Metrics, fetched concurrently, each timed for the computation metric.
+    let plan = hpa_core::plan(&hpa, &scale_info, &core);
+    let fetches = plan.queries.iter().map(|query| async move {
+        match query {
+            Some(query) => {
+                let t = Instant::now();
+                let fetched = ctx.metrics_client.fetch(namespace, query).await;
+                (Some(fetched), Some(t.elapsed().as_secs_f64()))
+            }
+            None => (None::<Fetched>, None),
+        }
+    });
+    let (metrics, durations): (Vec<_>, Vec<_>) = join_all(fetches).await.into_iter().unzip();
+    let durations: Vec<f64> = durations.into_iter().flatten().collect();
+
+    let input = DecisionInput {
+        hpa: hpa.clone(),
+        scale: scale_info,
+        pods: ctx.cached_pods(namespace),
+        other_hpas: ctx.selectors.others(namespace, key),
+        metrics,
+    };
+    let decision = hpa_core::decide(&input, &history, &core, now);
+
+    // Write the scale when the core says so.
+    let mut rescaled = false;
+    let rescale = match decision.scale_to {
+        None => RescaleOutcome::NotNeeded,
+        Some(_) if ctx.config.dry_run => RescaleOutcome::Succeeded,
+        Some(replicas) => match ctx
+            .scales
+            .update_scale(&ctx.client, &target, scale, replicas)
+            .await
+        {
+            Ok(_) => {
+                rescaled = true;
+                RescaleOutcome::Succeeded
+            }
+            Err(ScaleError::Update { source }) => RescaleOutcome::Failed(kube_error_text(&source)),
+            Err(other) => RescaleOutcome::Failed(other.to_string()),
+        },
+    };
+    let outcome = hpa_core::finish(decision, rescale, ctx.clock.now());
+    apply(
+        key,
+        ctx,
+        &hpa,
+        observed_status,
+        outcome,
+        true,
+        rescaled,
+        &durations,
+        started,
+    )
+    .await
+}
+
+/// Applies an outcome: history, status, events, metrics, decision log.
+#[allow(clippy::too_many_arguments)] // reason: one call site per phase; a struct would only rename them
+async fn apply(
+    key: &str,
+    ctx: &Context,
+    hpa: &HorizontalPodAutoscaler,
+    observed_status: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus>,
+    outcome: Outcome,
+    got_scale: bool,
+    rescaled: bool,
+    durations: &[f64],
+    started: Instant,
+) -> Result<Reconciled, ReconcileError> {
+    ctx.history.set(key, outcome.history.clone());
+    let dry_run = ctx.config.dry_run;
+    let mut events: Vec<HpaEvent> = outcome.events.clone();
+    let mut error = outcome
+        .error
+        .clone()
+        .map(|message| ReconcileError::Decision {
+            key: key.to_string(),
+            message,
+        });
+
+    let mut status_written = false;
+    if outcome.status_changed && !dry_run {
+        match write_status(ctx, hpa, &outcome).await {
+            Ok(()) => status_written = true,
+            Err(source) => {
+                events.push(failed_update_status(&kube_error_text(&source)));
+                if error.is_none() {
+                    error = Some(ReconcileError::UpdateStatus {
+                        key: key.to_string(),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+
+    if !dry_run {
+        let regarding = reference(hpa);
+        for event in &events {
+            ctx.recorder.publish(&regarding, event).await;
+        }
+    }
+
+    // Monitor metrics, labelled as upstream.
+    let monitor = &outcome.monitor;
+    for (i, computation) in monitor.metric_computations.iter().enumerate() {
+        ctx.metrics.record_metric_computation(
+            core_action(computation.action),
+            core_error(computation.error),
+            &computation.metric_type,
+            durations.get(i).copied().unwrap_or(0.0),
+        );
+    }
+    ctx.metrics.record_reconciliation(
+        core_action(monitor.action),
+        core_error(monitor.error),
+        started.elapsed().as_secs_f64(),
+    );
+    let desired = outcome.status.desired_replicas;
+    if let Some((namespace, name)) = split_key(key) {
+        ctx.metrics
+            .desired_replicas
+            .get_or_create(&HpaLabels {
+                namespace: namespace.to_string(),
+                hpa_name: name.to_string(),
+            })
+            .set(i64::from(desired));
+    }
+
+    ctx.decisions.push(
+        key,
+        DecisionRecord {
+            at: ctx.clock.now(),
+            current_replicas: got_scale.then(|| outcome.status.current_replicas.unwrap_or(0)),
+            desired_replicas: got_scale.then_some(desired),
+            rescaled,
+            status_written,
+            dry_run,
+            observed_status,
+            computed_status: Some(outcome.status.clone()),
+            events,
+            error: error.as_ref().map(ToString::to_string),
+            trace: outcome.trace.clone(),
+        },
+    );
+    tracing::debug!(hpa = key, desired, rescaled, status_written, "reconciled");
+    match error {
+        Some(err) => Err(err),
+        None => Ok(Reconciled::Synced { desired, rescaled }),
+    }
+}
+
+/// Writes the status through the status subresource; on a conflict, reads
+/// the HPA again and retries with its resourceVersion.
+async fn write_status(
+    ctx: &Context,
+    hpa: &HorizontalPodAutoscaler,
+    outcome: &Outcome,
+) -> Result<(), kube::Error> {
+    let namespace = hpa.metadata.namespace.as_deref().unwrap_or("default");
+    let name = hpa.metadata.name.as_deref().unwrap_or_default();
+    let api: Api<HorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), namespace);
+    let mut object = hpa.clone();
+    object.status = Some(outcome.status.clone());
+    let mut attempt = 1;
+    loop {
+        match api
+            .replace_status(name, &PostParams::default(), &object)
+            .await
+        {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 409 && attempt < STATUS_ATTEMPTS => {
+                attempt += 1;
+                let fresh = api.get(name).await?;
+                object.metadata.resource_version = fresh.metadata.resource_version;
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// Upstream's warning when the status cannot be written.
+fn failed_update_status(error: &str) -> HpaEvent {
+    HpaEvent {
+        type_: hpa_core::decide::EventType::Warning,
+        reason: "FailedUpdateStatus".to_string(),
+        message: error.to_string(),
+    }
+}

@@ -1,0 +1,707 @@
+//! Running the controller: reflectors for HPAs and pods, the work queue, N
+//! workers, optional leader election, and the [`ControllerHandle`] through
+//! which the CLI and the harness drive it.
+//!
+//! Two ways to trigger syncs ([`SyncMode`]):
+//! - `Periodic` (wall clock): an HPA is queued when it appears or its spec
+//!   changes, and again one sync period after each reconcile; failures are
+//!   retried after a per-key backoff.
+//! - `Manual` (virtual clock): nothing runs by itself; the harness moves the
+//!   shared clock and calls [`ControllerHandle::sync_all_now`], so no real
+//!   time passes and runs are reproducible.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use futures::StreamExt;
+use hpa_core::clock::Clock;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use kube::runtime::reflector;
+use kube::runtime::{WatchStreamExt, watcher};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use super::config::ControllerConfig;
+use super::context::{Context, key_of};
+use super::decisions::DecisionRecord;
+use super::history::{AgedRecommendation, AgedScaleEvent};
+use super::leader::{LeaderElector, LeaseTiming};
+use super::queue::{Backoff, WorkQueue};
+use super::reconcile::{Reconciled, reconcile};
+use super::server::ServerState;
+
+/// Errors of running the controller.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Another replica took the Lease; upstream exits then, and so does `hpa-harness controller`.
+    #[error("lost the leader lease {0}")]
+    LostLeadership(String),
+    /// The caches did not catch up with the API server in time.
+    #[error("the HPA and pod caches did not catch up with the API server within {0:?}")]
+    CacheTimeout(Duration),
+    /// Listing HPAs or pods for the cache barrier failed.
+    #[error("cannot list {what} to check the caches")]
+    List {
+        what: &'static str,
+        #[source]
+        source: kube::Error,
+    },
+    /// `sync_all_now` while another replica leads.
+    #[error("this controller does not hold the leader lease")]
+    NotLeader,
+    /// A sync did not finish in time.
+    #[error("HPAs {keys:?} were not reconciled within {timeout:?}")]
+    SyncTimeout {
+        keys: Vec<String>,
+        timeout: Duration,
+    },
+    /// The controller task failed.
+    #[error("the controller task ended abnormally")]
+    Join(#[source] tokio::task::JoinError),
+}
+
+/// How syncs are triggered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Wall clock: watch-driven and every sync period.
+    Periodic,
+    /// Virtual clock: only [`ControllerHandle::sync_all_now`].
+    Manual,
+}
+
+/// Where and how to hold the leader Lease.
+#[derive(Debug, Clone)]
+pub struct LeaderElection {
+    pub namespace: String,
+    pub name: String,
+    pub timing: LeaseTiming,
+}
+
+/// How to start a controller.
+#[derive(Debug, Clone)]
+pub struct ControllerOptions {
+    pub config: ControllerConfig,
+    pub clock: Arc<dyn Clock>,
+    pub mode: SyncMode,
+    /// Reporting instance of events and the Lease holder identity.
+    pub identity: String,
+    /// `None`: run without election (a single replica, or the harness).
+    pub leader_election: Option<LeaderElection>,
+    /// How long `sync_all_now` waits for caches and reconciles.
+    pub sync_timeout: Duration,
+}
+
+impl ControllerOptions {
+    /// Options for the harness: manual syncs on `clock`, no election.
+    pub fn manual(config: ControllerConfig, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            config,
+            clock,
+            mode: SyncMode::Manual,
+            identity: "hpa-harness".into(),
+            leader_election: None,
+            sync_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// Per-key run counters, so that `sync_all_now` can wait for a run that
+/// started after its request.
+#[derive(Debug, Default)]
+struct Progress {
+    runs: Mutex<HashMap<String, RunState>>,
+    tick: Mutex<Option<watch::Sender<u64>>>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct RunState {
+    started: u64,
+    completed: u64,
+    last_error: Option<String>,
+}
+
+impl Progress {
+    fn new() -> (Arc<Self>, watch::Receiver<u64>) {
+        let (tx, rx) = watch::channel(0);
+        let progress = Self {
+            runs: Mutex::default(),
+            tick: Mutex::new(Some(tx)),
+        };
+        (Arc::new(progress), rx)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, RunState>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn start(&self, key: &str) -> u64 {
+        let mut runs = self.lock();
+        let run = runs.entry(key.to_string()).or_default();
+        run.started += 1;
+        run.started
+    }
+
+    fn complete(&self, key: &str, seq: u64, error: Option<String>) {
+        {
+            let mut runs = self.lock();
+            let run = runs.entry(key.to_string()).or_default();
+            run.completed = run.completed.max(seq);
+            run.last_error = error;
+        }
+        if let Some(tx) = self
+            .tick
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            tx.send_modify(|n| *n += 1);
+        }
+    }
+
+    fn started(&self, key: &str) -> u64 {
+        self.lock().get(key).map_or(0, |r| r.started)
+    }
+
+    fn state(&self, key: &str) -> RunState {
+        self.lock().get(key).cloned().unwrap_or_default()
+    }
+}
+
+/// What one [`ControllerHandle::sync_all_now`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// HPAs reconciled.
+    pub reconciled: Vec<String>,
+    /// HPAs whose reconcile returned an error, with it (as upstream, the
+    /// error is also in the HPA's conditions and events).
+    pub errors: Vec<(String, String)>,
+}
+
+/// A running controller.
+pub struct ControllerHandle {
+    ctx: Context,
+    queue: WorkQueue<String>,
+    mode: SyncMode,
+    sync_timeout: Duration,
+    progress: Arc<Progress>,
+    ticks: watch::Receiver<u64>,
+    ready: Arc<AtomicBool>,
+    leading: watch::Receiver<bool>,
+    shutdown: CancellationToken,
+    main: Mutex<Option<JoinHandle<Result<(), RunError>>>>,
+    reflectors: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for ControllerHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControllerHandle")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ControllerHandle {
+    /// Starts the controller on `client`: reflectors at once, workers once
+    /// this replica leads (at once without election).
+    pub fn start(client: kube::Client, options: ControllerOptions) -> Self {
+        let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
+        let (pod_store, pod_writer) = reflector::store::<Pod>();
+        let ctx = Context::new(
+            client.clone(),
+            options.config.clone(),
+            Arc::clone(&options.clock),
+            &options.identity,
+            hpa_store.clone(),
+            pod_store.clone(),
+        );
+        let sync_period = options.config.sync_period.max(Duration::from_millis(1));
+        let queue = WorkQueue::new(
+            // Upstream's HPA queue retries at the sync period (a fixed-interval limiter).
+            Backoff {
+                base: sync_period,
+                max: sync_period,
+            },
+            ctx.metrics.queue.clone(),
+        );
+        let (progress, ticks) = Progress::new();
+        let ready = Arc::new(AtomicBool::new(false));
+        let shutdown = CancellationToken::new();
+
+        let hpa_task = tokio::spawn(watch_hpas(
+            Api::all(client.clone()),
+            hpa_writer,
+            ctx.clone(),
+            queue.clone(),
+            options.mode,
+        ));
+        let pod_task = tokio::spawn(async move {
+            let stream = reflector::reflector(
+                pod_writer,
+                watcher(Api::<Pod>::all(client), watcher::Config::default()).default_backoff(),
+            );
+            stream
+                .for_each(|event| async move {
+                    if let Err(err) = event {
+                        tracing::warn!(error = %err, "pod watch failed; retrying");
+                    }
+                })
+                .await;
+        });
+        let ready_task = tokio::spawn({
+            let ready = Arc::clone(&ready);
+            async move {
+                if hpa_store.wait_until_ready().await.is_ok()
+                    && pod_store.wait_until_ready().await.is_ok()
+                {
+                    ready.store(true, Ordering::SeqCst);
+                }
+            }
+        });
+
+        let (leading_tx, leading) = watch::channel(options.leader_election.is_none());
+        let main = tokio::spawn(run_main(
+            ctx.clone(),
+            queue.clone(),
+            options.clone(),
+            Arc::clone(&progress),
+            leading_tx,
+            shutdown.clone(),
+        ));
+        Self {
+            ctx,
+            queue,
+            mode: options.mode,
+            sync_timeout: options.sync_timeout,
+            progress,
+            ticks,
+            ready,
+            leading,
+            shutdown,
+            main: Mutex::new(Some(main)),
+            reflectors: vec![hpa_task, pod_task, ready_task],
+        }
+    }
+
+    /// The shared context (client, clock, stores, metrics, history).
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// What the HTTP endpoints need.
+    pub fn server_state(&self) -> ServerState {
+        ServerState {
+            metrics: self.ctx.metrics.clone(),
+            decisions: self.ctx.decisions.clone(),
+            ready: Arc::clone(&self.ready),
+        }
+    }
+
+    /// Whether the caches have synced.
+    pub fn is_ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    /// Whether this replica leads (always true without election).
+    pub fn is_leader(&self) -> bool {
+        *self.leading.borrow()
+    }
+
+    /// Waits until this replica leads, up to `timeout`.
+    pub async fn wait_until_leader(&self, timeout: Duration) -> bool {
+        let mut leading = self.leading.clone();
+        tokio::time::timeout(timeout, leading.wait_for(|l| *l))
+            .await
+            .is_ok_and(|r| r.is_ok())
+    }
+
+    /// The controller's `/metrics` text.
+    pub fn metrics_text(&self) -> String {
+        self.ctx.metrics.encode()
+    }
+
+    /// The latest `n` decisions for the HPA `namespace/name`, oldest first.
+    pub fn decisions(&self, namespace: &str, name: &str, n: usize) -> Vec<DecisionRecord> {
+        self.ctx.decisions.latest(&format!("{namespace}/{name}"), n)
+    }
+
+    /// Seeds the stabilization history of an HPA (ages as of the clock's now).
+    pub fn seed_recommendations(&self, namespace: &str, name: &str, seeds: &[AgedRecommendation]) {
+        self.ctx.history.seed_recommendations(
+            &format!("{namespace}/{name}"),
+            self.ctx.clock.now(),
+            seeds,
+        );
+    }
+
+    /// The stabilization history of an HPA (ages as of now); `None` if it has none.
+    pub fn recommendations(&self, namespace: &str, name: &str) -> Option<Vec<AgedRecommendation>> {
+        self.ctx
+            .history
+            .recommendations(&format!("{namespace}/{name}"), self.ctx.clock.now())
+    }
+
+    /// Seeds the rate-limit history of an HPA.
+    pub fn seed_scale_events(&self, namespace: &str, name: &str, seeds: &[AgedScaleEvent]) {
+        self.ctx.history.seed_scale_events(
+            &format!("{namespace}/{name}"),
+            self.ctx.clock.now(),
+            seeds,
+        );
+    }
+
+    /// The rate-limit history of an HPA (ages as of now).
+    pub fn scale_events(&self, namespace: &str, name: &str) -> Vec<AgedScaleEvent> {
+        self.ctx
+            .history
+            .scale_events(&format!("{namespace}/{name}"), self.ctx.clock.now())
+    }
+
+    /// Waits until the HPA and pod caches hold exactly what the API server
+    /// lists now, so that a reconcile sees every change made before.
+    pub async fn wait_for_caches(&self) -> Result<(), RunError> {
+        let hpas = Api::<HorizontalPodAutoscaler>::all(self.ctx.client.clone())
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| RunError::List {
+                what: "HPAs",
+                source,
+            })?;
+        let pods = Api::<Pod>::all(self.ctx.client.clone())
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| RunError::List {
+                what: "pods",
+                source,
+            })?;
+        let want_hpas = versions(hpas.items.iter().map(|h| &h.metadata));
+        let want_pods = versions(pods.items.iter().map(|p| &p.metadata));
+        let deadline = tokio::time::Instant::now() + self.sync_timeout;
+        let mut pause = Duration::from_micros(200);
+        loop {
+            let have_hpas = versions(self.ctx.hpas.state().iter().map(|h| &h.metadata));
+            let have_pods = versions(self.ctx.pods.state().iter().map(|p| &p.metadata));
+            if have_hpas == want_hpas && have_pods == want_pods {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(RunError::CacheTimeout(self.sync_timeout));
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    /// Reconciles every HPA once, now, and returns when all are done: how
+    /// the harness syncs in virtual time (advance the clock by a sync
+    /// period, then call this). Also usable in periodic mode.
+    pub async fn sync_all_now(&self) -> Result<SyncReport, RunError> {
+        if !self.is_leader() {
+            return Err(RunError::NotLeader);
+        }
+        self.wait_for_caches().await?;
+        let keys: BTreeSet<String> = self
+            .ctx
+            .hpas
+            .state()
+            .iter()
+            .map(|h| key_of(&h.metadata))
+            .collect();
+        for stale in self
+            .ctx
+            .history
+            .keys()
+            .into_iter()
+            .chain(self.ctx.decisions.keys())
+        {
+            if !keys.contains(&stale) {
+                self.ctx.forget(&stale);
+            }
+        }
+        self.ctx
+            .metrics
+            .num_hpas
+            .set(i64::try_from(keys.len()).unwrap_or(i64::MAX));
+        let marks: Vec<(String, u64)> = keys
+            .iter()
+            .map(|k| (k.clone(), self.progress.started(k)))
+            .collect();
+        for key in &keys {
+            self.queue.add(key.clone());
+        }
+        let mut ticks = self.ticks.clone();
+        let wait = async {
+            loop {
+                let pending: Vec<String> = marks
+                    .iter()
+                    .filter(|(k, mark)| self.progress.state(k).completed <= *mark)
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                if pending.is_empty() {
+                    return Ok(());
+                }
+                if ticks.changed().await.is_err() {
+                    return Err(pending);
+                }
+            }
+        };
+        if !matches!(
+            tokio::time::timeout(self.sync_timeout, wait).await,
+            Ok(Ok(()))
+        ) {
+            let keys = marks
+                .iter()
+                .filter(|(k, mark)| self.progress.state(k).completed <= *mark)
+                .map(|(k, _)| k.clone())
+                .collect();
+            return Err(RunError::SyncTimeout {
+                keys,
+                timeout: self.sync_timeout,
+            });
+        }
+        let mut report = SyncReport::default();
+        for (key, _) in marks {
+            if let Some(err) = self.progress.state(&key).last_error {
+                report.errors.push((key.clone(), err));
+            }
+            report.reconciled.push(key);
+        }
+        Ok(report)
+    }
+
+    /// Stops gracefully: no new reconcile starts, running ones finish, the
+    /// Lease is released, the watches end.
+    pub async fn shutdown(self) -> Result<(), RunError> {
+        self.shutdown.cancel();
+        let main = self
+            .main
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let result = match main {
+            Some(main) => main.await.map_err(RunError::Join)?,
+            None => Ok(()),
+        };
+        for task in &self.reflectors {
+            task.abort();
+        }
+        result
+    }
+
+    /// Waits until the controller stops by itself (lost leadership) or
+    /// `stop` fires, then shuts down.
+    pub async fn run_until(
+        self,
+        stop: impl std::future::Future<Output = ()>,
+    ) -> Result<(), RunError> {
+        let main = self
+            .main
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(mut main) = main else {
+            return self.shutdown().await;
+        };
+        tokio::select! {
+            result = &mut main => {
+                for task in &self.reflectors {
+                    task.abort();
+                }
+                result.map_err(RunError::Join)?
+            }
+            () = stop => {
+                self.shutdown.cancel();
+                let result = main.await.map_err(RunError::Join)?;
+                for task in &self.reflectors {
+                    task.abort();
+                }
+                result
+            }
+        }
+    }
+}
+
+fn versions<'a>(
+    metas: impl Iterator<Item = &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
+) -> BTreeSet<(String, String)> {
+    metas
+        .map(|m| (key_of(m), m.resource_version.clone().unwrap_or_default()))
+        .collect()
+}
+
+/// Watches HPAs into the store; queues them on appearance and spec change
+/// (periodic mode) and forgets deleted ones.
+async fn watch_hpas(
+    api: Api<HorizontalPodAutoscaler>,
+    writer: reflector::store::Writer<HorizontalPodAutoscaler>,
+    ctx: Context,
+    queue: WorkQueue<String>,
+    mode: SyncMode,
+) {
+    let mut generations: HashMap<String, Option<i64>> = HashMap::new();
+    let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
+    let stream = reflector::reflector(
+        writer,
+        watcher(api, watcher::Config::default()).default_backoff(),
+    );
+    futures::pin_mut!(stream);
+    while let Some(event) = stream.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(err) => {
+                tracing::warn!(error = %err, "HPA watch failed; retrying");
+                continue;
+            }
+        };
+        match event {
+            watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa) => {
+                let key = key_of(&hpa.metadata);
+                seen_in_init.insert(key.clone());
+                let generation = hpa.metadata.generation;
+                let changed = generations.insert(key.clone(), generation) != Some(generation);
+                if changed && mode == SyncMode::Periodic {
+                    queue.add(key);
+                }
+            }
+            watcher::Event::Delete(hpa) => {
+                let key = key_of(&hpa.metadata);
+                generations.remove(&key);
+                queue.remove(&key);
+                ctx.forget(&key);
+            }
+            watcher::Event::Init => seen_in_init.clear(),
+            watcher::Event::InitDone => {
+                // Deletions missed while the watch was down.
+                let gone: Vec<String> = generations
+                    .keys()
+                    .filter(|k| !seen_in_init.contains(*k))
+                    .cloned()
+                    .collect();
+                for key in gone {
+                    generations.remove(&key);
+                    queue.remove(&key);
+                    ctx.forget(&key);
+                }
+            }
+        }
+        ctx.metrics
+            .num_hpas
+            .set(i64::try_from(generations.len()).unwrap_or(i64::MAX));
+    }
+}
+
+/// Campaigns (if configured), runs the workers while leading, and stops
+/// them on shutdown or lost leadership.
+async fn run_main(
+    ctx: Context,
+    queue: WorkQueue<String>,
+    options: ControllerOptions,
+    progress: Arc<Progress>,
+    leading_tx: watch::Sender<bool>,
+    shutdown: CancellationToken,
+) -> Result<(), RunError> {
+    let election_stop = CancellationToken::new();
+    let mut leading = leading_tx.subscribe();
+    let elector = options.leader_election.as_ref().map(|le| {
+        let elector = LeaderElector::new(
+            ctx.client.clone(),
+            &le.namespace,
+            &le.name,
+            &options.identity,
+            le.timing,
+            Arc::clone(&ctx.clock),
+        );
+        tokio::spawn(elector.run(leading_tx.clone(), election_stop.clone()))
+    });
+    let lease_name = options
+        .leader_election
+        .as_ref()
+        .map(|le| format!("{}/{}", le.namespace, le.name))
+        .unwrap_or_default();
+
+    // Wait for the Lease (or stop).
+    let became_leader = tokio::select! {
+        () = shutdown.cancelled() => false,
+        r = leading.wait_for(|l| *l) => r.is_ok(),
+    };
+    let mut result = Ok(());
+    if became_leader {
+        ctx.metrics.is_leader.set(1);
+        let workers: Vec<JoinHandle<()>> = (0..options.config.workers.max(1))
+            .map(|i| {
+                tokio::spawn(worker(
+                    i,
+                    ctx.clone(),
+                    queue.clone(),
+                    options.mode,
+                    Arc::clone(&progress),
+                ))
+            })
+            .collect();
+        tokio::select! {
+            () = shutdown.cancelled() => {}
+            _ = leading.wait_for(|l| !*l) => {
+                result = Err(RunError::LostLeadership(lease_name));
+            }
+        }
+        queue.shut_down();
+        for w in workers {
+            if let Err(err) = w.await {
+                tracing::error!(error = %err, "a worker panicked");
+            }
+        }
+        ctx.metrics.is_leader.set(0);
+    } else {
+        queue.shut_down();
+    }
+    election_stop.cancel();
+    if let Some(elector) = elector {
+        let _ = elector.await;
+    }
+    result
+}
+
+async fn worker(
+    index: usize,
+    ctx: Context,
+    queue: WorkQueue<String>,
+    mode: SyncMode,
+    progress: Arc<Progress>,
+) {
+    while let Some(key) = queue.get().await {
+        let seq = progress.start(&key);
+        let started = std::time::Instant::now();
+        let span = tracing::info_span!("reconcile", hpa = %key, worker = index);
+        let result = reconcile(&key, &ctx).instrument(span).await;
+        ctx.metrics
+            .queue
+            .work_duration
+            .observe(started.elapsed().as_secs_f64());
+        let error = match &result {
+            Ok(_) => None,
+            Err(err) => {
+                tracing::warn!(hpa = %key, error = %err, "reconcile failed");
+                Some(err.to_string())
+            }
+        };
+        if mode == SyncMode::Periodic {
+            match result {
+                Ok(Reconciled::Deleted) => queue.remove(&key),
+                Ok(Reconciled::Synced { .. }) => {
+                    queue.forget(&key);
+                    queue.add_after(key.clone(), ctx.config.sync_period);
+                }
+                Err(_) => queue.add_rate_limited(key.clone()),
+            }
+        }
+        queue.done(&key);
+        progress.complete(&key, seq, error);
+    }
+}
