@@ -1,1 +1,20 @@
-//! The Gherkin runner and step definitions (being written).
+//! The Gherkin runner: the step language of `docs/steps.md` on the
+//! simulated cluster.
+//!
+//! Each scenario gets a fresh [`world::HpaWorld`] that owns its own
+//! [`hpa_sim::Sim`], fake metrics server (on `127.0.0.1:0`, scripted only
+//! through its HTTP control API) and HPA controller, all sharing one
+//! [`hpa_core::clock::VirtualClock`]: "When 5m pass" costs no wall time.
+//! Steps live in [`steps`], grouped by domain; [`runner::run`] runs feature
+//! files or folders for `hpa-harness test`, `hpa-harness explain` and
+//! `tests/features.rs`.
+
+pub mod driver;
+pub mod explain;
+pub mod params;
+pub mod runner;
+pub mod steps;
+pub mod world;
+
+pub use runner::{BackendKind, RunError, RunOptions, RunSummary, run};
+pub use world::HpaWorld;

@@ -1,0 +1,59 @@
+//! Steps about the controller itself: its flags and its in-memory history.
+
+use cucumber::gherkin::Step;
+use cucumber::given;
+
+use super::{Table, age, count};
+use crate::controller::{AgedRecommendation, AgedScaleEvent, Direction};
+use crate::gherkin::world::{HpaWorld, Seed, StepError, StepResult};
+
+#[given(expr = "the HPA controller runs with:")]
+async fn runs_with(world: &mut HpaWorld, step: &Step) -> StepResult {
+    let table = Table::of(step, &["flag", "value"])?;
+    for row in &table.rows {
+        let flag = table.cell(row, "flag").unwrap_or_default();
+        let value = table.cell(row, "value").unwrap_or_default();
+        world.set_flag(flag, value)?;
+    }
+    Ok(())
+}
+
+#[given(expr = "the HPA controller's recommendations for {string} were:")]
+async fn recommendations_were(world: &mut HpaWorld, step: &Step, hpa: String) -> StepResult {
+    let table = Table::of(step, &["age", "replicas"])?;
+    let mut entries = Vec::new();
+    for row in &table.rows {
+        entries.push(AgedRecommendation {
+            age: age(table.cell(row, "age").unwrap_or_default(), "recommendation age")?,
+            replicas: count(table.cell(row, "replicas").unwrap_or_default(), "recommended replicas")?,
+        });
+    }
+    let (namespace, name) = world.qualify(&hpa);
+    world.seed(Seed::Recommendations { namespace, name, entries })
+}
+
+#[given(expr = "the HPA controller's scale events for {string} were:")]
+async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> StepResult {
+    let table = Table::of(step, &["age", "direction", "pods"])?;
+    let mut events = Vec::new();
+    for row in &table.rows {
+        events.push(AgedScaleEvent {
+            age: age(table.cell(row, "age").unwrap_or_default(), "scale event age")?,
+            direction: direction(table.cell(row, "direction").unwrap_or_default())?,
+            pods: count(table.cell(row, "pods").unwrap_or_default(), "scale event pods")?,
+        });
+    }
+    let (namespace, name) = world.qualify(&hpa);
+    world.seed(Seed::ScaleEvents { namespace, name, events })
+}
+
+/// `up` or `down`.
+pub(crate) fn direction(text: &str) -> Result<Direction, StepError> {
+    match text {
+        "up" => Ok(Direction::Up),
+        "down" => Ok(Direction::Down),
+        other => Err(StepError::Input(format!(
+            "scale event direction {other:?}: expected up or down"
+        ))),
+    }
+}

@@ -1,0 +1,642 @@
+//! `Then` steps. A failing one says what it expected and what the cluster
+//! shows: the HPAs' status and conditions, recent events, the scale targets
+//! and the controller's latest decision traces (see [`report`]).
+
+use std::fmt::Write as _;
+
+use cucumber::gherkin::Step;
+use cucumber::then;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricStatus};
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams};
+use serde_json::Value;
+
+use super::{Table, age, count, doc_string};
+use crate::gherkin::params::{Duration, Quantity, WorkloadKind, unescape};
+use crate::gherkin::world::{AsyncCheck, HpaWorld, StepError, StepResult, workload_api, yaml};
+
+#[then(expr = "the {kind} {string} has {int} replicas")]
+async fn has_replicas(world: &mut HpaWorld, kind: WorkloadKind, name: String, want: i32) -> StepResult {
+    let got = world.spec_replicas(kind, &name).await?;
+    if got != want {
+        return fail(world, format!("expected {kind} {name} to have {want} replicas, it has {got}")).await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the {kind} {string} is not rescaled")]
+async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    let initial = world
+        .workloads
+        .get(&(ns.clone(), n.clone()))
+        .map(|w| w.initial_replicas)
+        .ok_or_else(|| StepError::Input(format!("{kind} {ns}/{n} was not declared by the scenario")))?;
+    let got = world.spec_replicas(kind, &name).await?;
+    let rescales: Vec<Event> = events(world, &ns)
+        .await?
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("SuccessfulRescale"))
+        .collect();
+    let mut targeted = Vec::new();
+    for e in rescales {
+        let hpa = e.regarding.as_ref().and_then(|r| r.name.clone()).unwrap_or_default();
+        if target_of(world, &ns, &hpa).await? == Some(n.clone()) {
+            targeted.push(e.note.unwrap_or_default());
+        }
+    }
+    if got != initial || !targeted.is_empty() {
+        return fail(
+            world,
+            format!(
+                "expected {kind} {ns}/{n} not to be rescaled (it started at {initial}); it has {got} replicas{}",
+                if targeted.is_empty() {
+                    String::new()
+                } else {
+                    format!(", rescales: {}", targeted.join("; "))
+                }
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA {string} wants {int} replicas")]
+async fn wants(world: &mut HpaWorld, name: String, want: i32) -> StepResult {
+    let hpa = world.hpa(&name).await?;
+    let got = hpa.status.as_ref().map(|s| s.desired_replicas);
+    if got != Some(want) {
+        return fail(world, format!("expected HPA {name} to want {want} replicas (status.desiredReplicas), it shows {got:?}")).await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA {string} has condition {string} {string}")]
+async fn has_condition(world: &mut HpaWorld, name: String, type_: String, status: String) -> StepResult {
+    check_condition(world, &name, &type_, &status, None, None).await
+}
+
+#[then(expr = "the HPA {string} has condition {string} {string} with reason {string}")]
+async fn has_condition_reason(world: &mut HpaWorld, name: String, type_: String, status: String, reason: String) -> StepResult {
+    check_condition(world, &name, &type_, &status, Some(&reason), None).await
+}
+
+#[then(expr = "the HPA {string} has condition {string} {string} with reason {string} and message {string}")]
+async fn has_condition_message(
+    world: &mut HpaWorld,
+    name: String,
+    type_: String,
+    status: String,
+    reason: String,
+    message: String,
+) -> StepResult {
+    check_condition(world, &name, &type_, &status, Some(&reason), Some(&unescape(&message))).await
+}
+
+#[then(expr = "the HPA {string} has conditions:")]
+async fn has_conditions(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let table = Table::of(step, &["type", "status", "reason"])?;
+    let want: Vec<(String, String, String)> = table
+        .rows
+        .iter()
+        .map(|r| {
+            (
+                table.cell(r, "type").unwrap_or_default().to_owned(),
+                table.cell(r, "status").unwrap_or_default().to_owned(),
+                table.cell(r, "reason").unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    let hpa = world.hpa(&name).await?;
+    let got: Vec<(String, String, String)> = conditions(&hpa)
+        .into_iter()
+        .map(|c| (c.type_, c.status, c.reason.unwrap_or_default()))
+        .collect();
+    if got != want {
+        let show = |v: &[(String, String, String)]| {
+            v.iter()
+                .map(|(t, s, r)| format!("{t}={s} ({r})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return fail(
+            world,
+            format!("expected HPA {name} to have exactly the conditions [{}], it has [{}]", show(&want), show(&got)),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA {string} reports {string} at {quantity}")]
+async fn reports_at(world: &mut HpaWorld, name: String, metric: String, want: Quantity) -> StepResult {
+    let hpa = world.hpa(&name).await?;
+    let current = current_metrics(&hpa);
+    let found = current.iter().find_map(|m| metric_value(m, &metric));
+    let ok = found
+        .as_ref()
+        .and_then(|q| crate::gherkin::params::parse_quantity(q).ok())
+        .is_some_and(|q| q == want.value());
+    if !ok {
+        return fail(
+            world,
+            format!(
+                "expected HPA {name} to report {metric} at {want}, it reports {}",
+                found.unwrap_or_else(|| "nothing for that metric".to_owned())
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA {string} reports {word} utilization {int}%")]
+async fn reports_utilization(world: &mut HpaWorld, name: String, resource: String, want: i32) -> StepResult {
+    let hpa = world.hpa(&name).await?;
+    let got = current_metrics(&hpa).iter().find_map(|m| {
+        let (n, current) = match (&m.resource, &m.container_resource) {
+            (Some(r), _) => (r.name.as_str(), &r.current),
+            (None, Some(c)) => (c.name.as_str(), &c.current),
+            _ => return None,
+        };
+        (n == resource).then_some(current.average_utilization).flatten()
+    });
+    if got != Some(want) {
+        return fail(
+            world,
+            format!(
+                "expected HPA {name} to report {resource} utilization {want}%, it reports {}",
+                got.map_or_else(|| "none".to_owned(), |g| format!("{g}%"))
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA {string} has behavior:")]
+async fn has_behavior(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let want = yaml(doc_string(step)?, "expected behavior")?;
+    let hpa = world.hpa(&name).await?;
+    let got = hpa
+        .spec
+        .behavior
+        .as_ref()
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| StepError::State(format!("HPA {name} behavior: {e}")))?
+        .unwrap_or(Value::Null);
+    if normalize(&got) != normalize(&want) {
+        return fail(
+            world,
+            format!(
+                "expected HPA {name} to have the behavior\n{}\nit has\n{}",
+                pretty(&want),
+                pretty(&got)
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA controller's recommendations for {string} are:")]
+async fn recommendations_are(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let table = Table::of(step, &["age", "replicas"])?;
+    let mut want = Vec::new();
+    for row in &table.rows {
+        want.push((
+            age(table.cell(row, "age").unwrap_or_default(), "recommendation age")?,
+            count(table.cell(row, "replicas").unwrap_or_default(), "recommended replicas")?,
+        ));
+    }
+    let key = world.hpa_key(&name);
+    let (ns, n) = world.qualify(&name);
+    let got: Vec<(SignedDuration, i32)> = world
+        .driver()
+        .await?
+        .recommendations(&ns, &n)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| (r.age, r.replicas))
+        .collect();
+    if got != want {
+        return fail(
+            world,
+            format!(
+                "expected the recommendations for {key} to be [{}], they are [{}]",
+                show_aged(&want),
+                show_aged(&got)
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA controller's scale events for {string} are:")]
+async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let table = Table::of(step, &["age", "direction", "pods"])?;
+    let mut want = Vec::new();
+    for row in &table.rows {
+        want.push((
+            age(table.cell(row, "age").unwrap_or_default(), "scale event age")?,
+            table.cell(row, "direction").unwrap_or_default().to_owned(),
+            count(table.cell(row, "pods").unwrap_or_default(), "scale event pods")?,
+        ));
+    }
+    let key = world.hpa_key(&name);
+    let (ns, n) = world.qualify(&name);
+    let got: Vec<(SignedDuration, String, i32)> = world
+        .driver()
+        .await?
+        .scale_events(&ns, &n)
+        .into_iter()
+        .map(|e| {
+            let d = match e.direction {
+                crate::controller::Direction::Up => "up",
+                crate::controller::Direction::Down => "down",
+            };
+            (e.age, d.to_owned(), e.pods)
+        })
+        .collect();
+    if got != want {
+        let show = |v: &[(SignedDuration, String, i32)]| {
+            v.iter()
+                .map(|(a, d, p)| format!("{} ago {d} {p}", Duration(*a)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return fail(
+            world,
+            format!("expected the scale events for {key} to be [{}], they are [{}]", show(&want), show(&got)),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the controller metric {string} is {float}")]
+async fn controller_metric(world: &mut HpaWorld, sample: String, want: f64) -> StepResult {
+    let sample = unescape(&sample);
+    let text = world.driver().await?.metrics_text();
+    let got = crate::controller::metrics::sample_value(&text, &sample);
+    if got.is_none_or(|g| (g - want).abs() > 1e-9) {
+        return fail(
+            world,
+            format!(
+                "expected the controller metric {sample} to be {want}, it is {}",
+                got.map_or_else(|| "absent".to_owned(), |g| g.to_string())
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "an event {string} is recorded for the HPA {string}")]
+async fn event_recorded(world: &mut HpaWorld, reason: String, name: String) -> StepResult {
+    check_event(world, &reason, None, &name, true).await
+}
+
+#[then(expr = "no event {string} is recorded for the HPA {string}")]
+async fn no_event_recorded(world: &mut HpaWorld, reason: String, name: String) -> StepResult {
+    check_event(world, &reason, None, &name, false).await
+}
+
+#[then(expr = "an event {string} with message {string} is recorded for the HPA {string}")]
+async fn event_with_message(world: &mut HpaWorld, reason: String, message: String, name: String) -> StepResult {
+    check_event(world, &reason, Some(&unescape(&message)), &name, true).await
+}
+
+#[then(expr = "the HPA {string} last scaled {duration} ago")]
+async fn last_scaled(world: &mut HpaWorld, name: String, ago: Duration) -> StepResult {
+    let hpa = world.hpa(&name).await?;
+    let now = world.now().await?;
+    let last = hpa
+        .status
+        .as_ref()
+        .and_then(|s| s.last_scale_time.as_ref())
+        .map(|t| t.0);
+    let want = now - ago.0;
+    // metav1.Time keeps whole seconds.
+    let want = Timestamp::from_second(want.as_second()).unwrap_or(want);
+    if last != Some(want) {
+        return fail(
+            world,
+            format!(
+                "expected HPA {name} to have last scaled {ago} ago ({want}), its lastScaleTime is {}",
+                last.map_or_else(|| "unset".to_owned(), |t| format!("{t} ({} ago)", Duration(now.duration_since(t))))
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the {kind} {string} stays at {int} replicas for {duration}")]
+async fn stays_at(world: &mut HpaWorld, kind: WorkloadKind, name: String, want: i32, span: Duration) -> StepResult {
+    let mut check = StaysAt {
+        kind,
+        name,
+        want,
+        started: world.now().await?,
+    };
+    check.check(world).await?;
+    world.pass_time(span.0, check).await
+}
+
+/// "stays at": the replica count holds at every sync.
+struct StaysAt {
+    kind: WorkloadKind,
+    name: String,
+    want: i32,
+    started: Timestamp,
+}
+
+impl AsyncCheck for StaysAt {
+    async fn check(&mut self, world: &mut HpaWorld) -> StepResult {
+        let got = world.spec_replicas(self.kind, &self.name).await?;
+        if got != self.want {
+            let now = world.now().await?;
+            return fail(
+                world,
+                format!(
+                    "expected {} {} to stay at {} replicas; {} into the span it has {got}",
+                    self.kind,
+                    self.name,
+                    self.want,
+                    Duration(now.duration_since(self.started))
+                ),
+            )
+            .await;
+        }
+        Ok(())
+    }
+}
+
+async fn check_condition(
+    world: &mut HpaWorld,
+    name: &str,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    message: Option<&str>,
+) -> StepResult {
+    let hpa = world.hpa(name).await?;
+    let conds = conditions(&hpa);
+    let found = conds.iter().find(|c| c.type_ == type_);
+    let ok = found.is_some_and(|c| {
+        c.status == status
+            && reason.is_none_or(|r| c.reason.as_deref() == Some(r))
+            && message.is_none_or(|m| c.message.as_deref() == Some(m))
+    });
+    if !ok {
+        let mut want = format!("{type_}={status}");
+        if let Some(r) = reason {
+            let _ = write!(want, " with reason {r}");
+        }
+        if let Some(m) = message {
+            let _ = write!(want, " and message {m:?}");
+        }
+        let got = found.map_or_else(
+            || "no such condition".to_owned(),
+            |c| {
+                format!(
+                    "{}={} with reason {} and message {:?}",
+                    c.type_,
+                    c.status,
+                    c.reason.as_deref().unwrap_or_default(),
+                    c.message.as_deref().unwrap_or_default()
+                )
+            },
+        );
+        return fail(world, format!("expected HPA {name} to have condition {want}; it has {got}")).await;
+    }
+    Ok(())
+}
+
+async fn check_event(world: &mut HpaWorld, reason: &str, message: Option<&str>, name: &str, present: bool) -> StepResult {
+    let (ns, n) = world.qualify(name);
+    let all = events(world, &ns).await?;
+    let of_hpa: Vec<&Event> = all.iter().filter(|e| regards(e, &n)).collect();
+    let matching = of_hpa.iter().any(|e| {
+        e.reason.as_deref() == Some(reason) && message.is_none_or(|m| e.note.as_deref() == Some(m))
+    });
+    if matching != present {
+        let seen = of_hpa
+            .iter()
+            .map(|e| format!("{}: {}", e.reason.as_deref().unwrap_or_default(), e.note.as_deref().unwrap_or_default()))
+            .collect::<Vec<_>>();
+        let what = match message {
+            Some(m) => format!("event {reason} with message {m:?}"),
+            None => format!("event {reason}"),
+        };
+        return fail(
+            world,
+            format!(
+                "expected {}{what} for HPA {ns}/{n}; its events are:\n  {}",
+                if present { "an " } else { "no " },
+                if seen.is_empty() { "(none)".to_owned() } else { seen.join("\n  ") }
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+/// Whether an event is about HPA `name`.
+fn regards(e: &Event, name: &str) -> bool {
+    e.regarding
+        .as_ref()
+        .is_some_and(|r| r.kind.as_deref() == Some("HorizontalPodAutoscaler") && r.name.as_deref() == Some(name))
+}
+
+/// Events of a namespace, oldest first.
+async fn events(world: &mut HpaWorld, ns: &str) -> Result<Vec<Event>, StepError> {
+    let api: Api<Event> = world.api(ns).await?;
+    let mut list = api
+        .list(&ListParams::default())
+        .await
+        .map_err(StepError::kube(format!("listing the events of namespace {ns}")))?
+        .items;
+    list.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+    Ok(list)
+}
+
+/// The name of the scale target of HPA `ns/name`, if it exists.
+async fn target_of(world: &mut HpaWorld, ns: &str, name: &str) -> Result<Option<String>, StepError> {
+    let api: Api<HorizontalPodAutoscaler> = world.api(ns).await?;
+    Ok(api
+        .get_opt(name)
+        .await
+        .map_err(StepError::kube(format!("reading HPA {ns}/{name}")))?
+        .map(|h| h.spec.scale_target_ref.name))
+}
+
+fn conditions(hpa: &HorizontalPodAutoscaler) -> Vec<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition> {
+    hpa.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default()
+}
+
+fn current_metrics(hpa: &HorizontalPodAutoscaler) -> Vec<MetricStatus> {
+    hpa.status.as_ref().and_then(|s| s.current_metrics.clone()).unwrap_or_default()
+}
+
+/// The current value of `metric` in one status entry: averageValue where
+/// the status sets it, else value.
+fn metric_value(m: &MetricStatus, metric: &str) -> Option<String> {
+    let (name, current) = if let Some(r) = &m.resource {
+        (r.name.as_str(), &r.current)
+    } else if let Some(c) = &m.container_resource {
+        (c.name.as_str(), &c.current)
+    } else if let Some(p) = &m.pods {
+        (p.metric.name.as_str(), &p.current)
+    } else if let Some(o) = &m.object {
+        (o.metric.name.as_str(), &o.current)
+    } else if let Some(e) = &m.external {
+        (e.metric.name.as_str(), &e.current)
+    } else {
+        return None;
+    };
+    if name != metric {
+        return None;
+    }
+    current
+        .average_value
+        .as_ref()
+        .or(current.value.as_ref())
+        .map(|q| q.0.clone())
+}
+
+/// Canonicalizes JSON for comparison: quantities and numbers as strings
+/// compare by value, maps by key.
+fn normalize(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
+        Value::Number(n) => Value::String(n.to_string()),
+        Value::String(s) => match crate::gherkin::params::parse_quantity(s) {
+            Ok(q) if s.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '.') => {
+                Value::String(q.to_canonical_string())
+            }
+            _ => Value::String(s.clone()),
+        },
+        other => other.clone(),
+    }
+}
+
+fn pretty(v: &Value) -> String {
+    serde_saphyr::to_string(v).unwrap_or_else(|_| v.to_string())
+}
+
+fn show_aged(v: &[(SignedDuration, i32)]) -> String {
+    v.iter()
+        .map(|(a, r)| format!("{r} ({} ago)", Duration(*a)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Fails a `Then` step with `what` plus what the cluster shows.
+async fn fail(world: &mut HpaWorld, what: String) -> StepResult {
+    let context = report(world).await;
+    Err(StepError::Expectation(format!("{what}\n\n{context}")))
+}
+
+/// What the cluster shows: every HPA of the scenario namespace (status,
+/// conditions, current metrics), recent events, the scale targets and the
+/// controller's latest decision traces.
+pub async fn report(world: &mut HpaWorld) -> String {
+    let mut out = String::new();
+    let ns = world.namespace.clone();
+    let Some(env) = world.env_if_started() else {
+        return "(the cluster never started)".to_owned();
+    };
+    let client = env.client.clone();
+    let now = env.now();
+    let _ = writeln!(out, "--- what the cluster shows at {now} (namespace {ns}) ---");
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
+    let list = hpas.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
+    for hpa in &list {
+        let name = hpa.metadata.name.clone().unwrap_or_default();
+        let _ = writeln!(out, "HPA {name}:");
+        if let Some(s) = &hpa.status {
+            let _ = writeln!(
+                out,
+                "  currentReplicas {}, desiredReplicas {}, lastScaleTime {}",
+                s.current_replicas.unwrap_or_default(),
+                s.desired_replicas,
+                s.last_scale_time.as_ref().map_or_else(|| "unset".to_owned(), |t| t.0.to_string())
+            );
+            for c in s.conditions.iter().flatten() {
+                let _ = writeln!(
+                    out,
+                    "  condition {}={} {}: {}",
+                    c.type_,
+                    c.status,
+                    c.reason.as_deref().unwrap_or_default(),
+                    c.message.as_deref().unwrap_or_default()
+                );
+            }
+            for m in s.current_metrics.iter().flatten() {
+                let _ = writeln!(out, "  current {}", serde_json::to_string(m).unwrap_or_default());
+            }
+        } else {
+            let _ = writeln!(out, "  no status");
+        }
+        if let Some(driver) = world.driver_if_started() {
+            let decisions = driver.decisions(&ns, &name, 3);
+            let last = decisions.len().saturating_sub(1);
+            for (i, d) in decisions.into_iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  decision at {}: current {:?} -> desired {:?}{}{}",
+                    d.at,
+                    d.current_replicas,
+                    d.desired_replicas,
+                    if d.rescaled { " (rescaled)" } else { "" },
+                    d.error.as_deref().map(|e| format!(", error: {e}")).unwrap_or_default()
+                );
+                if i == last
+                    && let Some(trace) = &d.trace
+                {
+                    for l in trace.to_string().lines() {
+                        let _ = writeln!(out, "    {l}");
+                    }
+                }
+            }
+        }
+    }
+    for ((wns, wname), w) in &world.workloads {
+        if *wns != ns {
+            continue;
+        }
+        let api = workload_api(&client, wns, w.kind);
+        if let Ok(obj) = api.get(wname).await {
+            let _ = writeln!(
+                out,
+                "{} {wname}: spec.replicas {}, status.replicas {}",
+                w.kind,
+                obj.data.pointer("/spec/replicas").cloned().unwrap_or(Value::Null),
+                obj.data.pointer("/status/replicas").cloned().unwrap_or(Value::Null)
+            );
+        }
+    }
+    let events: Api<Event> = Api::namespaced(client, &ns);
+    let mut evs = events.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
+    evs.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+    let start = evs.len().saturating_sub(10);
+    let _ = writeln!(out, "recent events:");
+    for e in &evs[start..] {
+        let _ = writeln!(
+            out,
+            "  {} {} {}: {}",
+            e.event_time.as_ref().map(|t| t.0.to_string()).unwrap_or_default(),
+            e.regarding.as_ref().and_then(|r| r.name.clone()).unwrap_or_default(),
+            e.reason.as_deref().unwrap_or_default(),
+            e.note.as_deref().unwrap_or_default()
+        );
+    }
+    out
+}

@@ -1,0 +1,209 @@
+//! Steps that declare HorizontalPodAutoscalers: whole manifests, or an HPA
+//! built up metric by metric.
+
+use cucumber::gherkin::Step;
+use cucumber::given;
+use kube::api::{Api, DynamicObject, PostParams};
+use serde_json::{Value, json};
+
+use super::doc_string;
+use crate::gherkin::params::{Quantity, WorkloadKind};
+use crate::gherkin::world::{HpaWorld, StepError, StepResult, hpa_resource, yaml};
+
+#[given(expr = "the HPA:")]
+async fn the_hpa(world: &mut HpaWorld, step: &Step) -> StepResult {
+    let mut manifest = yaml(doc_string(step)?, "the HPA manifest")?;
+    let version = match manifest.get("apiVersion").and_then(Value::as_str) {
+        Some("autoscaling/v2") => "v2",
+        Some("autoscaling/v1") => "v1",
+        other => {
+            return Err(StepError::Input(format!(
+                "the HPA manifest: apiVersion {other:?} is not autoscaling/v2 or autoscaling/v1"
+            )));
+        }
+    };
+    let ns = manifest
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .map_or_else(|| world.namespace.clone(), str::to_owned);
+    manifest["metadata"]["namespace"] = json!(ns);
+    world.create_dynamic(&ns, &hpa_resource(version), manifest).await?;
+    Ok(())
+}
+
+#[given(expr = "an HPA {string} for {kind} {string} with min {int} and max {int} replicas")]
+async fn an_hpa(world: &mut HpaWorld, name: String, kind: WorkloadKind, target: String, min: i32, max: i32) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    let manifest = json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": n, "namespace": ns},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": kind.kind(), "name": target},
+            "minReplicas": min,
+            "maxReplicas": max,
+        },
+    });
+    world.create_dynamic(&ns, &hpa_resource("v2"), manifest).await?;
+    world.hpa_metrics.insert((ns, n), Vec::new());
+    Ok(())
+}
+
+#[given(expr = "the HPA {string} scales on {word} utilization {int}%")]
+async fn scales_on_utilization(world: &mut HpaWorld, name: String, resource: String, pct: i32) -> StepResult {
+    let metric = json!({"type": "Resource", "resource": {"name": resource_name(&resource)?,
+        "target": {"type": "Utilization", "averageUtilization": pct}}});
+    add_metric(world, &name, metric).await
+}
+
+#[given(expr = "the HPA {string} scales on {word} average value {quantity}")]
+async fn scales_on_average_value(world: &mut HpaWorld, name: String, resource: String, value: Quantity) -> StepResult {
+    let metric = json!({"type": "Resource", "resource": {"name": resource_name(&resource)?,
+        "target": {"type": "AverageValue", "averageValue": value.0}}});
+    add_metric(world, &name, metric).await
+}
+
+#[given(expr = "the HPA {string} scales on container {string} {word} utilization {int}%")]
+async fn scales_on_container(world: &mut HpaWorld, name: String, container: String, resource: String, pct: i32) -> StepResult {
+    let metric = json!({"type": "ContainerResource", "containerResource": {"name": resource_name(&resource)?,
+        "container": container, "target": {"type": "Utilization", "averageUtilization": pct}}});
+    add_metric(world, &name, metric).await
+}
+
+#[given(expr = "the HPA {string} scales on pods metric {string} with average value {quantity}")]
+async fn scales_on_pods_metric(world: &mut HpaWorld, name: String, metric: String, value: Quantity) -> StepResult {
+    let spec = json!({"type": "Pods", "pods": {"metric": {"name": metric},
+        "target": {"type": "AverageValue", "averageValue": value.0}}});
+    add_metric(world, &name, spec).await
+}
+
+#[given(expr = "the HPA {string} scales on object metric {string} of {word} {string} with value {quantity}")]
+async fn scales_on_object_value(world: &mut HpaWorld, name: String, metric: String, kind: String, object: String, value: Quantity) -> StepResult {
+    let spec = object_metric(&metric, &kind, &object, json!({"type": "Value", "value": value.0}));
+    add_metric(world, &name, spec).await
+}
+
+#[given(expr = "the HPA {string} scales on object metric {string} of {word} {string} with average value {quantity}")]
+async fn scales_on_object_average(world: &mut HpaWorld, name: String, metric: String, kind: String, object: String, value: Quantity) -> StepResult {
+    let spec = object_metric(&metric, &kind, &object, json!({"type": "AverageValue", "averageValue": value.0}));
+    add_metric(world, &name, spec).await
+}
+
+#[given(expr = "the HPA {string} scales on external metric {string} with selector {string} and value {quantity}")]
+async fn scales_on_external_value(world: &mut HpaWorld, name: String, metric: String, selector: String, value: Quantity) -> StepResult {
+    let spec = external_metric(&metric, &selector, json!({"type": "Value", "value": value.0}))?;
+    add_metric(world, &name, spec).await
+}
+
+#[given(expr = "the HPA {string} scales on external metric {string} with selector {string} and average value {quantity}")]
+async fn scales_on_external_average(world: &mut HpaWorld, name: String, metric: String, selector: String, value: Quantity) -> StepResult {
+    let spec = external_metric(&metric, &selector, json!({"type": "AverageValue", "averageValue": value.0}))?;
+    add_metric(world, &name, spec).await
+}
+
+#[given(expr = "the HPA {string} has behavior:")]
+async fn has_behavior(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let behavior = yaml(doc_string(step)?, &format!("behavior of HPA {name}"))?;
+    update_spec(world, &name, |spec| spec["behavior"] = behavior).await
+}
+
+#[given(expr = "the HPA {string} has status:")]
+async fn has_status(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let status = yaml(doc_string(step)?, &format!("status of HPA {name}"))?;
+    let (ns, n) = world.qualify(&name);
+    world
+        .merge_patch(&ns, &hpa_resource("v2"), &n, json!({"status": status}), true)
+        .await
+}
+
+/// `cpu` or `memory`: the resources a Resource metric can name.
+fn resource_name(word: &str) -> Result<&str, StepError> {
+    match word {
+        "cpu" | "memory" => Ok(word),
+        other => Err(StepError::Input(format!(
+            "resource {other:?}: a Resource metric scales on cpu or memory"
+        ))),
+    }
+}
+
+/// Adds a metric to the HPA's spec, after the metrics earlier steps added
+/// (the API server's default cpu metric is replaced by the first one).
+async fn add_metric(world: &mut HpaWorld, name: &str, metric: Value) -> StepResult {
+    let key = world.qualify(name);
+    let metrics = {
+        let list = world.hpa_metrics.entry(key).or_default();
+        list.push(metric);
+        list.clone()
+    };
+    update_spec(world, name, |spec| spec["metrics"] = json!(metrics)).await
+}
+
+/// Reads the HPA (v2), changes its spec, writes it back.
+async fn update_spec(world: &mut HpaWorld, name: &str, change: impl FnOnce(&mut Value)) -> StepResult {
+    let (ns, n) = world.qualify(name);
+    let client = world.env().await?.client.clone();
+    let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &hpa_resource("v2"));
+    let mut hpa = api
+        .get(&n)
+        .await
+        .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))?;
+    let spec = hpa
+        .data
+        .get_mut("spec")
+        .ok_or_else(|| StepError::State(format!("HPA {ns}/{n} has no spec")))?;
+    change(spec);
+    api.replace(&n, &PostParams::default(), &hpa)
+        .await
+        .map_err(StepError::kube(format!("updating HPA {ns}/{n}")))?;
+    Ok(())
+}
+
+/// The apiVersion of a described object's kind.
+pub(crate) fn api_version_of(kind: &str) -> &'static str {
+    match kind {
+        "Deployment" | "StatefulSet" | "ReplicaSet" | "DaemonSet" => "apps/v1",
+        "Ingress" => "networking.k8s.io/v1",
+        _ => "v1",
+    }
+}
+
+/// The custom-metrics resource (plural, with group) of a kind.
+pub(crate) fn resource_of(kind: &str) -> String {
+    match kind {
+        "Deployment" | "StatefulSet" | "ReplicaSet" | "DaemonSet" => {
+            format!("{}s.apps", kind.to_ascii_lowercase())
+        }
+        "Ingress" => "ingresses.networking.k8s.io".to_owned(),
+        other => format!("{}s", other.to_ascii_lowercase()),
+    }
+}
+
+fn object_metric(metric: &str, kind: &str, object: &str, target: Value) -> Value {
+    json!({"type": "Object", "object": {
+        "describedObject": {"apiVersion": api_version_of(kind), "kind": kind, "name": object},
+        "metric": {"name": metric},
+        "target": target}})
+}
+
+fn external_metric(metric: &str, selector: &str, target: Value) -> Result<Value, StepError> {
+    let mut id = json!({"name": metric});
+    let labels = selector_labels(selector)?;
+    if !labels.is_empty() {
+        id["selector"] = json!({"matchLabels": labels});
+    }
+    Ok(json!({"type": "External", "external": {"metric": id, "target": target}}))
+}
+
+/// Parses an equality selector (`a=b,c=d`; `""` is none) into labels.
+pub(crate) fn selector_labels(selector: &str) -> Result<std::collections::BTreeMap<String, String>, StepError> {
+    selector
+        .split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().trim_start_matches('=').to_owned()))
+                .ok_or_else(|| StepError::Input(format!("selector {selector:?}: {p:?} is not label=value")))
+        })
+        .collect()
+}

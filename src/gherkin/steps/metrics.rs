@@ -1,0 +1,213 @@
+//! Steps that script the fake metrics server, through its HTTP control API.
+//! `cpu` and `memory` go to metrics.k8s.io (per container), any other metric
+//! name to custom.metrics.k8s.io (per pod).
+
+use cucumber::gherkin::Step;
+use cucumber::{given, when};
+use fake_metrics_server::script::Api as MetricsApi;
+
+use super::hpa::{resource_of, selector_labels};
+use super::{Table, age};
+use crate::gherkin::params::{Quantity, Values};
+use crate::gherkin::world::{HpaWorld, StepError, StepResult};
+
+#[given(expr = "the pods of {string} report {string} of {values}")]
+#[when(expr = "the pods of {string} report {string} of {values}")]
+async fn pods_report(world: &mut HpaWorld, workload: String, metric: String, values: Values) -> StepResult {
+    let (ns, n) = world.qualify(&workload);
+    let pods = world.pods_of(&ns, &n).await?;
+    if pods.len() != values.0.len() {
+        let names: Vec<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        return Err(StepError::Input(format!(
+            "{} values of {metric} for the {} pods of {ns}/{n} ({}): give one value per pod, in pod order",
+            values.0.len(),
+            pods.len(),
+            names.join(", ")
+        )));
+    }
+    for (pod, v) in pods.iter().zip(&values.0) {
+        let pod = pod.metadata.name.clone().unwrap_or_default();
+        set_value(world, &ns, &pod, &metric, Some(&v.0), None).await?;
+    }
+    Ok(())
+}
+
+#[given(expr = "the pods report:")]
+#[when(expr = "the pods report:")]
+async fn pods_report_table(world: &mut HpaWorld, step: &Step) -> StepResult {
+    let table = Table::of(step, &["pod"])?;
+    let metric_columns: Vec<&String> = table
+        .header
+        .iter()
+        .filter(|h| !matches!(h.as_str(), "pod" | "timestamp" | "window"))
+        .collect();
+    for row in &table.rows {
+        let (ns, pod) = world.qualify(table.cell(row, "pod").unwrap_or_default());
+        let timestamp = table
+            .cell(row, "timestamp")
+            .filter(|c| !c.is_empty())
+            .map(|c| age(c, &format!("pod {pod}, timestamp")))
+            .transpose()?;
+        let window = table
+            .cell(row, "window")
+            .filter(|c| !c.is_empty())
+            .map(|c| age(c, &format!("pod {pod}, window")))
+            .transpose()?;
+        {
+            let model = world.pod_model(&ns, &pod).await?;
+            if timestamp.is_some() {
+                model.timestamp = timestamp;
+            }
+            if window.is_some() {
+                model.window = window;
+            }
+        }
+        for metric in &metric_columns {
+            let cell = table.cell(row, metric).unwrap_or_default();
+            let value = (!cell.is_empty()).then_some(cell);
+            set_value(world, &ns, &pod, metric, value, Some(())).await?;
+        }
+        world.push_pod(&ns, &pod).await?;
+    }
+    Ok(())
+}
+
+#[given(expr = "object metric {string} of {word} {string} is {quantity}")]
+#[when(expr = "object metric {string} of {word} {string} is {quantity}")]
+async fn object_metric_is(world: &mut HpaWorld, metric: String, kind: String, object: String, value: Quantity) -> StepResult {
+    let (ns, n) = world.qualify(&object);
+    let resource = resource_of(&kind);
+    let client = world.env().await?.metrics.clone();
+    let namespace = (kind != "Namespace").then_some(ns.as_str());
+    client
+        .set_object_metric(&resource, namespace, &n, &metric, Some(&value.0))
+        .await
+        .map_err(StepError::metrics(format!("setting object metric {metric} of {kind} {ns}/{n}")))?;
+    Ok(())
+}
+
+#[given(expr = "external metric {string} with selector {string} is {values}")]
+#[when(expr = "external metric {string} with selector {string} is {values}")]
+async fn external_metric_is(world: &mut HpaWorld, metric: String, selector: String, values: Values) -> StepResult {
+    let labels = selector_labels(&selector)?;
+    let ns = world.namespace.clone();
+    let client = world.env().await?.metrics.clone();
+    let key = (ns.clone(), metric.clone(), selector.clone());
+    let before = world.external_series.get(&key).copied().unwrap_or(0);
+    let series_labels = |i: usize| {
+        let mut l = labels.clone();
+        l.insert("series".to_owned(), i.to_string());
+        l
+    };
+    for (i, v) in values.0.iter().enumerate() {
+        client
+            .set_external_metric(&ns, &metric, &series_labels(i), Some(&v.0))
+            .await
+            .map_err(StepError::metrics(format!("setting external metric {metric} ({selector})")))?;
+    }
+    for i in values.0.len()..before {
+        client
+            .set_external_metric(&ns, &metric, &series_labels(i), None)
+            .await
+            .map_err(StepError::metrics(format!("removing a series of external metric {metric}")))?;
+    }
+    world.external_series.insert(key, values.0.len());
+    Ok(())
+}
+
+#[given(expr = "the {word} metrics API fails")]
+#[when(expr = "the {word} metrics API fails")]
+async fn api_fails(world: &mut HpaWorld, api: String) -> StepResult {
+    world.set_metrics_api_failing(metrics_api(&api)?, true).await
+}
+
+#[given(expr = "the {word} metrics API recovers")]
+#[when(expr = "the {word} metrics API recovers")]
+async fn api_recovers(world: &mut HpaWorld, api: String) -> StepResult {
+    world.set_metrics_api_failing(metrics_api(&api)?, false).await
+}
+
+fn metrics_api(word: &str) -> Result<MetricsApi, StepError> {
+    match word {
+        "resource" => Ok(MetricsApi::Resource),
+        "custom" => Ok(MetricsApi::Custom),
+        "external" => Ok(MetricsApi::External),
+        other => Err(StepError::Input(format!(
+            "metrics API {other:?}: expected resource, custom or external"
+        ))),
+    }
+}
+
+/// Sets (or, with `None`, clears) one metric of one pod. `cpu` and `memory`
+/// cells may be per container (`app=250m, sidecar=50m`). With `batch` the
+/// caller pushes the pod itself afterwards.
+async fn set_value(
+    world: &mut HpaWorld,
+    ns: &str,
+    pod: &str,
+    metric: &str,
+    value: Option<&str>,
+    batch: Option<()>,
+) -> StepResult {
+    let resource = matches!(metric, "cpu" | "memory");
+    let parts = match value {
+        Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?,
+        Some(v) => {
+            crate::gherkin::params::parse_quantity(v)
+                .map_err(|e| StepError::Input(format!("pod {pod}, {metric}: {e}")))?;
+            vec![(String::new(), v.to_owned())]
+        }
+        None => Vec::new(),
+    };
+    let model = world.pod_model(ns, pod).await?;
+    if resource {
+        // Every container loses this resource, then the named ones get it.
+        for usage in model.containers.values_mut() {
+            if metric == "cpu" {
+                usage.0 = None;
+            } else {
+                usage.1 = None;
+            }
+        }
+        for (container, q) in parts {
+            let usage = model.containers.entry(container).or_default();
+            if metric == "cpu" {
+                usage.0 = Some(q);
+            } else {
+                usage.1 = Some(q);
+            }
+        }
+        model.containers.retain(|_, (cpu, memory)| cpu.is_some() || memory.is_some());
+    } else {
+        match parts.into_iter().next() {
+            Some((_, q)) => {
+                model.custom.insert(metric.to_owned(), q);
+            }
+            None => {
+                model.custom.remove(metric);
+            }
+        }
+    }
+    if batch.is_none() {
+        world.push_pod(ns, pod).await?;
+    }
+    Ok(())
+}
+
+/// `250m` (container `app`) or `app=250m, sidecar=50m`; a `+` before a
+/// name (restartable init container) is accepted and dropped.
+fn per_container(cell: &str, what: &str) -> Result<Vec<(String, String)>, StepError> {
+    cell.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|part| {
+            let (name, q) = match part.split_once('=') {
+                Some((n, q)) => (n.trim().trim_start_matches('+'), q.trim()),
+                None => ("app", part),
+            };
+            crate::gherkin::params::parse_quantity(q)
+                .map_err(|e| StepError::Input(format!("{what}: {e}")))?;
+            Ok((name.to_owned(), q.to_owned()))
+        })
+        .collect()
+}

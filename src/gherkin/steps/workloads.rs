@@ -1,0 +1,512 @@
+//! Steps about namespaces, workloads, their pods and the faults of the
+//! simulated cluster.
+
+use std::collections::BTreeMap;
+
+use cucumber::gherkin::Step;
+use cucumber::{given, when};
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use super::{Table, age};
+use crate::gherkin::params::{Duration, WorkloadKind};
+use crate::gherkin::world::{HpaWorld, StepError, StepResult, Workload, workload_api, workload_resource};
+
+/// How long before the scenario starts the pods of "with N pods" started.
+const DEFAULT_AGE: SignedDuration = SignedDuration::from_secs(600);
+
+#[given(expr = "a namespace {string}")]
+async fn a_namespace(world: &mut HpaWorld, name: String) -> StepResult {
+    let api: Api<Namespace> = Api::all(world.env().await?.client.clone());
+    if api
+        .get_opt(&name)
+        .await
+        .map_err(StepError::kube(format!("reading namespace {name}")))?
+        .is_none()
+    {
+        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))
+            .map_err(|e| StepError::Input(format!("namespace {name}: {e}")))?;
+        api.create(&PostParams::default(), &ns)
+            .await
+            .map_err(StepError::kube(format!("creating namespace {name}")))?;
+    }
+    world.namespace = name;
+    Ok(())
+}
+
+#[given(expr = "a {kind} {string} with {int} pods")]
+async fn workload_with_pods(world: &mut HpaWorld, kind: WorkloadKind, name: String, n: i32) -> StepResult {
+    let template = PodShape::default();
+    let rows = (0..n).map(|_| PodShape::default()).collect::<Vec<_>>();
+    create_workload(world, kind, &name, &template, &rows).await
+}
+
+#[given(expr = "a {kind} {string} with pods:")]
+async fn workload_with_pod_table(world: &mut HpaWorld, step: &Step, kind: WorkloadKind, name: String) -> StepResult {
+    let table = Table::of(step, &["pod"])?;
+    let mut rows = Vec::new();
+    for (i, row) in table.rows.iter().enumerate() {
+        let pod = table.cell(row, "pod").unwrap_or_default();
+        let expected = format!("{name}-{i}");
+        if pod != expected {
+            return Err(StepError::Input(format!(
+                "{kind} {name}: row {} names pod {pod:?}, but the pods of a workload are named {name}-0, {name}-1, ... in order (expected {expected})",
+                i + 1
+            )));
+        }
+        rows.push(PodShape::from_row(&table, row, pod)?);
+    }
+    let template = rows.first().cloned().unwrap_or_default();
+    create_workload(world, kind, &name, &template, &rows).await
+}
+
+#[given(expr = "the scale of {string} reports {int} spec replicas and {int} status replicas")]
+async fn scale_reports_replicas(world: &mut HpaWorld, name: String, spec: i32, status: i32) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.faults().override_scale_replicas(&ns, &n, spec, status);
+    Ok(())
+}
+
+#[given(expr = "the scale of {string} reports selector {string}")]
+async fn scale_reports_selector(world: &mut HpaWorld, name: String, selector: String) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.faults().override_scale_selector(&ns, &n, &selector);
+    Ok(())
+}
+
+#[given(expr = "reading the scale of {string} fails")]
+async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.faults().fail_get_scale(&ns, &n, true);
+    Ok(())
+}
+
+#[given(expr = "updating the scale of {string} fails")]
+async fn updating_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.faults().fail_update_scale(&ns, &n, true);
+    Ok(())
+}
+
+#[given(expr = "updating the status of HPA {string} conflicts {int} times")]
+async fn hpa_status_conflicts(world: &mut HpaWorld, name: String, times: u32) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.faults().conflict_hpa_status(&ns, &n, times);
+    Ok(())
+}
+
+#[given(expr = "updating the scale of {string} conflicts {int} times")]
+async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.faults().conflict_update_scale(&ns, &n, times);
+    Ok(())
+}
+
+#[given(expr = "new pods of {string} become ready after {duration}")]
+async fn new_pods_ready_after(world: &mut HpaWorld, name: String, after: Duration) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    world.env().await?.sim.set_pod_delays(
+        &ns,
+        &n,
+        hpa_sim::PodDelays {
+            running: SignedDuration::ZERO,
+            ready: after.0,
+        },
+    );
+    Ok(())
+}
+
+#[given(expr = "pod {string} becomes ready")]
+#[when(expr = "pod {string} becomes ready")]
+async fn pod_becomes_ready(world: &mut HpaWorld, pod: String) -> StepResult {
+    set_pod_ready(world, &pod, true).await
+}
+
+#[given(expr = "pod {string} becomes unready")]
+#[when(expr = "pod {string} becomes unready")]
+async fn pod_becomes_unready(world: &mut HpaWorld, pod: String) -> StepResult {
+    set_pod_ready(world, &pod, false).await
+}
+
+#[given(expr = "pod {string} fails")]
+#[when(expr = "pod {string} fails")]
+async fn pod_fails(world: &mut HpaWorld, pod: String) -> StepResult {
+    let (ns, n) = world.qualify(&pod);
+    let now = world.now().await?;
+    update_pod_status(world, &ns, &n, |status| {
+        status["phase"] = json!("Failed");
+        set_condition(status, "Ready", Some("False"), now);
+        set_condition(status, "ContainersReady", Some("False"), now);
+    })
+    .await
+}
+
+#[given(expr = "pod {string} is deleted")]
+#[when(expr = "pod {string} is deleted")]
+async fn pod_is_deleted(world: &mut HpaWorld, pod: String) -> StepResult {
+    let (ns, n) = world.qualify(&pod);
+    let api: Api<Pod> = world.api(&ns).await?;
+    api.delete(&n, &Default::default())
+        .await
+        .map_err(StepError::kube(format!("deleting pod {ns}/{n}")))?;
+    world.prune_pods().await
+}
+
+#[given(expr = "the {kind} {string} is scaled to {int} replicas")]
+#[when(expr = "the {kind} {string} is scaled to {int} replicas")]
+async fn scaled_by_a_user(world: &mut HpaWorld, kind: WorkloadKind, name: String, replicas: i32) -> StepResult {
+    let (ns, n) = world.qualify(&name);
+    let api = workload_api(&world.env().await?.client, &ns, kind);
+    api.patch_scale(&n, &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": replicas}})))
+        .await
+        .map_err(StepError::kube(format!("scaling {kind} {ns}/{n} to {replicas}")))?;
+    world.prune_pods().await
+}
+
+/// One pod as a table row describes it.
+#[derive(Debug, Clone, PartialEq)]
+struct PodShape {
+    phase: String,
+    /// `Some(None)`: no Ready condition ("none").
+    ready: Option<bool>,
+    started: When,
+    ready_since: Option<When>,
+    deleted: bool,
+    /// container name -> (cpu, memory, restartable init container)
+    containers: BTreeMap<String, Resources>,
+    pod_requests: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Resources {
+    cpu: Option<String>,
+    memory: Option<String>,
+    sidecar: bool,
+}
+
+/// A point in time a cell names.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum When {
+    Ago(SignedDuration),
+    Never,
+}
+
+impl Default for PodShape {
+    fn default() -> Self {
+        let mut containers = BTreeMap::new();
+        containers.insert(
+            "app".to_owned(),
+            Resources {
+                cpu: Some("1".to_owned()),
+                memory: Some("1Gi".to_owned()),
+                sidecar: false,
+            },
+        );
+        Self {
+            phase: "Running".to_owned(),
+            ready: Some(true),
+            started: When::Ago(DEFAULT_AGE),
+            ready_since: None,
+            deleted: false,
+            containers,
+            pod_requests: BTreeMap::new(),
+        }
+    }
+}
+
+fn when(text: &str, what: &str) -> Result<When, StepError> {
+    match text {
+        "never" => Ok(When::Never),
+        "now" => Ok(When::Ago(SignedDuration::ZERO)),
+        other => age(other, what).map(When::Ago),
+    }
+}
+
+/// Parses `1`, `app=500m, sidecar=100m`, `app=500m, +proxy=100m` into
+/// (container, quantity, sidecar) triples; a bare quantity is container `app`.
+fn per_container(cell: &str, what: &str) -> Result<Vec<(String, String, bool)>, StepError> {
+    let mut out = Vec::new();
+    for part in cell.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, q) = match part.split_once('=') {
+            Some((n, q)) => (n.trim(), q.trim()),
+            None => ("app", part),
+        };
+        let (name, sidecar) = match name.strip_prefix('+') {
+            Some(n) => (n, true),
+            None => (name, false),
+        };
+        crate::gherkin::params::parse_quantity(q).map_err(|e| StepError::Input(format!("{what}: {e}")))?;
+        out.push((name.to_owned(), q.to_owned(), sidecar));
+    }
+    Ok(out)
+}
+
+impl PodShape {
+    fn from_row(table: &Table, row: &[String], pod: &str) -> Result<Self, StepError> {
+        let mut shape = Self::default();
+        let what = |col: &str| format!("pod {pod}, column {col}");
+        if let Some(phase) = table.cell(row, "phase").filter(|c| !c.is_empty()) {
+            if !matches!(phase, "Running" | "Pending" | "Succeeded" | "Failed") {
+                return Err(StepError::Input(format!(
+                    "{}: {phase:?} is not Running, Pending, Succeeded or Failed",
+                    what("phase")
+                )));
+            }
+            shape.phase = phase.to_owned();
+            if phase != "Running" {
+                shape.ready = Some(false);
+            }
+            if phase == "Pending" {
+                shape.started = When::Never;
+            }
+        }
+        if let Some(ready) = table.cell(row, "ready").filter(|c| !c.is_empty()) {
+            shape.ready = match ready {
+                "true" => Some(true),
+                "false" => Some(false),
+                "none" => None,
+                other => {
+                    return Err(StepError::Input(format!(
+                        "{}: {other:?} is not true, false or none",
+                        what("ready")
+                    )));
+                }
+            };
+        }
+        if let Some(started) = table.cell(row, "started").filter(|c| !c.is_empty()) {
+            shape.started = when(started, &what("started"))?;
+        }
+        if let Some(since) = table.cell(row, "ready since").filter(|c| !c.is_empty()) {
+            shape.ready_since = Some(when(since, &what("ready since"))?);
+        }
+        if let Some(deleted) = table.cell(row, "deleted").filter(|c| !c.is_empty()) {
+            shape.deleted = match deleted {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(StepError::Input(format!("{}: {other:?} is not true or false", what("deleted"))));
+                }
+            };
+        }
+        let cpu = table.cell(row, "cpu request");
+        let memory = table.cell(row, "memory request");
+        if cpu.is_some() || memory.is_some() {
+            let cpu = cpu.map(|c| per_container(c, &what("cpu request"))).transpose()?;
+            let memory = memory.map(|c| per_container(c, &what("memory request"))).transpose()?;
+            let mut containers: BTreeMap<String, Resources> = BTreeMap::new();
+            for (name, _, sidecar) in cpu.iter().flatten().chain(memory.iter().flatten()) {
+                let entry = containers.entry(name.clone()).or_default();
+                entry.sidecar |= *sidecar;
+            }
+            if containers.is_empty() {
+                containers.insert("app".to_owned(), Resources::default());
+            }
+            for (name, res) in &mut containers {
+                res.cpu = match &cpu {
+                    Some(list) => list.iter().find(|(n, _, _)| n == name).map(|(_, q, _)| q.clone()),
+                    None => (name == "app").then(|| "1".to_owned()),
+                };
+                res.memory = match &memory {
+                    Some(list) => list.iter().find(|(n, _, _)| n == name).map(|(_, q, _)| q.clone()),
+                    None => (name == "app").then(|| "1Gi".to_owned()),
+                };
+            }
+            shape.containers = containers;
+        }
+        for (col, resource) in [("pod cpu request", "cpu"), ("pod memory request", "memory")] {
+            if let Some(q) = table.cell(row, col).filter(|c| !c.is_empty()) {
+                crate::gherkin::params::parse_quantity(q).map_err(|e| StepError::Input(format!("{}: {e}", what(col))))?;
+                shape.pod_requests.insert(resource.to_owned(), q.to_owned());
+            }
+        }
+        Ok(shape)
+    }
+
+    /// The pod spec (containers, init containers, pod-level requests).
+    fn spec(&self) -> Value {
+        let container = |name: &str, r: &Resources| {
+            let mut requests = serde_json::Map::new();
+            if let Some(c) = &r.cpu {
+                requests.insert("cpu".into(), json!(c));
+            }
+            if let Some(m) = &r.memory {
+                requests.insert("memory".into(), json!(m));
+            }
+            let mut c = json!({"name": name, "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": requests}});
+            if r.sidecar {
+                c["restartPolicy"] = json!("Always");
+            }
+            c
+        };
+        let containers: Vec<Value> = self
+            .containers
+            .iter()
+            .filter(|(_, r)| !r.sidecar)
+            .map(|(n, r)| container(n, r))
+            .collect();
+        let init: Vec<Value> = self
+            .containers
+            .iter()
+            .filter(|(_, r)| r.sidecar)
+            .map(|(n, r)| container(n, r))
+            .collect();
+        let mut spec = json!({"containers": containers});
+        if !init.is_empty() {
+            spec["initContainers"] = json!(init);
+        }
+        if !self.pod_requests.is_empty() {
+            spec["resources"] = json!({"requests": self.pod_requests});
+        }
+        spec
+    }
+
+    /// Rewrites a pod status as this shape says, as of `now`.
+    fn apply_status(&self, status: &mut Value, now: Timestamp) {
+        status["phase"] = json!(self.phase);
+        let started = match self.started {
+            When::Ago(d) => Some(now - d),
+            When::Never => None,
+        };
+        match started {
+            Some(t) => status["startTime"] = json!(k8s_time(t)),
+            None => {
+                if let Some(m) = status.as_object_mut() {
+                    m.remove("startTime");
+                }
+            }
+        }
+        let since = match self.ready_since.or(Some(self.started)) {
+            Some(When::Ago(d)) => now - d,
+            _ => now,
+        };
+        let ready = self.ready.map(|r| if r { "True" } else { "False" });
+        set_condition(status, "Ready", ready, since);
+        set_condition(status, "ContainersReady", ready, since);
+    }
+}
+
+/// Kubernetes time (whole seconds, RFC 3339).
+pub(crate) fn k8s_time(t: Timestamp) -> String {
+    Timestamp::from_second(t.as_second()).unwrap_or(t).to_string()
+}
+
+/// Sets (or with `None` removes) a pod condition.
+fn set_condition(status: &mut Value, type_: &str, value: Option<&str>, at: Timestamp) {
+    if !status.get("conditions").is_some_and(Value::is_array) {
+        status["conditions"] = json!([]);
+    }
+    let Some(conds) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
+        return;
+    };
+    conds.retain(|c| c.get("type").and_then(Value::as_str) != Some(type_));
+    if let Some(v) = value {
+        conds.push(json!({"type": type_, "status": v, "lastTransitionTime": k8s_time(at)}));
+    }
+}
+
+async fn update_pod_status(
+    world: &mut HpaWorld,
+    ns: &str,
+    name: &str,
+    change: impl FnOnce(&mut Value),
+) -> StepResult {
+    let api: Api<Pod> = world.api(ns).await?;
+    let pod = api
+        .get(name)
+        .await
+        .map_err(StepError::kube(format!("reading pod {ns}/{name}")))?;
+    let mut value = serde_json::to_value(&pod).map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
+    let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
+    change(&mut status);
+    value["status"] = status;
+    let pod: Pod = serde_json::from_value(value).map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
+    api.replace_status(name, &PostParams::default(), &pod)
+        .await
+        .map_err(StepError::kube(format!("updating the status of pod {ns}/{name}")))?;
+    Ok(())
+}
+
+async fn set_pod_ready(world: &mut HpaWorld, pod: &str, ready: bool) -> StepResult {
+    let (ns, n) = world.qualify(pod);
+    let now = world.now().await?;
+    let flag = if ready { "True" } else { "False" };
+    update_pod_status(world, &ns, &n, |status| {
+        set_condition(status, "Ready", Some(flag), now);
+        set_condition(status, "ContainersReady", Some(flag), now);
+    })
+    .await
+}
+
+/// Creates the workload with `rows.len()` replicas from `template`, then
+/// shapes each pod the sim created as its row says.
+async fn create_workload(
+    world: &mut HpaWorld,
+    kind: WorkloadKind,
+    name: &str,
+    template: &PodShape,
+    rows: &[PodShape],
+) -> StepResult {
+    let (ns, n) = world.qualify(name);
+    let replicas = i32::try_from(rows.len()).map_err(|_| StepError::Input(format!("{kind} {n}: too many pods")))?;
+    let mut obj = json!({
+        "apiVersion": "apps/v1",
+        "kind": kind.kind(),
+        "metadata": {"name": n, "namespace": ns},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": n}},
+            "template": {"metadata": {"labels": {"app": n}}, "spec": template.spec()},
+        },
+    });
+    if kind == WorkloadKind::StatefulSet {
+        obj["spec"]["serviceName"] = json!(n);
+    }
+    world.create_dynamic(&ns, &workload_resource(kind), obj).await?;
+    world.workloads.insert(
+        (ns.clone(), n.clone()),
+        Workload {
+            kind,
+            initial_replicas: replicas,
+        },
+    );
+    let now = world.now().await?;
+    let pods = world.pods_of(&ns, &n).await?;
+    if pods.len() != rows.len() {
+        return Err(StepError::State(format!(
+            "{kind} {ns}/{n} should have {} pods but the cluster made {}",
+            rows.len(),
+            pods.len()
+        )));
+    }
+    let api: Api<Pod> = world.api(&ns).await?;
+    for (pod, shape) in pods.into_iter().zip(rows) {
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        if shape.spec() != template.spec() {
+            let mut value = serde_json::to_value(&pod).map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
+            let node = value.pointer("/spec/nodeName").cloned();
+            value["spec"] = shape.spec();
+            if let Some(node) = node {
+                value["spec"]["nodeName"] = node;
+            }
+            let updated: Pod = serde_json::from_value(value).map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
+            api.replace(&pod_name, &PostParams::default(), &updated)
+                .await
+                .map_err(StepError::kube(format!("setting the requests of pod {ns}/{pod_name}")))?;
+        }
+        update_pod_status(world, &ns, &pod_name, |status| shape.apply_status(status, now)).await?;
+        if shape.deleted {
+            mark_terminating(world, &ns, &pod_name).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Gives a pod a deletion timestamp (a terminating pod that still exists).
+async fn mark_terminating(_world: &mut HpaWorld, ns: &str, pod: &str) -> StepResult {
+    Err(StepError::State(format!(
+        "pod {ns}/{pod}: the simulated cluster cannot keep a pod with a deletion timestamp yet (deletes are immediate)"
+    )))
+}

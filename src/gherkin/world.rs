@@ -1,0 +1,703 @@
+//! The scenario world: one simulated cluster, one fake metrics server and one
+//! HPA controller per scenario, all on one virtual clock.
+//!
+//! Everything starts lazily, at the first step that needs it, so that
+//! "the HPA controller runs with:" may come after workloads are declared but
+//! before the controller is first asked to act. The fake metrics server runs
+//! on `127.0.0.1:0` and is scripted only through its HTTP control API; the
+//! simulated cluster proxies the metrics APIs to it in-process.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use fake_metrics_server::client::{ClientError, ControlClient};
+use fake_metrics_server::script::{
+    Api as MetricsApi, Change, ContainerSpec, Duration as ScriptDuration, MetricSeries,
+    MetricSpec, PodSpec, SampleTime, Value as ScriptValue,
+};
+use hpa_core::clock::{Clock, VirtualClock};
+use hpa_sim::{Backend, Sim, SimClock, SimConfig};
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use serde_json::Value;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::driver::{Driver, DriverError};
+use crate::controller::config::{ControllerConfig, FlagError};
+
+/// Why a step failed. Messages say what the scenario asked and what went
+/// wrong, naming the object.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The simulated cluster or the metrics server could not start.
+    #[error("cannot start the scenario's cluster: {0}")]
+    Start(String),
+    /// A Kubernetes API call failed.
+    #[error("{action}: {source}")]
+    Kube {
+        action: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// The fake metrics server refused or failed a control request.
+    #[error("{action}: {source}")]
+    Metrics {
+        action: String,
+        #[source]
+        source: ClientError,
+    },
+    /// The controller could not be built or driven.
+    #[error("{action}: {source}")]
+    Controller {
+        action: String,
+        #[source]
+        source: DriverError,
+    },
+    /// A controller flag was refused.
+    #[error("flag {flag}: {source}")]
+    Flag {
+        flag: String,
+        #[source]
+        source: FlagError,
+    },
+    /// The step's own input (table, doc string, name) is wrong.
+    #[error("{0}")]
+    Input(String),
+    /// The step is not possible in the current state of the scenario.
+    #[error("{0}")]
+    State(String),
+    /// A `Then` step did not hold; the message holds what the cluster shows.
+    #[error("{0}")]
+    Expectation(String),
+}
+
+impl StepError {
+    pub(crate) fn kube(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Self {
+        let action = action.into();
+        move |source| Self::Kube { action, source }
+    }
+
+    pub(crate) fn metrics(action: impl Into<String>) -> impl FnOnce(ClientError) -> Self {
+        let action = action.into();
+        move |source| Self::Metrics { action, source }
+    }
+
+    pub(crate) fn controller(action: impl Into<String>) -> impl FnOnce(DriverError) -> Self {
+        let action = action.into();
+        move |source| Self::Controller { action, source }
+    }
+}
+
+/// What a step returns.
+pub type StepResult = Result<(), StepError>;
+
+/// A scale target the scenario declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Workload {
+    pub kind: super::params::WorkloadKind,
+    /// `spec.replicas` when the scenario declared it ("not rescaled" compares
+    /// with it).
+    pub initial_replicas: i32,
+}
+
+/// What the fake metrics server is told about one pod: usage per container,
+/// custom metrics, and sample time. Kept here so that every change sends the
+/// whole pod and nothing is lost between steps.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PodMetrics {
+    pub labels: BTreeMap<String, String>,
+    /// container -> (cpu, memory)
+    pub containers: BTreeMap<String, (Option<String>, Option<String>)>,
+    pub custom: BTreeMap<String, String>,
+    pub timestamp: Option<SignedDuration>,
+    pub window: Option<SignedDuration>,
+}
+
+/// The running parts of a scenario.
+pub struct Env {
+    pub clock: VirtualClock,
+    pub sim: Sim,
+    pub client: kube::Client,
+    pub metrics: ControlClient,
+    /// Wall-clock instant of the virtual start (for "ages").
+    pub started_at: Timestamp,
+    _metrics_server: DropGuard,
+}
+
+impl std::fmt::Debug for Env {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Env")
+            .field("metrics", &self.metrics.base_url())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Env {
+    async fn start() -> Result<Self, StepError> {
+        let clock = VirtualClock::default();
+        let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::Virtual(
+            clock.clone(),
+        ));
+        let router = fake_metrics_server::app(state.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .map_err(|e| StepError::Start(format!("binding the metrics server: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| StepError::Start(format!("metrics server address: {e}")))?;
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        tokio::spawn(async move {
+            let shutdown = async move { stopped.cancelled().await };
+            if let Err(e) = fake_metrics_server::run(
+                listener,
+                state,
+                fake_metrics_server::Transport::Plain,
+                shutdown,
+            )
+            .await
+            {
+                tracing::warn!(error = %e, "the scenario's metrics server stopped");
+            }
+        });
+        let metrics = ControlClient::new(format!("http://{addr}"))
+            .map_err(|e| StepError::Start(format!("metrics control client: {e}")))?;
+        let sim = Sim::new(SimConfig {
+            clock: SimClock::Virtual(clock.clone()),
+            metrics: Some(Backend::Router(router)),
+            ..SimConfig::default()
+        });
+        let client = sim.client();
+        Ok(Self {
+            started_at: clock.now(),
+            clock,
+            sim,
+            client,
+            metrics,
+            _metrics_server: stop.drop_guard(),
+        })
+    }
+
+    /// Now, on the scenario's clock.
+    pub fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+}
+
+/// One scenario's state. A fresh one per scenario; nothing is shared.
+#[derive(Debug, cucumber::World)]
+#[world(init = Self::new)]
+pub struct HpaWorld {
+    /// Namespace of unqualified names.
+    pub namespace: String,
+    /// The controller's flags (settable until it starts).
+    pub config: ControllerConfig,
+    env: Option<Env>,
+    driver: Option<Driver>,
+    /// Declared scale targets by (namespace, name).
+    pub workloads: HashMap<(String, String), Workload>,
+    /// Metrics added by steps, per HPA (namespace, name).
+    pub hpa_metrics: HashMap<(String, String), Vec<Value>>,
+    /// What the metrics server knows about each pod.
+    pub(crate) pods: BTreeMap<(String, String), PodMetrics>,
+    /// External series per (namespace, metric, selector): how many are set.
+    pub(crate) external_series: HashMap<(String, String, String), usize>,
+    /// Time passed since the last sync (syncs happen every sync period).
+    pub(crate) since_sync: SignedDuration,
+    /// Stabilization history and scale events to seed into the controller.
+    pub seeds: Vec<Seed>,
+}
+
+/// History to hand to the controller once it exists (ages as of the step,
+/// which is also when the controller gets it: time only moves once the
+/// controller runs).
+#[derive(Debug, Clone)]
+pub enum Seed {
+    Recommendations {
+        namespace: String,
+        name: String,
+        entries: Vec<crate::controller::AgedRecommendation>,
+    },
+    ScaleEvents {
+        namespace: String,
+        name: String,
+        events: Vec<crate::controller::AgedScaleEvent>,
+    },
+}
+
+impl HpaWorld {
+    fn new() -> Self {
+        Self {
+            namespace: "default".to_owned(),
+            config: ControllerConfig::default(),
+            env: None,
+            driver: None,
+            workloads: HashMap::new(),
+            hpa_metrics: HashMap::new(),
+            pods: BTreeMap::new(),
+            external_series: HashMap::new(),
+            since_sync: SignedDuration::ZERO,
+            seeds: Vec::new(),
+        }
+    }
+
+    /// The running cluster, started on first use.
+    pub async fn env(&mut self) -> Result<&Env, StepError> {
+        if self.env.is_none() {
+            self.env = Some(Env::start().await?);
+        }
+        self.env
+            .as_ref()
+            .ok_or_else(|| StepError::Start("the cluster did not start".to_owned()))
+    }
+
+    /// The cluster if it started (for failure reports).
+    pub fn env_if_started(&self) -> Option<&Env> {
+        self.env.as_ref()
+    }
+
+    /// The controller, started on first use with the flags given so far;
+    /// seeds given so far are handed over.
+    pub async fn driver(&mut self) -> Result<&Driver, StepError> {
+        if self.driver.is_none() {
+            let (client, clock) = {
+                let env = self.env().await?;
+                (env.client.clone(), env.clock.clone())
+            };
+            let driver = Driver::start(self.config.clone(), client, Arc::new(clock))
+                .await
+                .map_err(StepError::controller("starting the HPA controller"))?;
+            self.driver = Some(driver);
+        }
+        let seeds = std::mem::take(&mut self.seeds);
+        let driver = self
+            .driver
+            .as_ref()
+            .ok_or_else(|| StepError::Start("the controller did not start".to_owned()))?;
+        for seed in seeds {
+            driver
+                .seed(&seed)
+                .map_err(StepError::controller("seeding the controller's history"))?;
+        }
+        Ok(driver)
+    }
+
+    /// Seeds the controller's history now if it runs, else when it starts.
+    pub fn seed(&mut self, seed: Seed) -> StepResult {
+        match &self.driver {
+            Some(driver) => driver
+                .seed(&seed)
+                .map_err(StepError::controller("seeding the controller's history")),
+            None => {
+                self.seeds.push(seed);
+                Ok(())
+            }
+        }
+    }
+
+    /// The controller if it started (for failure reports).
+    pub fn driver_if_started(&self) -> Option<&Driver> {
+        self.driver.as_ref()
+    }
+
+    /// Sets one controller flag; refused once the controller runs.
+    pub fn set_flag(&mut self, flag: &str, value: &str) -> StepResult {
+        if self.driver.is_some() {
+            return Err(StepError::State(format!(
+                "flag {flag}: the HPA controller already runs; give its flags before it first syncs"
+            )));
+        }
+        self.config
+            .set_flag(flag, value)
+            .map_err(|source| StepError::Flag {
+                flag: flag.to_owned(),
+                source,
+            })
+    }
+
+    /// Splits `ns/name` or qualifies `name` with the scenario namespace.
+    pub fn qualify(&self, name: &str) -> (String, String) {
+        match name.split_once('/') {
+            Some((ns, n)) => (ns.to_owned(), n.to_owned()),
+            None => (self.namespace.clone(), name.to_owned()),
+        }
+    }
+
+    /// The controller's key of an HPA.
+    pub fn hpa_key(&self, name: &str) -> String {
+        let (ns, n) = self.qualify(name);
+        format!("{ns}/{n}")
+    }
+
+    /// Now on the scenario clock (starting the cluster if needed).
+    pub async fn now(&mut self) -> Result<Timestamp, StepError> {
+        Ok(self.env().await?.now())
+    }
+
+    /// A typed API in a namespace.
+    pub async fn api<K>(&mut self, ns: &str) -> Result<Api<K>, StepError>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as kube::Resource>::DynamicType: Default,
+    {
+        Ok(Api::namespaced(self.env().await?.client.clone(), ns))
+    }
+
+    /// The pods of a workload, by name order of their index (`NAME-0`,
+    /// `NAME-1`, ...), including pods of every phase.
+    pub async fn pods_of(&mut self, ns: &str, workload: &str) -> Result<Vec<Pod>, StepError> {
+        let api: Api<Pod> = self.api(ns).await?;
+        let list = api
+            .list(&ListParams::default().labels(&format!("app={workload}")))
+            .await
+            .map_err(StepError::kube(format!("listing the pods of {ns}/{workload}")))?;
+        let mut pods = list.items;
+        pods.sort_by_key(|p| pod_index(p.metadata.name.as_deref().unwrap_or_default(), workload));
+        Ok(pods)
+    }
+
+    // ----- metrics server -----
+
+    /// Sends one changed pod to the metrics server.
+    pub(crate) async fn push_pod(&mut self, ns: &str, pod: &str) -> StepResult {
+        let Some(model) = self.pods.get(&(ns.to_owned(), pod.to_owned())).cloned() else {
+            return Ok(());
+        };
+        let spec = pod_spec(ns, pod, &model)?;
+        let client = self.env().await?.metrics.clone();
+        client
+            .apply(&[Change::Pod(spec)])
+            .await
+            .map_err(StepError::metrics(format!("setting the metrics of pod {ns}/{pod}")))?;
+        Ok(())
+    }
+
+    /// The metrics model of a pod, created with the pod's labels on first use.
+    pub(crate) async fn pod_model(
+        &mut self,
+        ns: &str,
+        pod: &str,
+    ) -> Result<&mut PodMetrics, StepError> {
+        let key = (ns.to_owned(), pod.to_owned());
+        if !self.pods.contains_key(&key) {
+            let api: Api<Pod> = self.api(ns).await?;
+            let p = api
+                .get_opt(pod)
+                .await
+                .map_err(StepError::kube(format!("reading pod {ns}/{pod}")))?
+                .ok_or_else(|| {
+                    StepError::Input(format!("pod {ns}/{pod} does not exist, so it cannot report metrics"))
+                })?;
+            let labels = p.metadata.labels.unwrap_or_default().into_iter().collect();
+            self.pods.insert(
+                key.clone(),
+                PodMetrics {
+                    labels,
+                    ..PodMetrics::default()
+                },
+            );
+        }
+        self.pods
+            .get_mut(&key)
+            .ok_or_else(|| StepError::State(format!("pod {ns}/{pod} has no metrics model")))
+    }
+
+    /// Forgets, in the metrics server too, pods that no longer exist in the
+    /// cluster: a deleted pod's values go with it.
+    pub(crate) async fn prune_pods(&mut self) -> StepResult {
+        let known: Vec<(String, String)> = self.pods.keys().cloned().collect();
+        if known.is_empty() {
+            return Ok(());
+        }
+        let env = self.env().await?;
+        let client = env.client.clone();
+        let metrics = env.metrics.clone();
+        let mut existing = BTreeSet::new();
+        let namespaces: BTreeSet<&String> = known.iter().map(|(ns, _)| ns).collect();
+        for ns in namespaces {
+            let api: Api<Pod> = Api::namespaced(client.clone(), ns);
+            let list = api
+                .list(&ListParams::default())
+                .await
+                .map_err(StepError::kube(format!("listing the pods of namespace {ns}")))?;
+            for p in list.items {
+                existing.insert((ns.clone(), p.metadata.name.unwrap_or_default()));
+            }
+        }
+        for key in known {
+            if !existing.contains(&key) {
+                self.pods.remove(&key);
+                metrics
+                    .remove_pod(&key.0, &key.1)
+                    .await
+                    .map_err(StepError::metrics(format!(
+                        "removing the metrics of deleted pod {}/{}",
+                        key.0, key.1
+                    )))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes one metrics API fail (500) or answer again.
+    pub async fn set_metrics_api_failing(&mut self, api: MetricsApi, failing: bool) -> StepResult {
+        let client = self.env().await?.metrics.clone();
+        let result = if failing {
+            client.fail(api, 500).await
+        } else {
+            client.clear_fault(api).await
+        };
+        result
+            .map(|_| ())
+            .map_err(StepError::metrics(format!("making the {api} metrics API {}", if failing { "fail" } else { "recover" })))
+    }
+
+    // ----- time -----
+
+    /// Every HPA is reconciled once, now.
+    pub async fn sync_now(&mut self) -> StepResult {
+        self.driver().await?;
+        let driver = self
+            .driver
+            .as_ref()
+            .ok_or_else(|| StepError::State("the controller did not start".to_owned()))?;
+        driver
+            .sync_all_now()
+            .await
+            .map_err(StepError::controller("syncing every HPA"))?;
+        if explaining() {
+            let decisions: Vec<_> = driver
+                .keys()
+                .into_iter()
+                .filter_map(|k| {
+                    let (ns, n) = k.split_once('/')?;
+                    driver.decisions(ns, n, 1).pop().map(|d| (k.clone(), d))
+                })
+                .collect();
+            if let Some(env) = &self.env {
+                let offset = env.now().duration_since(env.started_at);
+                println!("{}", super::explain::table(offset, &decisions));
+            }
+        }
+        self.since_sync = SignedDuration::ZERO;
+        self.prune_pods().await
+    }
+
+    /// Moves the clock on by `by`, syncing every sync period meanwhile;
+    /// `check` runs after each sync (for "stays at").
+    pub async fn pass_time<F>(&mut self, by: SignedDuration, mut check: F) -> StepResult
+    where
+        F: AsyncCheck,
+    {
+        let period = SignedDuration::try_from(self.config.sync_period)
+            .unwrap_or(SignedDuration::from_secs(15));
+        if period.is_zero() || period.is_negative() {
+            return Err(StepError::State("the sync period must be positive".to_owned()));
+        }
+        self.driver().await?;
+        let mut left = by;
+        // Bounded: one iteration per sync period of the requested span.
+        while left.is_positive() {
+            let until_sync = period - self.since_sync;
+            let step = if left < until_sync { left } else { until_sync };
+            self.env().await?.sim.advance(step);
+            left -= step;
+            self.since_sync += step;
+            if self.since_sync >= period {
+                self.sync_now().await?;
+                check.check(self).await?;
+            }
+        }
+        Ok(())
+    }
+
+    // ----- reading the cluster -----
+
+    /// The HPA as the API serves it in autoscaling/v2.
+    pub async fn hpa(&mut self, name: &str) -> Result<HorizontalPodAutoscaler, StepError> {
+        let (ns, n) = self.qualify(name);
+        let api: Api<HorizontalPodAutoscaler> = self.api(&ns).await?;
+        api.get(&n)
+            .await
+            .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))
+    }
+
+    /// `spec.replicas` of a scale target, read through `/scale`.
+    pub async fn spec_replicas(&mut self, kind: super::params::WorkloadKind, name: &str) -> Result<i32, StepError> {
+        let (ns, n) = self.qualify(name);
+        let env = self.env().await?;
+        let api = workload_api(&env.client, &ns, kind);
+        let obj = api
+            .get(&n)
+            .await
+            .map_err(StepError::kube(format!("reading {} {ns}/{n}", kind.word())))?;
+        Ok(obj
+            .data
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .and_then(|v| i32::try_from(v).ok())
+            .unwrap_or(1))
+    }
+
+    /// Creates or replaces an object given as JSON in a namespace.
+    pub async fn create_dynamic(&mut self, ns: &str, resource: &ApiResource, obj: Value) -> Result<DynamicObject, StepError> {
+        let env = self.env().await?;
+        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let dynamic: DynamicObject = serde_json::from_value(obj)
+            .map_err(|e| StepError::Input(format!("{} {name}: {e}", resource.kind)))?;
+        api.create(&PostParams::default(), &dynamic)
+            .await
+            .map_err(StepError::kube(format!("creating {} {ns}/{name}", resource.kind)))
+    }
+
+    /// Merge-patches an object's main part or status.
+    pub async fn merge_patch(
+        &mut self,
+        ns: &str,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        status: bool,
+    ) -> StepResult {
+        let env = self.env().await?;
+        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
+        let what = format!("updating {} {ns}/{name}{}", resource.kind, if status { " status" } else { "" });
+        let params = PatchParams::default();
+        let patch = Patch::Merge(&patch);
+        if status {
+            api.patch_status(name, &params, &patch).await
+        } else {
+            api.patch(name, &params, &patch).await
+        }
+        .map(|_| ())
+        .map_err(StepError::kube(what))
+    }
+}
+
+/// A check run after each sync while time passes.
+pub trait AsyncCheck {
+    /// Fails the step when the expectation no longer holds.
+    fn check(&mut self, world: &mut HpaWorld) -> impl std::future::Future<Output = StepResult>;
+}
+
+/// No check.
+pub struct NoCheck;
+
+impl AsyncCheck for NoCheck {
+    async fn check(&mut self, _world: &mut HpaWorld) -> StepResult {
+        Ok(())
+    }
+}
+
+/// The index of pod `NAME-i` of workload `NAME` (others sort last).
+pub fn pod_index(pod: &str, workload: &str) -> u64 {
+    pod.strip_prefix(workload)
+        .and_then(|r| r.strip_prefix('-'))
+        .and_then(|i| i.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// The API resource of a workload kind.
+pub fn workload_resource(kind: super::params::WorkloadKind) -> ApiResource {
+    use super::params::WorkloadKind as K;
+    let plural = match kind {
+        K::Deployment => "deployments",
+        K::StatefulSet => "statefulsets",
+        K::ReplicaSet => "replicasets",
+    };
+    ApiResource {
+        group: "apps".into(),
+        version: "v1".into(),
+        api_version: "apps/v1".into(),
+        kind: kind.kind().into(),
+        plural: plural.into(),
+    }
+}
+
+/// A dynamic API for a workload kind in a namespace.
+pub fn workload_api(client: &kube::Client, ns: &str, kind: super::params::WorkloadKind) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &workload_resource(kind))
+}
+
+/// The API resource of HPAs in `version` (`v1` or `v2`).
+pub fn hpa_resource(version: &str) -> ApiResource {
+    ApiResource {
+        group: "autoscaling".into(),
+        version: version.into(),
+        api_version: format!("autoscaling/{version}"),
+        kind: "HorizontalPodAutoscaler".into(),
+        plural: "horizontalpodautoscalers".into(),
+    }
+}
+
+fn value(text: &str) -> Result<ScriptValue, StepError> {
+    ScriptValue::parse(text).map_err(StepError::Input)
+}
+
+/// The full pod entry for the metrics server.
+fn pod_spec(ns: &str, pod: &str, m: &PodMetrics) -> Result<PodSpec, StepError> {
+    let containers = m
+        .containers
+        .iter()
+        .map(|(name, (cpu, memory))| {
+            Ok(ContainerSpec {
+                name: name.clone(),
+                cpu: cpu.as_deref().map(value).transpose()?,
+                memory: memory.as_deref().map(value).transpose()?,
+            })
+        })
+        .collect::<Result<Vec<_>, StepError>>()?;
+    let metrics = m
+        .custom
+        .iter()
+        .map(|(name, v)| {
+            let spec = if m.timestamp.is_none() && m.window.is_none() {
+                MetricSpec::Value(value(v)?)
+            } else {
+                MetricSpec::Series(MetricSeries {
+                    value: value(v)?,
+                    labels: BTreeMap::new(),
+                    timestamp: m.timestamp.map(|d| SampleTime::Ago(ScriptDuration(d))),
+                    window: m.window.map(ScriptDuration),
+                })
+            };
+            Ok((name.clone(), spec))
+        })
+        .collect::<Result<BTreeMap<_, _>, StepError>>()?;
+    Ok(PodSpec {
+        namespace: ns.to_owned(),
+        name: pod.to_owned(),
+        labels: m.labels.clone(),
+        containers,
+        missing: false,
+        timestamp: m.timestamp.map(|d| SampleTime::Ago(ScriptDuration(d))),
+        window: m.window.map(ScriptDuration),
+        metrics,
+    })
+}
+
+/// Parses a YAML doc string into JSON.
+pub fn yaml(text: &str, what: &str) -> Result<Value, StepError> {
+    serde_saphyr::from_str::<Value>(text)
+        .map_err(|e| StepError::Input(format!("{what}: the YAML does not parse: {e}")))
+}
+
+/// Whether syncs print the controller's decisions (`hpa-harness explain`).
+static EXPLAIN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes every sync print the controller's decisions as a table.
+pub fn set_explain(on: bool) {
+    EXPLAIN.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `explain` output is on.
+pub fn explaining() -> bool {
+    EXPLAIN.load(std::sync::atomic::Ordering::Relaxed)
+}
