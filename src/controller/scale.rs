@@ -3,7 +3,6 @@
 //! discovery as upstream's RESTMapper does.
 
 use std::collections::HashMap;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -94,8 +93,7 @@ impl ScaleResolver {
         target: &CrossVersionObjectReference,
     ) -> Result<ScaleTarget, ScaleError> {
         let api_version = target.api_version.clone().unwrap_or_default();
-        let gv = GroupVersion::from_str(&api_version)
-            .map_err(|_| ScaleError::InvalidApiVersion(api_version.clone()))?;
+        let gv = parse_group_version(&api_version)?;
         let key = (gv.group.clone(), target.kind.clone());
         let cached = self.lock().get(&key).cloned();
         let resource = match cached {
@@ -157,6 +155,20 @@ impl ScaleResolver {
             .replace_scale(&target.name, &PostParams::default(), &scale)
             .await
             .map_err(|source| ScaleError::Update { source })
+    }
+}
+
+/// Parses `group/version` or `version` strictly, as apimachinery's
+/// `ParseGroupVersion` (kube's parser accepts more slashes).
+pub fn parse_group_version(api_version: &str) -> Result<GroupVersion, ScaleError> {
+    let invalid =
+        || ScaleError::InvalidApiVersion(format!("unexpected GroupVersion string: {api_version}"));
+    let parts: Vec<&str> = api_version.split('/').collect();
+    match parts.as_slice() {
+        [""] => Ok(GroupVersion::gv("", "")),
+        [version] => Ok(GroupVersion::gv("", version)),
+        [group, version] if !version.is_empty() => Ok(GroupVersion::gv(group, version)),
+        _ => Err(invalid()),
     }
 }
 

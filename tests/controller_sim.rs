@@ -1,0 +1,543 @@
+//! The controller against the simulated cluster and the fake metrics server,
+//! in-process, on one virtual clock: the worked examples, conflicts, failing
+//! metrics APIs, a deleted target, an invalid HPA, an HPA deleted mid-run,
+//! dry run and leader hand-over.
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_metrics_server::script::{Faults, Script, from_yaml};
+use fake_metrics_server::{AppState, ServerClock};
+use hpa_core::clock::{Clock, VirtualClock};
+use hpa_harness::controller::leader::LeaseTiming;
+use hpa_harness::controller::metrics::sample_value;
+use hpa_harness::controller::{
+    ControllerConfig, ControllerHandle, ControllerOptions, LeaderElection, SyncMode,
+};
+use hpa_sim::{Backend, Sim, SimClock, SimConfig};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, DeleteParams, ListParams, PostParams};
+
+struct Env {
+    sim: Sim,
+    clock: VirtualClock,
+    metrics: AppState,
+}
+
+impl Env {
+    fn new() -> Self {
+        let clock = VirtualClock::default();
+        let metrics = AppState::new(ServerClock::Virtual(clock.clone()));
+        let sim = Sim::new(SimConfig {
+            clock: SimClock::Virtual(clock.clone()),
+            metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
+            ..SimConfig::default()
+        });
+        Self {
+            sim,
+            clock,
+            metrics,
+        }
+    }
+
+    fn controller(&self, config: ControllerConfig) -> ControllerHandle {
+        ControllerHandle::start(
+            self.sim.client(),
+            ControllerOptions::manual(config, Arc::new(self.clock.clone())),
+        )
+    }
+
+    fn client(&self) -> kube::Client {
+        self.sim.client()
+    }
+
+    async fn deployment(&self, name: &str, replicas: i32) {
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{
+                        "name": "app",
+                        "image": "app",
+                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}
+                    }]}
+                }
+            }
+        }))
+        .unwrap();
+        Api::<Deployment>::namespaced(self.client(), "default")
+            .create(&PostParams::default(), &deployment)
+            .await
+            .unwrap();
+    }
+
+    async fn hpa_on_pods_metric(&self, name: &str, target: &str, api_version: &str) {
+        let hpa: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": api_version, "kind": "Deployment", "name": target},
+                "minReplicas": 1,
+                "maxReplicas": 10,
+                "metrics": [{
+                    "type": "Pods",
+                    "pods": {
+                        "metric": {"name": "http_requests"},
+                        "target": {"type": "AverageValue", "averageValue": "60"}
+                    }
+                }]
+            }
+        }))
+        .unwrap();
+        Api::<HorizontalPodAutoscaler>::namespaced(self.client(), "default")
+            .create(&PostParams::default(), &hpa)
+            .await
+            .unwrap();
+    }
+
+    /// Scripts `http_requests` per pod of `app` (`None`: the pod reports nothing).
+    fn pod_metrics(&self, app: &str, values: &[Option<&str>]) {
+        let mut yaml = String::from("pods:\n");
+        for (i, value) in values.iter().enumerate() {
+            yaml.push_str(&format!(
+                "  - name: {app}-{i}\n    labels: {{app: {app}}}\n    containers: [{{name: app, cpu: 100m}}]\n"
+            ));
+            if let Some(v) = value {
+                yaml.push_str(&format!("    metrics: {{http_requests: {v}}}\n"));
+            }
+        }
+        let script: Script = from_yaml(&yaml).unwrap();
+        self.metrics.load(&script).unwrap();
+    }
+
+    async fn replicas(&self, name: &str) -> i32 {
+        Api::<Deployment>::namespaced(self.client(), "default")
+            .get(name)
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .replicas
+            .unwrap()
+    }
+
+    async fn hpa(&self, name: &str) -> HorizontalPodAutoscaler {
+        Api::<HorizontalPodAutoscaler>::namespaced(self.client(), "default")
+            .get(name)
+            .await
+            .unwrap()
+    }
+
+    async fn events(&self, hpa: &str) -> Vec<(String, String)> {
+        Api::<Event>::namespaced(self.client(), "default")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(hpa))
+            .map(|e| (e.reason.unwrap_or_default(), e.note.unwrap_or_default()))
+            .collect()
+    }
+}
+
+fn condition(hpa: &HorizontalPodAutoscaler, type_: &str) -> (String, String) {
+    let c = hpa
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == type_))
+        .unwrap_or_else(|| panic!("no condition {type_} in {:?}", hpa.status));
+    (c.status.clone(), c.reason.clone().unwrap_or_default())
+}
+
+#[tokio::test]
+async fn two_pods_at_50_and_100_against_an_average_of_60_scale_to_3() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert_eq!(report.reconciled, vec!["default/web".to_string()]);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+
+    assert_eq!(env.replicas("web").await, 3);
+    let hpa = env.hpa("web").await;
+    let status = hpa.status.clone().unwrap();
+    assert_eq!(status.desired_replicas, 3);
+    assert_eq!(status.last_scale_time.unwrap().0, env.clock.now());
+    assert_eq!(
+        condition(&hpa, "AbleToScale"),
+        ("True".into(), "SucceededRescale".into())
+    );
+    assert_eq!(
+        condition(&hpa, "ScalingActive"),
+        ("True".into(), "ValidMetricFound".into())
+    );
+    assert!(
+        env.events("web").await.contains(&(
+            "SuccessfulRescale".into(),
+            "New size: 3; reason: pods metric http_requests above target".into()
+        )),
+        "{:?}",
+        env.events("web").await
+    );
+    let text = ctl.metrics_text();
+    assert_eq!(
+        sample_value(
+            &text,
+            "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"none\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    assert_eq!(
+        sample_value(
+            &text,
+            "horizontal_pod_autoscaler_controller_metric_computation_total{action=\"scale_up\",error=\"none\",metric_type=\"Pods\"}"
+        ),
+        Some(1.0),
+        "{text}"
+    );
+    let decisions = ctl.decisions("default", "web", 5);
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].desired_replicas, Some(3));
+    assert!(decisions[0].rescaled);
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn one_pod_at_2_and_one_missing_against_60_stay_at_2() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("2"), None]);
+
+    ctl.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("web").await, 2);
+    let hpa = env.hpa("web").await;
+    assert_eq!(hpa.status.clone().unwrap().desired_replicas, 2);
+    assert_eq!(
+        condition(&hpa, "AbleToScale"),
+        ("True".into(), "ReadyForNewScale".into())
+    );
+    assert!(
+        !env.events("web")
+            .await
+            .iter()
+            .any(|(r, _)| r == "SuccessfulRescale")
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_status_conflict_is_retried_and_the_status_still_written() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.sim.faults().conflict_hpa_status("default", "web", 2);
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(env.hpa("web").await.status.unwrap().desired_replicas, 3);
+    assert!(
+        !env.events("web")
+            .await
+            .iter()
+            .any(|(r, _)| r == "FailedUpdateStatus")
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_failing_custom_metrics_api_sets_the_condition_and_warns_until_it_recovers() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.metrics
+        .set_faults(from_yaml::<Faults>("custom: {status: 500}").unwrap());
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert_eq!(
+        report.errors.len(),
+        1,
+        "upstream returns an error: {report:?}"
+    );
+    assert_eq!(env.replicas("web").await, 2);
+    let hpa = env.hpa("web").await;
+    assert_eq!(
+        condition(&hpa, "AbleToScale"),
+        ("True".into(), "SucceededGetScale".into())
+    );
+    assert_eq!(
+        condition(&hpa, "ScalingActive"),
+        ("False".into(), "FailedGetPodsMetric".into())
+    );
+    let reasons: Vec<String> = env.events("web").await.into_iter().map(|e| e.0).collect();
+    assert!(
+        reasons.contains(&"FailedGetPodsMetric".to_string()),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&"FailedComputeMetricsReplicas".to_string()),
+        "{reasons:?}"
+    );
+    assert_eq!(
+        sample_value(
+            &ctl.metrics_text(),
+            "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"none\",error=\"internal\"}"
+        ),
+        Some(1.0)
+    );
+
+    env.metrics.set_faults(Faults::default());
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    ctl.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("web").await, 3);
+    assert_eq!(
+        condition(&env.hpa("web").await, "ScalingActive"),
+        ("True".into(), "ValidMetricFound".into())
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_deleted_scale_target_gives_failed_get_scale() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("60"), Some("60")]);
+    ctl.sync_all_now().await.unwrap();
+
+    Api::<Deployment>::namespaced(env.client(), "default")
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    let report = ctl.sync_all_now().await.unwrap();
+    assert_eq!(report.errors.len(), 1, "{report:?}");
+    let hpa = env.hpa("web").await;
+    assert_eq!(
+        condition(&hpa, "AbleToScale"),
+        ("False".into(), "FailedGetScale".into())
+    );
+    assert!(
+        env.events("web")
+            .await
+            .iter()
+            .any(|(r, _)| r == "FailedGetScale")
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_invalid_scale_target_api_version_is_a_spec_error() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1/extra").await;
+    env.pod_metrics("web", &[Some("60"), Some("60")]);
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert_eq!(report.errors.len(), 1, "{report:?}");
+    let hpa = env.hpa("web").await;
+    assert_eq!(
+        condition(&hpa, "AbleToScale"),
+        ("False".into(), "FailedGetScale".into())
+    );
+    assert_eq!(
+        sample_value(
+            &ctl.metrics_text(),
+            "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"none\",error=\"spec\"}"
+        ),
+        Some(1.0),
+        "{}",
+        ctl.metrics_text()
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_hpa_deleted_mid_run_loses_its_history() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("60"), Some("60")]);
+    ctl.sync_all_now().await.unwrap();
+    assert!(ctl.recommendations("default", "web").is_some());
+
+    Api::<HorizontalPodAutoscaler>::namespaced(env.client(), "default")
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    let report = ctl.sync_all_now().await.unwrap();
+    assert!(report.reconciled.is_empty());
+    assert_eq!(ctl.recommendations("default", "web"), None);
+    assert!(ctl.decisions("default", "web", 5).is_empty());
+
+    // Recreated: a fresh history (nothing from before the deletion, which
+    // would be 15s old), seeded by the first sync.
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    ctl.sync_all_now().await.unwrap();
+    let recs = ctl.recommendations("default", "web").unwrap();
+    assert!(
+        recs.iter().all(|r| r.age == jiff::SignedDuration::ZERO),
+        "{recs:?}"
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn dry_run_decides_and_records_but_writes_nothing() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig {
+        dry_run: true,
+        ..ControllerConfig::default()
+    });
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+
+    ctl.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("web").await, 2);
+    assert!(
+        env.hpa("web")
+            .await
+            .status
+            .is_none_or(|s| s.desired_replicas == 0)
+    );
+    assert!(env.events("web").await.is_empty());
+    let decision = ctl.decisions("default", "web", 1).pop().unwrap();
+    assert_eq!(decision.desired_replicas, Some(3));
+    assert!(!decision.rescaled && !decision.status_written && decision.dry_run);
+    assert!(
+        decision
+            .events
+            .iter()
+            .any(|e| e.reason == "SuccessfulRescale")
+    );
+    let report = serde_json::to_value(ctl.context().decisions.report()).unwrap();
+    assert_eq!(report["hpas"][0]["controllerDesiredReplicas"], 3);
+    // The HPA has no status yet (nobody else runs it): agreement is unknown.
+    assert_eq!(
+        report["hpas"][0]["statusDesiredReplicas"],
+        serde_json::Value::Null
+    );
+    assert_eq!(
+        report["hpas"][0]["agreesWithStatus"],
+        serde_json::Value::Null
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn seeded_history_is_used_and_read_back() {
+    use hpa_harness::controller::AgedRecommendation;
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 4).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("10"), Some("10"), Some("10"), Some("10")]);
+    // A recommendation of 4 a minute ago holds the scale-down (5m window).
+    ctl.seed_recommendations(
+        "default",
+        "web",
+        &[AgedRecommendation {
+            age: jiff::SignedDuration::from_secs(60),
+            replicas: 4,
+        }],
+    );
+    ctl.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("web").await, 4);
+    assert_eq!(
+        condition(&env.hpa("web").await, "AbleToScale"),
+        ("True".into(), "ScaleDownStabilized".into())
+    );
+    let recs = ctl.recommendations("default", "web").unwrap();
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    assert_eq!(recs[0].age, jiff::SignedDuration::from_secs(60));
+    assert_eq!(recs[1].replicas, 1);
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_standby_replica_takes_over_when_the_leader_stops() {
+    let env = Env::new();
+    let timing = LeaseTiming {
+        lease_duration: Duration::from_secs(2),
+        renew_deadline: Duration::from_millis(1500),
+        retry_period: Duration::from_millis(50),
+    };
+    let start = |identity: &str| {
+        ControllerHandle::start(
+            env.client(),
+            ControllerOptions {
+                identity: identity.into(),
+                leader_election: Some(LeaderElection {
+                    namespace: "kube-system".into(),
+                    name: "hpa-harness-controller".into(),
+                    timing,
+                }),
+                mode: SyncMode::Manual,
+                ..ControllerOptions::manual(
+                    ControllerConfig::default(),
+                    Arc::new(env.clock.clone()),
+                )
+            },
+        )
+    };
+    let first = start("first");
+    assert!(first.wait_until_leader(Duration::from_secs(5)).await);
+    let second = start("second");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!second.is_leader(), "two leaders at once");
+    assert!(matches!(
+        second.sync_all_now().await,
+        Err(hpa_harness::controller::RunError::NotLeader)
+    ));
+
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    first.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("web").await, 3);
+
+    first.shutdown().await.unwrap();
+    assert!(
+        second.wait_until_leader(Duration::from_secs(5)).await,
+        "the standby did not take over"
+    );
+    let lease = Api::<Lease>::namespaced(env.client(), "kube-system")
+        .get("hpa-harness-controller")
+        .await
+        .unwrap();
+    let spec = lease.spec.unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("second"));
+    assert_eq!(spec.lease_transitions, Some(1));
+
+    env.pod_metrics("web", &[Some("100"), Some("100"), Some("100")]);
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    second.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("web").await, 5);
+    second.shutdown().await.unwrap();
+}
