@@ -51,8 +51,8 @@ Feature: Metrics APIs failing and recovering
   Scenario: The custom metrics API fails for an object metric, then recovers
     Given a deployment "web" with 2 pods
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas
-    And the HPA "web" scales on object metric "requests_per_second" of Service "frontend" with value 100
-    And object metric "requests_per_second" of Service "frontend" is 150
+    And the HPA "web" scales on object metric "requests_per_second" of Deployment "web" with value 100
+    And object metric "requests_per_second" of Deployment "web" is 150
     And the custom metrics API fails
     When the HPA controller syncs
     Then the deployment "web" is not rescaled

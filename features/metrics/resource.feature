@@ -2,7 +2,8 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
   Utilization is the summed usage over the summed requests of the pods that
   report, truncated to an integer percentage before it is compared with the
   target. An average value target compares the plain average usage instead.
-  Deleted and Failed pods are ignored. A missing request is an error.
+  Pods being deleted and Failed pods are ignored. A missing request is an
+  error.
 
   Scenario: Two pods at 90% and 70% of their cpu request against 50% scale to 4
     # utilization 1600m / 2000m = 80%, ratio 1.6, ceil(1.6 × 2) = 4.
@@ -35,23 +36,39 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
     And the HPA "web" reports cpu utilization 60%
     And the HPA "web" reports "cpu" at 605m
 
-  Scenario: Deleted and failed pods are ignored
-    # only web-0 counts: 90%, ratio 1.8, ceil(1.8 × 1) = 2 (counting all three
-    # pods would give 36% and keep 3).
+  Scenario: Failed pods are ignored
+    # web-2 failed: web-0 and web-1 give 1600m / 2000m = 80%, ratio 1.6,
+    # ceil(1.6 × 2) = 4 (counting web-2 as well would give ceil(1.6 × 3) = 5).
     Given a deployment "web" with pods:
-      | pod   | phase   | deleted |
-      | web-0 | Running | false   |
-      | web-1 | Running | true    |
-      | web-2 | Failed  | false   |
+      | pod   | phase   |
+      | web-0 | Running |
+      | web-1 | Running |
+      | web-2 | Failed  |
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas
     And the HPA "web" scales on cpu utilization 50%
-    And the HPA controller's recommendations for "web" were:
-      | age | replicas |
-    And the pods of "web" report "cpu" of 900m, 100m and 100m
+    And the pods of "web" report "cpu" of 800m, 800m and 800m
     When the HPA controller syncs
-    Then the deployment "web" has 2 replicas
-    And the HPA "web" reports cpu utilization 90%
-    And an event "SuccessfulRescale" with message "New size: 2; reason: All metrics below target" is recorded for the HPA "web"
+    Then the deployment "web" has 4 replicas
+    And the HPA "web" reports cpu utilization 80%
+    And an event "SuccessfulRescale" with message "New size: 4; reason: cpu resource utilization (percentage of request) above target" is recorded for the HPA "web"
+
+  # Known bug (sim): the simulated cluster deletes objects at once and has no
+  # finalizers, so it cannot hold a pod with a deletion timestamp; the step
+  # "with pods:" cannot give web-2 its `deleted` column.
+  @known-bug
+  Scenario: Pods being deleted are ignored
+    # web-2 is terminating: web-0 and web-1 give 80%, ratio 1.6, ceil(3.2) = 4.
+    Given a deployment "web" with pods:
+      | pod   | deleted |
+      | web-0 | false   |
+      | web-1 | false   |
+      | web-2 | true    |
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on cpu utilization 50%
+    And the pods of "web" report "cpu" of 800m, 800m and 800m
+    When the HPA controller syncs
+    Then the deployment "web" has 4 replicas
+    And the HPA "web" reports cpu utilization 80%
 
   Scenario: A pod without a cpu request stops a utilization HPA
     Given a deployment "web" with pods:
