@@ -1,0 +1,577 @@
+//! Reconcile-level tests of `plan` / `decide` / `finish`: the worked examples,
+//! conditions, events, monitor labels and the branches that skip metrics.
+#![allow(clippy::unwrap_used, reason = "test code: a panic is a test failure")]
+
+mod common;
+
+use common::*;
+use hpa_core::config::{ControllerConfig, FeatureGates};
+use hpa_core::decide::{
+    ActionLabel, EarlyReason, ErrorLabel, EventType, Fetched, OtherHpa, Outcome, RescaleOutcome,
+    ScaleReadError,
+};
+use hpa_core::normalize::HpaHistory;
+use hpa_core::selector::Selector;
+use hpa_core::{decide, finish, get_scale_failed, plan};
+use jiff::SignedDuration;
+use serde_json::json;
+
+fn run(
+    input: &hpa_core::DecisionInput,
+    history: &HpaHistory,
+    config: &ControllerConfig,
+) -> (Option<i32>, Outcome) {
+    let d = decide(input, history, config, t0());
+    let scale_to = d.scale_to;
+    let outcome = if scale_to.is_some() {
+        RescaleOutcome::Succeeded
+    } else {
+        RescaleOutcome::NotNeeded
+    };
+    (scale_to, finish(d, outcome, t0()))
+}
+
+fn conditions(o: &Outcome) -> Vec<(String, String, String)> {
+    o.status
+        .conditions
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.type_, c.status, c.reason.unwrap_or_default()))
+        .collect()
+}
+
+fn cond(t: &str, s: &str, r: &str) -> (String, String, String) {
+    (t.to_owned(), s.to_owned(), r.to_owned())
+}
+
+fn message(o: &Outcome, type_: &str) -> String {
+    o.status
+        .conditions
+        .clone()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|c| c.type_ == type_)
+        .and_then(|c| c.message)
+        .unwrap_or_default()
+}
+
+#[test]
+fn worked_example_pods_at_50_and_100_against_average_60_scale_to_3() {
+    let hpa = Hpa::test().pods_avg("qps", "60");
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "50"), ("web-1", "100")])],
+    );
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, Some(3));
+    assert_eq!(o.status.desired_replicas, 3);
+    assert_eq!(
+        o.events[0].message,
+        "New size: 3; reason: pods metric qps above target"
+    );
+}
+
+#[test]
+fn worked_example_one_pod_at_2_and_one_silent_against_60_stays_at_2() {
+    let hpa = Hpa::test().pods_avg("qps", "60");
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "2")])],
+    );
+    let d = decide(
+        &input,
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+        t0(),
+    );
+    assert_eq!(d.scale_to, None);
+    let shares = &d.trace.metrics[0].pods;
+    let silent = shares.iter().find(|s| s.pod == "web-1").unwrap();
+    assert_eq!((silent.class, silent.assumed), ("missing", Some(60_000)));
+    let o = finish(d, RescaleOutcome::NotNeeded, t0());
+    assert_eq!(o.status.desired_replicas, 2);
+}
+
+#[test]
+fn cpu_scale_up_sets_status_conditions_event_and_monitor_labels() {
+    let hpa = Hpa::test().cpu(50);
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", Some(1000)), pod("web-1", Some(1000))],
+        vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
+    );
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, Some(4));
+    assert_eq!(
+        conditions(&o),
+        vec![
+            cond("AbleToScale", "True", "SucceededRescale"),
+            cond("ScalingActive", "True", "ValidMetricFound"),
+            cond("ScalingLimited", "False", "DesiredWithinRange"),
+        ]
+    );
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)"
+    );
+    assert_eq!(o.events.len(), 1);
+    assert_eq!(o.events[0].type_, EventType::Normal);
+    assert_eq!(o.events[0].reason, "SuccessfulRescale");
+    assert_eq!(
+        o.events[0].message,
+        "New size: 4; reason: cpu resource utilization (percentage of request) above target"
+    );
+    assert_eq!(
+        (o.monitor.action, o.monitor.error),
+        (ActionLabel::ScaleUp, ErrorLabel::None)
+    );
+    assert_eq!(
+        o.monitor.metric_computations[0].action,
+        ActionLabel::ScaleUp
+    );
+    let m = &o.status.current_metrics.as_ref().unwrap()[0];
+    let r = m.resource.as_ref().unwrap();
+    assert_eq!(r.current.average_utilization, Some(90));
+    assert_eq!(r.current.average_value.as_ref().unwrap().0, "900m");
+    assert_eq!(o.status.last_scale_time.as_ref().unwrap().0, t0());
+    assert!(o.status_changed);
+}
+
+#[test]
+fn legacy_scale_up_is_capped_at_twice_current_in_production() {
+    let hpa = Hpa::test().cpu(10).max(100);
+    let input = input(
+        &hpa,
+        4,
+        4,
+        (0..4)
+            .map(|i| pod(&format!("web-{i}"), Some(1000)))
+            .collect(),
+        vec![cpu_samples(&[
+            ("web-0", 1000),
+            ("web-1", 1000),
+            ("web-2", 1000),
+            ("web-3", 1000),
+        ])],
+    );
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, Some(8));
+    assert!(conditions(&o).contains(&cond("ScalingLimited", "True", "ScaleUpLimit")));
+    let (scale_to, _) = run(
+        &input,
+        &HpaHistory::default(),
+        &ControllerConfig::upstream_test(),
+    );
+    assert_eq!(scale_to, Some(32), "factor 8 as in upstream's unit tests");
+}
+
+#[test]
+fn missing_request_is_an_error_naming_container_and_pod() {
+    let hpa = Hpa::test().cpu(50);
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", Some(1000)), pod("web-1", None)],
+        vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
+    );
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, None);
+    assert!(conditions(&o).contains(&cond("ScalingActive", "False", "FailedGetResourceMetric")));
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "the HPA was unable to compute the replica count: failed to get cpu utilization: missing request for cpu in container app of Pod web-1"
+    );
+    let reasons: Vec<&str> = o.events.iter().map(|e| e.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        ["FailedGetResourceMetric", "FailedComputeMetricsReplicas"]
+    );
+    assert_eq!(
+        o.events[1].message,
+        "invalid metrics (1 invalid out of 1), first error is: failed to get cpu resource metric value: failed to get cpu utilization: missing request for cpu in container app of Pod web-1"
+    );
+    assert_eq!(
+        (o.monitor.action, o.monitor.error),
+        (ActionLabel::None, ErrorLabel::Internal)
+    );
+    assert!(o.error.unwrap().starts_with(
+        "failed to compute desired number of replicas based on listed metrics for Deployment/test-namespace/web"
+    ));
+}
+
+#[test]
+fn zero_replicas_disable_scaling_without_the_gate() {
+    let hpa = Hpa::test().min(0).external_value("queue", "1");
+    let p = plan(
+        &hpa.build(),
+        &input(&hpa, 0, 0, vec![], vec![]).scale,
+        &ControllerConfig::default(),
+    );
+    assert_eq!(p.early, Some(EarlyReason::ScalingDisabled));
+    let input = input(&hpa, 0, 0, vec![], vec![external_values(&["5"])]);
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, None);
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "scaling is disabled since the replica count of the target is zero"
+    );
+    assert!(conditions(&o).contains(&cond("ScalingActive", "False", "ScalingDisabled")));
+}
+
+#[test]
+fn the_hpa_scales_to_zero_and_back_with_the_gate_on() {
+    let config = ControllerConfig {
+        feature_gates: FeatureGates::parse("HPAScaleToZero=true").unwrap(),
+        ..Default::default()
+    };
+    let behavior = json!({"scaleDown": {"stabilizationWindowSeconds": 0}});
+    let hpa = Hpa::test()
+        .min(0)
+        .external_value("queue", "1")
+        .behavior(behavior.clone());
+    let down = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![external_values(&["0"])],
+    );
+    let (scale_to, o) = run(&down, &HpaHistory::default(), &config);
+    assert_eq!(scale_to, Some(0));
+    assert!(conditions(&o).contains(&cond("ScaledToZero", "True", "ScaledToZero")));
+
+    let hpa = hpa.status(serde_json::to_value(&o.status).unwrap());
+    let up = input(&hpa, 0, 0, vec![], vec![external_values(&["5"])]);
+    let (scale_to, o2) = run(&up, &o.history, &config);
+    // ceil(5/1) = 5 from zero; the default policies count from the period's
+    // start (0 + 2 removed just now) so 2 + 4 pods allow it.
+    assert_eq!(scale_to, Some(5));
+    assert!(conditions(&o2).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
+
+    // Gate off: the stale condition is dropped and zero means disabled.
+    let (scale_to, o3) = run(&up, &o.history, &ControllerConfig::default());
+    assert_eq!(scale_to, None);
+    assert!(!conditions(&o3).iter().any(|c| c.0 == "ScaledToZero"));
+}
+
+#[test]
+fn out_of_range_replicas_jump_to_the_bound_without_metrics() {
+    let hpa = Hpa::test().cpu(50).min(2).max(5);
+    let (scale_to, o) = run(
+        &input(&hpa, 7, 7, vec![], vec![]),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+    );
+    assert_eq!(scale_to, Some(5));
+    assert_eq!(
+        o.events[0].message,
+        "New size: 5; reason: Current number of replicas above Spec.MaxReplicas"
+    );
+    assert_eq!(
+        conditions(&o),
+        vec![cond("AbleToScale", "True", "SucceededRescale")]
+    );
+    let (scale_to, o) = run(
+        &input(&hpa, 1, 1, vec![], vec![]),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+    );
+    assert_eq!(scale_to, Some(2));
+    assert_eq!(
+        o.events[0].message,
+        "New size: 2; reason: Current number of replicas below Spec.MinReplicas"
+    );
+}
+
+#[test]
+fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
+    let hpa = Hpa::test().cpu(50);
+    let mut i = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", Some(100))],
+        vec![cpu_samples(&[("web-0", 50)])],
+    );
+    i.scale.selector = String::new();
+    let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(o.events[0].reason, "SelectorRequired");
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "the HPA target's scale is missing a selector"
+    );
+    assert!(conditions(&o).contains(&cond("ScalingActive", "False", "InvalidSelector")));
+
+    i.scale.selector = "cheddar cheese".to_owned();
+    let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(o.events[0].reason, "InvalidSelector");
+    assert!(
+        message(&o, "ScalingActive")
+            .starts_with("couldn't convert selector into a corresponding internal selector object")
+    );
+
+    i.scale.selector = "app=web".to_owned();
+    i.other_hpas = vec![OtherHpa {
+        key: "test-namespace/other".to_owned(),
+        selector: Selector::parse("app").unwrap(),
+    }];
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, None);
+    assert_eq!(o.events[0].reason, "AmbiguousSelector");
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "pods by selector app=web are controlled by multiple HPAs: [test-namespace/other test-namespace/test-hpa]"
+    );
+}
+
+#[test]
+fn the_largest_proposal_wins_and_a_failed_metric_blocks_only_scale_down() {
+    let hpa = Hpa::test()
+        .pods_avg("qps", "10")
+        .external_value("queue", "10");
+    let pods = vec![pod("web-0", None), pod("web-1", None)];
+    // qps says 2 (avg 10), queue says ceil(40/10 × 2) = 8.
+    let i = input(
+        &hpa,
+        2,
+        2,
+        pods.clone(),
+        vec![
+            custom_samples(&[("web-0", "10"), ("web-1", "10")]),
+            external_values(&["40"]),
+        ],
+    );
+    let (scale_to, o) = run(
+        &i,
+        &HpaHistory::default(),
+        &ControllerConfig::upstream_test(),
+    );
+    assert_eq!(scale_to, Some(8));
+    assert!(message(&o, "ScalingActive").ends_with("external metric queue(nil)"));
+
+    // The external metric fails, the pods metric proposes a scale-up: proceed, report internal.
+    let i = input(
+        &hpa,
+        2,
+        2,
+        pods.clone(),
+        vec![
+            custom_samples(&[("web-0", "30"), ("web-1", "30")]),
+            Fetched::External(Err("boom".to_owned())),
+        ],
+    );
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, Some(4));
+    assert_eq!(o.monitor.error, ErrorLabel::Internal);
+    assert_eq!(o.monitor.metric_computations[1].error, ErrorLabel::Internal);
+    assert!(
+        o.events
+            .iter()
+            .any(|e| e.reason == "FailedGetExternalMetric"
+                && e.message == "unable to get external metric test-namespace/queue/nil: boom")
+    );
+
+    // The external metric fails and the rest would scale down: no scale-down.
+    let i = input(
+        &hpa,
+        2,
+        2,
+        pods,
+        vec![
+            custom_samples(&[("web-0", "1"), ("web-1", "1")]),
+            Fetched::External(Err("boom".to_owned())),
+        ],
+    );
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, None);
+    assert!(conditions(&o).contains(&cond("ScalingActive", "False", "FailedGetExternalMetric")));
+}
+
+#[test]
+fn unknown_metric_types_are_spec_errors_per_metric() {
+    let hpa = Hpa::test().metric(json!({"type": "CheddarCheese"}));
+    let (_, o) = run(
+        &input(&hpa, 2, 2, vec![pod("web-0", None)], vec![]),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+    );
+    assert_eq!(o.monitor.metric_computations[0].error, ErrorLabel::Spec);
+    assert!(conditions(&o).contains(&cond("ScalingActive", "False", "InvalidMetricSourceType")));
+    assert_eq!(
+        o.events[0].message,
+        "unknown metric source type \"CheddarCheese\""
+    );
+}
+
+#[test]
+fn per_hpa_tolerance_is_honoured_only_with_the_gate() {
+    let hpa = Hpa::test()
+        .pods_avg("qps", "10")
+        .behavior(json!({"scaleUp": {"tolerance": "0.5"}}));
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "14"), ("web-1", "14")])],
+    );
+    let (scale_to, _) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, None, "1.4 is inside a 50% scale-up tolerance");
+    let mut config = ControllerConfig::default();
+    config.feature_gates.hpa_configurable_tolerance = false;
+    let (scale_to, _) = run(&i, &HpaHistory::default(), &config);
+    assert_eq!(scale_to, Some(3));
+}
+
+#[test]
+fn behavior_stabilization_and_policies_limit_the_change() {
+    let hpa = Hpa::test().cpu(50).max(100).behavior(json!({
+        "scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]},
+        "scaleDown": {"stabilizationWindowSeconds": 120}
+    }));
+    let pods: Vec<_> = (0..4)
+        .map(|i| pod(&format!("web-{i}"), Some(1000)))
+        .collect();
+    let hot = cpu_samples(&[
+        ("web-0", 1000),
+        ("web-1", 1000),
+        ("web-2", 1000),
+        ("web-3", 1000),
+    ]);
+    let (scale_to, o) = run(
+        &input(&hpa, 4, 4, pods.clone(), vec![hot]),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+    );
+    assert_eq!(scale_to, Some(5), "one pod per minute");
+    assert!(conditions(&o).contains(&cond("ScalingLimited", "True", "ScaleUpLimit")));
+    assert_eq!(o.history.scale_up_events.len(), 1);
+
+    // Cold a minute later: the 120 s down window still holds the earlier 8.
+    let cold = cpu_samples(&[("web-0", 10), ("web-1", 10), ("web-2", 10), ("web-3", 10)]);
+    let later = t0() + SignedDuration::from_secs(60);
+    let d = decide(
+        &input(&hpa, 5, 5, pods, vec![cold]),
+        &o.history,
+        &ControllerConfig::default(),
+        later,
+    );
+    assert_eq!(d.scale_to, None);
+    assert_eq!(d.trace.stabilization, "ScaleDownStabilized");
+    let text = d.trace.to_string();
+    assert!(
+        text.contains("stabilized") && text.contains("web-3"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_unchanged_status_is_not_rewritten_and_keeps_transition_times() {
+    let hpa = Hpa::test().pods_avg("qps", "10");
+    let samples = || custom_samples(&[("web-0", "10"), ("web-1", "10")]);
+    let pods = vec![pod("web-0", None), pod("web-1", None)];
+    let (_, first) = run(
+        &input(&hpa, 2, 2, pods.clone(), vec![samples()]),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+    );
+    assert!(first.status_changed);
+    let hpa = hpa.status(serde_json::to_value(&first.status).unwrap());
+    let later = t0() + SignedDuration::from_secs(15);
+    let d = decide(
+        &input(&hpa, 2, 2, pods, vec![samples()]),
+        &first.history,
+        &ControllerConfig::default(),
+        later,
+    );
+    let second = finish(d, RescaleOutcome::NotNeeded, later);
+    assert!(!second.status_changed);
+    assert_eq!(second.status.conditions, first.status.conditions);
+}
+
+#[test]
+fn a_failed_rescale_reports_failed_update_scale() {
+    let hpa = Hpa::test().pods_avg("qps", "10");
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "30"), ("web-1", "30")])],
+    );
+    let d = decide(
+        &i,
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+        t0(),
+    );
+    assert_eq!(d.scale_to, Some(4));
+    let o = finish(d, RescaleOutcome::Failed("conflict".to_owned()), t0());
+    assert!(conditions(&o).contains(&cond("AbleToScale", "False", "FailedUpdateScale")));
+    assert_eq!(
+        o.events[0].message,
+        "New size: 4; reason: pods metric qps above target; error: conflict"
+    );
+    assert_eq!(
+        o.status.desired_replicas, 0,
+        "desired stays as previously reported"
+    );
+    assert_eq!(
+        o.error.as_deref(),
+        Some("failed to rescale Deployment/test-namespace/web: conflict")
+    );
+}
+
+#[test]
+fn a_failed_scale_read_sets_failed_get_scale() {
+    let hpa = Hpa::test().cpu(50).build();
+    let o = get_scale_failed(
+        &hpa,
+        &ScaleReadError::Failed("not found".to_owned()),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+        t0(),
+    );
+    assert_eq!(o.events[0].reason, "FailedGetScale");
+    let c = &o.status.conditions.as_ref().unwrap()[0];
+    assert_eq!(c.reason.as_deref(), Some("FailedGetScale"));
+    assert_eq!(
+        c.message.as_deref(),
+        Some("the HPA controller was unable to get the target's current scale: not found")
+    );
+    assert_eq!(o.monitor.error, ErrorLabel::Internal);
+    let o = get_scale_failed(
+        &hpa,
+        &ScaleReadError::InvalidApiVersion("bad".to_owned()),
+        &HpaHistory::default(),
+        &ControllerConfig::default(),
+        t0(),
+    );
+    assert_eq!(o.monitor.error, ErrorLabel::Spec);
+}
+
+#[test]
+fn plan_lists_one_query_per_metric() {
+    let hpa = Hpa::test()
+        .cpu(50)
+        .pods_avg("qps", "1")
+        .object_value("hits", "5")
+        .external_value("queue", "3");
+    let i = input(&hpa, 2, 2, vec![], vec![]);
+    let p = plan(&i.hpa, &i.scale, &ControllerConfig::default());
+    assert_eq!(p.early, None);
+    assert_eq!(p.queries.len(), 4);
+    assert!(p.queries.iter().all(Option::is_some));
+    let json = serde_json::to_string(&p).unwrap();
+    assert!(json.contains("\"selector\":\"app=web\""), "{json}");
+}
