@@ -1,12 +1,294 @@
-//! `hpa-harness controller` (being written).
+//! `hpa-harness controller`: the HPA controller against a cluster, with
+//! kube-controller-manager's flag names and defaults.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hpa_core::clock::SystemClock;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use tokio_util::sync::CancellationToken;
 
 use super::CliResult;
+use crate::controller::config::{ControllerConfig, FeatureGates, parse_go_duration};
+use crate::controller::leader::{LeaseTiming, default_identity};
+use crate::controller::ratelimit::RateLimitLayer;
+use crate::controller::server::{self, DEFAULT_BIND_ADDRESS};
+use crate::controller::{ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode};
+
+/// Errors of starting the controller.
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerCliError {
+    #[error("cannot read kubeconfig {path}")]
+    ReadKubeconfig {
+        path: PathBuf,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("cannot load kubeconfig {path}")]
+    LoadKubeconfig {
+        path: PathBuf,
+        #[source]
+        source: kube::config::KubeconfigError,
+    },
+    #[error("no kubeconfig and not in a cluster")]
+    Infer(#[source] kube::config::InferConfigError),
+    #[error("cannot build the Kubernetes client")]
+    Client(#[source] kube::Error),
+    #[error("cannot listen on --bind-address {addr}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("invalid --feature-gates")]
+    FeatureGates(#[source] crate::controller::config::ConfigError),
+}
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_go_duration(s).map_err(|e| e.to_string())
+}
 
 /// Options of `hpa-harness controller`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Kubeconfig to use. Without it: $KUBECONFIG, ~/.kube/config, then the
+    /// in-cluster service account.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Kubeconfig context (default: the current one).
+    #[arg(long)]
+    pub context: Option<String>,
+
+    /// How often each HPA is synced.
+    #[arg(long = "horizontal-pod-autoscaler-sync-period", default_value = "15s", value_parser = duration)]
+    pub sync_period: Duration,
+
+    /// Minimum change (from 1.0) in the desired-to-actual metrics ratio for
+    /// the autoscaler to consider scaling.
+    #[arg(long = "horizontal-pod-autoscaler-tolerance", default_value_t = 0.1)]
+    pub tolerance: f64,
+
+    /// How far back a scale-down looks for the highest recommendation (HPAs
+    /// without behavior, and behavior without a scale-down window).
+    #[arg(long = "horizontal-pod-autoscaler-downscale-stabilization", default_value = "5m", value_parser = duration)]
+    pub downscale_stabilization: Duration,
+
+    /// After a pod starts, how long its CPU samples may be skipped.
+    #[arg(long = "horizontal-pod-autoscaler-cpu-initialization-period", default_value = "5m", value_parser = duration)]
+    pub cpu_initialization_period: Duration,
+
+    /// After a pod starts, how long a readiness change still counts as its
+    /// initial readiness.
+    #[arg(long = "horizontal-pod-autoscaler-initial-readiness-delay", default_value = "30s", value_parser = duration)]
+    pub initial_readiness_delay: Duration,
+
+    /// HPAs synced at once (workers).
+    #[arg(long = "concurrent-horizontal-pod-autoscaler-syncs", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: u32,
+
+    /// Deprecated upstream no-op, accepted for compatibility.
+    #[arg(long = "horizontal-pod-autoscaler-upscale-delay", hide = true, value_parser = duration)]
+    pub upscale_delay: Option<Duration>,
+
+    /// Deprecated upstream no-op, accepted for compatibility.
+    #[arg(long = "horizontal-pod-autoscaler-downscale-delay", hide = true, value_parser = duration)]
+    pub downscale_delay: Option<Duration>,
+
+    /// Feature gates, `Name=true,Name=false` (HPAScaleToZero,
+    /// HPAConfigurableTolerance, PodLevelResources; v1.36 defaults).
+    #[arg(long = "feature-gates", default_value = "")]
+    pub feature_gates: String,
+
+    /// Requests per second to the API server (0: unlimited).
+    #[arg(long = "kube-api-qps", default_value_t = 20.0)]
+    pub kube_api_qps: f64,
+
+    /// Request burst to the API server.
+    #[arg(long = "kube-api-burst", default_value_t = 30)]
+    pub kube_api_burst: u32,
+
+    /// Decide and record, never write scales, statuses or events: shadow the
+    /// cluster's own HPA controller and compare on /debug/decisions.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Where to serve /metrics, /healthz, /readyz and /debug/decisions
+    /// (plain HTTP; kube-controller-manager's port, on loopback).
+    #[arg(long, default_value = DEFAULT_BIND_ADDRESS)]
+    pub bind_address: SocketAddr,
+
+    /// Run only while holding the leader Lease (for several replicas).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+
+    /// How long a Lease holds without renewal.
+    #[arg(long, default_value = "15s", value_parser = duration)]
+    pub leader_elect_lease_duration: Duration,
+
+    /// How long the leader retries renewing before it gives up.
+    #[arg(long, default_value = "10s", value_parser = duration)]
+    pub leader_elect_renew_deadline: Duration,
+
+    /// Pause between election attempts.
+    #[arg(long, default_value = "2s", value_parser = duration)]
+    pub leader_elect_retry_period: Duration,
+
+    /// Name of the Lease.
+    #[arg(long, default_value = "hpa-harness-controller")]
+    pub leader_elect_resource_name: String,
+
+    /// Namespace of the Lease (default: $POD_NAMESPACE, else kube-system).
+    #[arg(long, env = "POD_NAMESPACE", default_value = "kube-system")]
+    pub leader_elect_resource_namespace: String,
+
+    /// This replica's identity (Lease holder, event reporting instance).
+    #[arg(long)]
+    pub identity: Option<String>,
+}
+
+impl Args {
+    /// The controller settings these flags give.
+    pub fn config(&self) -> Result<ControllerConfig, ControllerCliError> {
+        Ok(ControllerConfig {
+            sync_period: self.sync_period,
+            tolerance: self.tolerance,
+            downscale_stabilization: self.downscale_stabilization,
+            cpu_initialization_period: self.cpu_initialization_period,
+            initial_readiness_delay: self.initial_readiness_delay,
+            workers: usize::try_from(self.workers).unwrap_or(1),
+            dry_run: self.dry_run,
+            feature_gates: FeatureGates::parse(&self.feature_gates)
+                .map_err(ControllerCliError::FeatureGates)?,
+            ..ControllerConfig::default()
+        })
+    }
+
+    /// A kube client from the kubeconfig (or the environment), rate limited.
+    pub async fn client(&self) -> Result<kube::Client, ControllerCliError> {
+        let options = KubeConfigOptions {
+            context: self.context.clone(),
+            ..KubeConfigOptions::default()
+        };
+        let config = match &self.kubeconfig {
+            Some(path) => {
+                let kubeconfig = Kubeconfig::read_from(path).map_err(|source| {
+                    ControllerCliError::ReadKubeconfig {
+                        path: path.clone(),
+                        source,
+                    }
+                })?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+                    .await
+                    .map_err(|source| ControllerCliError::LoadKubeconfig {
+                        path: path.clone(),
+                        source,
+                    })?
+            }
+            None => kube::Config::infer()
+                .await
+                .map_err(ControllerCliError::Infer)?,
+        };
+        let builder =
+            kube::client::ClientBuilder::try_from(config).map_err(ControllerCliError::Client)?;
+        Ok(builder
+            .with_layer(&RateLimitLayer::new(self.kube_api_qps, self.kube_api_burst))
+            .build())
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %err, "cannot listen for SIGINT");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
 
 /// Runs `hpa-harness controller`.
-pub async fn run(_args: Args) -> CliResult {
-    Err("this subcommand is not available yet".into())
+pub async fn run(args: Args) -> CliResult {
+    let config = args.config()?;
+    let client = args.client().await?;
+    let identity = args.identity.clone().unwrap_or_else(default_identity);
+    let leader_election = args.leader_elect.then(|| LeaderElection {
+        namespace: args.leader_elect_resource_namespace.clone(),
+        name: args.leader_elect_resource_name.clone(),
+        timing: LeaseTiming {
+            lease_duration: args.leader_elect_lease_duration,
+            renew_deadline: args.leader_elect_renew_deadline,
+            retry_period: args.leader_elect_retry_period,
+        },
+    });
+    let listener = tokio::net::TcpListener::bind(args.bind_address)
+        .await
+        .map_err(|source| ControllerCliError::Bind {
+            addr: args.bind_address,
+            source,
+        })?;
+    tracing::info!(
+        identity = %identity,
+        bind = %args.bind_address,
+        dry_run = config.dry_run,
+        sync_period = ?config.sync_period,
+        workers = config.workers,
+        "starting the HPA controller"
+    );
+    let handle = ControllerHandle::start(
+        client,
+        ControllerOptions {
+            config,
+            clock: Arc::new(SystemClock),
+            mode: SyncMode::Periodic,
+            identity,
+            leader_election,
+            sync_timeout: Duration::from_secs(60),
+        },
+    );
+    let stop_server = CancellationToken::new();
+    let server = tokio::spawn(server::run(
+        listener,
+        handle.server_state(),
+        stop_server.clone(),
+    ));
+    let result = handle.run_until(shutdown_signal()).await;
+    stop_server.cancel();
+    match server.await {
+        Ok(Err(err)) => tracing::warn!(error = %err, "the HTTP server failed"),
+        Err(err) => tracing::warn!(error = %err, "the HTTP server task failed"),
+        Ok(Ok(())) => {}
+    }
+    match result {
+        Ok(()) => {
+            tracing::info!("stopped");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(RunError::LostLeadership(lease)) => {
+            tracing::error!(%lease, "leader election lost; exiting");
+            Ok(ExitCode::FAILURE)
+        }
+        Err(err) => Err(err.into()),
+    }
 }

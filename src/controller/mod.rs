@@ -26,6 +26,7 @@ pub mod leader;
 pub mod metrics;
 pub mod metrics_client;
 pub mod queue;
+pub mod ratelimit;
 pub mod reconcile;
 pub mod runtime;
 pub mod scale;
