@@ -130,6 +130,15 @@ async fn route(
         {
             Ok(json_response(&resource_list(group, version)))
         }
+        ["openapi", "v3"] => Ok(json_response(&openapi_root())),
+        ["openapi", "v3", "api", "v1"] => Ok(json_response(&openapi_group_version("", "v1"))),
+        ["openapi", "v3", "apis", group, version]
+            if RESOURCES
+                .iter()
+                .any(|d| d.group == *group && d.version == *version) =>
+        {
+            Ok(json_response(&openapi_group_version(group, version)))
+        }
         ["api", "v1", rest @ ..] => {
             resource(sim, "", "v1", rest, method, &params, headers, body).await
         }
@@ -157,6 +166,71 @@ fn group_list(sim: &Sim) -> Value {
         })
         .collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// The OpenAPI v3 index. The documents behind it describe operations only
+/// (no schemas): enough for kubectl to see that the server validates fields
+/// itself (`fieldValidation`), so it skips client-side schema validation and
+/// builds apply patches from its built-in types.
+fn openapi_root() -> Value {
+    let mut paths = serde_json::Map::new();
+    for (g, v) in group_versions() {
+        let key = if g.is_empty() {
+            format!("api/{v}")
+        } else {
+            format!("apis/{g}/{v}")
+        };
+        paths.insert(
+            key.clone(),
+            json!({"serverRelativeURL": format!("/openapi/v3/{key}?hash=hpa-sim-1")}),
+        );
+    }
+    json!({"paths": paths})
+}
+
+fn group_versions() -> Vec<(&'static str, &'static str)> {
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for d in RESOURCES {
+        if !out.contains(&(d.group, d.version)) {
+            out.push((d.group, d.version));
+        }
+    }
+    out
+}
+
+fn openapi_group_version(group: &str, version: &str) -> Value {
+    let mut paths = serde_json::Map::new();
+    for d in RESOURCES
+        .iter()
+        .filter(|d| d.group == group && d.version == version)
+    {
+        let prefix = if group.is_empty() {
+            format!("/api/{version}")
+        } else {
+            format!("/apis/{group}/{version}")
+        };
+        let path = if d.namespaced {
+            format!("{prefix}/namespaces/{{namespace}}/{}/{{name}}", d.plural)
+        } else {
+            format!("{prefix}/{}/{{name}}", d.plural)
+        };
+        let param = |name: &str| json!({"name": name, "in": "query", "schema": {"type": "string"}});
+        let op = |action: &str| {
+            json!({
+                "operationId": format!("{action}{}", d.kind),
+                "x-kubernetes-action": action,
+                "x-kubernetes-group-version-kind": {"group": group, "version": version, "kind": d.kind},
+                "parameters": [param("dryRun"), param("fieldManager"), param("fieldValidation")],
+                "responses": {"200": {"description": "OK"}},
+            })
+        };
+        paths.insert(
+            path,
+            json!({"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}),
+        );
+    }
+    json!({"openapi": "3.0.0", "info": {"title": "Kubernetes (hpa-sim)", "version": "v1.36.0"},
+        "paths": paths, "components": {"schemas": {}}})
 }
 
 const VERBS: [&str; 8] = [
