@@ -19,11 +19,18 @@ fn main() -> ExitCode {
         .map(|a| root.join(a))
         .collect();
     let options = RunOptions {
-        paths: if paths.is_empty() { vec![root.join("features")] } else { paths },
+        paths: if paths.is_empty() {
+            vec![root.join("features")]
+        } else {
+            paths
+        },
         exclude_known_bugs: true,
         ..RunOptions::default()
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cannot start the async runtime: {e}");

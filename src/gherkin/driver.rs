@@ -10,7 +10,9 @@ use hpa_core::clock::Clock;
 use super::world::Seed;
 use crate::controller::config::ControllerConfig;
 use crate::controller::decisions::DecisionRecord;
-use crate::controller::{AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, RunError};
+use crate::controller::{
+    AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, RunError,
+};
 
 /// Why the controller could not be driven.
 #[derive(Debug, thiserror::Error)]
@@ -32,9 +34,15 @@ pub struct Driver {
 impl Driver {
     /// Starts the controller with `config` on `client`, reading time from
     /// `clock`; it syncs only when asked.
-    pub async fn start(config: ControllerConfig, client: kube::Client, clock: Arc<dyn Clock>) -> Result<Self, DriverError> {
+    pub async fn start(
+        config: ControllerConfig,
+        client: kube::Client,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, DriverError> {
         let handle = ControllerHandle::start(client, ControllerOptions::manual(config, clock));
-        Ok(Self { handle: Some(handle) })
+        Ok(Self {
+            handle: Some(handle),
+        })
     }
 
     fn handle(&self) -> Result<&ControllerHandle, DriverError> {
@@ -52,10 +60,18 @@ impl Driver {
     pub fn seed(&self, seed: &Seed) -> Result<(), DriverError> {
         let handle = self.handle()?;
         match seed {
-            Seed::Recommendations { namespace, name, entries } => {
+            Seed::Recommendations {
+                namespace,
+                name,
+                entries,
+            } => {
                 handle.seed_recommendations(namespace, name, entries);
             }
-            Seed::ScaleEvents { namespace, name, events } => {
+            Seed::ScaleEvents {
+                namespace,
+                name,
+                events,
+            } => {
                 handle.seed_scale_events(namespace, name, events);
             }
         }
@@ -93,7 +109,10 @@ impl Driver {
 
     /// The controller's `/metrics` text.
     pub fn metrics_text(&self) -> String {
-        self.handle.as_ref().map(ControllerHandle::metrics_text).unwrap_or_default()
+        self.handle
+            .as_ref()
+            .map(ControllerHandle::metrics_text)
+            .unwrap_or_default()
     }
 }
 

@@ -26,7 +26,14 @@ pub fn table(offset: SignedDuration, decisions: &[(String, DecisionRecord)]) -> 
                 .and_then(|s| s.conditions.as_ref())
                 .map(|cs| {
                     cs.iter()
-                        .map(|c| format!("{}={} {}", c.type_, c.status, c.reason.as_deref().unwrap_or_default()))
+                        .map(|c| {
+                            format!(
+                                "{}={} {}",
+                                c.type_,
+                                c.status,
+                                c.reason.as_deref().unwrap_or_default()
+                            )
+                        })
                         .collect::<Vec<_>>()
                         .join(", ")
                 })
@@ -47,7 +54,13 @@ pub fn table(offset: SignedDuration, decisions: &[(String, DecisionRecord)]) -> 
         .collect();
     let header = ["HPA", "current", "desired", "outcome", "conditions"];
     let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].len()).chain([header[i].len()]).max().unwrap_or(0))
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].len())
+                .chain([header[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |cells: &[&str]| {
         cells
@@ -96,8 +109,14 @@ mod tests {
             error: None,
             trace: None,
         };
-        let text = table(SignedDuration::from_secs(75), &[("default/web".to_owned(), d)]);
+        let text = table(
+            SignedDuration::from_secs(75),
+            &[("default/web".to_owned(), d)],
+        );
         assert!(text.contains("+1m15s"), "{text}");
-        assert!(text.contains("default/web │ 2       │ 3       │ rescaled"), "{text}");
+        assert!(
+            text.contains("default/web │ 2       │ 3       │ rescaled"),
+            "{text}"
+        );
     }
 }

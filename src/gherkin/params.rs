@@ -25,7 +25,10 @@ pub enum ParamError {
 
 /// A span of (virtual) time: `30s`, `5m`, `1m30s`, `1h`, `0s`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, cucumber::Parameter)]
-#[param(name = "duration", regex = r"\d+(?:\.\d+)?(?:ns|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))*")]
+#[param(
+    name = "duration",
+    regex = r"\d+(?:\.\d+)?(?:ns|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))*"
+)]
 pub struct Duration(pub SignedDuration);
 
 impl FromStr for Duration {
@@ -63,7 +66,10 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration, ParamError> {
 /// A Kubernetes quantity as written (`500m`, `60`, `1k`, `2Gi`, `1.5`),
 /// checked on parse.
 #[derive(Debug, Clone, PartialEq, Eq, cucumber::Parameter)]
-#[param(name = "quantity", regex = r"[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+|[numkMGTPE]i?|Ki)?")]
+#[param(
+    name = "quantity",
+    regex = r"[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+|[numkMGTPE]i?|Ki)?"
+)]
 pub struct Quantity(pub String, pub hpa_core::quantity::Quantity);
 
 impl Quantity {
@@ -97,10 +103,7 @@ pub fn parse_quantity(text: &str) -> Result<hpa_core::quantity::Quantity, ParamE
 
 /// A list of quantities: `50`, `50 and 100`, `10, 20 and 30`.
 #[derive(Debug, Clone, PartialEq, Eq, cucumber::Parameter)]
-#[param(
-    name = "values",
-    regex = r"[^\s,]+(?:(?:, | and )[^\s,]+)*"
-)]
+#[param(name = "values", regex = r"[^\s,]+(?:(?:, | and )[^\s,]+)*")]
 pub struct Values(pub Vec<Quantity>);
 
 impl FromStr for Values {
@@ -196,9 +199,15 @@ mod tests {
 
     #[test]
     fn durations_parse_the_go_way() {
-        assert_eq!(parse_duration("1m30s").unwrap(), SignedDuration::from_secs(90));
+        assert_eq!(
+            parse_duration("1m30s").unwrap(),
+            SignedDuration::from_secs(90)
+        );
         assert_eq!(parse_duration("0s").unwrap(), SignedDuration::ZERO);
-        assert_eq!(parse_duration("1h").unwrap(), SignedDuration::from_secs(3600));
+        assert_eq!(
+            parse_duration("1h").unwrap(),
+            SignedDuration::from_secs(3600)
+        );
         assert!(parse_duration("soon").is_err());
     }
 

@@ -30,6 +30,19 @@ pub enum BackendKind {
     K3s,
 }
 
+impl BackendKind {
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Sim => "sim",
+            Self::Kubeconfig => "kubeconfig",
+            Self::Kind => "kind",
+            Self::K3d => "k3d",
+            Self::K3s => "k3s",
+        }
+    }
+}
+
 /// What to run and how.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -74,7 +87,10 @@ impl RunSummary {
     /// Whether anything failed (a step, a parse, a hook; skipped steps fail
     /// too, since every step must be implemented).
     pub fn failed(&self) -> bool {
-        self.failed_steps > 0 || self.skipped_steps > 0 || self.parsing_errors > 0 || self.hook_errors > 0
+        self.failed_steps > 0
+            || self.skipped_steps > 0
+            || self.parsing_errors > 0
+            || self.hook_errors > 0
     }
 }
 
@@ -98,7 +114,7 @@ pub enum RunError {
         source: io::Error,
     },
     /// The backend is not part of this build.
-    #[error("backend {0:?} is not available in this build; use --backend sim")]
+    #[error("backend {} is not available in this build; use --backend sim", .0.name())]
     Backend(BackendKind),
 }
 
@@ -119,10 +135,12 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
         .tags
         .as_deref()
         .map(|expr| {
-            expr.parse().map_err(|e: <TagOperation as std::str::FromStr>::Err| RunError::Tags {
-                expr: expr.to_owned(),
-                reason: e.to_string(),
-            })
+            expr.parse().map_err(
+                |e: <TagOperation as std::str::FromStr>::Err| RunError::Tags {
+                    expr: expr.to_owned(),
+                    reason: e.to_string(),
+                },
+            )
         })
         .transpose()?;
     let mut summary = RunSummary::default();
@@ -132,10 +150,12 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
                 // One report per run: with several paths, each path's report
                 // goes to FILE, FILE.1, FILE.2, ...
                 let target = junit_path(file, path, &options.paths);
-                Box::new(std::fs::File::create(&target).map_err(|source| RunError::Junit {
-                    path: target.clone(),
-                    source,
-                })?)
+                Box::new(
+                    std::fs::File::create(&target).map_err(|source| RunError::Junit {
+                        path: target.clone(),
+                        source,
+                    })?,
+                )
             }
             None => Box::new(io::sink()),
         };
@@ -144,10 +164,17 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
         let writer = HpaWorld::cucumber()
             .max_concurrent_scenarios(options.concurrency.max(1))
             .with_writer(
-                writer::Basic::raw(io::stdout(), writer::Coloring::Auto, writer::Verbosity::Default)
-                    .summarized()
-                    .tee::<HpaWorld, _>(writer::JUnit::for_tee(junit_out, writer::Verbosity::Default))
-                    .normalized(),
+                writer::Basic::raw(
+                    io::stdout(),
+                    writer::Coloring::Auto,
+                    writer::Verbosity::Default,
+                )
+                .summarized()
+                .tee::<HpaWorld, _>(writer::JUnit::for_tee(
+                    junit_out,
+                    writer::Verbosity::Default,
+                ))
+                .normalized(),
             )
             .fail_on_skipped()
             .with_default_cli()
@@ -158,11 +185,14 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
                     .chain(rule.iter().flat_map(|r| r.tags.iter()))
                     .chain(scenario.tags.iter())
                     .collect();
-                let known_bug = all.iter().any(|t| t.trim_start_matches('@') == KNOWN_BUG_TAG);
+                let known_bug = all
+                    .iter()
+                    .any(|t| t.trim_start_matches('@') == KNOWN_BUG_TAG);
                 if exclude_known_bugs && known_bug {
                     return false;
                 }
-                tags.as_ref().is_none_or(|op| op.eval(all.iter().map(|t| t.trim_start_matches('@'))))
+                tags.as_ref()
+                    .is_none_or(|op| op.eval(all.iter().map(|t| t.trim_start_matches('@'))))
             })
             .await;
         summary.passed_steps += writer.passed_steps();
@@ -182,5 +212,151 @@ fn junit_path(file: &std::path::Path, path: &PathBuf, all: &[PathBuf]) -> PathBu
             s.push(format!(".{i}"));
             PathBuf::from(s)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder of its own under the system temp dir, removed on drop.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir()
+                .join(format!("hpa-harness-runner-{name}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            Self(dir)
+        }
+
+        fn feature(&self, file: &str, text: &str) -> PathBuf {
+            let path = self.0.join(file);
+            std::fs::write(&path, text).unwrap();
+            path
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    const TWO_SCENARIOS: &str = r#"Feature: Runner self-test
+  Scenario: passes
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 60
+    And the pods of "web" report "http_requests" of 50 and 100
+    When the HPA controller syncs
+    Then the deployment "web" has 3 replicas
+
+  @known-bug
+  Scenario: fails
+    Given a deployment "web" with 2 pods
+    Then the deployment "web" has 5 replicas
+"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_then_step_is_counted_and_reported_in_junit() {
+        let scratch = Scratch::new("junit");
+        let feature = scratch.feature("two.feature", TWO_SCENARIOS);
+        let junit = scratch.0.join("report.xml");
+        let summary = run(&RunOptions {
+            paths: vec![feature],
+            junit: Some(junit.clone()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        assert_eq!(summary.passed_steps, 6 + 1);
+        assert_eq!(summary.failed_steps, 1);
+        assert!(summary.failed());
+        let xml = std::fs::read_to_string(junit).unwrap();
+        assert!(xml.contains("tests=\"2\""), "{xml}");
+        assert!(xml.contains("failures=\"1\""), "{xml}");
+        assert!(
+            xml.contains("expected deployment web to have 5 replicas, it has 2"),
+            "the failure names what was expected and what the cluster shows: {xml}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn known_bugs_are_left_out_when_asked() {
+        let scratch = Scratch::new("known-bug");
+        let feature = scratch.feature("two.feature", TWO_SCENARIOS);
+        let summary = run(&RunOptions {
+            paths: vec![feature],
+            exclude_known_bugs: true,
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        assert_eq!(summary.failed_steps, 0);
+        assert_eq!(summary.passed_steps, 6);
+        assert!(!summary.failed());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_step_without_a_definition_fails_the_run() {
+        let scratch = Scratch::new("undefined");
+        let feature = scratch.feature(
+            "undefined.feature",
+            "Feature: x\n  Scenario: y\n    Given a deployment \"web\" with 2 pods\n    When the moon is full\n",
+        );
+        let summary = run(&RunOptions {
+            paths: vec![feature],
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        // fail_on_skipped turns the unmatched (skipped) step into a failure.
+        assert_eq!((summary.skipped_steps, summary.failed_steps), (0, 1));
+        assert!(summary.failed());
+    }
+
+    #[tokio::test]
+    async fn a_tag_expression_that_does_not_parse_is_refused() {
+        let scratch = Scratch::new("tags");
+        let feature = scratch.feature("two.feature", TWO_SCENARIOS);
+        let err = run(&RunOptions {
+            paths: vec![feature],
+            tags: Some("@a and and".to_owned()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, RunError::Tags { .. }), "{err}");
+    }
+
+    #[tokio::test]
+    async fn real_cluster_backends_say_they_are_not_in_this_build() {
+        let err = run(&RunOptions {
+            paths: vec![PathBuf::from("features")],
+            backend: BackendKind::Kind,
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "backend kind is not available in this build; use --backend sim"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_missing_path_is_named() {
+        let err = run(&RunOptions {
+            paths: vec![PathBuf::from("no/such.feature")],
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "feature path no/such.feature does not exist"
+        );
     }
 }

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use fake_metrics_server::client::{ClientError, ControlClient};
 use fake_metrics_server::script::{
-    Api as MetricsApi, Change, ContainerSpec, Duration as ScriptDuration, MetricSeries,
-    MetricSpec, PodSpec, SampleTime, Value as ScriptValue,
+    Api as MetricsApi, Change, ContainerSpec, Duration as ScriptDuration, MetricSeries, MetricSpec,
+    PodSpec, SampleTime, Value as ScriptValue,
 };
 use hpa_core::clock::{Clock, VirtualClock};
 use hpa_sim::{Backend, Sim, SimClock, SimConfig};
@@ -352,7 +352,9 @@ impl HpaWorld {
         let list = api
             .list(&ListParams::default().labels(&format!("app={workload}")))
             .await
-            .map_err(StepError::kube(format!("listing the pods of {ns}/{workload}")))?;
+            .map_err(StepError::kube(format!(
+                "listing the pods of {ns}/{workload}"
+            )))?;
         let mut pods = list.items;
         pods.sort_by_key(|p| pod_index(p.metadata.name.as_deref().unwrap_or_default(), workload));
         Ok(pods)
@@ -370,7 +372,9 @@ impl HpaWorld {
         client
             .apply(&[Change::Pod(spec)])
             .await
-            .map_err(StepError::metrics(format!("setting the metrics of pod {ns}/{pod}")))?;
+            .map_err(StepError::metrics(format!(
+                "setting the metrics of pod {ns}/{pod}"
+            )))?;
         Ok(())
     }
 
@@ -388,7 +392,9 @@ impl HpaWorld {
                 .await
                 .map_err(StepError::kube(format!("reading pod {ns}/{pod}")))?
                 .ok_or_else(|| {
-                    StepError::Input(format!("pod {ns}/{pod} does not exist, so it cannot report metrics"))
+                    StepError::Input(format!(
+                        "pod {ns}/{pod} does not exist, so it cannot report metrics"
+                    ))
                 })?;
             let labels = p.metadata.labels.unwrap_or_default().into_iter().collect();
             self.pods.insert(
@@ -421,7 +427,9 @@ impl HpaWorld {
             let list = api
                 .list(&ListParams::default())
                 .await
-                .map_err(StepError::kube(format!("listing the pods of namespace {ns}")))?;
+                .map_err(StepError::kube(format!(
+                    "listing the pods of namespace {ns}"
+                )))?;
             for p in list.items {
                 existing.insert((ns.clone(), p.metadata.name.unwrap_or_default()));
             }
@@ -449,9 +457,10 @@ impl HpaWorld {
         } else {
             client.clear_fault(api).await
         };
-        result
-            .map(|_| ())
-            .map_err(StepError::metrics(format!("making the {api} metrics API {}", if failing { "fail" } else { "recover" })))
+        result.map(|_| ()).map_err(StepError::metrics(format!(
+            "making the {api} metrics API {}",
+            if failing { "fail" } else { "recover" }
+        )))
     }
 
     // ----- time -----
@@ -494,7 +503,9 @@ impl HpaWorld {
         let period = SignedDuration::try_from(self.config.sync_period)
             .unwrap_or(SignedDuration::from_secs(15));
         if period.is_zero() || period.is_negative() {
-            return Err(StepError::State("the sync period must be positive".to_owned()));
+            return Err(StepError::State(
+                "the sync period must be positive".to_owned(),
+            ));
         }
         self.driver().await?;
         let mut left = by;
@@ -525,7 +536,11 @@ impl HpaWorld {
     }
 
     /// `spec.replicas` of a scale target, read through `/scale`.
-    pub async fn spec_replicas(&mut self, kind: super::params::WorkloadKind, name: &str) -> Result<i32, StepError> {
+    pub async fn spec_replicas(
+        &mut self,
+        kind: super::params::WorkloadKind,
+        name: &str,
+    ) -> Result<i32, StepError> {
         let (ns, n) = self.qualify(name);
         let env = self.env().await?;
         let api = workload_api(&env.client, &ns, kind);
@@ -542,7 +557,12 @@ impl HpaWorld {
     }
 
     /// Creates or replaces an object given as JSON in a namespace.
-    pub async fn create_dynamic(&mut self, ns: &str, resource: &ApiResource, obj: Value) -> Result<DynamicObject, StepError> {
+    pub async fn create_dynamic(
+        &mut self,
+        ns: &str,
+        resource: &ApiResource,
+        obj: Value,
+    ) -> Result<DynamicObject, StepError> {
         let env = self.env().await?;
         let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
         let name = obj
@@ -554,7 +574,10 @@ impl HpaWorld {
             .map_err(|e| StepError::Input(format!("{} {name}: {e}", resource.kind)))?;
         api.create(&PostParams::default(), &dynamic)
             .await
-            .map_err(StepError::kube(format!("creating {} {ns}/{name}", resource.kind)))
+            .map_err(StepError::kube(format!(
+                "creating {} {ns}/{name}",
+                resource.kind
+            )))
     }
 
     /// Merge-patches an object's main part or status.
@@ -568,7 +591,11 @@ impl HpaWorld {
     ) -> StepResult {
         let env = self.env().await?;
         let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
-        let what = format!("updating {} {ns}/{name}{}", resource.kind, if status { " status" } else { "" });
+        let what = format!(
+            "updating {} {ns}/{name}{}",
+            resource.kind,
+            if status { " status" } else { "" }
+        );
         let params = PatchParams::default();
         let patch = Patch::Merge(&patch);
         if status {
@@ -622,7 +649,11 @@ pub fn workload_resource(kind: super::params::WorkloadKind) -> ApiResource {
 }
 
 /// A dynamic API for a workload kind in a namespace.
-pub fn workload_api(client: &kube::Client, ns: &str, kind: super::params::WorkloadKind) -> Api<DynamicObject> {
+pub fn workload_api(
+    client: &kube::Client,
+    ns: &str,
+    kind: super::params::WorkloadKind,
+) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), ns, &workload_resource(kind))
 }
 

@@ -24,12 +24,22 @@ async fn recommendations_were(world: &mut HpaWorld, step: &Step, hpa: String) ->
     let mut entries = Vec::new();
     for row in &table.rows {
         entries.push(AgedRecommendation {
-            age: age(table.cell(row, "age").unwrap_or_default(), "recommendation age")?,
-            replicas: count(table.cell(row, "replicas").unwrap_or_default(), "recommended replicas")?,
+            age: age(
+                table.cell(row, "age").unwrap_or_default(),
+                "recommendation age",
+            )?,
+            replicas: count(
+                table.cell(row, "replicas").unwrap_or_default(),
+                "recommended replicas",
+            )?,
         });
     }
     let (namespace, name) = world.qualify(&hpa);
-    world.seed(Seed::Recommendations { namespace, name, entries })
+    world.seed(Seed::Recommendations {
+        namespace,
+        name,
+        entries,
+    })
 }
 
 #[given(expr = "the HPA controller's scale events for {string} were:")]
@@ -38,13 +48,23 @@ async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> St
     let mut events = Vec::new();
     for row in &table.rows {
         events.push(AgedScaleEvent {
-            age: age(table.cell(row, "age").unwrap_or_default(), "scale event age")?,
+            age: age(
+                table.cell(row, "age").unwrap_or_default(),
+                "scale event age",
+            )?,
             direction: direction(table.cell(row, "direction").unwrap_or_default())?,
-            pods: count(table.cell(row, "pods").unwrap_or_default(), "scale event pods")?,
+            pods: count(
+                table.cell(row, "pods").unwrap_or_default(),
+                "scale event pods",
+            )?,
         });
     }
     let (namespace, name) = world.qualify(&hpa);
-    world.seed(Seed::ScaleEvents { namespace, name, events })
+    world.seed(Seed::ScaleEvents {
+        namespace,
+        name,
+        events,
+    })
 }
 
 /// `up` or `down`.

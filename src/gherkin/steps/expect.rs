@@ -17,10 +17,19 @@ use crate::gherkin::params::{Duration, Quantity, WorkloadKind, unescape};
 use crate::gherkin::world::{AsyncCheck, HpaWorld, StepError, StepResult, workload_api, yaml};
 
 #[then(expr = "the {kind} {string} has {int} replicas")]
-async fn has_replicas(world: &mut HpaWorld, kind: WorkloadKind, name: String, want: i32) -> StepResult {
+async fn has_replicas(
+    world: &mut HpaWorld,
+    kind: WorkloadKind,
+    name: String,
+    want: i32,
+) -> StepResult {
     let got = world.spec_replicas(kind, &name).await?;
     if got != want {
-        return fail(world, format!("expected {kind} {name} to have {want} replicas, it has {got}")).await;
+        return fail(
+            world,
+            format!("expected {kind} {name} to have {want} replicas, it has {got}"),
+        )
+        .await;
     }
     Ok(())
 }
@@ -32,7 +41,9 @@ async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) ->
         .workloads
         .get(&(ns.clone(), n.clone()))
         .map(|w| w.initial_replicas)
-        .ok_or_else(|| StepError::Input(format!("{kind} {ns}/{n} was not declared by the scenario")))?;
+        .ok_or_else(|| {
+            StepError::Input(format!("{kind} {ns}/{n} was not declared by the scenario"))
+        })?;
     let got = world.spec_replicas(kind, &name).await?;
     let rescales: Vec<Event> = events(world, &ns)
         .await?
@@ -41,7 +52,11 @@ async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) ->
         .collect();
     let mut targeted = Vec::new();
     for e in rescales {
-        let hpa = e.regarding.as_ref().and_then(|r| r.name.clone()).unwrap_or_default();
+        let hpa = e
+            .regarding
+            .as_ref()
+            .and_then(|r| r.name.clone())
+            .unwrap_or_default();
         if target_of(world, &ns, &hpa).await? == Some(n.clone()) {
             targeted.push(e.note.unwrap_or_default());
         }
@@ -74,16 +89,29 @@ async fn wants(world: &mut HpaWorld, name: String, want: i32) -> StepResult {
 }
 
 #[then(expr = "the HPA {string} has condition {string} {string}")]
-async fn has_condition(world: &mut HpaWorld, name: String, type_: String, status: String) -> StepResult {
+async fn has_condition(
+    world: &mut HpaWorld,
+    name: String,
+    type_: String,
+    status: String,
+) -> StepResult {
     check_condition(world, &name, &type_, &status, None, None).await
 }
 
 #[then(expr = "the HPA {string} has condition {string} {string} with reason {string}")]
-async fn has_condition_reason(world: &mut HpaWorld, name: String, type_: String, status: String, reason: String) -> StepResult {
+async fn has_condition_reason(
+    world: &mut HpaWorld,
+    name: String,
+    type_: String,
+    status: String,
+    reason: String,
+) -> StepResult {
     check_condition(world, &name, &type_, &status, Some(&reason), None).await
 }
 
-#[then(expr = "the HPA {string} has condition {string} {string} with reason {string} and message {string}")]
+#[then(
+    expr = "the HPA {string} has condition {string} {string} with reason {string} and message {string}"
+)]
 async fn has_condition_message(
     world: &mut HpaWorld,
     name: String,
@@ -92,7 +120,15 @@ async fn has_condition_message(
     reason: String,
     message: String,
 ) -> StepResult {
-    check_condition(world, &name, &type_, &status, Some(&reason), Some(&unescape(&message))).await
+    check_condition(
+        world,
+        &name,
+        &type_,
+        &status,
+        Some(&reason),
+        Some(&unescape(&message)),
+    )
+    .await
 }
 
 #[then(expr = "the HPA {string} has conditions:")]
@@ -123,7 +159,11 @@ async fn has_conditions(world: &mut HpaWorld, step: &Step, name: String) -> Step
         };
         return fail(
             world,
-            format!("expected HPA {name} to have exactly the conditions [{}], it has [{}]", show(&want), show(&got)),
+            format!(
+                "expected HPA {name} to have exactly the conditions [{}], it has [{}]",
+                show(&want),
+                show(&got)
+            ),
         )
         .await;
     }
@@ -131,7 +171,12 @@ async fn has_conditions(world: &mut HpaWorld, step: &Step, name: String) -> Step
 }
 
 #[then(expr = "the HPA {string} reports {string} at {quantity}")]
-async fn reports_at(world: &mut HpaWorld, name: String, metric: String, want: Quantity) -> StepResult {
+async fn reports_at(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    want: Quantity,
+) -> StepResult {
     let hpa = world.hpa(&name).await?;
     let current = current_metrics(&hpa);
     let found = current.iter().find_map(|m| metric_value(m, &metric));
@@ -153,7 +198,12 @@ async fn reports_at(world: &mut HpaWorld, name: String, metric: String, want: Qu
 }
 
 #[then(expr = "the HPA {string} reports {word} utilization {int}%")]
-async fn reports_utilization(world: &mut HpaWorld, name: String, resource: String, want: i32) -> StepResult {
+async fn reports_utilization(
+    world: &mut HpaWorld,
+    name: String,
+    resource: String,
+    want: i32,
+) -> StepResult {
     let hpa = world.hpa(&name).await?;
     let got = current_metrics(&hpa).iter().find_map(|m| {
         let (n, current) = match (&m.resource, &m.container_resource) {
@@ -161,7 +211,9 @@ async fn reports_utilization(world: &mut HpaWorld, name: String, resource: Strin
             (None, Some(c)) => (c.name.as_str(), &c.current),
             _ => return None,
         };
-        (n == resource).then_some(current.average_utilization).flatten()
+        (n == resource)
+            .then_some(current.average_utilization)
+            .flatten()
     });
     if got != Some(want) {
         return fail(
@@ -208,8 +260,14 @@ async fn recommendations_are(world: &mut HpaWorld, step: &Step, name: String) ->
     let mut want = Vec::new();
     for row in &table.rows {
         want.push((
-            age(table.cell(row, "age").unwrap_or_default(), "recommendation age")?,
-            count(table.cell(row, "replicas").unwrap_or_default(), "recommended replicas")?,
+            age(
+                table.cell(row, "age").unwrap_or_default(),
+                "recommendation age",
+            )?,
+            count(
+                table.cell(row, "replicas").unwrap_or_default(),
+                "recommended replicas",
+            )?,
         ));
     }
     let key = world.hpa_key(&name);
@@ -242,9 +300,15 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
     let mut want = Vec::new();
     for row in &table.rows {
         want.push((
-            age(table.cell(row, "age").unwrap_or_default(), "scale event age")?,
+            age(
+                table.cell(row, "age").unwrap_or_default(),
+                "scale event age",
+            )?,
             table.cell(row, "direction").unwrap_or_default().to_owned(),
-            count(table.cell(row, "pods").unwrap_or_default(), "scale event pods")?,
+            count(
+                table.cell(row, "pods").unwrap_or_default(),
+                "scale event pods",
+            )?,
         ));
     }
     let key = world.hpa_key(&name);
@@ -271,7 +335,11 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
         };
         return fail(
             world,
-            format!("expected the scale events for {key} to be [{}], they are [{}]", show(&want), show(&got)),
+            format!(
+                "expected the scale events for {key} to be [{}], they are [{}]",
+                show(&want),
+                show(&got)
+            ),
         )
         .await;
     }
@@ -307,7 +375,12 @@ async fn no_event_recorded(world: &mut HpaWorld, reason: String, name: String) -
 }
 
 #[then(expr = "an event {string} with message {string} is recorded for the HPA {string}")]
-async fn event_with_message(world: &mut HpaWorld, reason: String, message: String, name: String) -> StepResult {
+async fn event_with_message(
+    world: &mut HpaWorld,
+    reason: String,
+    message: String,
+    name: String,
+) -> StepResult {
     check_event(world, &reason, Some(&unescape(&message)), &name, true).await
 }
 
@@ -337,7 +410,13 @@ async fn last_scaled(world: &mut HpaWorld, name: String, ago: Duration) -> StepR
 }
 
 #[then(expr = "the {kind} {string} stays at {int} replicas for {duration}")]
-async fn stays_at(world: &mut HpaWorld, kind: WorkloadKind, name: String, want: i32, span: Duration) -> StepResult {
+async fn stays_at(
+    world: &mut HpaWorld,
+    kind: WorkloadKind,
+    name: String,
+    want: i32,
+    span: Duration,
+) -> StepResult {
     let mut check = StaysAt {
         kind,
         name,
@@ -413,12 +492,22 @@ async fn check_condition(
                 )
             },
         );
-        return fail(world, format!("expected HPA {name} to have condition {want}; it has {got}")).await;
+        return fail(
+            world,
+            format!("expected HPA {name} to have condition {want}; it has {got}"),
+        )
+        .await;
     }
     Ok(())
 }
 
-async fn check_event(world: &mut HpaWorld, reason: &str, message: Option<&str>, name: &str, present: bool) -> StepResult {
+async fn check_event(
+    world: &mut HpaWorld,
+    reason: &str,
+    message: Option<&str>,
+    name: &str,
+    present: bool,
+) -> StepResult {
     let (ns, n) = world.qualify(name);
     let all = events(world, &ns).await?;
     let of_hpa: Vec<&Event> = all.iter().filter(|e| regards(e, &n)).collect();
@@ -428,7 +517,13 @@ async fn check_event(world: &mut HpaWorld, reason: &str, message: Option<&str>, 
     if matching != present {
         let seen = of_hpa
             .iter()
-            .map(|e| format!("{}: {}", e.reason.as_deref().unwrap_or_default(), e.note.as_deref().unwrap_or_default()))
+            .map(|e| {
+                format!(
+                    "{}: {}",
+                    e.reason.as_deref().unwrap_or_default(),
+                    e.note.as_deref().unwrap_or_default()
+                )
+            })
             .collect::<Vec<_>>();
         let what = match message {
             Some(m) => format!("event {reason} with message {m:?}"),
@@ -439,7 +534,11 @@ async fn check_event(world: &mut HpaWorld, reason: &str, message: Option<&str>, 
             format!(
                 "expected {}{what} for HPA {ns}/{n}; its events are:\n  {}",
                 if present { "an " } else { "no " },
-                if seen.is_empty() { "(none)".to_owned() } else { seen.join("\n  ") }
+                if seen.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    seen.join("\n  ")
+                }
             ),
         )
         .await;
@@ -449,9 +548,9 @@ async fn check_event(world: &mut HpaWorld, reason: &str, message: Option<&str>, 
 
 /// Whether an event is about HPA `name`.
 fn regards(e: &Event, name: &str) -> bool {
-    e.regarding
-        .as_ref()
-        .is_some_and(|r| r.kind.as_deref() == Some("HorizontalPodAutoscaler") && r.name.as_deref() == Some(name))
+    e.regarding.as_ref().is_some_and(|r| {
+        r.kind.as_deref() == Some("HorizontalPodAutoscaler") && r.name.as_deref() == Some(name)
+    })
 }
 
 /// Events of a namespace, oldest first.
@@ -460,14 +559,20 @@ async fn events(world: &mut HpaWorld, ns: &str) -> Result<Vec<Event>, StepError>
     let mut list = api
         .list(&ListParams::default())
         .await
-        .map_err(StepError::kube(format!("listing the events of namespace {ns}")))?
+        .map_err(StepError::kube(format!(
+            "listing the events of namespace {ns}"
+        )))?
         .items;
     list.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
     Ok(list)
 }
 
 /// The name of the scale target of HPA `ns/name`, if it exists.
-async fn target_of(world: &mut HpaWorld, ns: &str, name: &str) -> Result<Option<String>, StepError> {
+async fn target_of(
+    world: &mut HpaWorld,
+    ns: &str,
+    name: &str,
+) -> Result<Option<String>, StepError> {
     let api: Api<HorizontalPodAutoscaler> = world.api(ns).await?;
     Ok(api
         .get_opt(name)
@@ -476,12 +581,20 @@ async fn target_of(world: &mut HpaWorld, ns: &str, name: &str) -> Result<Option<
         .map(|h| h.spec.scale_target_ref.name))
 }
 
-fn conditions(hpa: &HorizontalPodAutoscaler) -> Vec<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition> {
-    hpa.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default()
+fn conditions(
+    hpa: &HorizontalPodAutoscaler,
+) -> Vec<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition> {
+    hpa.status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default()
 }
 
 fn current_metrics(hpa: &HorizontalPodAutoscaler) -> Vec<MetricStatus> {
-    hpa.status.as_ref().and_then(|s| s.current_metrics.clone()).unwrap_or_default()
+    hpa.status
+        .as_ref()
+        .and_then(|s| s.current_metrics.clone())
+        .unwrap_or_default()
 }
 
 /// The current value of `metric` in one status entry: averageValue where
@@ -514,11 +627,17 @@ fn metric_value(m: &MetricStatus, metric: &str) -> Option<String> {
 /// compare by value, maps by key.
 fn normalize(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), normalize(v))).collect()),
+        Value::Object(m) => {
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), normalize(v))).collect())
+        }
         Value::Array(a) => Value::Array(a.iter().map(normalize).collect()),
         Value::Number(n) => Value::String(n.to_string()),
         Value::String(s) => match crate::gherkin::params::parse_quantity(s) {
-            Ok(q) if s.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '.') => {
+            Ok(q)
+                if s.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || c == '.') =>
+            {
                 Value::String(q.to_canonical_string())
             }
             _ => Value::String(s.clone()),
@@ -555,9 +674,16 @@ pub async fn report(world: &mut HpaWorld) -> String {
     };
     let client = env.client.clone();
     let now = env.now();
-    let _ = writeln!(out, "--- what the cluster shows at {now} (namespace {ns}) ---");
+    let _ = writeln!(
+        out,
+        "--- what the cluster shows at {now} (namespace {ns}) ---"
+    );
     let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
-    let list = hpas.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
+    let list = hpas
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
     for hpa in &list {
         let name = hpa.metadata.name.clone().unwrap_or_default();
         let _ = writeln!(out, "HPA {name}:");
@@ -567,7 +693,9 @@ pub async fn report(world: &mut HpaWorld) -> String {
                 "  currentReplicas {}, desiredReplicas {}, lastScaleTime {}",
                 s.current_replicas.unwrap_or_default(),
                 s.desired_replicas,
-                s.last_scale_time.as_ref().map_or_else(|| "unset".to_owned(), |t| t.0.to_string())
+                s.last_scale_time
+                    .as_ref()
+                    .map_or_else(|| "unset".to_owned(), |t| t.0.to_string())
             );
             for c in s.conditions.iter().flatten() {
                 let _ = writeln!(
@@ -580,7 +708,11 @@ pub async fn report(world: &mut HpaWorld) -> String {
                 );
             }
             for m in s.current_metrics.iter().flatten() {
-                let _ = writeln!(out, "  current {}", serde_json::to_string(m).unwrap_or_default());
+                let _ = writeln!(
+                    out,
+                    "  current {}",
+                    serde_json::to_string(m).unwrap_or_default()
+                );
             }
         } else {
             let _ = writeln!(out, "  no status");
@@ -596,7 +728,10 @@ pub async fn report(world: &mut HpaWorld) -> String {
                     d.current_replicas,
                     d.desired_replicas,
                     if d.rescaled { " (rescaled)" } else { "" },
-                    d.error.as_deref().map(|e| format!(", error: {e}")).unwrap_or_default()
+                    d.error
+                        .as_deref()
+                        .map(|e| format!(", error: {e}"))
+                        .unwrap_or_default()
                 );
                 if i == last
                     && let Some(trace) = &d.trace
@@ -618,13 +753,23 @@ pub async fn report(world: &mut HpaWorld) -> String {
                 out,
                 "{} {wname}: spec.replicas {}, status.replicas {}",
                 w.kind,
-                obj.data.pointer("/spec/replicas").cloned().unwrap_or(Value::Null),
-                obj.data.pointer("/status/replicas").cloned().unwrap_or(Value::Null)
+                obj.data
+                    .pointer("/spec/replicas")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                obj.data
+                    .pointer("/status/replicas")
+                    .cloned()
+                    .unwrap_or(Value::Null)
             );
         }
     }
     let events: Api<Event> = Api::namespaced(client, &ns);
-    let mut evs = events.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default();
+    let mut evs = events
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
     evs.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
     let start = evs.len().saturating_sub(10);
     let _ = writeln!(out, "recent events:");
@@ -632,8 +777,14 @@ pub async fn report(world: &mut HpaWorld) -> String {
         let _ = writeln!(
             out,
             "  {} {} {}: {}",
-            e.event_time.as_ref().map(|t| t.0.to_string()).unwrap_or_default(),
-            e.regarding.as_ref().and_then(|r| r.name.clone()).unwrap_or_default(),
+            e.event_time
+                .as_ref()
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
+            e.regarding
+                .as_ref()
+                .and_then(|r| r.name.clone())
+                .unwrap_or_default(),
             e.reason.as_deref().unwrap_or_default(),
             e.note.as_deref().unwrap_or_default()
         );

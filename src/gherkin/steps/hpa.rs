@@ -27,12 +27,21 @@ async fn the_hpa(world: &mut HpaWorld, step: &Step) -> StepResult {
         .and_then(Value::as_str)
         .map_or_else(|| world.namespace.clone(), str::to_owned);
     manifest["metadata"]["namespace"] = json!(ns);
-    world.create_dynamic(&ns, &hpa_resource(version), manifest).await?;
+    world
+        .create_dynamic(&ns, &hpa_resource(version), manifest)
+        .await?;
     Ok(())
 }
 
 #[given(expr = "an HPA {string} for {kind} {string} with min {int} and max {int} replicas")]
-async fn an_hpa(world: &mut HpaWorld, name: String, kind: WorkloadKind, target: String, min: i32, max: i32) -> StepResult {
+async fn an_hpa(
+    world: &mut HpaWorld,
+    name: String,
+    kind: WorkloadKind,
+    target: String,
+    min: i32,
+    max: i32,
+) -> StepResult {
     let (ns, n) = world.qualify(&name);
     let manifest = json!({
         "apiVersion": "autoscaling/v2",
@@ -44,60 +53,135 @@ async fn an_hpa(world: &mut HpaWorld, name: String, kind: WorkloadKind, target: 
             "maxReplicas": max,
         },
     });
-    world.create_dynamic(&ns, &hpa_resource("v2"), manifest).await?;
+    world
+        .create_dynamic(&ns, &hpa_resource("v2"), manifest)
+        .await?;
     world.hpa_metrics.insert((ns, n), Vec::new());
     Ok(())
 }
 
 #[given(expr = "the HPA {string} scales on {word} utilization {int}%")]
-async fn scales_on_utilization(world: &mut HpaWorld, name: String, resource: String, pct: i32) -> StepResult {
+async fn scales_on_utilization(
+    world: &mut HpaWorld,
+    name: String,
+    resource: String,
+    pct: i32,
+) -> StepResult {
     let metric = json!({"type": "Resource", "resource": {"name": resource_name(&resource)?,
         "target": {"type": "Utilization", "averageUtilization": pct}}});
     add_metric(world, &name, metric).await
 }
 
 #[given(expr = "the HPA {string} scales on {word} average value {quantity}")]
-async fn scales_on_average_value(world: &mut HpaWorld, name: String, resource: String, value: Quantity) -> StepResult {
+async fn scales_on_average_value(
+    world: &mut HpaWorld,
+    name: String,
+    resource: String,
+    value: Quantity,
+) -> StepResult {
     let metric = json!({"type": "Resource", "resource": {"name": resource_name(&resource)?,
         "target": {"type": "AverageValue", "averageValue": value.0}}});
     add_metric(world, &name, metric).await
 }
 
 #[given(expr = "the HPA {string} scales on container {string} {word} utilization {int}%")]
-async fn scales_on_container(world: &mut HpaWorld, name: String, container: String, resource: String, pct: i32) -> StepResult {
+async fn scales_on_container(
+    world: &mut HpaWorld,
+    name: String,
+    container: String,
+    resource: String,
+    pct: i32,
+) -> StepResult {
     let metric = json!({"type": "ContainerResource", "containerResource": {"name": resource_name(&resource)?,
         "container": container, "target": {"type": "Utilization", "averageUtilization": pct}}});
     add_metric(world, &name, metric).await
 }
 
 #[given(expr = "the HPA {string} scales on pods metric {string} with average value {quantity}")]
-async fn scales_on_pods_metric(world: &mut HpaWorld, name: String, metric: String, value: Quantity) -> StepResult {
+async fn scales_on_pods_metric(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    value: Quantity,
+) -> StepResult {
     let spec = json!({"type": "Pods", "pods": {"metric": {"name": metric},
         "target": {"type": "AverageValue", "averageValue": value.0}}});
     add_metric(world, &name, spec).await
 }
 
-#[given(expr = "the HPA {string} scales on object metric {string} of {word} {string} with value {quantity}")]
-async fn scales_on_object_value(world: &mut HpaWorld, name: String, metric: String, kind: String, object: String, value: Quantity) -> StepResult {
-    let spec = object_metric(&metric, &kind, &object, json!({"type": "Value", "value": value.0}));
+#[given(
+    expr = "the HPA {string} scales on object metric {string} of {word} {string} with value {quantity}"
+)]
+async fn scales_on_object_value(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    kind: String,
+    object: String,
+    value: Quantity,
+) -> StepResult {
+    let spec = object_metric(
+        &metric,
+        &kind,
+        &object,
+        json!({"type": "Value", "value": value.0}),
+    );
     add_metric(world, &name, spec).await
 }
 
-#[given(expr = "the HPA {string} scales on object metric {string} of {word} {string} with average value {quantity}")]
-async fn scales_on_object_average(world: &mut HpaWorld, name: String, metric: String, kind: String, object: String, value: Quantity) -> StepResult {
-    let spec = object_metric(&metric, &kind, &object, json!({"type": "AverageValue", "averageValue": value.0}));
+#[given(
+    expr = "the HPA {string} scales on object metric {string} of {word} {string} with average value {quantity}"
+)]
+async fn scales_on_object_average(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    kind: String,
+    object: String,
+    value: Quantity,
+) -> StepResult {
+    let spec = object_metric(
+        &metric,
+        &kind,
+        &object,
+        json!({"type": "AverageValue", "averageValue": value.0}),
+    );
     add_metric(world, &name, spec).await
 }
 
-#[given(expr = "the HPA {string} scales on external metric {string} with selector {string} and value {quantity}")]
-async fn scales_on_external_value(world: &mut HpaWorld, name: String, metric: String, selector: String, value: Quantity) -> StepResult {
-    let spec = external_metric(&metric, &selector, json!({"type": "Value", "value": value.0}))?;
+#[given(
+    expr = "the HPA {string} scales on external metric {string} with selector {string} and value {quantity}"
+)]
+async fn scales_on_external_value(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    selector: String,
+    value: Quantity,
+) -> StepResult {
+    let spec = external_metric(
+        &metric,
+        &selector,
+        json!({"type": "Value", "value": value.0}),
+    )?;
     add_metric(world, &name, spec).await
 }
 
-#[given(expr = "the HPA {string} scales on external metric {string} with selector {string} and average value {quantity}")]
-async fn scales_on_external_average(world: &mut HpaWorld, name: String, metric: String, selector: String, value: Quantity) -> StepResult {
-    let spec = external_metric(&metric, &selector, json!({"type": "AverageValue", "averageValue": value.0}))?;
+#[given(
+    expr = "the HPA {string} scales on external metric {string} with selector {string} and average value {quantity}"
+)]
+async fn scales_on_external_average(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    selector: String,
+    value: Quantity,
+) -> StepResult {
+    let spec = external_metric(
+        &metric,
+        &selector,
+        json!({"type": "AverageValue", "averageValue": value.0}),
+    )?;
     add_metric(world, &name, spec).await
 }
 
@@ -112,7 +196,13 @@ async fn has_status(world: &mut HpaWorld, step: &Step, name: String) -> StepResu
     let status = yaml(doc_string(step)?, &format!("status of HPA {name}"))?;
     let (ns, n) = world.qualify(&name);
     world
-        .merge_patch(&ns, &hpa_resource("v2"), &n, json!({"status": status}), true)
+        .merge_patch(
+            &ns,
+            &hpa_resource("v2"),
+            &n,
+            json!({"status": status}),
+            true,
+        )
         .await
 }
 
@@ -139,7 +229,11 @@ async fn add_metric(world: &mut HpaWorld, name: &str, metric: Value) -> StepResu
 }
 
 /// Reads the HPA (v2), changes its spec, writes it back.
-async fn update_spec(world: &mut HpaWorld, name: &str, change: impl FnOnce(&mut Value)) -> StepResult {
+async fn update_spec(
+    world: &mut HpaWorld,
+    name: &str,
+    change: impl FnOnce(&mut Value),
+) -> StepResult {
     let (ns, n) = world.qualify(name);
     let client = world.env().await?.client.clone();
     let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &hpa_resource("v2"));
@@ -195,15 +289,24 @@ fn external_metric(metric: &str, selector: &str, target: Value) -> Result<Value,
 }
 
 /// Parses an equality selector (`a=b,c=d`; `""` is none) into labels.
-pub(crate) fn selector_labels(selector: &str) -> Result<std::collections::BTreeMap<String, String>, StepError> {
+pub(crate) fn selector_labels(
+    selector: &str,
+) -> Result<std::collections::BTreeMap<String, String>, StepError> {
     selector
         .split(',')
         .map(str::trim)
         .filter(|p| !p.is_empty())
         .map(|p| {
             p.split_once('=')
-                .map(|(k, v)| (k.trim().to_owned(), v.trim().trim_start_matches('=').to_owned()))
-                .ok_or_else(|| StepError::Input(format!("selector {selector:?}: {p:?} is not label=value")))
+                .map(|(k, v)| {
+                    (
+                        k.trim().to_owned(),
+                        v.trim().trim_start_matches('=').to_owned(),
+                    )
+                })
+                .ok_or_else(|| {
+                    StepError::Input(format!("selector {selector:?}: {p:?} is not label=value"))
+                })
         })
         .collect()
 }

@@ -13,11 +13,19 @@ use crate::gherkin::world::{HpaWorld, StepError, StepResult};
 
 #[given(expr = "the pods of {string} report {string} of {values}")]
 #[when(expr = "the pods of {string} report {string} of {values}")]
-async fn pods_report(world: &mut HpaWorld, workload: String, metric: String, values: Values) -> StepResult {
+async fn pods_report(
+    world: &mut HpaWorld,
+    workload: String,
+    metric: String,
+    values: Values,
+) -> StepResult {
     let (ns, n) = world.qualify(&workload);
     let pods = world.pods_of(&ns, &n).await?;
     if pods.len() != values.0.len() {
-        let names: Vec<String> = pods.iter().filter_map(|p| p.metadata.name.clone()).collect();
+        let names: Vec<String> = pods
+            .iter()
+            .filter_map(|p| p.metadata.name.clone())
+            .collect();
         return Err(StepError::Input(format!(
             "{} values of {metric} for the {} pods of {ns}/{n} ({}): give one value per pod, in pod order",
             values.0.len(),
@@ -74,7 +82,13 @@ async fn pods_report_table(world: &mut HpaWorld, step: &Step) -> StepResult {
 
 #[given(expr = "object metric {string} of {word} {string} is {quantity}")]
 #[when(expr = "object metric {string} of {word} {string} is {quantity}")]
-async fn object_metric_is(world: &mut HpaWorld, metric: String, kind: String, object: String, value: Quantity) -> StepResult {
+async fn object_metric_is(
+    world: &mut HpaWorld,
+    metric: String,
+    kind: String,
+    object: String,
+    value: Quantity,
+) -> StepResult {
     let (ns, n) = world.qualify(&object);
     let resource = resource_of(&kind);
     let client = world.env().await?.metrics.clone();
@@ -82,13 +96,20 @@ async fn object_metric_is(world: &mut HpaWorld, metric: String, kind: String, ob
     client
         .set_object_metric(&resource, namespace, &n, &metric, Some(&value.0))
         .await
-        .map_err(StepError::metrics(format!("setting object metric {metric} of {kind} {ns}/{n}")))?;
+        .map_err(StepError::metrics(format!(
+            "setting object metric {metric} of {kind} {ns}/{n}"
+        )))?;
     Ok(())
 }
 
 #[given(expr = "external metric {string} with selector {string} is {values}")]
 #[when(expr = "external metric {string} with selector {string} is {values}")]
-async fn external_metric_is(world: &mut HpaWorld, metric: String, selector: String, values: Values) -> StepResult {
+async fn external_metric_is(
+    world: &mut HpaWorld,
+    metric: String,
+    selector: String,
+    values: Values,
+) -> StepResult {
     let labels = selector_labels(&selector)?;
     let ns = world.namespace.clone();
     let client = world.env().await?.metrics.clone();
@@ -103,13 +124,17 @@ async fn external_metric_is(world: &mut HpaWorld, metric: String, selector: Stri
         client
             .set_external_metric(&ns, &metric, &series_labels(i), Some(&v.0))
             .await
-            .map_err(StepError::metrics(format!("setting external metric {metric} ({selector})")))?;
+            .map_err(StepError::metrics(format!(
+                "setting external metric {metric} ({selector})"
+            )))?;
     }
     for i in values.0.len()..before {
         client
             .set_external_metric(&ns, &metric, &series_labels(i), None)
             .await
-            .map_err(StepError::metrics(format!("removing a series of external metric {metric}")))?;
+            .map_err(StepError::metrics(format!(
+                "removing a series of external metric {metric}"
+            )))?;
     }
     world.external_series.insert(key, values.0.len());
     Ok(())
@@ -118,13 +143,17 @@ async fn external_metric_is(world: &mut HpaWorld, metric: String, selector: Stri
 #[given(expr = "the {word} metrics API fails")]
 #[when(expr = "the {word} metrics API fails")]
 async fn api_fails(world: &mut HpaWorld, api: String) -> StepResult {
-    world.set_metrics_api_failing(metrics_api(&api)?, true).await
+    world
+        .set_metrics_api_failing(metrics_api(&api)?, true)
+        .await
 }
 
 #[given(expr = "the {word} metrics API recovers")]
 #[when(expr = "the {word} metrics API recovers")]
 async fn api_recovers(world: &mut HpaWorld, api: String) -> StepResult {
-    world.set_metrics_api_failing(metrics_api(&api)?, false).await
+    world
+        .set_metrics_api_failing(metrics_api(&api)?, false)
+        .await
 }
 
 fn metrics_api(word: &str) -> Result<MetricsApi, StepError> {
@@ -177,7 +206,9 @@ async fn set_value(
                 usage.1 = Some(q);
             }
         }
-        model.containers.retain(|_, (cpu, memory)| cpu.is_some() || memory.is_some());
+        model
+            .containers
+            .retain(|_, (cpu, memory)| cpu.is_some() || memory.is_some());
     } else {
         match parts.into_iter().next() {
             Some((_, q)) => {

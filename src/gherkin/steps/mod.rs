@@ -23,12 +23,19 @@ pub(crate) struct Table {
 impl Table {
     /// The table of `step`, which must have one with `required` columns.
     pub fn of(step: &Step, required: &[&str]) -> Result<Self, StepError> {
-        let table = step.table.as_ref().ok_or_else(|| {
-            StepError::Input(format!("step \"{}\" needs a table", step.value))
-        })?;
-        let mut rows = table.rows.iter().map(|r| r.iter().map(|c| c.trim().to_owned()).collect::<Vec<_>>());
+        let table = step
+            .table
+            .as_ref()
+            .ok_or_else(|| StepError::Input(format!("step \"{}\" needs a table", step.value)))?;
+        let mut rows = table
+            .rows
+            .iter()
+            .map(|r| r.iter().map(|c| c.trim().to_owned()).collect::<Vec<_>>());
         let header = rows.next().ok_or_else(|| {
-            StepError::Input(format!("step \"{}\": the table needs a header row", step.value))
+            StepError::Input(format!(
+                "step \"{}\": the table needs a header row",
+                step.value
+            ))
         })?;
         let rows: Vec<Vec<String>> = rows.collect();
         for name in required {

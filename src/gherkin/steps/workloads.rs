@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 
 use super::{Table, age};
 use crate::gherkin::params::{Duration, WorkloadKind};
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, Workload, workload_api, workload_resource};
+use crate::gherkin::world::{
+    HpaWorld, StepError, StepResult, Workload, workload_api, workload_resource,
+};
 
 /// How long before the scenario starts the pods of "with N pods" started.
 const DEFAULT_AGE: SignedDuration = SignedDuration::from_secs(600);
@@ -37,14 +39,24 @@ async fn a_namespace(world: &mut HpaWorld, name: String) -> StepResult {
 }
 
 #[given(expr = "a {kind} {string} with {int} pods")]
-async fn workload_with_pods(world: &mut HpaWorld, kind: WorkloadKind, name: String, n: i32) -> StepResult {
+async fn workload_with_pods(
+    world: &mut HpaWorld,
+    kind: WorkloadKind,
+    name: String,
+    n: i32,
+) -> StepResult {
     let template = PodShape::default();
     let rows = (0..n).map(|_| PodShape::default()).collect::<Vec<_>>();
     create_workload(world, kind, &name, &template, &rows).await
 }
 
 #[given(expr = "a {kind} {string} with pods:")]
-async fn workload_with_pod_table(world: &mut HpaWorld, step: &Step, kind: WorkloadKind, name: String) -> StepResult {
+async fn workload_with_pod_table(
+    world: &mut HpaWorld,
+    step: &Step,
+    kind: WorkloadKind,
+    name: String,
+) -> StepResult {
     let table = Table::of(step, &["pod"])?;
     let mut rows = Vec::new();
     for (i, row) in table.rows.iter().enumerate() {
@@ -63,44 +75,83 @@ async fn workload_with_pod_table(world: &mut HpaWorld, step: &Step, kind: Worklo
 }
 
 #[given(expr = "the scale of {string} reports {int} spec replicas and {int} status replicas")]
-async fn scale_reports_replicas(world: &mut HpaWorld, name: String, spec: i32, status: i32) -> StepResult {
+async fn scale_reports_replicas(
+    world: &mut HpaWorld,
+    name: String,
+    spec: i32,
+    status: i32,
+) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.faults().override_scale_replicas(&ns, &n, spec, status);
+    world
+        .env()
+        .await?
+        .sim
+        .faults()
+        .override_scale_replicas(&ns, &n, spec, status);
     Ok(())
 }
 
 #[given(expr = "the scale of {string} reports selector {string}")]
-async fn scale_reports_selector(world: &mut HpaWorld, name: String, selector: String) -> StepResult {
+async fn scale_reports_selector(
+    world: &mut HpaWorld,
+    name: String,
+    selector: String,
+) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.faults().override_scale_selector(&ns, &n, &selector);
+    world
+        .env()
+        .await?
+        .sim
+        .faults()
+        .override_scale_selector(&ns, &n, &selector);
     Ok(())
 }
 
 #[given(expr = "reading the scale of {string} fails")]
 async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.faults().fail_get_scale(&ns, &n, true);
+    world
+        .env()
+        .await?
+        .sim
+        .faults()
+        .fail_get_scale(&ns, &n, true);
     Ok(())
 }
 
 #[given(expr = "updating the scale of {string} fails")]
 async fn updating_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.faults().fail_update_scale(&ns, &n, true);
+    world
+        .env()
+        .await?
+        .sim
+        .faults()
+        .fail_update_scale(&ns, &n, true);
     Ok(())
 }
 
 #[given(expr = "updating the status of HPA {string} conflicts {int} times")]
 async fn hpa_status_conflicts(world: &mut HpaWorld, name: String, times: u32) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.faults().conflict_hpa_status(&ns, &n, times);
+    world
+        .env()
+        .await?
+        .sim
+        .faults()
+        .conflict_hpa_status(&ns, &n, times);
     Ok(())
 }
 
 #[given(expr = "updating the scale of {string} conflicts {int} times")]
 async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.faults().conflict_update_scale(&ns, &n, times);
+    world
+        .env()
+        .await?
+        .sim
+        .faults()
+        .conflict_update_scale(&ns, &n, times);
     Ok(())
 }
 
@@ -156,12 +207,23 @@ async fn pod_is_deleted(world: &mut HpaWorld, pod: String) -> StepResult {
 
 #[given(expr = "the {kind} {string} is scaled to {int} replicas")]
 #[when(expr = "the {kind} {string} is scaled to {int} replicas")]
-async fn scaled_by_a_user(world: &mut HpaWorld, kind: WorkloadKind, name: String, replicas: i32) -> StepResult {
+async fn scaled_by_a_user(
+    world: &mut HpaWorld,
+    kind: WorkloadKind,
+    name: String,
+    replicas: i32,
+) -> StepResult {
     let (ns, n) = world.qualify(&name);
     let api = workload_api(&world.env().await?.client, &ns, kind);
-    api.patch_scale(&n, &PatchParams::default(), &Patch::Merge(json!({"spec": {"replicas": replicas}})))
-        .await
-        .map_err(StepError::kube(format!("scaling {kind} {ns}/{n} to {replicas}")))?;
+    api.patch_scale(
+        &n,
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": replicas}})),
+    )
+    .await
+    .map_err(StepError::kube(format!(
+        "scaling {kind} {ns}/{n} to {replicas}"
+    )))?;
     world.prune_pods().await
 }
 
@@ -237,7 +299,8 @@ fn per_container(cell: &str, what: &str) -> Result<Vec<(String, String, bool)>, 
             Some(n) => (n, true),
             None => (name, false),
         };
-        crate::gherkin::params::parse_quantity(q).map_err(|e| StepError::Input(format!("{what}: {e}")))?;
+        crate::gherkin::params::parse_quantity(q)
+            .map_err(|e| StepError::Input(format!("{what}: {e}")))?;
         out.push((name.to_owned(), q.to_owned(), sidecar));
     }
     Ok(out)
@@ -286,15 +349,22 @@ impl PodShape {
                 "true" => true,
                 "false" => false,
                 other => {
-                    return Err(StepError::Input(format!("{}: {other:?} is not true or false", what("deleted"))));
+                    return Err(StepError::Input(format!(
+                        "{}: {other:?} is not true or false",
+                        what("deleted")
+                    )));
                 }
             };
         }
         let cpu = table.cell(row, "cpu request");
         let memory = table.cell(row, "memory request");
         if cpu.is_some() || memory.is_some() {
-            let cpu = cpu.map(|c| per_container(c, &what("cpu request"))).transpose()?;
-            let memory = memory.map(|c| per_container(c, &what("memory request"))).transpose()?;
+            let cpu = cpu
+                .map(|c| per_container(c, &what("cpu request")))
+                .transpose()?;
+            let memory = memory
+                .map(|c| per_container(c, &what("memory request")))
+                .transpose()?;
             let mut containers: BTreeMap<String, Resources> = BTreeMap::new();
             for (name, _, sidecar) in cpu.iter().flatten().chain(memory.iter().flatten()) {
                 let entry = containers.entry(name.clone()).or_default();
@@ -305,11 +375,17 @@ impl PodShape {
             }
             for (name, res) in &mut containers {
                 res.cpu = match &cpu {
-                    Some(list) => list.iter().find(|(n, _, _)| n == name).map(|(_, q, _)| q.clone()),
+                    Some(list) => list
+                        .iter()
+                        .find(|(n, _, _)| n == name)
+                        .map(|(_, q, _)| q.clone()),
                     None => (name == "app").then(|| "1".to_owned()),
                 };
                 res.memory = match &memory {
-                    Some(list) => list.iter().find(|(n, _, _)| n == name).map(|(_, q, _)| q.clone()),
+                    Some(list) => list
+                        .iter()
+                        .find(|(n, _, _)| n == name)
+                        .map(|(_, q, _)| q.clone()),
                     None => (name == "app").then(|| "1Gi".to_owned()),
                 };
             }
@@ -317,7 +393,8 @@ impl PodShape {
         }
         for (col, resource) in [("pod cpu request", "cpu"), ("pod memory request", "memory")] {
             if let Some(q) = table.cell(row, col).filter(|c| !c.is_empty()) {
-                crate::gherkin::params::parse_quantity(q).map_err(|e| StepError::Input(format!("{}: {e}", what(col))))?;
+                crate::gherkin::params::parse_quantity(q)
+                    .map_err(|e| StepError::Input(format!("{}: {e}", what(col))))?;
                 shape.pod_requests.insert(resource.to_owned(), q.to_owned());
             }
         }
@@ -390,7 +467,9 @@ impl PodShape {
 
 /// Kubernetes time (whole seconds, RFC 3339).
 pub(crate) fn k8s_time(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second()).unwrap_or(t).to_string()
+    Timestamp::from_second(t.as_second())
+        .unwrap_or(t)
+        .to_string()
 }
 
 /// Sets (or with `None` removes) a pod condition.
@@ -418,14 +497,18 @@ async fn update_pod_status(
         .get(name)
         .await
         .map_err(StepError::kube(format!("reading pod {ns}/{name}")))?;
-    let mut value = serde_json::to_value(&pod).map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
+    let mut value = serde_json::to_value(&pod)
+        .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
     let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
     change(&mut status);
     value["status"] = status;
-    let pod: Pod = serde_json::from_value(value).map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
+    let pod: Pod = serde_json::from_value(value)
+        .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
     api.replace_status(name, &PostParams::default(), &pod)
         .await
-        .map_err(StepError::kube(format!("updating the status of pod {ns}/{name}")))?;
+        .map_err(StepError::kube(format!(
+            "updating the status of pod {ns}/{name}"
+        )))?;
     Ok(())
 }
 
@@ -450,7 +533,8 @@ async fn create_workload(
     rows: &[PodShape],
 ) -> StepResult {
     let (ns, n) = world.qualify(name);
-    let replicas = i32::try_from(rows.len()).map_err(|_| StepError::Input(format!("{kind} {n}: too many pods")))?;
+    let replicas = i32::try_from(rows.len())
+        .map_err(|_| StepError::Input(format!("{kind} {n}: too many pods")))?;
     let mut obj = json!({
         "apiVersion": "apps/v1",
         "kind": kind.kind(),
@@ -464,7 +548,9 @@ async fn create_workload(
     if kind == WorkloadKind::StatefulSet {
         obj["spec"]["serviceName"] = json!(n);
     }
-    world.create_dynamic(&ns, &workload_resource(kind), obj).await?;
+    world
+        .create_dynamic(&ns, &workload_resource(kind), obj)
+        .await?;
     world.workloads.insert(
         (ns.clone(), n.clone()),
         Workload {
@@ -485,18 +571,25 @@ async fn create_workload(
     for (pod, shape) in pods.into_iter().zip(rows) {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
         if shape.spec() != template.spec() {
-            let mut value = serde_json::to_value(&pod).map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
+            let mut value = serde_json::to_value(&pod)
+                .map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
             let node = value.pointer("/spec/nodeName").cloned();
             value["spec"] = shape.spec();
             if let Some(node) = node {
                 value["spec"]["nodeName"] = node;
             }
-            let updated: Pod = serde_json::from_value(value).map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
+            let updated: Pod = serde_json::from_value(value)
+                .map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
             api.replace(&pod_name, &PostParams::default(), &updated)
                 .await
-                .map_err(StepError::kube(format!("setting the requests of pod {ns}/{pod_name}")))?;
+                .map_err(StepError::kube(format!(
+                    "setting the requests of pod {ns}/{pod_name}"
+                )))?;
         }
-        update_pod_status(world, &ns, &pod_name, |status| shape.apply_status(status, now)).await?;
+        update_pod_status(world, &ns, &pod_name, |status| {
+            shape.apply_status(status, now)
+        })
+        .await?;
         if shape.deleted {
             mark_terminating(world, &ns, &pod_name).await?;
         }
