@@ -32,6 +32,23 @@ pub enum ClientError {
         #[source]
         source: reqwest::Error,
     },
+    /// The server answered success with a body that is not what was expected.
+    #[error("{url}: {message}")]
+    Unexpected {
+        /// URL.
+        url: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The request body could not be serialized.
+    #[error("encoding the body for {path}: {source}")]
+    Encode {
+        /// Control path.
+        path: String,
+        /// The cause.
+        #[source]
+        source: serde_json::Error,
+    },
     /// The server refused the request; `message` is its own explanation.
     #[error("{method} {url}: server answered {status}: {message}")]
     Rejected {
@@ -117,10 +134,8 @@ impl ControlClient {
         }
         serde_json::from_slice(&bytes)
             .map(Some)
-            .map_err(|e| ClientError::Rejected {
-                method: method.to_string(),
+            .map_err(|e| ClientError::Unexpected {
                 url,
-                status: status.as_u16(),
                 message: format!("unreadable answer: {e}"),
             })
     }
@@ -131,13 +146,14 @@ impl ControlClient {
         path: &str,
         body: &B,
     ) -> Result<T, ClientError> {
-        let body = serde_json::to_vec(body).unwrap_or_default();
+        let body = serde_json::to_vec(body).map_err(|e| ClientError::Encode {
+            path: path.to_owned(),
+            source: e,
+        })?;
         self.send(method.clone(), path, Some(body.into()), "application/json")
             .await?
-            .ok_or_else(|| ClientError::Rejected {
-                method: method.to_string(),
+            .ok_or_else(|| ClientError::Unexpected {
                 url: format!("{}/control/v1/{path}", self.base),
-                status: 200,
                 message: "empty answer".to_owned(),
             })
     }
@@ -190,7 +206,8 @@ impl ControlClient {
         self.json(reqwest::Method::POST, "changes", &change).await
     }
 
-    /// Adds or replaces a pod.
+    /// Adds or replaces a pod. Quantities in `pod` are checked by the
+    /// server, so a bad one comes back as [`ClientError::Rejected`].
     pub async fn set_pod(&self, pod: &PodSpec) -> Result<Summary, ClientError> {
         self.apply(&[Change::Pod(pod.clone())]).await
     }
@@ -370,10 +387,8 @@ impl ControlClient {
     pub async fn clock(&self) -> Result<ClockState, ClientError> {
         self.send(reqwest::Method::GET, "clock", None, "")
             .await?
-            .ok_or_else(|| ClientError::Rejected {
-                method: "GET".to_owned(),
+            .ok_or_else(|| ClientError::Unexpected {
                 url: format!("{}/control/v1/clock", self.base),
-                status: 200,
                 message: "empty answer".to_owned(),
             })
     }

@@ -433,3 +433,51 @@ async fn changes_can_be_posted_as_a_yaml_list() {
     );
     s.stop().await;
 }
+
+#[tokio::test]
+async fn all_faults_can_be_replaced_at_once_and_bad_ones_are_refused() {
+    let s = start(SCRIPT).await;
+    let faults: fake_metrics_server::script::Faults = fake_metrics_server::script::from_yaml(
+        "resource: {status: 503}\nexternal: {status: 500}\n",
+    )
+    .unwrap();
+    let now = s.control.set_faults(&faults).await.unwrap();
+    assert_eq!(now, faults);
+    let (status, _) = s.get(PODS).await;
+    assert_eq!(status, 503);
+    let r = s
+        .http
+        .put(s.url("/control/v1/faults"))
+        .header("content-type", "application/yaml")
+        .body("resource: {status: 200}\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(s.control.faults().await.unwrap(), faults);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn the_clock_can_be_set_to_an_instant_and_the_script_read_as_yaml() {
+    let s = start(SCRIPT).await;
+    let at: jiff::Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
+    let state = s.control.set_clock(at).await.unwrap();
+    assert_eq!(state.now, at);
+    let web0: fake_metrics_server::types::PodMetrics = s
+        .get_as("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/web-0")
+        .await;
+    assert_eq!(web0.timestamp.0, at);
+
+    let r = s
+        .http
+        .get(s.url("/control/v1/script?format=yaml"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let yaml = r.text().await.unwrap();
+    let script = fake_metrics_server::script::Script::parse(&yaml, None).unwrap();
+    assert_eq!(script.pods.len(), 5);
+    s.stop().await;
+}
