@@ -10,8 +10,8 @@
 //!   shared clock and calls [`ControllerHandle::sync_all_now`], so no real
 //!   time passes and runs are reproducible.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -198,6 +198,8 @@ pub struct ControllerHandle {
     shutdown: CancellationToken,
     main: Mutex<Option<JoinHandle<Result<(), RunError>>>>,
     reflectors: Vec<JoinHandle<()>>,
+    hpa_progress: Arc<WatchProgress>,
+    pod_progress: Arc<WatchProgress>,
 }
 
 impl std::fmt::Debug for ControllerHandle {
@@ -235,25 +237,36 @@ impl ControllerHandle {
         let ready = Arc::new(AtomicBool::new(false));
         let shutdown = CancellationToken::new();
 
+        let hpa_progress = Arc::new(WatchProgress::default());
+        let pod_progress = Arc::new(WatchProgress::default());
         let hpa_task = tokio::spawn(watch_hpas(
             Api::all(client.clone()),
             hpa_writer,
             ctx.clone(),
             queue.clone(),
             options.mode,
+            Arc::clone(&hpa_progress),
         ));
-        let pod_task = tokio::spawn(async move {
-            let stream = reflector::reflector(
-                pod_writer,
-                watcher(Api::<Pod>::all(client), watcher::Config::default()).default_backoff(),
-            );
-            stream
-                .for_each(|event| async move {
-                    if let Err(err) = event {
-                        tracing::warn!(error = %err, "pod watch failed; retrying");
+        let pod_task = tokio::spawn({
+            let progress = Arc::clone(&pod_progress);
+            async move {
+                let pods = watcher(Api::<Pod>::all(client), watcher::Config::default())
+                    .default_backoff()
+                    .modify(trim_pod);
+                let stream = reflector::reflector(pod_writer, pods);
+                futures::pin_mut!(stream);
+                while let Some(event) = stream.next().await {
+                    match event {
+                        Ok(
+                            watcher::Event::Apply(pod)
+                            | watcher::Event::InitApply(pod)
+                            | watcher::Event::Delete(pod),
+                        ) => progress.observe(pod.metadata.resource_version.as_deref()),
+                        Ok(_) => {}
+                        Err(err) => tracing::warn!(error = %err, "pod watch failed; retrying"),
                     }
-                })
-                .await;
+                }
+            }
         });
         let ready_task = tokio::spawn({
             let ready = Arc::clone(&ready);
@@ -287,6 +300,8 @@ impl ControllerHandle {
             shutdown,
             main: Mutex::new(Some(main)),
             reflectors: vec![hpa_task, pod_task, ready_task],
+            hpa_progress,
+            pod_progress,
         }
     }
 
@@ -381,6 +396,12 @@ impl ControllerHandle {
                 what: "pods",
                 source,
             })?;
+        let list_rv = |meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta| {
+            meta.resource_version
+                .as_deref()
+                .and_then(|r| r.parse::<u64>().ok())
+        };
+        let (hpas_rv, pods_rv) = (list_rv(&hpas.metadata), list_rv(&pods.metadata));
         let want_hpas = versions(hpas.items.iter().map(|h| &h.metadata));
         let want_pods = versions(pods.items.iter().map(|p| &p.metadata));
         let deadline = tokio::time::Instant::now() + self.sync_timeout;
@@ -388,7 +409,9 @@ impl ControllerHandle {
         loop {
             let have_hpas = versions(self.ctx.hpas.state().iter().map(|h| &h.metadata));
             let have_pods = versions(self.ctx.pods.state().iter().map(|p| &p.metadata));
-            if have_hpas == want_hpas && have_pods == want_pods {
+            if caught_up(&want_hpas, hpas_rv, &have_hpas, self.hpa_progress.get())
+                && caught_up(&want_pods, pods_rv, &have_pods, self.pod_progress.get())
+            {
                 return Ok(());
             }
             if tokio::time::Instant::now() >= deadline {
@@ -530,10 +553,75 @@ impl ControllerHandle {
 
 fn versions<'a>(
     metas: impl Iterator<Item = &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
-) -> BTreeSet<(String, String)> {
+) -> BTreeMap<String, String> {
     metas
         .map(|m| (key_of(m), m.resource_version.clone().unwrap_or_default()))
         .collect()
+}
+
+/// How far a watch has got: the largest resourceVersion among its events
+/// (deletions included), when resourceVersions are numbers (etcd's are).
+#[derive(Debug, Default)]
+pub struct WatchProgress(AtomicU64);
+
+impl WatchProgress {
+    fn observe(&self, resource_version: Option<&str>) {
+        if let Some(rv) = resource_version.and_then(|r| r.parse::<u64>().ok()) {
+            self.0.fetch_max(rv, Ordering::SeqCst);
+        }
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// Whether a cache (`have`) reflects at least a list (`want`, taken at
+/// `list_rv`). Exact equality always counts. With numeric resourceVersions
+/// later states count too: an object changed since the list, created since
+/// (newer than the list), or gone while the watch has passed the list.
+fn caught_up(
+    want: &BTreeMap<String, String>,
+    list_rv: Option<u64>,
+    have: &BTreeMap<String, String>,
+    progress: u64,
+) -> bool {
+    if want == have {
+        return true;
+    }
+    let num = |rv: &str| rv.parse::<u64>().ok();
+    let passed_list = list_rv.is_some_and(|l| progress > l);
+    let listed_ok = want.iter().all(|(key, rv)| match have.get(key) {
+        Some(h) if h == rv => true,
+        Some(h) => num(h).zip(num(rv)).is_some_and(|(h, w)| h > w),
+        None => passed_list,
+    });
+    let extra_ok = have
+        .iter()
+        .filter(|(key, _)| !want.contains_key(*key))
+        .all(|(_, h)| num(h).zip(list_rv).is_some_and(|(h, l)| h > l));
+    listed_ok && extra_ok
+}
+
+/// Drops what the decision never reads, to keep the pod cache small:
+/// managed fields, annotations, volumes, env.
+fn trim_pod(pod: &mut Pod) {
+    pod.metadata.managed_fields = None;
+    pod.metadata.annotations = None;
+    if let Some(spec) = pod.spec.as_mut() {
+        spec.volumes = None;
+        for container in spec
+            .containers
+            .iter_mut()
+            .chain(spec.init_containers.iter_mut().flatten())
+        {
+            container.env = None;
+            container.env_from = None;
+            container.volume_mounts = None;
+            container.command = None;
+            container.args = None;
+        }
+    }
 }
 
 /// Watches HPAs into the store; queues them on appearance and spec change
@@ -544,6 +632,7 @@ async fn watch_hpas(
     ctx: Context,
     queue: WorkQueue<String>,
     mode: SyncMode,
+    progress: Arc<WatchProgress>,
 ) {
     let mut generations: HashMap<String, Option<i64>> = HashMap::new();
     let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
@@ -560,6 +649,12 @@ async fn watch_hpas(
                 continue;
             }
         };
+        if let watcher::Event::Apply(hpa)
+        | watcher::Event::InitApply(hpa)
+        | watcher::Event::Delete(hpa) = &event
+        {
+            progress.observe(hpa.metadata.resource_version.as_deref());
+        }
         match event {
             watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa) => {
                 let key = key_of(&hpa.metadata);
@@ -703,5 +798,49 @@ async fn worker(
         }
         queue.done(&key);
         progress.complete(&key, seq, error);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(entries: &[(&str, &str)]) -> BTreeMap<String, String> {
+        entries
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn a_cache_equal_to_the_list_has_caught_up() {
+        let list = map(&[("ns/a", "5"), ("ns/b", "x")]);
+        assert!(caught_up(&list, None, &list.clone(), 0));
+    }
+
+    #[test]
+    fn a_cache_behind_the_list_has_not_caught_up() {
+        let list = map(&[("ns/a", "7")]);
+        assert!(!caught_up(&list, Some(9), &map(&[("ns/a", "5")]), 5));
+        assert!(
+            !caught_up(&list, Some(9), &map(&[]), 5),
+            "a listed object is missing"
+        );
+        assert!(
+            !caught_up(&list, Some(9), &map(&[("ns/a", "7"), ("ns/gone", "3")]), 7),
+            "an object deleted before the list is still cached"
+        );
+    }
+
+    #[test]
+    fn a_cache_ahead_of_the_list_has_caught_up() {
+        let list = map(&[("ns/a", "7"), ("ns/b", "8")]);
+        // a changed, b deleted, c created: all after the list at 9.
+        let cache = map(&[("ns/a", "12"), ("ns/c", "11")]);
+        assert!(caught_up(&list, Some(9), &cache, 13));
+        assert!(
+            !caught_up(&list, Some(9), &cache, 9),
+            "b's deletion is not seen yet"
+        );
     }
 }
