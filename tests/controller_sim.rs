@@ -541,3 +541,55 @@ async fn a_standby_replica_takes_over_when_the_leader_stops() {
     assert_eq!(env.replicas("web").await, 5);
     second.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn periodic_mode_syncs_on_creation_and_every_period_and_forgets_deleted_hpas() {
+    let env = Env::new();
+    let ctl = ControllerHandle::start(
+        env.client(),
+        ControllerOptions {
+            mode: SyncMode::Periodic,
+            ..ControllerOptions::manual(
+                ControllerConfig {
+                    sync_period: Duration::from_millis(100),
+                    ..ControllerConfig::default()
+                },
+                Arc::new(env.clock.clone()),
+            )
+        },
+    );
+    env.deployment("web", 2).await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+
+    // Reconciled on creation (the watch), then again every period.
+    let synced = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if ctl.decisions("default", "web", 10).len() >= 3 {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(synced.is_ok(), "fewer than 3 syncs in 10s");
+    assert_eq!(env.replicas("web").await, 3);
+
+    Api::<HorizontalPodAutoscaler>::namespaced(env.client(), "default")
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    let forgotten = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if ctl.recommendations("default", "web").is_none()
+                && ctl.decisions("default", "web", 1).is_empty()
+            {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(forgotten.is_ok(), "the deleted HPA's history was kept");
+    ctl.shutdown().await.unwrap();
+}
