@@ -138,3 +138,26 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
     Then the deployment "web" has 3 replicas
     And the HPA "web" reports memory utilization 78%
     And an event "SuccessfulRescale" with message "New size: 3; reason: memory resource utilization (percentage of request) above target" is recorded for the HPA "web"
+
+  Scenario Outline: Pod-level requests replace the containers' requests (PodLevelResources=<gate>)
+    # 800m per pod: of the pod-level 2 cpu that is 40% (ratio 0.8, 2 pods,
+    # no change); of the app container's 500m it is 160% (ratio 3.2, wants
+    # 7, limited to max(2 × 2, 4) = 4).
+    Given the HPA controller runs with:
+      | flag          | value                    |
+      | feature-gates | PodLevelResources=<gate> |
+    And a deployment "web" with pods:
+      | pod   | cpu request | pod cpu request |
+      | web-0 | 500m        | 2               |
+      | web-1 | 500m        | 2               |
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on cpu utilization 50%
+    And the pods of "web" report "cpu" of 800m and 800m
+    When the HPA controller syncs
+    Then the deployment "web" has <replicas> replicas
+    And the HPA "web" reports cpu utilization <utilization>%
+
+    Examples:
+      | gate  | replicas | utilization |
+      | true  | 2        | 40          |
+      | false | 4        | 160         |
