@@ -7,6 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::response::IntoResponse;
 use fake_metrics_server::script::{Faults, Script, from_yaml};
 use fake_metrics_server::{AppState, ServerClock};
 use hpa_core::clock::{Clock, VirtualClock};
@@ -307,6 +308,30 @@ async fn a_failing_custom_metrics_api_sets_the_condition_and_warns_until_it_reco
         Some(1.0)
     );
 
+    // Still failing a sync later: the same warnings again, folded into
+    // the first event's series as the API's event deduplication does.
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    ctl.sync_all_now().await.unwrap();
+    let warnings: Vec<Event> = Api::<Event>::namespaced(env.client(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some("FailedGetPodsMetric"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let series = warnings[0]
+        .series
+        .as_ref()
+        .expect("a repeated event has a series");
+    assert_eq!(series.count, 2);
+    assert_eq!(series.last_observed_time.0, env.clock.now());
+    assert_eq!(
+        warnings[0].reporting_controller.as_deref(),
+        Some("horizontal-pod-autoscaler")
+    );
+
     env.metrics.set_faults(Faults::default());
     env.sim.advance(jiff::SignedDuration::from_secs(15));
     ctl.sync_all_now().await.unwrap();
@@ -591,5 +616,62 @@ async fn periodic_mode_syncs_on_creation_and_every_period_and_forgets_deleted_hp
     })
     .await;
     assert!(forgotten.is_ok(), "the deleted HPA's history was kept");
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn custom_metrics_fall_back_to_v1beta1_when_v1beta2_is_not_served() {
+    use axum::http::Uri;
+    // A metrics backend that only speaks custom.metrics.k8s.io/v1beta1.
+    let clock = VirtualClock::default();
+    let now = clock.now();
+    let backend = axum::Router::new().fallback(move |uri: Uri| async move {
+        let path = uri.path();
+        if path.starts_with("/apis/custom.metrics.k8s.io/v1beta1/namespaces/default/pods/") {
+            let items: Vec<serde_json::Value> = [("web-0", "50"), ("web-1", "100")]
+                .iter()
+                .map(|(pod, value)| {
+                    serde_json::json!({
+                        "describedObject": {"kind": "Pod", "namespace": "default", "name": pod, "apiVersion": "/v1"},
+                        "metricName": "http_requests",
+                        "timestamp": now.to_string(),
+                        "value": value,
+                    })
+                })
+                .collect();
+            axum::Json(serde_json::json!({
+                "kind": "MetricValueList",
+                "apiVersion": "custom.metrics.k8s.io/v1beta1",
+                "metadata": {},
+                "items": items,
+            }))
+            .into_response()
+        } else {
+            (
+                axum::http::StatusCode::NOT_FOUND,
+                axum::Json(serde_json::json!({
+                    "kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "reason": "NotFound", "code": 404, "message": format!("{path} not found"),
+                })),
+            )
+                .into_response()
+        }
+    });
+    let sim = Sim::new(SimConfig {
+        clock: SimClock::Virtual(clock.clone()),
+        metrics: Some(Backend::Router(backend)),
+        ..SimConfig::default()
+    });
+    let env = Env {
+        sim,
+        metrics: AppState::new(ServerClock::Virtual(clock.clone())),
+        clock,
+    };
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    let report = ctl.sync_all_now().await.unwrap();
+    assert!(report.errors.is_empty(), "{report:?}");
+    assert_eq!(env.replicas("web").await, 3);
     ctl.shutdown().await.unwrap();
 }
