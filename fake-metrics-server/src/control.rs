@@ -197,14 +197,7 @@ async fn delete_faults(State(state): State<AppState>) -> Json<Faults> {
 }
 
 fn parse_api(text: &str) -> Result<Api, ApiError> {
-    match text {
-        "resource" => Ok(Api::Resource),
-        "custom" => Ok(Api::Custom),
-        "external" => Ok(Api::External),
-        other => Err(ApiError::BadRequest(format!(
-            "unknown API {other:?} (expected resource, custom or external)"
-        ))),
-    }
+    text.parse().map_err(ApiError::BadRequest)
 }
 
 async fn put_fault(

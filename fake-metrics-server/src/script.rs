@@ -615,6 +615,23 @@ impl fmt::Display for Api {
     }
 }
 
+impl std::str::FromStr for Api {
+    type Err = String;
+
+    /// Reads `resource`, `custom` or `external` (the words the Gherkin
+    /// steps use).
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "resource" => Ok(Self::Resource),
+            "custom" => Ok(Self::Custom),
+            "external" => Ok(Self::External),
+            other => Err(format!(
+                "unknown API {other:?} (expected resource, custom or external)"
+            )),
+        }
+    }
+}
+
 /// Faults per API.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -1199,6 +1216,13 @@ timeline:
         .unwrap_err();
         assert!(err.to_string().contains("timeline[0].changes[0]"), "{err}");
         assert!(err.to_string().contains("ghost"), "{err}");
+    }
+
+    #[test]
+    fn api_names_read_as_the_steps_write_them() {
+        assert_eq!("resource".parse::<Api>().unwrap(), Api::Resource);
+        assert_eq!("external".parse::<Api>().unwrap().to_string(), "external");
+        assert!("metrics".parse::<Api>().is_err());
     }
 
     #[test]
