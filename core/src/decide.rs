@@ -13,6 +13,7 @@
 //! [`get_scale_failed`] covers a failed scale read. Condition reasons,
 //! messages and event texts are upstream's.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use jiff::{SignedDuration, Timestamp};
@@ -534,7 +535,7 @@ struct Ctx<'a> {
     input: &'a DecisionInput,
     config: &'a ControllerConfig,
     now: Timestamp,
-    pods: Vec<Pod>,
+    pods: Cow<'a, [Pod]>,
     tolerances: Tolerances,
 }
 
@@ -1366,12 +1367,23 @@ fn compute_replicas_for_metrics(
             return Err(());
         }
     };
-    let pods: Vec<Pod> = input
+    // Usually every listed pod matches; borrow instead of cloning them then.
+    let pods: Cow<'_, [Pod]> = if input
         .pods
         .iter()
-        .filter(|p| selector.matches_opt(p.metadata.labels.as_ref()))
-        .cloned()
-        .collect();
+        .all(|p| selector.matches_opt(p.metadata.labels.as_ref()))
+    {
+        Cow::Borrowed(&input.pods)
+    } else {
+        Cow::Owned(
+            input
+                .pods
+                .iter()
+                .filter(|p| selector.matches_opt(p.metadata.labels.as_ref()))
+                .cloned()
+                .collect(),
+        )
+    };
     let own_key = format!(
         "{}/{}",
         hpa.metadata.namespace.as_deref().unwrap_or(""),
