@@ -5,4 +5,5 @@ pub mod ephemeral;
 pub mod fake_node;
 #[cfg(feature = "e2e")]
 pub mod k3s;
+pub mod preflight;
 pub mod tools;
