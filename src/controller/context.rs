@@ -75,6 +75,10 @@ pub struct Context {
     pub selectors: SelectorStore,
     pub hpas: Store<HorizontalPodAutoscaler>,
     pub pods: Store<Pod>,
+    /// Opt-in: sees every reconcile's core inputs and decision (load runs).
+    pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
+    /// Opt-in: Deployments from a watch cache, read instead of GET `/scale`.
+    pub deployments: Option<Store<k8s_openapi::api::apps::v1::Deployment>>,
 }
 
 impl std::fmt::Debug for Context {
@@ -109,6 +113,8 @@ impl Context {
             hpas,
             pods,
             config,
+            observer: None,
+            deployments: None,
         }
     }
 
@@ -137,12 +143,14 @@ impl Context {
         self.hpas.get(&ObjectRef::new(name).within(namespace))
     }
 
-    /// The cached pods of `namespace`.
-    pub fn cached_pods(&self, namespace: &str) -> Vec<Pod> {
+    /// The cached pods of `namespace` that `selector` selects (all of the
+    /// namespace's when it is `None`, e.g. unparsable: the core reports that).
+    pub fn cached_pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Pod> {
         self.pods
             .state()
             .into_iter()
             .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
+            .filter(|p| selector.is_none_or(|s| s.matches_opt(p.metadata.labels.as_ref())))
             .map(|p| (*p).clone())
             .collect()
     }

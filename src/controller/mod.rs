@@ -15,7 +15,8 @@
 //! - [`decisions`]: the decision log behind `/debug/decisions`;
 //! - [`metrics`]: Prometheus metrics with upstream's names;
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`;
-//! - [`leader`]: Lease-based leader election.
+//! - [`leader`]: Lease-based leader election;
+//! - [`observe`]: opt-in reconcile observer and request-saving caches (load runs).
 
 pub mod config;
 pub mod context;
@@ -25,6 +26,7 @@ pub mod history;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_client;
+pub mod observe;
 pub mod queue;
 pub mod ratelimit;
 pub mod reconcile;
@@ -35,6 +37,7 @@ pub mod server;
 pub use config::ControllerConfig;
 pub use context::Context;
 pub use history::{AgedRecommendation, AgedScaleEvent, Direction};
+pub use observe::{Extensions, ReconcileObservation, ReconcileObserver};
 pub use runtime::{
     ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode, SyncReport,
 };

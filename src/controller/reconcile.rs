@@ -123,9 +123,12 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         .resolve(&ctx.client, namespace, &hpa.spec.scale_target_ref)
         .await;
     let scale = match target {
-        Ok(target) => match ctx.scales.get_scale(&ctx.client, &target).await {
-            Ok(scale) => Ok((target, scale)),
-            Err(err) => Err(err),
+        Ok(target) => match super::observe::cached_scale(ctx, &target) {
+            Some(scale) => Ok((target, scale)),
+            None => match ctx.scales.get_scale(&ctx.client, &target).await {
+                Ok(scale) => Ok((target, scale)),
+                Err(err) => Err(err),
+            },
         },
         Err(err) => Err(err),
     };
@@ -158,10 +161,11 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             .and_then(|s| s.selector.clone())
             .unwrap_or_default(),
     };
-    if let Ok(selector) = Selector::parse(&scale_info.selector)
-        && !scale_info.selector.is_empty()
-    {
-        ctx.selectors.set(key, selector);
+    let selector = Selector::parse(&scale_info.selector)
+        .ok()
+        .filter(|_| !scale_info.selector.is_empty());
+    if let Some(selector) = &selector {
+        ctx.selectors.set(key, selector.clone());
     }
 
     // Metrics, fetched concurrently, each timed for the computation metric.
@@ -182,11 +186,14 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let input = DecisionInput {
         hpa: hpa.clone(),
         scale: scale_info,
-        pods: ctx.cached_pods(namespace),
+        // Only the target's pods: the core selects them again, and the
+        // ambiguity check needs no others.
+        pods: ctx.cached_pods(namespace, selector.as_ref()),
         other_hpas: ctx.selectors.others(namespace, key),
         metrics,
     };
     let decision = hpa_core::decide(&input, &history, &core, now);
+    let observed_decision = ctx.observer.as_ref().map(|_| decision.clone());
 
     // Write the scale when the core says so.
     let mut rescaled = false;
@@ -206,8 +213,10 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             Err(other) => RescaleOutcome::Failed(other.to_string()),
         },
     };
-    let outcome = hpa_core::finish(decision, rescale, ctx.clock.now());
-    apply(
+    let finished_at = ctx.clock.now();
+    let outcome = hpa_core::finish(decision, rescale.clone(), finished_at);
+    let observed_outcome = observed_decision.as_ref().map(|_| outcome.clone());
+    let result = apply(
         key,
         ctx,
         &hpa,
@@ -218,7 +227,25 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         &durations,
         started,
     )
-    .await
+    .await;
+    if let (Some(observer), Some(decision), Some(outcome)) =
+        (&ctx.observer, observed_decision, observed_outcome)
+    {
+        observer.observe(super::observe::ReconcileObservation {
+            key: key.to_string(),
+            input,
+            history,
+            config: core,
+            now,
+            decision,
+            rescale,
+            finished_at,
+            outcome,
+            started,
+            duration: started.elapsed(),
+        });
+    }
+    result
 }
 
 /// Applies an outcome: history, status, events, metrics, decision log.

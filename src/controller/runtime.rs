@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use hpa_core::clock::Clock;
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
@@ -32,6 +33,7 @@ use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::leader::{LeaderElector, LeaseTiming};
+use super::observe::Extensions;
 use super::queue::{Backoff, WorkQueue};
 use super::reconcile::{Reconciled, reconcile};
 use super::server::ServerState;
@@ -214,9 +216,19 @@ impl ControllerHandle {
     /// Starts the controller on `client`: reflectors at once, workers once
     /// this replica leads (at once without election).
     pub fn start(client: kube::Client, options: ControllerOptions) -> Self {
+        Self::start_with(client, options, Extensions::default())
+    }
+
+    /// [`start`](Self::start) with opt-in extensions: an observer of every
+    /// reconcile, and request-saving caches (see [`Extensions`]).
+    pub fn start_with(
+        client: kube::Client,
+        options: ControllerOptions,
+        extensions: Extensions,
+    ) -> Self {
         let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
         let (pod_store, pod_writer) = reflector::store::<Pod>();
-        let ctx = Context::new(
+        let mut ctx = Context::new(
             client.clone(),
             options.config.clone(),
             Arc::clone(&options.clock),
@@ -224,6 +236,28 @@ impl ControllerHandle {
             hpa_store.clone(),
             pod_store.clone(),
         );
+        ctx.observer = extensions.observer.clone();
+        if let Some(window) = extensions.metrics_cache {
+            ctx.metrics_client = ctx.metrics_client.clone().with_shared_lists(window);
+        }
+        let mut extra_tasks = Vec::new();
+        if extensions.scale_from_cache {
+            let (store, writer) = reflector::store::<Deployment>();
+            ctx.deployments = Some(store);
+            let deployments = Api::<Deployment>::all(client.clone());
+            extra_tasks.push(tokio::spawn(async move {
+                let stream = reflector::reflector(
+                    writer,
+                    watcher(deployments, watcher::Config::default()).default_backoff(),
+                );
+                futures::pin_mut!(stream);
+                while let Some(event) = stream.next().await {
+                    if let Err(err) = event {
+                        tracing::warn!(error = %err, "deployment watch failed; retrying");
+                    }
+                }
+            }));
+        }
         let sync_period = options.config.sync_period.max(Duration::from_millis(1));
         let queue = WorkQueue::new(
             // Upstream's HPA queue retries at the sync period (a fixed-interval limiter).
@@ -299,7 +333,10 @@ impl ControllerHandle {
             leading,
             shutdown,
             main: Mutex::new(Some(main)),
-            reflectors: vec![hpa_task, pod_task, ready_task],
+            reflectors: [hpa_task, pod_task, ready_task]
+                .into_iter()
+                .chain(extra_tasks)
+                .collect(),
             hpa_progress,
             pod_progress,
         }
