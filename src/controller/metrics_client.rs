@@ -10,7 +10,6 @@
 //! because that text ends up in conditions and events.
 
 use std::collections::HashMap;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,6 +27,7 @@ use kube::core::GroupVersion;
 use tokio::time::Instant;
 
 use super::config::parse_go_duration;
+use super::scale::parse_group_version;
 
 /// Which custom metrics API version to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +55,21 @@ pub struct MetricsClient {
     rediscover_after: Duration,
     /// Custom-metrics resource name per (group, kind) (`deployments.apps`).
     resources: Arc<Mutex<HashMap<(String, String), String>>>,
+    /// Opt-in: namespace-wide pod metrics lists shared within a window.
+    shared: Option<Arc<SharedLists>>,
+}
+
+/// One slot per namespace: its latest list and when it was fetched.
+type ListSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<PodMetricsList>)>>>;
+
+/// Namespace-wide `metrics.k8s.io` pod lists, each reused by every HPA of
+/// the namespace synced within `window` (concurrent fetches wait for one
+/// request). Each HPA filters the list by its own selector, so it sees the
+/// same pods as a list by selector at that moment.
+#[derive(Debug)]
+struct SharedLists {
+    window: Duration,
+    slots: Mutex<HashMap<String, ListSlot>>,
 }
 
 impl std::fmt::Debug for MetricsClient {
@@ -115,7 +130,45 @@ impl MetricsClient {
             custom_version: Arc::default(),
             rediscover_after,
             resources: Arc::default(),
+            shared: None,
         }
+    }
+
+    /// This client, sharing one namespace-wide pod metrics list among the
+    /// HPAs of a namespace synced within `window` (see [`super::observe::Extensions`]).
+    #[must_use]
+    pub fn with_shared_lists(mut self, window: Duration) -> Self {
+        self.shared = Some(Arc::new(SharedLists {
+            window,
+            slots: Mutex::default(),
+        }));
+        self
+    }
+
+    /// The namespace's pod metrics list, fetched at most once per window.
+    async fn shared_pod_list(
+        &self,
+        shared: &SharedLists,
+        namespace: &str,
+    ) -> Result<Arc<PodMetricsList>, kube::Error> {
+        let slot = Arc::clone(
+            shared
+                .slots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(namespace.to_string())
+                .or_default(),
+        );
+        let mut held = slot.lock().await;
+        if let Some((at, list)) = held.as_ref()
+            && at.elapsed() < shared.window
+        {
+            return Ok(Arc::clone(list));
+        }
+        let path = format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods");
+        let list: Arc<PodMetricsList> = Arc::new(self.get(&path).await?);
+        *held = Some((Instant::now(), Arc::clone(&list)));
+        Ok(list)
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, kube::Error> {
@@ -165,13 +218,30 @@ impl MetricsClient {
             Some(selector),
             None,
         );
-        let list: PodMetricsList = self.get(&path).await.map_err(|e| {
+        let failed = |e: kube::Error| {
             format!(
                 "unable to fetch metrics from resource metrics API: {}",
                 error_text(&e)
             )
-        })?;
-        list.items
+        };
+        let items = match &self.shared {
+            Some(shared) => self
+                .shared_pod_list(shared, namespace)
+                .await
+                .map_err(failed)?
+                .items
+                .iter()
+                .filter(|item| selector.matches_opt(item.metadata.labels.as_ref()))
+                .cloned()
+                .collect(),
+            None => {
+                self.get::<PodMetricsList>(&path)
+                    .await
+                    .map_err(failed)?
+                    .items
+            }
+        };
+        items
             .into_iter()
             .map(|item| {
                 let window = parse_go_duration(&item.window)
@@ -311,8 +381,11 @@ impl MetricsClient {
     /// The custom metrics resource name of a kind: `pods`, `deployments.apps`.
     async fn resource_of(&self, object: &CrossVersionObjectReference) -> Result<String, String> {
         let api_version = object.api_version.clone().unwrap_or_default();
-        let gv = GroupVersion::from_str(&api_version)
-            .map_err(|e| format!("invalid apiVersion {api_version:?}: {e}"))?;
+        let mut gv = parse_group_version(&api_version).map_err(|e| e.to_string())?;
+        if gv.version.is_empty() {
+            // No apiVersion: the core group, as upstream's RESTMapper finds it.
+            gv = GroupVersion::gv(&gv.group, "v1");
+        }
         let key = (gv.group.clone(), object.kind.clone());
         if let Some(found) = self
             .resources

@@ -100,7 +100,11 @@ pub fn scale_of_deployment(deployment: &Deployment) -> Option<Scale> {
             replicas: Some(spec.replicas.unwrap_or(1)),
         }),
         status: Some(ScaleStatus {
-            replicas: deployment.status.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+            replicas: deployment
+                .status
+                .as_ref()
+                .and_then(|s| s.replicas)
+                .unwrap_or(0),
             selector: Some(selector.to_string()),
         }),
     })
@@ -108,14 +112,16 @@ pub fn scale_of_deployment(deployment: &Deployment) -> Option<Scale> {
 
 /// The scale of `target` from the Deployment watch cache, when that cache
 /// is on and the target is a cached `apps` Deployment.
-pub(crate) fn cached_scale(ctx: &super::Context, target: &super::scale::ScaleTarget) -> Option<Scale> {
+pub(crate) fn cached_scale(
+    ctx: &super::Context,
+    target: &super::scale::ScaleTarget,
+) -> Option<Scale> {
     let store = ctx.deployments.as_ref()?;
     if target.resource.group != "apps" || target.resource.kind != "Deployment" {
         return None;
     }
-    let deployment = store.get(
-        &kube::runtime::reflector::ObjectRef::new(&target.name).within(&target.namespace),
-    )?;
+    let deployment = store
+        .get(&kube::runtime::reflector::ObjectRef::new(&target.name).within(&target.namespace))?;
     scale_of_deployment(&deployment)
 }
 
@@ -139,5 +145,4 @@ mod tests {
         assert_eq!(status.selector.as_deref(), Some("a=1,b=2"));
         assert_eq!(scale.metadata.resource_version.as_deref(), Some("7"));
     }
-
 }
