@@ -165,7 +165,9 @@ pub fn parse_group_version(api_version: &str) -> Result<GroupVersion, ScaleError
         || ScaleError::InvalidApiVersion(format!("unexpected GroupVersion string: {api_version}"));
     let parts: Vec<&str> = api_version.split('/').collect();
     match parts.as_slice() {
-        [""] => Ok(GroupVersion::gv("", "")),
+        // No apiVersion: the core group (upstream's RESTMapper finds core
+        // kinds by group and kind alone).
+        [""] => Ok(GroupVersion::gv("", "v1")),
         [version] => Ok(GroupVersion::gv("", version)),
         [group, version] if !version.is_empty() => Ok(GroupVersion::gv(group, version)),
         _ => Err(invalid()),
