@@ -35,7 +35,7 @@ async fn pods_report(
     }
     for (pod, v) in pods.iter().zip(&values.0) {
         let pod = pod.metadata.name.clone().unwrap_or_default();
-        set_value(world, &ns, &pod, &metric, Some(&v.0), None).await?;
+        set_value(world, &ns, &pod, &metric, Some(&v.0), true).await?;
     }
     Ok(())
 }
@@ -73,7 +73,7 @@ async fn pods_report_table(world: &mut HpaWorld, step: &Step) -> StepResult {
         for metric in &metric_columns {
             let cell = table.cell(row, metric).unwrap_or_default();
             let value = (!cell.is_empty()).then_some(cell);
-            set_value(world, &ns, &pod, metric, value, Some(())).await?;
+            set_value(world, &ns, &pod, metric, value, false).await?;
         }
         world.push_pod(&ns, &pod).await?;
     }
@@ -168,15 +168,15 @@ fn metrics_api(word: &str) -> Result<MetricsApi, StepError> {
 }
 
 /// Sets (or, with `None`, clears) one metric of one pod. `cpu` and `memory`
-/// cells may be per container (`app=250m, sidecar=50m`). With `batch` the
-/// caller pushes the pod itself afterwards.
+/// cells may be per container (`app=250m, sidecar=50m`). Without `push` the
+/// caller sends the pod to the metrics server itself, once per row.
 async fn set_value(
     world: &mut HpaWorld,
     ns: &str,
     pod: &str,
     metric: &str,
     value: Option<&str>,
-    batch: Option<()>,
+    push: bool,
 ) -> StepResult {
     let resource = matches!(metric, "cpu" | "memory");
     let parts = match value {
@@ -219,7 +219,7 @@ async fn set_value(
             }
         }
     }
-    if batch.is_none() {
+    if push {
         world.push_pod(ns, pod).await?;
     }
     Ok(())

@@ -231,12 +231,12 @@ async fn scaled_by_a_user(
 #[derive(Debug, Clone, PartialEq)]
 struct PodShape {
     phase: String,
-    /// `Some(None)`: no Ready condition ("none").
+    /// `None`: no Ready condition ("none").
     ready: Option<bool>,
     started: When,
     ready_since: Option<When>,
     deleted: bool,
-    /// container name -> (cpu, memory, restartable init container)
+    /// Requests by container name.
     containers: BTreeMap<String, Resources>,
     pod_requests: BTreeMap<String, String>,
 }
