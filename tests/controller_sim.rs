@@ -675,3 +675,52 @@ async fn custom_metrics_fall_back_to_v1beta1_when_v1beta2_is_not_served() {
     assert_eq!(env.replicas("web").await, 3);
     ctl.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn an_expired_lease_is_taken_over_and_counts_a_transition() {
+    use hpa_harness::controller::leader::LeaderElector;
+    let env = Env::new();
+    let timing = LeaseTiming {
+        lease_duration: Duration::from_secs(1),
+        renew_deadline: Duration::from_millis(800),
+        retry_period: Duration::from_millis(50),
+    };
+    let clock: Arc<dyn Clock> = Arc::new(env.clock.clone());
+    let mut first = LeaderElector::new(
+        env.client(),
+        "default",
+        "l",
+        "first",
+        timing,
+        Arc::clone(&clock),
+    );
+    let mut second = LeaderElector::new(env.client(), "default", "l", "second", timing, clock);
+    assert!(first.try_acquire_or_renew().await.unwrap());
+    assert!(
+        first.try_acquire_or_renew().await.unwrap(),
+        "the holder renews"
+    );
+    // The first stops renewing (a crash): the second waits out the lease.
+    assert!(!second.try_acquire_or_renew().await.unwrap());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !second.try_acquire_or_renew().await.unwrap(),
+        "taken before expiry"
+    );
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(
+        second.try_acquire_or_renew().await.unwrap(),
+        "not taken after expiry"
+    );
+    let spec = Api::<Lease>::namespaced(env.client(), "default")
+        .get("l")
+        .await
+        .unwrap()
+        .spec
+        .unwrap();
+    assert_eq!(spec.holder_identity.as_deref(), Some("second"));
+    assert_eq!(spec.lease_transitions, Some(1));
+    assert_eq!(spec.acquire_time.unwrap().0, env.clock.now());
+    // The old holder, back, sees the new one and does not take over.
+    assert!(!first.try_acquire_or_renew().await.unwrap());
+}

@@ -146,8 +146,12 @@ impl LeaderElector {
         }
     }
 
+    /// `leaseDurationSeconds`: whole seconds, rounded up, at least 1 (a
+    /// sub-second lease must not be written as 0, which others read as expired).
     fn lease_seconds(&self) -> i32 {
-        i32::try_from(self.timing.lease_duration.as_secs()).unwrap_or(i32::MAX)
+        let d = self.timing.lease_duration;
+        let secs = d.as_secs() + u64::from(d.subsec_nanos() > 0);
+        i32::try_from(secs.max(1)).unwrap_or(i32::MAX)
     }
 
     /// One attempt: acquires the Lease if free or expired, renews it if held.
