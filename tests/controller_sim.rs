@@ -724,3 +724,74 @@ async fn an_expired_lease_is_taken_over_and_counts_a_transition() {
     // The old holder, back, sees the new one and does not take over.
     assert!(!first.try_acquire_or_renew().await.unwrap());
 }
+
+#[tokio::test]
+async fn the_status_is_written_only_when_it_changes() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("60"), Some("60")]);
+    ctl.sync_all_now().await.unwrap();
+    let first = env.hpa("web").await.metadata.resource_version;
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    ctl.sync_all_now().await.unwrap();
+    let decisions = ctl.decisions("default", "web", 2);
+    assert!(
+        decisions[0].status_written,
+        "the first sync writes a status"
+    );
+    assert!(
+        !decisions[1].status_written,
+        "nothing changed, nothing written"
+    );
+    assert_eq!(env.hpa("web").await.metadata.resource_version, first);
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_leader_that_loses_its_lease_stops() {
+    let env = Env::new();
+    let ctl = ControllerHandle::start(
+        env.client(),
+        ControllerOptions {
+            identity: "leader".into(),
+            leader_election: Some(LeaderElection {
+                namespace: "default".into(),
+                name: "lost".into(),
+                timing: LeaseTiming {
+                    lease_duration: Duration::from_secs(5),
+                    renew_deadline: Duration::from_millis(300),
+                    retry_period: Duration::from_millis(50),
+                },
+            }),
+            ..ControllerOptions::manual(ControllerConfig::default(), Arc::new(env.clock.clone()))
+        },
+    );
+    assert!(ctl.wait_until_leader(Duration::from_secs(5)).await);
+    // Another replica takes the Lease (as after a network partition).
+    let leases = Api::<Lease>::namespaced(env.client(), "default");
+    let mut lease = leases.get("lost").await.unwrap();
+    let spec = lease.spec.as_mut().unwrap();
+    spec.holder_identity = Some("intruder".into());
+    spec.renew_time = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+        env.clock.now() + jiff::SignedDuration::from_secs(1),
+    ));
+    leases
+        .replace("lost", &PostParams::default(), &lease)
+        .await
+        .unwrap();
+    let result = tokio::time::timeout(
+        Duration::from_secs(10),
+        ctl.run_until(std::future::pending()),
+    )
+    .await
+    .expect("the controller kept running without its lease");
+    assert!(
+        matches!(
+            result,
+            Err(hpa_harness::controller::RunError::LostLeadership(_))
+        ),
+        "{result:?}"
+    );
+}
