@@ -535,7 +535,8 @@ impl HpaWorld {
             .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))
     }
 
-    /// `spec.replicas` of a scale target, read through `/scale`.
+    /// `spec.replicas` of a scale target (the workload object itself, not
+    /// what an overridden `/scale` reports).
     pub async fn spec_replicas(
         &mut self,
         kind: super::params::WorkloadKind,
