@@ -54,9 +54,9 @@ fn duration(s: &str) -> Result<Duration, String> {
 /// Options of `hpa-harness controller`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Kubeconfig to use. Without it: $KUBECONFIG, ~/.kube/config, then the
-    /// in-cluster service account.
-    #[arg(long, env = "KUBECONFIG")]
+    /// Kubeconfig to use. Without it: $KUBECONFIG (one or more files),
+    /// ~/.kube/config, then the in-cluster service account.
+    #[arg(long)]
     pub kubeconfig: Option<PathBuf>,
 
     /// Kubeconfig context (default: the current one).
@@ -188,6 +188,12 @@ impl Args {
                         source,
                     })?
             }
+            None if self.context.is_some() => kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|source| ControllerCliError::LoadKubeconfig {
+                    path: PathBuf::from("$KUBECONFIG or ~/.kube/config"),
+                    source,
+                })?,
             None => kube::Config::infer()
                 .await
                 .map_err(ControllerCliError::Infer)?,
