@@ -795,3 +795,37 @@ async fn a_leader_that_loses_its_lease_stops() {
         "{result:?}"
     );
 }
+
+#[tokio::test]
+async fn a_status_that_keeps_conflicting_gives_failed_update_status() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.sim.faults().conflict_hpa_status("default", "web", 100);
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert_eq!(report.errors.len(), 1, "{report:?}");
+    assert_eq!(env.replicas("web").await, 3, "the scale was still written");
+    assert!(
+        env.hpa("web")
+            .await
+            .status
+            .is_none_or(|s| s.desired_replicas == 0)
+    );
+    assert!(
+        env.events("web")
+            .await
+            .iter()
+            .any(|(r, _)| r == "FailedUpdateStatus")
+    );
+    assert_eq!(
+        sample_value(
+            &ctl.metrics_text(),
+            "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"internal\"}"
+        ),
+        Some(1.0)
+    );
+    ctl.shutdown().await.unwrap();
+}

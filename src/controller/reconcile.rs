@@ -305,9 +305,14 @@ async fn apply(
             durations.get(i).copied().unwrap_or(0.0),
         );
     }
+    // A failed status write is an internal error even when the decision had none.
+    let error_label = match (core_error(monitor.error), &error) {
+        (ErrorLabel::None, Some(ReconcileError::UpdateStatus { .. })) => ErrorLabel::Internal,
+        (label, _) => label,
+    };
     ctx.metrics.record_reconciliation(
         core_action(monitor.action),
-        core_error(monitor.error),
+        error_label,
         started.elapsed().as_secs_f64(),
     );
     let desired = outcome.status.desired_replicas;
