@@ -19,6 +19,30 @@ const ANN_CURRENT: &str = "autoscaling.alpha.kubernetes.io/current-metrics";
 /// scale-down rules when `behavior` is set (scale-down stabilization stays
 /// unset: the controller's flag decides it).
 pub fn default_v2(hpa: &mut Value) {
+    // The shared definition in hpa-core, when the object has the typed shape;
+    // a malformed one (say, no maxReplicas) gets the same defaults here and
+    // is then rejected by validation with its field path.
+    // (k8s-openapi reads a missing required field as zero, hence the check.)
+    let complete = hpa.pointer("/spec/maxReplicas").is_some()
+        && hpa.pointer("/spec/scaleTargetRef/kind").is_some()
+        && hpa.pointer("/spec/scaleTargetRef/name").is_some();
+    if complete
+        && let Ok(mut typed) = serde_json::from_value::<
+            k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler,
+        >(hpa.clone())
+    {
+        hpa_core::default_hpa(&mut typed);
+        if let (Ok(Value::Object(spec)), Some(obj)) =
+            (serde_json::to_value(&typed.spec), hpa.as_object_mut())
+        {
+            obj.insert("spec".into(), Value::Object(spec));
+            return;
+        }
+    }
+    default_v2_json(hpa);
+}
+
+fn default_v2_json(hpa: &mut Value) {
     let Some(spec) = hpa.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };
@@ -676,6 +700,18 @@ mod tests {
                 .get("stabilizationWindowSeconds")
                 .is_none()
         );
+    }
+
+    #[test]
+    fn json_defaulting_agrees_with_hpa_core() {
+        let base = hpa(json!({"maxReplicas": 5,
+            "behavior": {"scaleUp": {"stabilizationWindowSeconds": 30}, "scaleDown": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}},
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}}));
+        let mut shared = base.clone();
+        default_v2(&mut shared);
+        let mut local = base;
+        default_v2_json(&mut local);
+        assert_eq!(shared, local);
     }
 
     #[test]

@@ -1,30 +1,20 @@
 //! Label and field selectors as the API server parses them from query strings.
 //!
-//! A private, minimal version: `hpa_core` may later offer a shared parser.
+//! Parsing is `hpa_core::selector` (one grammar for the controller and the
+//! sim); matching here works on the compact label pairs the store keeps, so a
+//! list over 100,000 pods builds no maps.
 
 use std::collections::BTreeMap;
 
+use hpa_core::selector::{self as core_sel, Operator};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 /// A malformed selector.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SelectorError {
-    /// The string could not be parsed.
-    #[error("unable to parse requirement {requirement:?}: {reason}")]
-    Parse {
-        /// The failing requirement text.
-        requirement: String,
-        /// Why.
-        reason: &'static str,
-    },
-    /// A label selector object with an unknown operator.
-    #[error("{operator:?} is not a valid label selector operator (key {key:?})")]
-    Operator {
-        /// The key of the expression.
-        key: String,
-        /// The bad operator.
-        operator: String,
-    },
+    /// The string or object could not be parsed.
+    #[error("{0}")]
+    Parse(String),
 }
 
 /// One requirement of a selector.
@@ -42,10 +32,15 @@ pub enum Requirement {
     Exists(String),
     /// `!k`.
     DoesNotExist(String),
+    /// `k>n` (integer comparison).
+    Gt(String, i64),
+    /// `k<n`.
+    Lt(String, i64),
 }
 
 impl Requirement {
     fn matches(&self, get: &dyn Fn(&str) -> Option<String>) -> bool {
+        let num = |k: &str| get(k).and_then(|v| v.parse::<i64>().ok());
         match self {
             Self::Eq(k, v) => get(k).as_deref() == Some(v.as_str()),
             Self::NotEq(k, v) => get(k).as_deref() != Some(v.as_str()),
@@ -53,7 +48,28 @@ impl Requirement {
             Self::NotIn(k, vs) => get(k).is_none_or(|x| !vs.contains(&x)),
             Self::Exists(k) => get(k).is_some(),
             Self::DoesNotExist(k) => get(k).is_none(),
+            Self::Gt(k, n) => num(k).is_some_and(|x| x > *n),
+            Self::Lt(k, n) => num(k).is_some_and(|x| x < *n),
         }
+    }
+
+    fn from_core(r: &core_sel::Requirement) -> Result<Self, SelectorError> {
+        let key = r.key.clone();
+        let first = r.values.first().cloned().unwrap_or_default();
+        let int = |v: &str| {
+            v.parse::<i64>()
+                .map_err(|_| SelectorError::Parse(format!("{key}: {v:?} is not an integer")))
+        };
+        Ok(match r.operator {
+            Operator::Equals | Operator::DoubleEquals => Self::Eq(key, first),
+            Operator::NotEquals => Self::NotEq(key, first),
+            Operator::In => Self::In(key, r.values.clone()),
+            Operator::NotIn => Self::NotIn(key, r.values.clone()),
+            Operator::Exists => Self::Exists(key),
+            Operator::DoesNotExist => Self::DoesNotExist(key),
+            Operator::GreaterThan => Self::Gt(key.clone(), int(&first)?),
+            Operator::LessThan => Self::Lt(key.clone(), int(&first)?),
+        })
     }
 }
 
@@ -64,15 +80,17 @@ pub struct Selector(pub Vec<Requirement>);
 impl Selector {
     /// Parses `a=b,c in (d,e),!f`.
     pub fn parse(text: &str) -> Result<Self, SelectorError> {
-        let mut reqs = Vec::new();
-        for part in split_top(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            reqs.push(parse_requirement(part)?);
-        }
-        Ok(Self(reqs))
+        let parsed =
+            core_sel::Selector::parse(text).map_err(|e| SelectorError::Parse(e.to_string()))?;
+        Self::from_core(&parsed)
+    }
+
+    fn from_core(sel: &core_sel::Selector) -> Result<Self, SelectorError> {
+        sel.requirements()
+            .iter()
+            .map(Requirement::from_core)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self)
     }
 
     /// Whether no requirement restricts anything.
@@ -94,140 +112,6 @@ impl Selector {
                 .map(|(_, v)| v.as_ref().to_owned())
         })
     }
-
-    /// Converts a `LabelSelector` object (matchLabels + matchExpressions).
-    pub fn from_label_selector(sel: &LabelSelector) -> Result<Self, SelectorError> {
-        let mut reqs = Vec::new();
-        for (k, v) in sel.match_labels.iter().flatten() {
-            reqs.push(Requirement::Eq(k.clone(), v.clone()));
-        }
-        for e in sel.match_expressions.iter().flatten() {
-            let vals = e.values.clone().unwrap_or_default();
-            reqs.push(match e.operator.as_str() {
-                "In" => Requirement::In(e.key.clone(), vals),
-                "NotIn" => Requirement::NotIn(e.key.clone(), vals),
-                "Exists" => Requirement::Exists(e.key.clone()),
-                "DoesNotExist" => Requirement::DoesNotExist(e.key.clone()),
-                other => {
-                    return Err(SelectorError::Operator {
-                        key: e.key.clone(),
-                        operator: other.to_owned(),
-                    });
-                }
-            });
-        }
-        Ok(Self(reqs))
-    }
-}
-
-impl std::fmt::Display for Selector {
-    /// The canonical string form (as `metav1.FormatLabelSelector` writes it).
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut parts: Vec<String> = self
-            .0
-            .iter()
-            .map(|r| match r {
-                Requirement::Eq(k, v) => format!("{k}={v}"),
-                Requirement::NotEq(k, v) => format!("{k}!={v}"),
-                Requirement::In(k, vs) => format!("{k} in ({})", sorted(vs).join(",")),
-                Requirement::NotIn(k, vs) => format!("{k} notin ({})", sorted(vs).join(",")),
-                Requirement::Exists(k) => k.clone(),
-                Requirement::DoesNotExist(k) => format!("!{k}"),
-            })
-            .collect();
-        parts.sort();
-        f.write_str(&parts.join(","))
-    }
-}
-
-fn sorted(vs: &[String]) -> Vec<String> {
-    let mut v = vs.to_vec();
-    v.sort();
-    v
-}
-
-/// Splits on commas outside parentheses.
-fn split_top(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                out.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&text[start..]);
-    out
-}
-
-fn parse_requirement(part: &str) -> Result<Requirement, SelectorError> {
-    let err = |reason| SelectorError::Parse {
-        requirement: part.to_owned(),
-        reason,
-    };
-    if let Some(key) = part.strip_prefix('!') {
-        let key = key.trim();
-        check_key(key).map_err(err)?;
-        return Ok(Requirement::DoesNotExist(key.to_owned()));
-    }
-    if let Some((k, v)) = part.split_once("!=") {
-        check_key(k.trim()).map_err(err)?;
-        return Ok(Requirement::NotEq(k.trim().into(), v.trim().into()));
-    }
-    if let Some((k, v)) = part.split_once("==").or_else(|| part.split_once('=')) {
-        check_key(k.trim()).map_err(err)?;
-        return Ok(Requirement::Eq(k.trim().into(), v.trim().into()));
-    }
-    let words: Vec<&str> = part.splitn(2, char::is_whitespace).collect();
-    if words.len() == 2 {
-        let key = words[0].trim();
-        let rest = words[1].trim();
-        let (neg, list) = if let Some(l) = rest.strip_prefix("notin") {
-            (true, l)
-        } else if let Some(l) = rest.strip_prefix("in") {
-            (false, l)
-        } else {
-            return Err(err("expected one of: in, notin, =, ==, !="));
-        };
-        check_key(key).map_err(err)?;
-        let list = list.trim();
-        let inner = list
-            .strip_prefix('(')
-            .and_then(|l| l.strip_suffix(')'))
-            .ok_or_else(|| err("expected a parenthesised value list"))?;
-        let vals: Vec<String> = inner
-            .split(',')
-            .map(|v| v.trim().to_owned())
-            .filter(|v| !v.is_empty())
-            .collect();
-        return Ok(if neg {
-            Requirement::NotIn(key.into(), vals)
-        } else {
-            Requirement::In(key.into(), vals)
-        });
-    }
-    check_key(part).map_err(err)?;
-    Ok(Requirement::Exists(part.to_owned()))
-}
-
-fn check_key(key: &str) -> Result<(), &'static str> {
-    if key.is_empty() {
-        return Err("key must not be empty");
-    }
-    if key
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'))
-    {
-        Ok(())
-    } else {
-        Err("invalid character in key")
-    }
 }
 
 /// Labels of an object as a sorted list of pairs (compact to store).
@@ -245,14 +129,15 @@ pub fn labels_of(obj: &serde_json::Value) -> Vec<(Box<str>, Box<str>)> {
     v
 }
 
-/// Parses a `LabelSelector` JSON value into its canonical string.
+/// The string form of a `LabelSelector` JSON value, as the scale
+/// subresource reports it (formatted by `hpa_core::selector`, which the
+/// controller parses it back with).
 pub fn label_selector_string(sel: &serde_json::Value) -> Result<String, SelectorError> {
-    let parsed: LabelSelector =
-        serde_json::from_value(sel.clone()).map_err(|_| SelectorError::Parse {
-            requirement: sel.to_string(),
-            reason: "not a LabelSelector object",
-        })?;
-    Ok(Selector::from_label_selector(&parsed)?.to_string())
+    let parsed: LabelSelector = serde_json::from_value(sel.clone())
+        .map_err(|e| SelectorError::Parse(format!("not a LabelSelector object: {e}")))?;
+    core_sel::Selector::from_label_selector(Some(&parsed))
+        .map(|s| s.to_string())
+        .map_err(|e| SelectorError::Parse(e.to_string()))
 }
 
 /// A map view for tests and callers that hold `BTreeMap` labels.
@@ -293,7 +178,16 @@ mod tests {
     fn label_selector_objects_format_canonically() {
         let v = serde_json::json!({"matchLabels": {"b": "2", "a": "1"},
             "matchExpressions": [{"key": "c", "operator": "In", "values": ["y", "x"]}]});
-        assert_eq!(label_selector_string(&v).unwrap(), "a=1,b=2,c in (x,y)");
+        let text = label_selector_string(&v).unwrap();
+        let back = Selector::parse(&text).unwrap();
+        assert!(matches_map(
+            &back,
+            &labels(&[("a", "1"), ("b", "2"), ("c", "x")])
+        ));
+        assert!(!matches_map(
+            &back,
+            &labels(&[("a", "1"), ("b", "2"), ("c", "z")])
+        ));
     }
 
     #[test]

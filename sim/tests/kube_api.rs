@@ -897,3 +897,43 @@ async fn the_event_recorder_publishes_into_the_sim() {
     );
     assert_eq!(list.items[0].reason.as_deref(), Some("SuccessfulRescale"));
 }
+
+#[tokio::test]
+async fn a_cluster_wide_watch_sees_status_patches_of_workload_pods() {
+    let sim = sim();
+    let client = sim.client();
+    let deps: Api<Deployment> = Api::default_namespaced(client.clone());
+    deps.create(&PostParams::default(), &deployment("web", 2))
+        .await
+        .unwrap();
+    let all: Api<Pod> = Api::all(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client);
+    let rv = pods
+        .list(&ListParams::default().limit(1))
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let mut stream = all
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    pods.patch_status(
+        "web-1",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"phase": "Failed"}})),
+    )
+    .await
+    .unwrap();
+    let ev = tokio::time::timeout(Duration::from_secs(3), stream.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    match ev {
+        WatchEvent::Modified(p) => assert_eq!(p.metadata.name.as_deref(), Some("web-1")),
+        other => panic!("unexpected {other:?}"),
+    }
+}
