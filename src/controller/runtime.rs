@@ -498,17 +498,18 @@ impl ControllerHandle {
         }
         let mut ticks = self.ticks.clone();
         let wait = async {
+            let mut pending = marks.clone();
             loop {
-                let pending: Vec<String> = marks
-                    .iter()
-                    .filter(|(k, mark)| self.progress.state(k).completed <= *mark)
-                    .map(|(k, _)| k.clone())
-                    .collect();
+                // Each completion ticks once: no need to look again before
+                // as many ticks as keys are pending (keeps this linear).
+                let seen = *ticks.borrow_and_update();
+                pending.retain(|(k, mark)| self.progress.state(k).completed <= *mark);
                 if pending.is_empty() {
                     return Ok(());
                 }
-                if ticks.changed().await.is_err() {
-                    return Err(pending);
+                let due = seen + u64::try_from(pending.len()).unwrap_or(u64::MAX);
+                if ticks.wait_for(|n| *n >= due).await.is_err() {
+                    return Err(());
                 }
             }
         };
