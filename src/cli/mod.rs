@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub mod controller;
 pub mod explain;
+pub mod load;
 pub mod sim;
 pub mod test;
 
@@ -43,6 +44,8 @@ pub enum Command {
     Controller(controller::Args),
     /// Run the simulated Kubernetes API server standalone, with a fake metrics server.
     Sim(sim::Args),
+    /// Measure how many HPAs the controller keeps in time, and at what cost.
+    Load(load::Args),
 }
 
 /// Runs the parsed command line.
@@ -52,6 +55,7 @@ pub async fn run(cli: Cli) -> CliResult {
         Command::Explain(args) => explain::run(args).await,
         Command::Controller(args) => controller::run(args).await,
         Command::Sim(args) => sim::run(args).await,
+        Command::Load(args) => load::run(args).await,
     }
 }
 

@@ -1,5 +1,9 @@
 //! Load testing: thousands of HPAs synced by concurrent workers, and the
 //! figures users compare (`hpa-harness load`).
 
+pub mod agree;
 pub mod report;
+pub mod run;
 pub mod stats;
+
+pub use run::{BackendKind, ControllerKind, LoadError, LoadOptions, MetricProfile, run};

@@ -53,6 +53,14 @@ pub struct LoadReport {
     pub cpu_seconds: f64,
     /// The machine: cores, memory, OS.
     pub machine: String,
+    /// Whether the request-saving extensions were on (scale targets from a
+    /// watch cache, shared metrics lists); off: upstream's requests.
+    #[serde(default)]
+    pub optimized: bool,
+    /// Resident memory once the cluster was built, before the controller
+    /// started: `peak_rss_bytes` minus this bounds the controller's own.
+    #[serde(default)]
+    pub setup_rss_bytes: u64,
 }
 
 impl LoadReport {
@@ -122,7 +130,7 @@ pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError
 }
 
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,cpu_seconds";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -131,8 +139,9 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{:.3}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3}",
             r.controller,
+            r.optimized,
             r.backend,
             r.metric_profile,
             r.hpas,
@@ -152,6 +161,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.hpas_never_synced,
             r.disagreements,
             r.peak_rss_bytes,
+            r.setup_rss_bytes,
             r.cpu_seconds,
         );
     }
@@ -167,6 +177,7 @@ pub fn write_csv(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError>
 pub fn to_table(reports: &[LoadReport]) -> String {
     let header = [
         "controller",
+        "optimized",
         "HPAs",
         "pods/HPA",
         "workers",
@@ -188,6 +199,7 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         .map(|r| {
             vec![
                 r.controller.clone(),
+                if r.optimized { "yes" } else { "no" }.to_string(),
                 r.hpas.to_string(),
                 r.pods_per_hpa.to_string(),
                 r.workers.to_string(),
@@ -419,6 +431,23 @@ pub fn peak_rss_bytes() -> u64 {
         .unwrap_or(0)
 }
 
+/// Current resident memory of this process (VmRSS), 0 where /proc is absent.
+pub fn current_rss_bytes() -> u64 {
+    status_kib("VmRSS:") * 1024
+}
+
+fn status_kib(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|text| {
+            text.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// CPU time (user + system) this process has used, 0 where /proc is absent.
 pub fn cpu_seconds() -> f64 {
     // Fields 14 and 15 of /proc/self/stat, in clock ticks; the second field
@@ -477,6 +506,8 @@ mod tests {
             peak_rss_bytes: 64 * 1024 * 1024,
             cpu_seconds: 3.5,
             machine: "test machine".into(),
+            optimized: true,
+            setup_rss_bytes: 32 * 1024 * 1024,
         }
     }
 
@@ -510,7 +541,7 @@ mod tests {
         assert_eq!(lines.len(), 3);
         let columns = lines[0].split(',').count();
         assert!(lines[1..].iter().all(|l| l.split(',').count() == columns));
-        assert!(lines[2].starts_with("ours,sim,steady,1000,10,5,"));
+        assert!(lines[2].starts_with("ours,true,sim,steady,1000,10,5,"));
     }
 
     #[test]
@@ -555,6 +586,8 @@ mod tests {
     #[test]
     fn this_process_reports_memory_and_cpu() {
         assert!(peak_rss_bytes() > 0);
+        assert!(current_rss_bytes() > 0);
+        assert!(current_rss_bytes() <= peak_rss_bytes());
         assert!(cpu_seconds() >= 0.0);
         assert!(machine_description().contains("cores"));
     }

@@ -1,0 +1,288 @@
+//! `hpa-harness load`: many HPAs synced by our controller on the simulated
+//! cluster, and the figures platform teams size a controller with.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use crate::controller::config::parse_go_duration;
+use crate::load::report::{self, LoadReport, PlotAxis};
+use crate::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile};
+
+use super::CliResult;
+
+/// Measure how many HPAs one controller keeps in time, and at what cost.
+///
+/// Creates N deployments with HPAs over a mix of metric types (CPU
+/// utilization, memory, a pods custom metric, an external metric), scripts
+/// their metrics in the fake metrics server, runs our controller in
+/// periodic mode on the wall clock for DURATION, and prints syncs per
+/// second, the interval between two syncs of an HPA, reconcile latency, API
+/// requests per sync, memory, CPU and disagreements with the pure core.
+/// Exits non-zero when an HPA was never synced or a decision disagrees.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Number of HPAs (each with its own Deployment).
+    #[arg(long, default_value_t = 200)]
+    pub hpas: usize,
+    /// Pods per Deployment at the start.
+    #[arg(long, default_value_t = 10)]
+    pub pods_per_hpa: usize,
+    /// Controller workers (upstream's --concurrent-horizontal-pod-autoscaler-syncs).
+    #[arg(long, default_value_t = 5)]
+    pub workers: usize,
+    /// How long the controller runs, after the load is built (Go duration: 60s, 2m).
+    #[arg(long, default_value = "60s", value_parser = duration)]
+    pub duration: Duration,
+    /// The controller's sync period; shorten it for short runs.
+    #[arg(long, default_value = "15s", value_parser = duration)]
+    pub sync_period: Duration,
+    /// Which cluster: the in-process simulated one, or a real one.
+    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    pub backend: BackendKind,
+    /// Whose HPA controller to measure.
+    #[arg(long, value_enum, default_value_t = ControllerKind::Ours)]
+    pub controller: ControllerKind,
+    /// How the metrics change over the run.
+    #[arg(long, value_enum, default_value_t = MetricProfile::Steady)]
+    pub metric_profile: MetricProfile,
+    /// Turn off the request-saving caches (scale targets from a watch
+    /// cache, one metrics list per namespace): upstream's requests.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Run twice, with and without the request-saving caches, and report both.
+    #[arg(long, conflicts_with = "no_cache")]
+    pub compare: bool,
+    /// HPAs per namespace.
+    #[arg(long, default_value_t = 100)]
+    pub hpas_per_namespace: usize,
+    /// Run the matrix of --sweep-hpas x --sweep-workers (each run in its own
+    /// process, so memory and CPU are per run) plus one run without caches.
+    #[arg(long)]
+    pub sweep: bool,
+    /// HPA counts of the sweep.
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 1000, 10000])]
+    pub sweep_hpas: Vec<usize>,
+    /// Worker counts of the sweep.
+    #[arg(long, value_delimiter = ',', default_values_t = [1, 5, 20])]
+    pub sweep_workers: Vec<usize>,
+    /// Write the report(s) as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the report(s) as CSV.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Draw latency and sync interval against HPAs (or workers, when only
+    /// one HPA count was run) as SVG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    parse_go_duration(text).map_err(|e| e.to_string())
+}
+
+impl Args {
+    fn options(&self, optimize: bool) -> LoadOptions {
+        LoadOptions {
+            hpas: self.hpas,
+            pods_per_hpa: self.pods_per_hpa,
+            workers: self.workers,
+            duration: self.duration,
+            sync_period: self.sync_period,
+            backend: self.backend,
+            controller: self.controller,
+            profile: self.metric_profile,
+            optimize,
+            hpas_per_namespace: self.hpas_per_namespace,
+            progress: !self.quiet,
+        }
+    }
+}
+
+/// Runs `hpa-harness load`.
+pub async fn run(args: Args) -> CliResult {
+    let reports = if args.sweep {
+        sweep(&args).await?
+    } else if args.compare {
+        vec![
+            crate::load::run(&args.options(true)).await?,
+            crate::load::run(&args.options(false)).await?,
+        ]
+    } else {
+        vec![crate::load::run(&args.options(!args.no_cache)).await?]
+    };
+    print!("{}", report::to_table(&reports));
+    if let Some(path) = &args.json {
+        report::write_json(path, &reports)?;
+    }
+    if let Some(path) = &args.csv {
+        report::write_csv(path, &reports)?;
+    }
+    if let Some(path) = &args.plot {
+        let plotted: Vec<LoadReport> = reports.iter().filter(|r| r.optimized).cloned().collect();
+        let plotted = if plotted.is_empty() {
+            reports.clone()
+        } else {
+            plotted
+        };
+        let hpa_counts: std::collections::BTreeSet<u64> = plotted.iter().map(|r| r.hpas).collect();
+        let axis = if hpa_counts.len() > 1 {
+            PlotAxis::Hpas
+        } else {
+            PlotAxis::Workers
+        };
+        report::write_plot(path, &plotted, axis)?;
+    }
+    let mut ok = true;
+    for r in &reports {
+        for broken in r.invariant_violations() {
+            ok = false;
+            eprintln!("FAILED ({} HPAs, {} workers): {broken}", r.hpas, r.workers);
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Errors of a sweep's child runs.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// The child process could not be started or read.
+    #[error("sweep run with {hpas} HPAs and {workers} workers: {message}")]
+    Run {
+        /// HPAs of the run.
+        hpas: usize,
+        /// Workers of the run.
+        workers: usize,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// Runs each point of the sweep as `hpa-harness load` in a child process
+/// (peak memory and CPU time are per process), then one run without the
+/// caches at the middle size for the request comparison.
+async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
+    let exe = std::env::current_exe().map_err(|e| SweepError::Run {
+        hpas: 0,
+        workers: 0,
+        message: format!("cannot find this program: {e}"),
+    })?;
+    let dir = std::env::temp_dir().join(format!("hpa-load-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| SweepError::Run {
+        hpas: 0,
+        workers: 0,
+        message: format!("cannot create {}: {e}", dir.display()),
+    })?;
+    let mut points: Vec<(usize, usize, bool)> = Vec::new();
+    for &hpas in &args.sweep_hpas {
+        for &workers in &args.sweep_workers {
+            points.push((hpas, workers, true));
+        }
+    }
+    let middle = args.sweep_hpas.get(args.sweep_hpas.len() / 2).copied();
+    let middle_workers = args
+        .sweep_workers
+        .get(args.sweep_workers.len() / 2)
+        .copied();
+    if let (Some(h), Some(w)) = (middle, middle_workers) {
+        points.push((h, w, false));
+    }
+    let mut reports = Vec::new();
+    for (i, (hpas, workers, optimize)) in points.into_iter().enumerate() {
+        let fail = |message: String| SweepError::Run {
+            hpas,
+            workers,
+            message,
+        };
+        let json = dir.join(format!("run-{i}.json"));
+        eprintln!(
+            "sweep {}: {hpas} HPAs, {workers} workers{}",
+            i + 1,
+            if optimize { "" } else { ", no caches" }
+        );
+        let mut cmd = tokio::process::Command::new(&exe);
+        cmd.arg("load")
+            .args(["--hpas", &hpas.to_string()])
+            .args(["--workers", &workers.to_string()])
+            .args(["--pods-per-hpa", &args.pods_per_hpa.to_string()])
+            .args(["--duration", &format!("{}ms", args.duration.as_millis())])
+            .args([
+                "--sync-period",
+                &format!("{}ms", args.sync_period.as_millis()),
+            ])
+            .args(["--hpas-per-namespace", &args.hpas_per_namespace.to_string()])
+            .args(["--metric-profile", profile_name(args.metric_profile)])
+            .arg("--json")
+            .arg(&json);
+        if !optimize {
+            cmd.arg("--no-cache");
+        }
+        if args.quiet {
+            cmd.arg("--quiet");
+        }
+        let status = cmd
+            .status()
+            .await
+            .map_err(|e| fail(format!("cannot start: {e}")))?;
+        let text = std::fs::read_to_string(&json)
+            .map_err(|e| fail(format!("no report ({status}): {e}")))?;
+        let report: LoadReport =
+            serde_json::from_str(&text).map_err(|e| fail(format!("unreadable report: {e}")))?;
+        reports.push(report);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(reports)
+}
+
+fn profile_name(p: MetricProfile) -> &'static str {
+    match p {
+        MetricProfile::Steady => "steady",
+        MetricProfile::Ramp => "ramp",
+        MetricProfile::Spiky => "spiky",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn the_issue_s_command_line_parses() {
+        let cli = crate::cli::Cli::try_parse_from([
+            "hpa-harness",
+            "load",
+            "--hpas",
+            "200",
+            "--pods-per-hpa",
+            "10",
+            "--workers",
+            "5",
+            "--duration",
+            "20s",
+            "--backend",
+            "sim",
+            "--metric-profile",
+            "spiky",
+            "--json",
+            "r.json",
+        ])
+        .unwrap();
+        let crate::cli::Command::Load(args) = cli.command else {
+            panic!("not the load command");
+        };
+        assert_eq!(args.duration, Duration::from_secs(20));
+        assert_eq!(args.sync_period, Duration::from_secs(15));
+        assert_eq!(args.metric_profile, MetricProfile::Spiky);
+        assert_eq!(args.sweep_hpas, vec![100, 1000, 10000]);
+        assert!(args.options(!args.no_cache).optimize);
+    }
+}
