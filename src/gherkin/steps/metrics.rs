@@ -7,7 +7,7 @@ use cucumber::{given, when};
 use fake_metrics_server::script::Api as MetricsApi;
 
 use super::hpa::{resource_of, selector_labels};
-use super::{Table, age};
+use super::{Table, age, per_container};
 use crate::gherkin::params::{Quantity, Values};
 use crate::gherkin::world::{HpaWorld, StepError, StepResult};
 
@@ -180,7 +180,10 @@ async fn set_value(
 ) -> StepResult {
     let resource = matches!(metric, "cpu" | "memory");
     let parts = match value {
-        Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?,
+        Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?
+            .into_iter()
+            .map(|(container, q, _)| (container, q))
+            .collect(),
         Some(v) => {
             crate::gherkin::params::parse_quantity(v)
                 .map_err(|e| StepError::Input(format!("pod {pod}, {metric}: {e}")))?;
@@ -223,22 +226,4 @@ async fn set_value(
         world.push_pod(ns, pod).await?;
     }
     Ok(())
-}
-
-/// `250m` (container `app`) or `app=250m, sidecar=50m`; a `+` before a
-/// name (restartable init container) is accepted and dropped.
-fn per_container(cell: &str, what: &str) -> Result<Vec<(String, String)>, StepError> {
-    cell.split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-        .map(|part| {
-            let (name, q) = match part.split_once('=') {
-                Some((n, q)) => (n.trim().trim_start_matches('+'), q.trim()),
-                None => ("app", part),
-            };
-            crate::gherkin::params::parse_quantity(q)
-                .map_err(|e| StepError::Input(format!("{what}: {e}")))?;
-            Ok((name.to_owned(), q.to_owned()))
-        })
-        .collect()
 }

@@ -78,3 +78,52 @@ pub(crate) fn count(text: &str, what: &str) -> Result<i32, StepError> {
     text.parse()
         .map_err(|_| StepError::Input(format!("{what}: {text:?} is not a whole number")))
 }
+
+/// Parses a per-container cell: `250m` (container `app`) or
+/// `app=500m, sidecar=100m`, where `+proxy=100m` marks a restartable init
+/// (sidecar) container: (container, quantity, restartable init) triples.
+pub(crate) fn per_container(
+    cell: &str,
+    what: &str,
+) -> Result<Vec<(String, String, bool)>, StepError> {
+    let mut out = Vec::new();
+    for part in cell.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, q) = match part.split_once('=') {
+            Some((n, q)) => (n.trim(), q.trim()),
+            None => ("app", part),
+        };
+        let (name, sidecar) = match name.strip_prefix('+') {
+            Some(n) => (n, true),
+            None => (name, false),
+        };
+        super::params::parse_quantity(q).map_err(|e| StepError::Input(format!("{what}: {e}")))?;
+        out.push((name.to_owned(), q.to_owned(), sidecar));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_container_cells_name_the_app_container_by_default() {
+        assert_eq!(
+            per_container("250m", "x").unwrap(),
+            [("app".to_owned(), "250m".to_owned(), false)]
+        );
+        assert_eq!(
+            per_container("app=500m, +proxy=100m", "x").unwrap(),
+            [
+                ("app".to_owned(), "500m".to_owned(), false),
+                ("proxy".to_owned(), "100m".to_owned(), true)
+            ]
+        );
+        assert!(per_container("", "x").unwrap().is_empty());
+        let err = per_container("app=lots", "pod web-0, cpu").unwrap_err();
+        assert!(
+            err.to_string().starts_with("pod web-0, cpu: bad quantity"),
+            "{err}"
+        );
+    }
+}

@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use super::{Table, age};
+use super::{Table, age, per_container};
 use crate::gherkin::params::{Duration, WorkloadKind};
 use crate::gherkin::world::{
     HpaWorld, StepError, StepResult, Workload, workload_api, workload_resource,
@@ -284,26 +284,6 @@ fn when(text: &str, what: &str) -> Result<When, StepError> {
         "now" => Ok(When::Ago(SignedDuration::ZERO)),
         other => age(other, what).map(When::Ago),
     }
-}
-
-/// Parses `1`, `app=500m, sidecar=100m`, `app=500m, +proxy=100m` into
-/// (container, quantity, sidecar) triples; a bare quantity is container `app`.
-fn per_container(cell: &str, what: &str) -> Result<Vec<(String, String, bool)>, StepError> {
-    let mut out = Vec::new();
-    for part in cell.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (name, q) = match part.split_once('=') {
-            Some((n, q)) => (n.trim(), q.trim()),
-            None => ("app", part),
-        };
-        let (name, sidecar) = match name.strip_prefix('+') {
-            Some(n) => (n, true),
-            None => (name, false),
-        };
-        crate::gherkin::params::parse_quantity(q)
-            .map_err(|e| StepError::Input(format!("{what}: {e}")))?;
-        out.push((name.to_owned(), q.to_owned(), sidecar));
-    }
-    Ok(out)
 }
 
 impl PodShape {
