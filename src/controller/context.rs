@@ -118,6 +118,21 @@ impl Context {
         }
     }
 
+    /// A context on `client` and `clock` with the default configuration and
+    /// empty caches (nothing watches them): for tests of single reconciles.
+    pub fn for_tests(client: kube::Client, clock: Arc<dyn Clock>) -> Self {
+        let (hpas, _) = kube::runtime::reflector::store();
+        let (pods, _) = kube::runtime::reflector::store();
+        Self::new(
+            client,
+            ControllerConfig::default(),
+            clock,
+            "test",
+            hpas,
+            pods,
+        )
+    }
+
     /// The decision core's configuration, from the flags.
     pub fn core_config(&self) -> hpa_core::ControllerConfig {
         let c = &self.config;
