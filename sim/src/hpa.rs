@@ -94,21 +94,53 @@ fn default_rules(given: Option<&Value>, window: Option<i64>, policies: Value) ->
     Value::Object(out)
 }
 
-/// Validates the spec of a (defaulted) autoscaling/v2 HPA; field paths as the
-/// real API server reports them.
+/// What HPA validation depends on besides the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValidationOptions {
+    /// 0 with the `HPAScaleToZero` gate on (or when the stored object already
+    /// had 0), else 1.
+    pub min_replicas_lower_bound: i64,
+}
+
+impl Default for ValidationOptions {
+    fn default() -> Self {
+        Self {
+            min_replicas_lower_bound: 1,
+        }
+    }
+}
+
+/// Validates the spec of a (defaulted) autoscaling/v2 HPA with the gate off;
+/// field paths as the real API server reports them.
 pub fn validate_v2(hpa: &Value) -> Vec<FieldError> {
+    validate_v2_with(hpa, ValidationOptions::default())
+}
+
+/// Validates the spec of a (defaulted) autoscaling/v2 HPA.
+pub fn validate_v2_with(hpa: &Value, opts: ValidationOptions) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = hpa.get("spec").cloned().unwrap_or(Value::Null);
     let int = |v: Option<&Value>| v.and_then(Value::as_i64);
     let min = int(spec.get("minReplicas"));
     let max = int(spec.get("maxReplicas"));
     if let Some(m) = min
-        && m < 1
+        && m < opts.min_replicas_lower_bound
     {
         errs.push(FieldError::invalid(
             "spec.minReplicas",
             m,
-            "must be greater than or equal to 1",
+            &format!(
+                "must be greater than or equal to {}",
+                opts.min_replicas_lower_bound
+            ),
+        ));
+    }
+    if min == Some(0) && !has_object_or_external_metric(&spec) {
+        // Upstream validateMetrics: scaling to zero needs a metric that does
+        // not come from the (absent) pods.
+        errs.push(FieldError::forbidden(
+            "spec.metrics",
+            "must specify at least one Object or External metric to support scaling to zero replicas",
         ));
     }
     match max {
@@ -143,6 +175,19 @@ pub fn validate_v2(hpa: &Value) -> Vec<FieldError> {
         }
     }
     errs
+}
+
+fn has_object_or_external_metric(spec: &Value) -> bool {
+    spec.get("metrics")
+        .and_then(Value::as_array)
+        .is_some_and(|ms| {
+            ms.iter().any(|m| {
+                matches!(
+                    m.get("type").and_then(Value::as_str),
+                    Some("Object" | "External")
+                )
+            })
+        })
 }
 
 fn validate_ref(r: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
@@ -732,6 +777,35 @@ mod tests {
         );
         let missing = hpa(json!({"scaleTargetRef": {"kind": "Deployment", "name": "x"}}));
         assert_eq!(validate_v2(&missing)[0].field, "spec.maxReplicas");
+    }
+
+    #[test]
+    fn min_replicas_zero_needs_the_gate_and_an_object_or_external_metric() {
+        let mut h = hpa(json!({"minReplicas": 0, "maxReplicas": 5,
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "metrics": [{"type": "External", "external": {
+                "metric": {"name": "queue"},
+                "target": {"type": "Value", "value": "10"}}}]}));
+        default_v2(&mut h);
+        let gate_off = validate_v2(&h);
+        assert_eq!(gate_off.len(), 1);
+        assert_eq!(gate_off[0].field, "spec.minReplicas");
+        assert!(gate_off[0].message.contains("greater than or equal to 1"));
+        let gate_on = ValidationOptions {
+            min_replicas_lower_bound: 0,
+        };
+        assert!(validate_v2_with(&h, gate_on).is_empty());
+        let mut cpu_only = hpa(json!({"minReplicas": 0, "maxReplicas": 5,
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}}));
+        default_v2(&mut cpu_only);
+        let errs = validate_v2_with(&cpu_only, gate_on);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(errs[0].field, "spec.metrics");
+        assert!(
+            errs[0]
+                .message
+                .contains("at least one Object or External metric")
+        );
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub struct SimConfig {
     pub bookmark_interval: std::time::Duration,
     /// Namespaces that exist from the start.
     pub namespaces: Vec<String>,
+    /// The API server's `HPAScaleToZero` feature gate (alpha, off in v1.36):
+    /// whether an HPA may have `minReplicas: 0`. Also settable later with
+    /// [`Sim::set_hpa_scale_to_zero`].
+    pub hpa_scale_to_zero: bool,
 }
 
 impl Default for SimConfig {
@@ -75,6 +79,7 @@ impl Default for SimConfig {
             namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"]
                 .map(String::from)
                 .to_vec(),
+            hpa_scale_to_zero: false,
         }
     }
 }
@@ -130,6 +135,8 @@ pub(crate) struct Inner {
     pub config: SimConfig,
     pub backends: Mutex<HashMap<String, Backend>>,
     pub shutdown: CancellationToken,
+    /// The `HPAScaleToZero` gate of HPA validation.
+    pub hpa_scale_to_zero: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -176,6 +183,7 @@ impl Sim {
                 virtual_clock,
                 faults: Faults::default(),
                 stats: RequestStats::default(),
+                hpa_scale_to_zero: std::sync::atomic::AtomicBool::new(config.hpa_scale_to_zero),
                 config,
                 backends: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
@@ -216,6 +224,31 @@ impl Sim {
         let now = self.inner.clock.now();
         let mut st = self.lock();
         workloads::process_due(&mut st, now);
+    }
+
+    /// Turns the API server's `HPAScaleToZero` gate on or off for HPA
+    /// validation (whether `minReplicas: 0` is accepted).
+    pub fn set_hpa_scale_to_zero(&self, enabled: bool) {
+        self.inner
+            .hpa_scale_to_zero
+            .store(enabled, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// HPA validation options: the gate, and (on update) whether the stored
+    /// object already had `minReplicas: 0`, which the API server keeps
+    /// accepting with the gate off.
+    fn hpa_validation(&self, old: Option<&Value>) -> hpa::ValidationOptions {
+        let gate = self
+            .inner
+            .hpa_scale_to_zero
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let old_zero = old
+            .and_then(|o| o.pointer("/spec/minReplicas"))
+            .and_then(Value::as_i64)
+            == Some(0);
+        hpa::ValidationOptions {
+            min_replicas_lower_bound: if gate || old_zero { 0 } else { 1 },
+        }
     }
 
     /// Injected faults and scale overrides.
@@ -333,7 +366,7 @@ impl Sim {
         }
         reset_status_on_create(def.storage, &mut obj);
         default_object(def.storage, &mut obj);
-        validate(def, &obj, &name)?;
+        validate(def, &obj, &name, self.hpa_validation(None))?;
         if dry_run {
             return Ok(to_view(def, obj));
         }
@@ -490,7 +523,7 @@ impl Sim {
                 o
             }
         };
-        validate(def, &obj, &name)?;
+        validate(def, &obj, &name, self.hpa_validation(Some(&old_val)))?;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(old.rv.to_string()));
         if obj == old_val || dry_run {
             return Ok(to_view(def, obj));
@@ -829,7 +862,12 @@ fn default_object(s: Storage, obj: &mut Value) {
     }
 }
 
-fn validate(def: &ResourceDef, obj: &Value, name: &str) -> Result<(), ApiError> {
+fn validate(
+    def: &ResourceDef,
+    obj: &Value,
+    name: &str,
+    hpa_opts: hpa::ValidationOptions,
+) -> Result<(), ApiError> {
     let mut causes = Vec::new();
     if name.len() > 253 || name.contains('/') || name.contains('%') {
         causes.push(FieldError::invalid(
@@ -839,7 +877,7 @@ fn validate(def: &ResourceDef, obj: &Value, name: &str) -> Result<(), ApiError> 
         ));
     }
     match def.storage {
-        Storage::Hpas => causes.extend(hpa::validate_v2(obj)),
+        Storage::Hpas => causes.extend(hpa::validate_v2_with(obj, hpa_opts)),
         Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets => {
             if let Some(r) = obj.pointer("/spec/replicas").and_then(Value::as_i64)
                 && r < 0
