@@ -79,6 +79,9 @@ pub struct Context {
     pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
     /// Opt-in: Deployments from a watch cache, read instead of GET `/scale`.
     pub deployments: Option<Store<k8s_openapi::api::apps::v1::Deployment>>,
+    /// Opt-in: the pod cache indexed by namespace, so a reconcile does not
+    /// scan every pod of the cluster.
+    pub pod_index: Option<super::observe::PodIndex>,
 }
 
 impl std::fmt::Debug for Context {
@@ -115,6 +118,7 @@ impl Context {
             config,
             observer: None,
             deployments: None,
+            pod_index: None,
         }
     }
 
@@ -161,6 +165,9 @@ impl Context {
     /// The cached pods of `namespace` that `selector` selects (all of the
     /// namespace's when it is `None`, e.g. unparsable: the core reports that).
     pub fn cached_pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Pod> {
+        if let Some(index) = &self.pod_index {
+            return index.pods(namespace, selector);
+        }
         self.pods
             .state()
             .into_iter()

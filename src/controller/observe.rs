@@ -10,7 +10,8 @@
 //! [`ControllerHandle::start`]: super::ControllerHandle::start
 //! [`ControllerHandle::start_with`]: super::ControllerHandle::start_with
 
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use hpa_core::decide::{Decision, RescaleOutcome};
@@ -18,7 +19,9 @@ use hpa_core::{DecisionInput, HpaHistory, Outcome};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::runtime::watcher;
 
 /// Everything one reconcile gave the core and got back, so the core can be
 /// replayed on exactly the same inputs.
@@ -69,6 +72,9 @@ pub struct Extensions {
     /// a namespace synced within this window, each filtering it by its own
     /// selector; `None`: one list per HPA and metric, as upstream.
     pub metrics_cache: Option<Duration>,
+    /// Index the pod cache by namespace: a reconcile then looks at its
+    /// namespace's pods only, not at every pod of the cluster.
+    pub pod_index: bool,
 }
 
 impl std::fmt::Debug for Extensions {
@@ -77,7 +83,80 @@ impl std::fmt::Debug for Extensions {
             .field("observer", &self.observer.is_some())
             .field("scale_from_cache", &self.scale_from_cache)
             .field("metrics_cache", &self.metrics_cache)
+            .field("pod_index", &self.pod_index)
             .finish()
+    }
+}
+
+/// The pod watch cache indexed by namespace, kept by the pod watch beside
+/// the reflector's store (same events, same trimming).
+#[derive(Debug, Clone, Default)]
+pub struct PodIndex {
+    state: Arc<RwLock<IndexState>>,
+}
+
+type ByNamespace = HashMap<String, BTreeMap<String, Arc<Pod>>>;
+
+#[derive(Debug, Default)]
+struct IndexState {
+    live: ByNamespace,
+    /// A relist in progress: replaces `live` when it is done.
+    relisting: Option<ByNamespace>,
+}
+
+fn insert(map: &mut ByNamespace, pod: &Pod) {
+    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    map.entry(namespace)
+        .or_default()
+        .insert(name, Arc::new(pod.clone()));
+}
+
+impl PodIndex {
+    /// Applies one watch event, as the reflector's store does.
+    pub fn apply(&self, event: &watcher::Event<Pod>) {
+        let mut state = self
+            .state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match event {
+            watcher::Event::Apply(pod) => insert(&mut state.live, pod),
+            watcher::Event::Delete(pod) => {
+                let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+                let name = pod.metadata.name.as_deref().unwrap_or_default();
+                if let Some(pods) = state.live.get_mut(namespace) {
+                    pods.remove(name);
+                }
+            }
+            watcher::Event::Init => state.relisting = Some(ByNamespace::new()),
+            watcher::Event::InitApply(pod) => match state.relisting.as_mut() {
+                Some(relisting) => insert(relisting, pod),
+                None => insert(&mut state.live, pod),
+            },
+            watcher::Event::InitDone => {
+                if let Some(relisted) = state.relisting.take() {
+                    state.live = relisted;
+                }
+            }
+        }
+    }
+
+    /// The pods of `namespace` that `selector` selects (all when `None`).
+    pub fn pods(&self, namespace: &str, selector: Option<&hpa_core::Selector>) -> Vec<Pod> {
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state
+            .live
+            .get(namespace)
+            .map(|pods| {
+                pods.values()
+                    .filter(|p| selector.is_none_or(|s| s.matches_opt(p.metadata.labels.as_ref())))
+                    .map(|p| (**p).clone())
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -128,6 +207,39 @@ pub(crate) fn cached_scale(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pod(namespace: &str, name: &str, app: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}}
+        }))
+        .unwrap()
+    }
+
+    fn names(pods: Vec<Pod>) -> Vec<String> {
+        pods.into_iter()
+            .map(|p| p.metadata.name.unwrap_or_default())
+            .collect()
+    }
+
+    #[test]
+    fn the_pod_index_follows_watch_events_and_relists() {
+        let index = PodIndex::default();
+        index.apply(&watcher::Event::Apply(pod("a", "web-1", "web")));
+        index.apply(&watcher::Event::Apply(pod("a", "db-1", "db")));
+        index.apply(&watcher::Event::Apply(pod("b", "web-2", "web")));
+        let web = hpa_core::Selector::parse("app=web").unwrap();
+        assert_eq!(names(index.pods("a", Some(&web))), ["web-1"]);
+        assert_eq!(names(index.pods("a", None)), ["db-1", "web-1"]);
+        index.apply(&watcher::Event::Delete(pod("a", "web-1", "web")));
+        assert!(index.pods("a", Some(&web)).is_empty());
+        // A relist replaces everything once done, not before.
+        index.apply(&watcher::Event::Init);
+        index.apply(&watcher::Event::InitApply(pod("c", "x", "web")));
+        assert_eq!(names(index.pods("b", None)), ["web-2"]);
+        index.apply(&watcher::Event::InitDone);
+        assert!(index.pods("b", None).is_empty());
+        assert_eq!(names(index.pods("c", Some(&web))), ["x"]);
+    }
 
     #[test]
     fn a_deployment_scale_carries_replicas_and_its_selector() {

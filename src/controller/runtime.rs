@@ -33,7 +33,7 @@ use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::leader::{LeaderElector, LeaseTiming};
-use super::observe::Extensions;
+use super::observe::{Extensions, PodIndex};
 use super::queue::{Backoff, WorkQueue};
 use super::reconcile::{Reconciled, reconcile};
 use super::server::ServerState;
@@ -237,6 +237,8 @@ impl ControllerHandle {
             pod_store.clone(),
         );
         ctx.observer = extensions.observer.clone();
+        let pod_index = extensions.pod_index.then(PodIndex::default);
+        ctx.pod_index = pod_index.clone();
         if let Some(window) = extensions.metrics_cache {
             ctx.metrics_client = ctx.metrics_client.clone().with_shared_lists(window);
         }
@@ -290,6 +292,9 @@ impl ControllerHandle {
                 let stream = reflector::reflector(pod_writer, pods);
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
+                    if let (Some(index), Ok(event)) = (&pod_index, &event) {
+                        index.apply(event);
+                    }
                     match event {
                         Ok(
                             watcher::Event::Apply(pod)

@@ -522,6 +522,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         metrics_cache: options
             .optimize
             .then(|| (options.sync_period / 10).min(Duration::from_secs(1))),
+        pod_index: options.optimize,
     };
     let started = Instant::now();
     let controller = ControllerHandle::start_with(
