@@ -36,11 +36,8 @@ Feature: A target scaled to zero
     Then the deployment "web" has 4 replicas
     And the HPA "web" has condition "ScalingActive" "True" with reason "ValidMetricFound"
 
-  # Known bug (sim): the simulated API server refuses minReplicas 0 whatever
-  # the HPAScaleToZero gate (it has no gate of its own; a v1.36 API server
-  # with the gate on accepts 0 with an Object or External metric), so this
-  # HPA cannot be created.
-  @known-bug
+  # The cluster's API server shares the gate: with it on, it accepts
+  # minReplicas 0 with an Object or External metric.
   Scenario: With HPAScaleToZero an external metric scales the target to zero and back
     # an empty queue asks for 0 replicas; 35 messages against 10 ask for
     # ceil(3.5) = 4 from zero.

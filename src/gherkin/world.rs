@@ -246,7 +246,12 @@ impl HpaWorld {
     /// The running cluster, started on first use.
     pub async fn env(&mut self) -> Result<&Env, StepError> {
         if self.env.is_none() {
-            self.env = Some(Env::start().await?);
+            let env = Env::start().await?;
+            // One cluster, one set of gates: the API server validates
+            // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
+            env.sim
+                .set_hpa_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"));
+            self.env = Some(env);
         }
         self.env
             .as_ref()
@@ -314,7 +319,12 @@ impl HpaWorld {
             .map_err(|source| StepError::Flag {
                 flag: flag.to_owned(),
                 source,
-            })
+            })?;
+        if let Some(env) = &self.env {
+            env.sim
+                .set_hpa_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"));
+        }
+        Ok(())
     }
 
     /// Splits `ns/name` or qualifies `name` with the scenario namespace.
