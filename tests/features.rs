@@ -3,7 +3,9 @@
 //! in a comment above the scenario) are left out.
 //!
 //! A `harness = false` test: cucumber prints its own report. Arguments:
-//! `cargo test --test features -- PATH...` runs only those files or folders.
+//! `cargo test --test features -- PATH...` runs only those files or folders;
+//! a libtest name filter that does not match "features" (as in
+//! `cargo test some_unit_test`) skips the run, as libtest would.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,12 +14,24 @@ use hpa_harness::gherkin::{RunOptions, run};
 
 fn main() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    // libtest passes flags such as `--nocapture`; feature paths are the rest.
-    let paths: Vec<PathBuf> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .map(|a| root.join(a))
-        .collect();
+    // libtest flags such as `--nocapture` are ignored; existing files and
+    // folders are feature paths; anything else is a test-name filter.
+    let (paths, filters): (Vec<PathBuf>, Vec<String>) = {
+        let free: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let (paths, filters): (Vec<String>, Vec<String>) =
+            free.into_iter().partition(|a| root.join(a).exists());
+        (paths.into_iter().map(|a| root.join(a)).collect(), filters)
+    };
+    if paths.is_empty()
+        && !filters.is_empty()
+        && !filters.iter().any(|f| "features".contains(f.as_str()))
+    {
+        println!("features: skipped (test-name filter {filters:?})");
+        return ExitCode::SUCCESS;
+    }
     let options = RunOptions {
         paths: if paths.is_empty() {
             vec![root.join("features")]
