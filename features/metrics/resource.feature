@@ -52,10 +52,6 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
     And the HPA "web" reports cpu utilization 80%
     And an event "SuccessfulRescale" with message "New size: 4; reason: cpu resource utilization (percentage of request) above target" is recorded for the HPA "web"
 
-  # Known bug (sim): the simulated cluster deletes objects at once and has no
-  # finalizers, so it cannot hold a pod with a deletion timestamp; the step
-  # "with pods:" cannot give web-2 its `deleted` column.
-  @known-bug
   Scenario: Pods being deleted are ignored
     # web-2 is terminating: web-0 and web-1 give 80%, ratio 1.6, ceil(3.2) = 4.
     Given a deployment "web" with pods:

@@ -530,7 +530,12 @@ impl Sim {
         }
         let entry = st.store.put(def.storage, obj, EventType::Modified);
         self.after_write(st, def.storage, Some(&old_val), &entry, now);
-        Ok(to_view(def, entry.value()))
+        let view = to_view(def, entry.value());
+        if is_terminating(&view) && finalizers(&view).is_empty() {
+            // The last finalizer is gone: the pending deletion completes.
+            self.finish_delete(st, def, &entry.ns, &name);
+        }
+        Ok(view)
     }
 
     /// DELETE. Objects go at once (no graceful termination); a workload's
@@ -552,15 +557,39 @@ impl Sim {
                 name: name.into(),
             });
         }
-        let gone = st
-            .store
-            .remove(def.storage, ns, name)
-            .ok_or_else(|| not_found(def, name))?;
-        cascade_delete(&mut st, def.storage, &gone);
-        if def.storage == Storage::Pods {
-            workloads::refresh_owner(&mut st, &gone);
+        let current = e.value();
+        if !finalizers(&current).is_empty() {
+            // As the API server does: an object with finalizers is only
+            // marked (deletionTimestamp) and goes when they are removed.
+            if is_terminating(&current) {
+                return Ok(to_view(def, current));
+            }
+            let mut marked = current.clone();
+            let meta = meta_mut(&mut marked);
+            meta.insert("deletionTimestamp".into(), json!(k8s_time(self.now())));
+            meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            let entry = st.store.put(def.storage, marked, EventType::Modified);
+            self.after_write(&mut st, def.storage, Some(&current), &entry, self.now());
+            return Ok(to_view(def, entry.value()));
         }
-        Ok(to_view(def, gone.value()))
+        let gone = self.finish_delete(&mut st, def, ns, name);
+        gone.ok_or_else(|| not_found(def, name))
+    }
+
+    /// Removes an object for good, with what goes with it.
+    fn finish_delete(
+        &self,
+        st: &mut State,
+        def: &ResourceDef,
+        ns: &str,
+        name: &str,
+    ) -> Option<Value> {
+        let gone = st.store.remove(def.storage, ns, name)?;
+        cascade_delete(st, def.storage, &gone);
+        if def.storage == Storage::Pods {
+            workloads::refresh_owner(st, &gone);
+        }
+        Some(to_view(def, gone.value()))
     }
 
     /// Reactions to a successful write: workloads keep their pods in line,
@@ -846,6 +875,20 @@ fn reset_status_on_create(s: Storage, obj: &mut Value) {
         }
         Storage::Events | Storage::Leases => {}
     }
+}
+
+/// `metadata.finalizers`, empty when absent.
+fn finalizers(obj: &Value) -> Vec<Value> {
+    obj.pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Whether the object has been asked to go (`metadata.deletionTimestamp`).
+fn is_terminating(obj: &Value) -> bool {
+    obj.pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
 }
 
 fn default_object(s: Storage, obj: &mut Value) {

@@ -937,3 +937,30 @@ async fn a_cluster_wide_watch_sees_status_patches_of_workload_pods() {
         other => panic!("unexpected {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn an_object_with_finalizers_is_marked_on_delete_and_goes_with_the_last_one() {
+    let sim = sim();
+    let pods: Api<Pod> = Api::default_namespaced(sim.client());
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+        "spec": {"containers": [{"name": "app", "image": "nginx"}]}
+    }))
+    .unwrap();
+    pods.create(&PostParams::default(), &pod).await.unwrap();
+    pods.delete("held", &DeleteParams::default()).await.unwrap();
+    let marked = pods.get("held").await.unwrap();
+    assert!(marked.metadata.deletion_timestamp.is_some());
+    // A second delete changes nothing.
+    pods.delete("held", &DeleteParams::default()).await.unwrap();
+    assert_eq!(
+        pods.get("held").await.unwrap().metadata.deletion_timestamp,
+        marked.metadata.deletion_timestamp
+    );
+    let release = json!({"metadata": {"finalizers": []}});
+    pods.patch("held", &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .unwrap();
+    assert_eq!(code(pods.get("held").await.unwrap_err()), 404);
+}

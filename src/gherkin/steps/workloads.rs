@@ -577,9 +577,24 @@ async fn create_workload(
     Ok(())
 }
 
-/// Gives a pod a deletion timestamp (a terminating pod that still exists).
-async fn mark_terminating(_world: &mut HpaWorld, ns: &str, pod: &str) -> StepResult {
-    Err(StepError::State(format!(
-        "pod {ns}/{pod}: the simulated cluster cannot keep a pod with a deletion timestamp yet (deletes are immediate)"
-    )))
+/// The finalizer that holds a scenario's terminating pods in place.
+const TERMINATING_FINALIZER: &str = "hpa-harness.io/terminating";
+
+/// Gives a pod a deletion timestamp (a terminating pod that still exists): a
+/// finalizer of ours keeps it, then a delete marks it, as the API server does
+/// for any object with finalizers.
+async fn mark_terminating(world: &mut HpaWorld, ns: &str, pod: &str) -> StepResult {
+    let api: Api<Pod> = world.api(ns).await?;
+    let patch = json!({"metadata": {"finalizers": [TERMINATING_FINALIZER]}});
+    api.patch(pod, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(StepError::kube(format!(
+            "holding pod {ns}/{pod} with a finalizer"
+        )))?;
+    api.delete(pod, &Default::default())
+        .await
+        .map_err(StepError::kube(format!(
+            "marking pod {ns}/{pod} as terminating"
+        )))?;
+    Ok(())
 }
