@@ -62,10 +62,6 @@ Feature: Object metrics
     And the HPA "web" reports "requests_per_second" at 50
     And an event "SuccessfulRescale" with message "New size: 2; reason: All metrics below target" is recorded for the HPA "web"
 
-  # Known bug (sim): the simulated cluster serves no Services, so the
-  # controller's discovery cannot map kind Service to a resource (no matches
-  # for kind Service in the core group) and the metric fails.
-  @known-bug
   Scenario: An object metric of a Service
     Given a deployment "web" with 2 pods
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas

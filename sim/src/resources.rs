@@ -24,11 +24,15 @@ pub enum Storage {
     Leases,
     /// apiregistration.k8s.io/v1 APIServices (cluster-scoped).
     ApiServices,
+    /// core/v1 services (targets of Object metrics; fake-metrics-server's Service).
+    Services,
+    /// core/v1 nodes (cluster-scoped; the harness's fake node on real clusters).
+    Nodes,
 }
 
 impl Storage {
     /// All storages, in table order.
-    pub const ALL: [Storage; 9] = [
+    pub const ALL: [Storage; 11] = [
         Storage::Namespaces,
         Storage::Pods,
         Storage::Events,
@@ -38,6 +42,8 @@ impl Storage {
         Storage::Hpas,
         Storage::Leases,
         Storage::ApiServices,
+        Storage::Services,
+        Storage::Nodes,
     ];
 
     /// Index into per-storage tables.
@@ -57,6 +63,8 @@ impl Storage {
             Storage::Hpas => ("autoscaling", "v2", "horizontalpodautoscalers"),
             Storage::Leases => ("coordination.k8s.io", "v1", "leases"),
             Storage::ApiServices => ("apiregistration.k8s.io", "v1", "apiservices"),
+            Storage::Services => ("", "v1", "services"),
+            Storage::Nodes => ("", "v1", "nodes"),
         };
         RESOURCES
             .iter()
@@ -215,6 +223,30 @@ pub static RESOURCES: &[ResourceDef] = &[
         false,
         false,
         &["ev"]
+    ),
+    res!(
+        "",
+        "v1",
+        "services",
+        "service",
+        "Service",
+        true,
+        Storage::Services,
+        true,
+        false,
+        &["svc"]
+    ),
+    res!(
+        "",
+        "v1",
+        "nodes",
+        "node",
+        "Node",
+        false,
+        Storage::Nodes,
+        true,
+        false,
+        &["no"]
     ),
     res!(
         "events.k8s.io",

@@ -873,7 +873,11 @@ fn reset_status_on_create(s: Storage, obj: &mut Value) {
                     "reason": "Passed", "message": "all checks passed"}]}),
             );
         }
-        Storage::Events | Storage::Leases => {}
+        Storage::Services => {
+            map.insert("status".into(), json!({"loadBalancer": {}}));
+        }
+        // A kubelet registers its node with its status; events and leases have none.
+        Storage::Events | Storage::Leases | Storage::Nodes => {}
     }
 }
 
