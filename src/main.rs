@@ -7,7 +7,10 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = hpa_harness::cli::Cli::parse();
     hpa_harness::cli::init_tracing(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("error: cannot start the async runtime: {err}");
