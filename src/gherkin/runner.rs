@@ -116,11 +116,44 @@ pub enum RunError {
     /// The backend is not part of this build.
     #[error("backend {} is not available in this build; use --backend sim", .0.name())]
     Backend(BackendKind),
+    /// A tool the backend drives is missing or unusable.
+    #[error("backend {}: {source}", .backend.name())]
+    Tool {
+        backend: BackendKind,
+        #[source]
+        source: crate::cluster::tools::ToolError,
+    },
+}
+
+/// Checks the tools a real-cluster backend drives, so that a missing `kind`,
+/// `k3d` or Docker engine is named with how to get it before anything runs.
+pub fn check_backend_tools(
+    backend: BackendKind,
+    path_var: &std::ffi::OsStr,
+) -> Result<(), RunError> {
+    use crate::cluster::tools::{self, Tool};
+    let tool = |source| RunError::Tool { backend, source };
+    match backend {
+        BackendKind::Sim | BackendKind::Kubeconfig => return Ok(()),
+        BackendKind::Kind => {
+            tools::require_in(Tool::Kind, path_var).map_err(tool)?;
+        }
+        BackendKind::K3d => {
+            tools::require_in(Tool::K3d, path_var).map_err(tool)?;
+        }
+        BackendKind::K3s => {}
+    }
+    tools::require_docker_engine_in(path_var).map_err(tool)?;
+    Ok(())
 }
 
 /// Runs the scenarios of `options.paths`.
 pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
     if options.backend != BackendKind::Sim {
+        check_backend_tools(
+            options.backend,
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )?;
         return Err(RunError::Backend(options.backend));
     }
     if options.paths.is_empty() {
@@ -332,18 +365,34 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn real_cluster_backends_say_they_are_not_in_this_build() {
+    async fn the_kubeconfig_backend_says_it_is_not_in_this_build() {
         let err = run(&RunOptions {
             paths: vec![PathBuf::from("features")],
-            backend: BackendKind::Kind,
+            backend: BackendKind::Kubeconfig,
             ..RunOptions::default()
         })
         .await
         .unwrap_err();
         assert_eq!(
             err.to_string(),
-            "backend kind is not available in this build; use --backend sim"
+            "backend kubeconfig is not available in this build; use --backend sim"
         );
+    }
+
+    #[test]
+    fn a_missing_kind_or_k3d_or_docker_is_named_with_a_hint() {
+        let nowhere = std::ffi::OsStr::new("/nonexistent-hpa-harness-path");
+        let kind = check_backend_tools(BackendKind::Kind, nowhere).unwrap_err();
+        assert!(
+            kind.to_string()
+                .starts_with("backend kind: `kind` was not found on PATH: install kind"),
+            "{kind}"
+        );
+        let k3d = check_backend_tools(BackendKind::K3d, nowhere).unwrap_err();
+        assert!(k3d.to_string().contains("`k3d` was not found"), "{k3d}");
+        let k3s = check_backend_tools(BackendKind::K3s, nowhere).unwrap_err();
+        assert!(k3s.to_string().contains("`docker` was not found"), "{k3s}");
+        assert!(check_backend_tools(BackendKind::Sim, nowhere).is_ok());
     }
 
     #[tokio::test]
