@@ -14,7 +14,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use fake_metrics_server::script::{
-    Change, ContainerSpec, ExternalMetric, ExternalSpec, MetricSpec, PodSpec, Script, Value,
+    Change, ContainerSpec, Defaults, Duration as ScriptDuration, ExternalMetric, ExternalSpec,
+    MetricSpec, PodSpec, Script, Value,
 };
 use fake_metrics_server::{AppState, ServerClock};
 use futures::{StreamExt, TryStreamExt};
@@ -478,6 +479,13 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
                 }
             })
             .collect(),
+        // A 5 s window (metrics-server's is 15 s to 30 s): CPU samples of
+        // new pods count once they have been Ready for a window, so a run
+        // needs no warm-up of half a minute.
+        defaults: Defaults {
+            timestamp: None,
+            window: Some(ScriptDuration(jiff::SignedDuration::from_secs(5))),
+        },
         ..Script::default()
     };
     metrics.load(&script).map_err(LoadError::Metrics)?;
