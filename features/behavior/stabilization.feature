@@ -148,3 +148,26 @@ Feature: Stabilization windows
     And 15s pass
     Then the deployment "worker" has 2 replicas
     And an event "SuccessfulRescale" with message "New size: 2; reason: All metrics below target" is recorded for the HPA "worker"
+
+  Scenario: A 10-minute scale-down window holds for 10 virtual minutes
+    # The recommendation of 4 taken at the first sync stays inside the
+    # 600-second window until exactly 600 s later (windows compare strictly),
+    # so the target holds at 4 through 9m45s and drops to 1 at 10m.
+    Given a deployment "web" with 4 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 100
+    And the HPA "web" has behavior:
+      """
+      scaleDown:
+        stabilizationWindowSeconds: 600
+      """
+    And the pods of "web" report "http_requests" of 100, 100, 100 and 100
+    When the HPA controller syncs
+    Then the deployment "web" has 4 replicas
+    When the pods of "web" report "http_requests" of 10, 10, 10 and 10
+    Then the deployment "web" stays at 4 replicas for 9m45s
+    And the HPA "web" has condition "AbleToScale" "True" with reason "ScaleDownStabilized"
+    When 15s pass
+    Then the deployment "web" has 1 replicas
+    And the HPA "web" has condition "AbleToScale" "True" with reason "SucceededRescale"
+    And the HPA "web" last scaled 0s ago
