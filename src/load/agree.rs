@@ -57,8 +57,9 @@ mod tests {
     use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
     use std::time::{Duration, Instant};
 
-    /// An HPA on an external metric at twice its target: the core wants to
-    /// double 2 replicas to 4.
+    /// An HPA on an external metric whose average per replica is twice its
+    /// target (40 over 2 replicas against 10; AverageValue needs no pods):
+    /// the core wants ceil(40 / 10) = 4 replicas.
     fn observation() -> ReconcileObservation {
         let hpa: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
             "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
@@ -67,12 +68,12 @@ mod tests {
                      "minReplicas": 1, "maxReplicas": 10,
                      "metrics": [{"type": "External", "external": {
                          "metric": {"name": "queue"},
-                         "target": {"type": "Value", "value": "10"}}}]}
+                         "target": {"type": "AverageValue", "averageValue": "10"}}}]}
         }))
         .unwrap();
         let now = jiff::Timestamp::from_second(1_800_000_000).unwrap();
         let external: Fetched = Fetched::External(Ok(hpa_core::decide::ExternalSample {
-            values: vec![hpa_core::Quantity::parse("20").unwrap()],
+            values: vec![hpa_core::Quantity::parse("40").unwrap()],
             timestamp: now,
         }));
         let input = DecisionInput {
