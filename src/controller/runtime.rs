@@ -679,6 +679,7 @@ async fn watch_hpas(
 ) {
     let mut generations: HashMap<String, Option<i64>> = HashMap::new();
     let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
+    let mut queued_at_init_done: Vec<String> = Vec::new();
     let stream = reflector::reflector(
         writer,
         watcher(api, watcher::Config::default()).default_backoff(),
@@ -698,6 +699,10 @@ async fn watch_hpas(
         {
             progress.observe(hpa.metadata.resource_version.as_deref());
         }
+        // The reflector's store holds a (re)list's objects only from
+        // InitDone on: an HPA queued at its InitApply could be dequeued
+        // before, look deleted, and never be requeued. Queue them at InitDone.
+        let initial = matches!(event, watcher::Event::InitApply(_));
         match event {
             watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa) => {
                 let key = key_of(&hpa.metadata);
@@ -705,7 +710,11 @@ async fn watch_hpas(
                 let generation = hpa.metadata.generation;
                 let changed = generations.insert(key.clone(), generation) != Some(generation);
                 if changed && mode == SyncMode::Periodic {
-                    queue.add(key);
+                    if initial {
+                        queued_at_init_done.push(key);
+                    } else {
+                        queue.add(key);
+                    }
                 }
             }
             watcher::Event::Delete(hpa) => {
@@ -714,8 +723,14 @@ async fn watch_hpas(
                 queue.remove(&key);
                 ctx.forget(&key);
             }
-            watcher::Event::Init => seen_in_init.clear(),
+            watcher::Event::Init => {
+                seen_in_init.clear();
+                queued_at_init_done.clear();
+            }
             watcher::Event::InitDone => {
+                for key in queued_at_init_done.drain(..) {
+                    queue.add(key);
+                }
                 // Deletions missed while the watch was down.
                 let gone: Vec<String> = generations
                     .keys()
