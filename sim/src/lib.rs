@@ -19,6 +19,7 @@
 //! # }
 //! ```
 
+pub mod admin;
 pub mod aggregation;
 pub mod api;
 pub mod convert;
@@ -43,9 +44,10 @@ pub use stats::RequestStats;
 use std::future::Future;
 
 impl Sim {
-    /// The HTTP API as a router (a tower service; no socket needed).
+    /// The HTTP API as a router (a tower service; no socket needed): the
+    /// Kubernetes API plus the harness's [`admin`] API under `/admin/v1/`.
     pub fn router(&self) -> axum::Router {
-        api::router(self.clone())
+        admin::router(self.clone()).merge(api::router(self.clone()))
     }
 
     /// A kube client talking to this sim in-process, through the router as a

@@ -234,6 +234,86 @@ impl Sim {
             .store(enabled, std::sync::atomic::Ordering::SeqCst);
     }
 
+    /// Whether the `HPAScaleToZero` gate is on.
+    pub fn hpa_scale_to_zero(&self) -> bool {
+        self.inner
+            .hpa_scale_to_zero
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Makes the cluster fresh again without restarting it, so one sim
+    /// process serves scenario after scenario: every object a client made
+    /// goes (finalizers ignored), each with a DELETED event for open
+    /// watches; resourceVersions keep growing. Built-in namespaces stay (and
+    /// come back if deleted). Faults, pod delays and pending pod
+    /// transitions, service backends and the feature gates return to the
+    /// configuration. The clock and the request counters are left alone.
+    /// Returns how many objects were removed.
+    pub fn reset(&self) -> usize {
+        let builtin = &self.inner.config.namespaces;
+        let removed = {
+            let mut st = self.lock();
+            let before = object_count(&st);
+            // Owners first, so their pods go with them and no owner status
+            // is rewritten for a pod that is about to go anyway.
+            let order = [
+                Storage::Hpas,
+                Storage::Deployments,
+                Storage::StatefulSets,
+                Storage::ReplicaSets,
+                Storage::Pods,
+                Storage::Events,
+                Storage::Leases,
+                Storage::Services,
+                Storage::Nodes,
+                Storage::ApiServices,
+                Storage::Namespaces,
+            ];
+            for s in order {
+                let def = s.def();
+                let keys: Vec<(String, String)> = st
+                    .store
+                    .table(s)
+                    .range(None)
+                    .filter(|e| s != Storage::Namespaces || !builtin.iter().any(|n| **n == *e.name))
+                    .map(|e| (e.ns.to_string(), e.name.to_string()))
+                    .collect();
+                for (ns, name) in keys {
+                    self.finish_delete(&mut st, def, &ns, &name);
+                }
+            }
+            st.delays.clear();
+            st.pending.clear();
+            st.next_index.clear();
+            st.default_delays = self.inner.config.pod_delays;
+            before.saturating_sub(object_count(&st))
+        };
+        let def = Storage::Namespaces.def();
+        for ns in builtin {
+            let missing = self
+                .lock()
+                .store
+                .table(Storage::Namespaces)
+                .get("", ns)
+                .is_none();
+            if missing {
+                let obj =
+                    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}});
+                if let Err(e) = self.create(def, "", obj, false) {
+                    tracing::warn!(namespace = %ns, error = %e, "could not recreate a namespace");
+                }
+            }
+        }
+        self.inner.faults.clear();
+        self.inner
+            .backends
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
+        self.set_hpa_scale_to_zero(self.inner.config.hpa_scale_to_zero);
+        removed
+    }
+
     /// HPA validation options: the gate, and (on update) whether the stored
     /// object already had `minReplicas: 0`, which the API server keeps
     /// accepting with the gate off.
@@ -738,6 +818,13 @@ impl Sim {
     pub(crate) fn hpa_status_conflict(&self, ns: &str, name: &str) -> bool {
         self.inner.faults.take_hpa_status_conflict(ns, name)
     }
+}
+
+fn object_count(st: &State) -> usize {
+    Storage::ALL
+        .iter()
+        .map(|s| st.store.table(*s).objects.len())
+        .sum()
 }
 
 fn suffix(n: u64) -> String {

@@ -1,0 +1,251 @@
+//! [`AdminClient`]: the typed client of the admin API, for the Gherkin
+//! runner and load runs driving a sim in another process.
+
+use std::collections::BTreeMap;
+
+use jiff::SignedDuration;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{
+    ClockMove, ClockState, ErrorBody, FaultAction, HPA_SCALE_TO_ZERO, PodDelaysBody, RequestCounts,
+    ResetSummary,
+};
+use crate::sim::PodDelays;
+
+/// Failures of admin requests; each names the endpoint.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// The HTTP client could not be built.
+    #[error("building the HTTP client for the sim admin API")]
+    Build(#[source] reqwest::Error),
+    /// The request did not reach the sim or its answer could not be read.
+    #[error("{endpoint}: request failed")]
+    Http {
+        /// Method and path, e.g. `POST /admin/v1/faults`.
+        endpoint: String,
+        /// Cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The sim refused the request.
+    #[error("{endpoint}: the sim answered {status}: {message}")]
+    Rejected {
+        /// Method and path.
+        endpoint: String,
+        /// HTTP status.
+        status: u16,
+        /// The sim's message (or the raw body).
+        message: String,
+    },
+    /// The sim answered success with a body of the wrong shape.
+    #[error("{endpoint}: unreadable answer")]
+    Decode {
+        /// Method and path.
+        endpoint: String,
+        /// Cause.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// Talks to `/admin/v1/` of one sim.
+#[derive(Debug, Clone)]
+pub struct AdminClient {
+    http: reqwest::Client,
+    base: String,
+}
+
+/// Formats a duration for the admin API (whole seconds or milliseconds,
+/// which Go and jiff both read).
+fn go_duration(d: SignedDuration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+impl AdminClient {
+    /// A client for the sim whose API server is at `base_url`
+    /// (`http://127.0.0.1:PORT`, the kubeconfig's server).
+    pub fn new(base_url: impl Into<String>) -> Result<Self, AdminError> {
+        // reqwest is built without a default crypto provider; install ring
+        // once (a second install is refused, which is fine).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .build()
+            .map_err(AdminError::Build)?;
+        Ok(Self::with_http(http, base_url))
+    }
+
+    /// A client using an existing reqwest client.
+    pub fn with_http(http: reqwest::Client, base_url: impl Into<String>) -> Self {
+        let base = base_url.into().trim_end_matches('/').to_owned();
+        Self { http, base }
+    }
+
+    /// The sim's base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    async fn call<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<Option<T>, AdminError> {
+        let endpoint = format!("{method} {path}");
+        let mut request = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let http_err = |source| AdminError::Http {
+            endpoint: endpoint.clone(),
+            source,
+        };
+        let response = request.send().await.map_err(http_err)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(http_err)?;
+        if !status.is_success() {
+            let message = serde_json::from_slice::<ErrorBody>(&bytes)
+                .map(|b| b.message)
+                .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned());
+            return Err(AdminError::Rejected {
+                endpoint,
+                status: status.as_u16(),
+                message,
+            });
+        }
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|source| AdminError::Decode { endpoint, source })
+    }
+
+    async fn call_for<B: Serialize, T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&B>,
+    ) -> Result<T, AdminError> {
+        let endpoint = format!("{method} {path}");
+        self.call(method, path, body)
+            .await?
+            .ok_or_else(|| AdminError::Decode {
+                endpoint,
+                source: <serde_json::Error as serde::de::Error>::custom("empty answer"),
+            })
+    }
+
+    /// `GET /admin/v1/clock`.
+    pub async fn clock(&self) -> Result<ClockState, AdminError> {
+        self.call_for::<(), _>(reqwest::Method::GET, "/admin/v1/clock", None)
+            .await
+    }
+
+    /// `POST /admin/v1/clock`: moves the virtual clock forward by `by` and
+    /// applies the pod transitions that fell due.
+    pub async fn advance(&self, by: SignedDuration) -> Result<ClockState, AdminError> {
+        let body = ClockMove {
+            advance: go_duration(by),
+        };
+        self.call_for(reqwest::Method::POST, "/admin/v1/clock", Some(&body))
+            .await
+    }
+
+    /// `POST /admin/v1/faults`: sets one fault or scale override.
+    pub async fn set_fault(&self, action: &FaultAction) -> Result<(), AdminError> {
+        self.call::<_, serde_json::Value>(reqwest::Method::POST, "/admin/v1/faults", Some(action))
+            .await
+            .map(drop)
+    }
+
+    /// `DELETE /admin/v1/faults`: clears every fault and override.
+    pub async fn clear_faults(&self) -> Result<(), AdminError> {
+        self.call::<(), serde_json::Value>(reqwest::Method::DELETE, "/admin/v1/faults", None)
+            .await
+            .map(drop)
+    }
+
+    /// `PUT /admin/v1/pod-delays/{namespace}/{name}`.
+    pub async fn set_pod_delays(
+        &self,
+        namespace: &str,
+        name: &str,
+        delays: PodDelays,
+    ) -> Result<(), AdminError> {
+        let body = PodDelaysBody {
+            running: Some(go_duration(delays.running)),
+            ready: Some(go_duration(delays.ready)),
+        };
+        let path = format!("/admin/v1/pod-delays/{namespace}/{name}");
+        self.call::<_, serde_json::Value>(reqwest::Method::PUT, &path, Some(&body))
+            .await
+            .map(drop)
+    }
+
+    /// `PUT /admin/v1/feature-gates`: sets the given gates; answers all.
+    pub async fn set_feature_gates(
+        &self,
+        gates: &BTreeMap<String, bool>,
+    ) -> Result<BTreeMap<String, bool>, AdminError> {
+        self.call_for(reqwest::Method::PUT, "/admin/v1/feature-gates", Some(gates))
+            .await
+    }
+
+    /// Sets the `HPAScaleToZero` gate.
+    pub async fn set_hpa_scale_to_zero(&self, on: bool) -> Result<(), AdminError> {
+        let gates = BTreeMap::from([(HPA_SCALE_TO_ZERO.to_owned(), on)]);
+        self.set_feature_gates(&gates).await.map(drop)
+    }
+
+    /// `GET /admin/v1/feature-gates`.
+    pub async fn feature_gates(&self) -> Result<BTreeMap<String, bool>, AdminError> {
+        self.call_for::<(), _>(reqwest::Method::GET, "/admin/v1/feature-gates", None)
+            .await
+    }
+
+    /// `POST /admin/v1/reset`: a fresh cluster for the next scenario.
+    pub async fn reset(&self) -> Result<ResetSummary, AdminError> {
+        self.call_for::<(), _>(reqwest::Method::POST, "/admin/v1/reset", None)
+            .await
+    }
+
+    /// `GET /admin/v1/requests`.
+    pub async fn requests(&self) -> Result<RequestCounts, AdminError> {
+        self.call_for::<(), _>(reqwest::Method::GET, "/admin/v1/requests", None)
+            .await
+    }
+
+    /// `DELETE /admin/v1/requests`: zeroes the counters.
+    pub async fn reset_requests(&self) -> Result<(), AdminError> {
+        self.call::<(), serde_json::Value>(reqwest::Method::DELETE, "/admin/v1/requests", None)
+            .await
+            .map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_sent_in_a_form_the_server_reads() {
+        for d in [
+            SignedDuration::from_secs(90),
+            SignedDuration::from_millis(1500),
+            SignedDuration::ZERO,
+        ] {
+            let text = go_duration(d);
+            assert_eq!(
+                super::super::parse_duration("x", &text).unwrap(),
+                d,
+                "{text}"
+            );
+        }
+    }
+}

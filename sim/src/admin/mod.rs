@@ -1,0 +1,428 @@
+//! The admin API under `/admin/v1/`: everything the in-process scenario
+//! world does through [`Sim`] methods, over HTTP, so the same scenarios can
+//! drive a separate `hpa-harness sim` process (and a load run can count the
+//! API calls it caused).
+//!
+//! Bodies and answers are JSON with camelCase keys; durations are Go-style
+//! (`90s`, `1m30s`, `500ms`). A bad body is answered 400 with
+//! `{"message": ...}` naming the field; asking to move a wall clock is
+//! answered 409.
+//!
+//! | endpoint | body | effect |
+//! | --- | --- | --- |
+//! | `GET /admin/v1/clock` | | [`ClockState`] |
+//! | `POST /admin/v1/clock` | `{"advance": "90s"}` | [`Sim::advance`]; answers [`ClockState`] |
+//! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
+//! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
+//! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s"}` | [`Sim::set_pod_delays`]; 204 |
+//! | `GET`/`PUT /admin/v1/feature-gates` | `{"HPAScaleToZero": true}` | sets known gates; answers all of them |
+//! | `POST /admin/v1/reset` | | [`Sim::reset`]; answers [`ResetSummary`] |
+//! | `GET /admin/v1/requests` | | [`RequestCounts`] |
+//! | `DELETE /admin/v1/requests` | | zeroes the counters; 204 |
+//!
+//! Admin requests are not counted in the request counters: they are the
+//! harness talking, not a Kubernetes client.
+
+mod client;
+
+pub use client::{AdminClient, AdminError};
+
+use std::collections::BTreeMap;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post, put};
+use bytes::Bytes;
+use http::StatusCode;
+use jiff::{SignedDuration, Timestamp};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::sim::{PodDelays, Sim};
+
+/// The one feature gate the sim's API server has.
+pub const HPA_SCALE_TO_ZERO: &str = "HPAScaleToZero";
+
+/// Why an admin request was refused (the server side).
+#[derive(Debug, thiserror::Error)]
+pub enum AdminRejection {
+    /// The body or a path part is not what the endpoint takes.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The request does not fit the sim's state (a clock change on a wall clock).
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// The JSON body of an admin error answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// What was wrong, naming the field.
+    pub message: String,
+}
+
+impl IntoResponse for AdminRejection {
+    fn into_response(self) -> Response {
+        let code = match self {
+            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+        };
+        (
+            code,
+            axum::Json(ErrorBody {
+                message: self.to_string(),
+            }),
+        )
+            .into_response()
+    }
+}
+
+/// The sim's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockState {
+    /// The sim's now (RFC 3339).
+    pub now: Timestamp,
+    /// Whether the clock is virtual (moves only when advanced).
+    #[serde(rename = "virtual")]
+    pub is_virtual: bool,
+}
+
+/// Body of `POST /admin/v1/clock`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClockMove {
+    /// How far to move the virtual clock forward, as a Go duration (`90s`).
+    pub advance: String,
+}
+
+/// One fault action: the body of `POST /admin/v1/faults`, a JSON object with
+/// exactly one key naming the action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum FaultAction {
+    /// GET `/scale` of the target answers 500 (or not, with `fail: false`).
+    FailGetScale(ToggleFault),
+    /// PUT/PATCH `/scale` of the target answer 500 (or not).
+    FailUpdateScale(ToggleFault),
+    /// The next `times` status writes of the HPA answer 409.
+    ConflictHpaStatus(CountedFault),
+    /// The next `times` scale updates of the target answer 409.
+    ConflictUpdateScale(CountedFault),
+    /// The target's `/scale` reports these replica counts.
+    OverrideScaleReplicas(ReplicasOverride),
+    /// The target's `/scale` reports this selector (`""`: none).
+    OverrideScaleSelector(SelectorOverride),
+}
+
+fn default_namespace() -> String {
+    "default".to_owned()
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A fault that is on or off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToggleFault {
+    /// Namespace of the target (default `default`).
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// Name of the target.
+    pub name: String,
+    /// On (default) or off.
+    #[serde(default = "yes")]
+    pub fail: bool,
+}
+
+/// A fault for the next `times` requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CountedFault {
+    /// Namespace of the object (default `default`).
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// Name of the object.
+    pub name: String,
+    /// How many requests fail.
+    pub times: u32,
+}
+
+/// Replica counts a `/scale` reports instead of the truth.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReplicasOverride {
+    /// Namespace of the target (default `default`).
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// Name of the target.
+    pub name: String,
+    /// `spec.replicas` to report.
+    pub spec: i32,
+    /// `status.replicas` to report.
+    pub status: i32,
+}
+
+/// A selector a `/scale` reports instead of the truth.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SelectorOverride {
+    /// Namespace of the target (default `default`).
+    #[serde(default = "default_namespace")]
+    pub namespace: String,
+    /// Name of the target.
+    pub name: String,
+    /// The selector (`""` reports none).
+    pub selector: String,
+}
+
+/// Body of `PUT /admin/v1/pod-delays/{namespace}/{name}`: Go durations,
+/// each `0s` when absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PodDelaysBody {
+    /// From creation to Running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<String>,
+    /// From Running to Ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
+}
+
+/// Answer of `POST /admin/v1/reset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResetSummary {
+    /// Objects removed.
+    pub removed: usize,
+    /// The resourceVersion after the reset (it never goes back).
+    pub resource_version: u64,
+}
+
+/// One request counter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestCount {
+    /// Kubernetes audit verb (`get`, `list`, `watch`, `update`, ...).
+    pub verb: String,
+    /// `plural[/sub]`, with the group when not core (`deployments.apps/scale`).
+    pub resource: String,
+    /// Requests served.
+    pub count: u64,
+}
+
+/// Answer of `GET /admin/v1/requests`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestCounts {
+    /// Sum of all counts.
+    pub total: u64,
+    /// Counts by verb and resource, sorted.
+    pub requests: Vec<RequestCount>,
+}
+
+/// Parses a Go-style duration (`90s`, `1m30s`, `500ms`, `-1m`); jiff's
+/// friendly format accepts these, and ISO 8601 (`PT90S`) too.
+pub fn parse_duration(field: &str, text: &str) -> Result<SignedDuration, AdminRejection> {
+    text.trim().parse().map_err(|e| {
+        AdminRejection::BadRequest(format!(
+            "field {field}: {text:?} is not a duration like 90s or 1m30s: {e}"
+        ))
+    })
+}
+
+/// Decodes a JSON body; the error names the endpoint and the field path.
+fn decode<T: DeserializeOwned>(endpoint: &str, body: &[u8]) -> Result<T, AdminRejection> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." || path.is_empty() {
+            AdminRejection::BadRequest(format!("body of {endpoint}: {inner}"))
+        } else {
+            AdminRejection::BadRequest(format!("body of {endpoint}: field {path}: {inner}"))
+        }
+    })
+}
+
+/// The admin routes (absolute paths under `/admin/v1/`), to merge into the
+/// sim's router.
+pub fn router(sim: Sim) -> Router {
+    Router::new()
+        .route("/admin/v1/clock", get(get_clock).post(post_clock))
+        .route("/admin/v1/faults", post(post_fault).delete(delete_faults))
+        .route(
+            "/admin/v1/pod-delays/{namespace}/{name}",
+            put(put_pod_delays),
+        )
+        .route("/admin/v1/feature-gates", get(get_gates).put(put_gates))
+        .route("/admin/v1/reset", post(post_reset))
+        .route(
+            "/admin/v1/requests",
+            get(get_requests).delete(delete_requests),
+        )
+        .with_state(sim)
+}
+
+fn clock_state(sim: &Sim) -> ClockState {
+    ClockState {
+        now: sim.clock().now(),
+        is_virtual: sim.virtual_clock().is_some(),
+    }
+}
+
+async fn get_clock(State(sim): State<Sim>) -> axum::Json<ClockState> {
+    axum::Json(clock_state(&sim))
+}
+
+async fn post_clock(
+    State(sim): State<Sim>,
+    body: Bytes,
+) -> Result<axum::Json<ClockState>, AdminRejection> {
+    let m: ClockMove = decode("POST /admin/v1/clock", &body)?;
+    let by = parse_duration("advance", &m.advance)?;
+    if by.is_negative() {
+        return Err(AdminRejection::BadRequest(format!(
+            "field advance: {:?} is negative; the sim's clock only moves forward",
+            m.advance
+        )));
+    }
+    if sim.virtual_clock().is_none() {
+        return Err(AdminRejection::Conflict(
+            "the sim runs on the wall clock, which cannot be advanced; start it with --virtual-clock"
+                .to_owned(),
+        ));
+    }
+    sim.advance(by);
+    Ok(axum::Json(clock_state(&sim)))
+}
+
+/// Applies one fault action to `sim`.
+pub fn apply_fault(sim: &Sim, action: &FaultAction) {
+    let f = sim.faults();
+    match action {
+        FaultAction::FailGetScale(t) => f.fail_get_scale(&t.namespace, &t.name, t.fail),
+        FaultAction::FailUpdateScale(t) => f.fail_update_scale(&t.namespace, &t.name, t.fail),
+        FaultAction::ConflictHpaStatus(c) => f.conflict_hpa_status(&c.namespace, &c.name, c.times),
+        FaultAction::ConflictUpdateScale(c) => {
+            f.conflict_update_scale(&c.namespace, &c.name, c.times);
+        }
+        FaultAction::OverrideScaleReplicas(o) => {
+            f.override_scale_replicas(&o.namespace, &o.name, o.spec, o.status);
+        }
+        FaultAction::OverrideScaleSelector(o) => {
+            f.override_scale_selector(&o.namespace, &o.name, &o.selector);
+        }
+    }
+}
+
+async fn post_fault(State(sim): State<Sim>, body: Bytes) -> Result<StatusCode, AdminRejection> {
+    const ENDPOINT: &str = "POST /admin/v1/faults";
+    let raw: serde_json::Value = decode(ENDPOINT, &body)?;
+    if let Some(map) = raw.as_object()
+        && map.len() != 1
+    {
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        return Err(AdminRejection::BadRequest(format!(
+            "body of {ENDPOINT}: give exactly one action (a key such as failGetScale), got {}: {}",
+            keys.len(),
+            keys.join(", ")
+        )));
+    }
+    let action: FaultAction = decode(ENDPOINT, &body)?;
+    apply_fault(&sim, &action);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+async fn delete_faults(State(sim): State<Sim>) -> StatusCode {
+    sim.faults().clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn put_pod_delays(
+    State(sim): State<Sim>,
+    Path((namespace, name)): Path<(String, String)>,
+    body: Bytes,
+) -> Result<StatusCode, AdminRejection> {
+    let b: PodDelaysBody = decode("PUT /admin/v1/pod-delays", &body)?;
+    let delay = |field: &str, v: &Option<String>| match v {
+        Some(text) => {
+            let d = parse_duration(field, text)?;
+            if d.is_negative() {
+                return Err(AdminRejection::BadRequest(format!(
+                    "field {field}: {text:?} is negative"
+                )));
+            }
+            Ok(d)
+        }
+        None => Ok(SignedDuration::ZERO),
+    };
+    let delays = PodDelays {
+        running: delay("running", &b.running)?,
+        ready: delay("ready", &b.ready)?,
+    };
+    sim.set_pod_delays(&namespace, &name, delays);
+    Ok(StatusCode::NO_CONTENT)
+}
+
+fn gates(sim: &Sim) -> BTreeMap<String, bool> {
+    BTreeMap::from([(HPA_SCALE_TO_ZERO.to_owned(), sim.hpa_scale_to_zero())])
+}
+
+async fn get_gates(State(sim): State<Sim>) -> axum::Json<BTreeMap<String, bool>> {
+    axum::Json(gates(&sim))
+}
+
+async fn put_gates(
+    State(sim): State<Sim>,
+    body: Bytes,
+) -> Result<axum::Json<BTreeMap<String, bool>>, AdminRejection> {
+    let asked: BTreeMap<String, bool> = decode("PUT /admin/v1/feature-gates", &body)?;
+    // All names are checked before any gate changes.
+    if let Some(unknown) = asked.keys().find(|k| *k != HPA_SCALE_TO_ZERO) {
+        return Err(AdminRejection::BadRequest(format!(
+            "field {unknown}: unknown feature gate; the sim knows {HPA_SCALE_TO_ZERO}"
+        )));
+    }
+    if let Some(on) = asked.get(HPA_SCALE_TO_ZERO) {
+        sim.set_hpa_scale_to_zero(*on);
+    }
+    Ok(axum::Json(gates(&sim)))
+}
+
+async fn post_reset(State(sim): State<Sim>) -> axum::Json<ResetSummary> {
+    let removed = sim.reset();
+    axum::Json(ResetSummary {
+        removed,
+        resource_version: sim.resource_version(),
+    })
+}
+
+/// The sim's request counters as the admin API reports them.
+pub fn request_counts(sim: &Sim) -> RequestCounts {
+    let requests: Vec<RequestCount> = sim
+        .requests()
+        .snapshot()
+        .into_iter()
+        .map(|((verb, resource), count)| RequestCount {
+            verb,
+            resource,
+            count,
+        })
+        .collect();
+    RequestCounts {
+        total: requests.iter().map(|r| r.count).sum(),
+        requests,
+    }
+}
+
+async fn get_requests(State(sim): State<Sim>) -> axum::Json<RequestCounts> {
+    axum::Json(request_counts(&sim))
+}
+
+async fn delete_requests(State(sim): State<Sim>) -> StatusCode {
+    sim.requests().reset();
+    StatusCode::NO_CONTENT
+}
