@@ -9,9 +9,12 @@
 //!
 //! - [`app`] builds the router (metrics APIs, discovery, health, control);
 //! - [`run`] serves it on a listener, plain or TLS, until shutdown;
-//! - [`client::ControlClient`] scripts a running server.
+//! - [`client::ControlClient`] scripts a running server;
+//! - [`cli`] is the command line, shared by the binary and
+//!   `hpa-harness metrics-server`.
 
 pub mod api;
+pub mod cli;
 pub mod client;
 pub mod control;
 pub mod labels;

@@ -231,9 +231,8 @@ fn the_binary_serves_a_script_and_stops_gracefully_on_sigterm() {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(rest) = line.split("serving on ").nth(1) {
-                let url = rest.split_whitespace().next().unwrap_or("").to_owned();
-                let _ = tx.send(url);
+            if let Some(url) = line.strip_prefix("listening: ") {
+                let _ = tx.send(url.to_owned());
             }
         }
     });

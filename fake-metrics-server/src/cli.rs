@@ -1,0 +1,278 @@
+//! The command line of the server, in the library so that both the
+//! `fake-metrics-server` binary and `hpa-harness metrics-server` offer the
+//! same flags and behaviour.
+//!
+//! Once bound, [`run`] prints one line on stdout, `listening: URL`
+//! (`http://` or `https://` and the bound address), so a process started
+//! with `--listen 127.0.0.1:0` tells its parent where it is. Logs go to
+//! stderr.
+
+use std::future::Future;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use hpa_core::clock::VirtualClock;
+use jiff::Timestamp;
+
+use crate::script::{Script, ScriptError};
+use crate::server::ServerError;
+use crate::{AppState, ServerClock, Transport};
+
+/// Failures of the command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The `--script` file could not be read.
+    #[error("reading --script {path}")]
+    ReadScript {
+        /// The file.
+        path: PathBuf,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `--script` file is not a valid script.
+    #[error("invalid --script {path}")]
+    Script {
+        /// The file.
+        path: PathBuf,
+        /// Cause (names the line and column or the field).
+        #[source]
+        source: ScriptError,
+    },
+    /// The `--listen` address could not be bound.
+    #[error("binding --listen {addr}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TLS setup or the server failed.
+    #[error(transparent)]
+    Server(#[from] ServerError),
+}
+
+/// A scripted server for metrics.k8s.io, custom.metrics.k8s.io and
+/// external.metrics.k8s.io, with a control API under /control/v1.
+#[derive(Debug, Clone, clap::Args)]
+#[group(id = "fake_metrics_server_args")]
+pub struct Args {
+    /// Address to listen on. Loopback by default; use 0.0.0.0:PORT inside a
+    /// cluster, port 0 for any free port (see the `listening:` line).
+    #[arg(long, env = "FMS_LISTEN", default_value = "127.0.0.1:8443")]
+    pub listen: SocketAddr,
+
+    /// Script to serve from the start (YAML, or JSON for a .json file).
+    #[arg(long, env = "FMS_SCRIPT")]
+    pub script: Option<PathBuf>,
+
+    /// Serve plain HTTP instead of HTTPS.
+    #[arg(long, env = "FMS_HTTP")]
+    pub http: bool,
+
+    /// PEM certificate chain; without it a self-signed certificate is made
+    /// at start.
+    #[arg(
+        long,
+        env = "FMS_TLS_CERT",
+        requires = "tls_key",
+        conflicts_with = "http"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key for --tls-cert.
+    #[arg(
+        long,
+        env = "FMS_TLS_KEY",
+        requires = "tls_cert",
+        conflicts_with = "http"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// Extra DNS names or IPs for the self-signed certificate (repeatable).
+    #[arg(long = "tls-name", env = "FMS_TLS_NAMES", value_delimiter = ',')]
+    pub tls_names: Vec<String>,
+
+    /// Run on a virtual clock starting at this instant (RFC 3339, e.g.
+    /// 2026-01-01T00:00:00Z) instead of the wall clock. It then only moves
+    /// through POST /control/v1/clock, so sample timestamps follow a
+    /// simulated cluster's clock.
+    #[arg(long, env = "FMS_VIRTUAL_CLOCK")]
+    pub virtual_clock: Option<Timestamp>,
+}
+
+impl Args {
+    /// The script `--script` names, or an empty one.
+    pub fn load_script(&self) -> Result<Script, CliError> {
+        let Some(path) = &self.script else {
+            return Ok(Script::default());
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| CliError::ReadScript {
+            path: path.clone(),
+            source,
+        })?;
+        let content_type = path
+            .extension()
+            .is_some_and(|e| e == "json")
+            .then_some("application/json");
+        Script::parse(&text, content_type).map_err(|source| CliError::Script {
+            path: path.clone(),
+            source,
+        })
+    }
+
+    /// The clock `--virtual-clock` asks for.
+    pub fn clock(&self) -> ServerClock {
+        match self.virtual_clock {
+            Some(start) => ServerClock::Virtual(VirtualClock::new(start)),
+            None => ServerClock::wall(),
+        }
+    }
+
+    /// The transport: plain, the given certificate, or a self-signed one.
+    pub fn transport(&self) -> Result<Transport, CliError> {
+        if self.http {
+            return Ok(Transport::Plain);
+        }
+        if let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) {
+            return Ok(Transport::Tls(crate::tls_from_pem(cert, key)?));
+        }
+        let mut names = vec![
+            "localhost".to_owned(),
+            "127.0.0.1".to_owned(),
+            self.listen.ip().to_string(),
+        ];
+        names.extend(self.tls_names.iter().cloned());
+        names.sort();
+        names.dedup();
+        Ok(Transport::Tls(crate::self_signed_tls(&names)?))
+    }
+
+    /// `http` or `https`.
+    pub fn scheme(&self) -> &'static str {
+        if self.http { "http" } else { "https" }
+    }
+}
+
+/// Serves as `args` say until `shutdown`; `on_ready` gets the server's base
+/// URL once the socket is bound.
+pub async fn serve(
+    args: &Args,
+    on_ready: impl FnOnce(&str),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), CliError> {
+    let script = args.load_script()?;
+    let transport = args.transport()?;
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|source| CliError::Bind {
+            addr: args.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| CliError::Bind {
+        addr: args.listen,
+        source,
+    })?;
+    let url = format!("{}://{addr}", args.scheme());
+    let clock = args.clock();
+    tracing::info!(
+        %url,
+        pods = script.pods.len(),
+        virtual_clock = clock.is_virtual(),
+        "serving"
+    );
+    let state = AppState::with_script(clock, &script);
+    on_ready(&url);
+    crate::run(listener, state, transport, shutdown).await?;
+    Ok(())
+}
+
+/// The command: serves until SIGINT or SIGTERM, after printing
+/// `listening: URL` on stdout.
+pub async fn run(args: Args) -> Result<(), CliError> {
+    serve(
+        &args,
+        |url| {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "listening: {url}");
+            let _ = out.flush();
+        },
+        shutdown_signal(),
+    )
+    .await
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+    tracing::info!("shutting down");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn virtual_clock_starts_at_the_given_instant() {
+        use hpa_core::clock::Clock;
+        let cli = Cli::parse_from([
+            "fms",
+            "--http",
+            "--listen",
+            "127.0.0.1:0",
+            "--virtual-clock",
+            "2026-01-01T00:00:00Z",
+        ]);
+        let clock = cli.args.clock();
+        assert!(clock.is_virtual());
+        assert_eq!(
+            clock.now(),
+            "2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap()
+        );
+        assert_eq!(cli.args.scheme(), "http");
+    }
+
+    #[test]
+    fn without_virtual_clock_the_wall_clock_is_used() {
+        let cli = Cli::parse_from(["fms"]);
+        assert!(!cli.args.clock().is_virtual());
+        assert_eq!(cli.args.scheme(), "https");
+    }
+}
