@@ -6,9 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod conformance;
 pub mod controller;
 pub mod explain;
 pub mod load;
+pub mod metrics_server;
 pub mod sim;
 pub mod test;
 
@@ -46,6 +48,10 @@ pub enum Command {
     Sim(sim::Args),
     /// Measure how many HPAs the controller keeps in time, and at what cost.
     Load(load::Args),
+    /// Run scenarios with the cluster's own HPA controller and with ours, side by side.
+    Conformance(conformance::Args),
+    /// Run the fake metrics server standalone (as the fake-metrics-server binary).
+    MetricsServer(metrics_server::Args),
 }
 
 /// Runs the parsed command line.
@@ -56,6 +62,8 @@ pub async fn run(cli: Cli) -> CliResult {
         Command::Controller(args) => controller::run(args).await,
         Command::Sim(args) => sim::run(args).await,
         Command::Load(args) => load::run(args).await,
+        Command::Conformance(args) => conformance::run(args).await,
+        Command::MetricsServer(args) => metrics_server::run(args).await,
     }
 }
 
