@@ -285,6 +285,10 @@ impl Sim {
             st.delays.clear();
             st.pending.clear();
             st.next_index.clear();
+            // generateName suffixes repeat as in a fresh sim (the objects
+            // that had them are gone); uids keep growing, as clients key
+            // caches by uid.
+            st.name_seq = 0;
             st.default_delays = self.inner.config.pod_delays;
             before.saturating_sub(object_count(&st))
         };

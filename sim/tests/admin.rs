@@ -121,6 +121,9 @@ async fn the_clock_is_read_and_advanced_over_http() {
     let after = admin.advance(SignedDuration::from_secs(90)).await.unwrap();
     assert_eq!(after.now, before.now + SignedDuration::from_secs(90));
     assert_eq!(admin.clock().await.unwrap().now, after.now);
+    let at: Timestamp = "2026-03-01T12:00:00Z".parse().unwrap();
+    assert_eq!(admin.set_clock(at).await.unwrap().now, at);
+    assert_eq!(admin.clock().await.unwrap().now, at);
     server.stop().await;
 }
 
@@ -388,6 +391,11 @@ async fn reset_removes_what_clients_made_and_open_watches_see_it_go() {
         .await
         .unwrap();
     assert!(deps.get_scale("web").await.is_ok());
+    let default_pods: Api<Pod> = Api::default_namespaced(client.clone());
+    assert!(
+        default_pods.get("web-0").await.is_ok(),
+        "pod indices start again at 0"
+    );
     assert!(!sim.hpa_scale_to_zero());
     assert!(sim.resource_version() > summary.resource_version);
     drop(watch);

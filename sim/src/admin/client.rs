@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use jiff::SignedDuration;
+use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -151,7 +151,19 @@ impl AdminClient {
     /// applies the pod transitions that fell due.
     pub async fn advance(&self, by: SignedDuration) -> Result<ClockState, AdminError> {
         let body = ClockMove {
-            advance: go_duration(by),
+            advance: Some(go_duration(by)),
+            set: None,
+        };
+        self.call_for(reqwest::Method::POST, "/admin/v1/clock", Some(&body))
+            .await
+    }
+
+    /// `POST /admin/v1/clock` with `set`: puts the virtual clock at `at`
+    /// and applies the pod transitions due by then.
+    pub async fn set_clock(&self, at: Timestamp) -> Result<ClockState, AdminError> {
+        let body = ClockMove {
+            advance: None,
+            set: Some(at),
         };
         self.call_for(reqwest::Method::POST, "/admin/v1/clock", Some(&body))
             .await

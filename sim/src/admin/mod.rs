@@ -11,7 +11,7 @@
 //! | endpoint | body | effect |
 //! | --- | --- | --- |
 //! | `GET /admin/v1/clock` | | [`ClockState`] |
-//! | `POST /admin/v1/clock` | `{"advance": "90s"}` | [`Sim::advance`]; answers [`ClockState`] |
+//! | `POST /admin/v1/clock` | `{"advance": "90s"}` or `{"set": RFC 3339}` | [`Sim::advance`], or puts the clock there; answers [`ClockState`] |
 //! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
 //! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
 //! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s"}` | [`Sim::set_pod_delays`]; 204 |
@@ -88,12 +88,17 @@ pub struct ClockState {
     pub is_virtual: bool,
 }
 
-/// Body of `POST /admin/v1/clock`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Body of `POST /admin/v1/clock`: exactly one of the two.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClockMove {
     /// How far to move the virtual clock forward, as a Go duration (`90s`).
-    pub advance: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advance: Option<String>,
+    /// Put the virtual clock at this instant (RFC 3339), e.g. to line it up
+    /// with a fake metrics server's clock after a reset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<Timestamp>,
 }
 
 /// One fault action: the body of `POST /admin/v1/faults`, a JSON object with
@@ -266,6 +271,11 @@ pub fn router(sim: Sim) -> Router {
         .with_state(sim)
 }
 
+enum ClockChange {
+    Advance(SignedDuration),
+    Set(Timestamp),
+}
+
 fn clock_state(sim: &Sim) -> ClockState {
     ClockState {
         now: sim.clock().now(),
@@ -282,20 +292,37 @@ async fn post_clock(
     body: Bytes,
 ) -> Result<axum::Json<ClockState>, AdminRejection> {
     let m: ClockMove = decode("POST /admin/v1/clock", &body)?;
-    let by = parse_duration("advance", &m.advance)?;
-    if by.is_negative() {
-        return Err(AdminRejection::BadRequest(format!(
-            "field advance: {:?} is negative; the sim's clock only moves forward",
-            m.advance
-        )));
-    }
-    if sim.virtual_clock().is_none() {
+    let change = match (&m.advance, m.set) {
+        (Some(text), None) => {
+            let by = parse_duration("advance", text)?;
+            if by.is_negative() {
+                return Err(AdminRejection::BadRequest(format!(
+                    "field advance: {text:?} is negative; the sim's clock only moves forward (use set)"
+                )));
+            }
+            ClockChange::Advance(by)
+        }
+        (None, Some(at)) => ClockChange::Set(at),
+        _ => {
+            return Err(AdminRejection::BadRequest(
+                "body of POST /admin/v1/clock: give exactly one of the fields advance or set"
+                    .to_owned(),
+            ));
+        }
+    };
+    let Some(clock) = sim.virtual_clock() else {
         return Err(AdminRejection::Conflict(
-            "the sim runs on the wall clock, which cannot be advanced; start it with --virtual-clock"
+            "the sim runs on the wall clock, which cannot be moved; start it with --virtual-clock"
                 .to_owned(),
         ));
+    };
+    match change {
+        ClockChange::Advance(by) => sim.advance(by),
+        ClockChange::Set(at) => {
+            clock.set(at);
+            sim.process_due();
+        }
     }
-    sim.advance(by);
     Ok(axum::Json(clock_state(&sim)))
 }
 
