@@ -34,6 +34,12 @@ pub struct Args {
     /// How long the controller runs, after the load is built (Go duration: 60s, 2m).
     #[arg(long, default_value = "60s", value_parser = duration)]
     pub duration: Duration,
+    /// Run the controller this long before measuring (Go duration): the
+    /// first pass writes every status, so a warm-up of a sync period or two
+    /// shows the steady state. Syncs before it still count for "never
+    /// synced" and disagreements.
+    #[arg(long, default_value = "0s", value_parser = duration)]
+    pub warmup: Duration,
     /// The controller's sync period; shorten it for short runs.
     #[arg(long, default_value = "15s", value_parser = duration)]
     pub sync_period: Duration,
@@ -92,6 +98,7 @@ impl Args {
             pods_per_hpa: self.pods_per_hpa,
             workers: self.workers,
             duration: self.duration,
+            warmup: self.warmup,
             sync_period: self.sync_period,
             backend: self.backend,
             controller: self.controller,
@@ -214,6 +221,7 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             .args(["--workers", &workers.to_string()])
             .args(["--pods-per-hpa", &args.pods_per_hpa.to_string()])
             .args(["--duration", &format!("{}ms", args.duration.as_millis())])
+            .args(["--warmup", &format!("{}ms", args.warmup.as_millis())])
             .args([
                 "--sync-period",
                 &format!("{}ms", args.sync_period.as_millis()),

@@ -784,8 +784,19 @@ async fn run_main(
         () = shutdown.cancelled() => false,
         r = leading.wait_for(|l| *l) => r.is_ok(),
     };
+    // Workers start once the HPA and pod caches hold their first list, as
+    // upstream's Run waits for its informers: a sync before that would see
+    // no pods and write a failed status (found by `hpa-harness load`).
+    let caches_synced = became_leader
+        && tokio::select! {
+            () = shutdown.cancelled() => false,
+            _ = async {
+                let _ = ctx.hpas.wait_until_ready().await;
+                let _ = ctx.pods.wait_until_ready().await;
+            } => true,
+        };
     let mut result = Ok(());
-    if became_leader {
+    if caches_synced {
         ctx.metrics.is_leader.set(1);
         let workers: Vec<JoinHandle<()>> = (0..options.config.workers.max(1))
             .map(|i| {

@@ -61,6 +61,13 @@ pub struct LoadReport {
     /// started: `peak_rss_bytes` minus this bounds the controller's own.
     #[serde(default)]
     pub setup_rss_bytes: u64,
+    /// Seconds the controller ran before the measurement started; syncs,
+    /// intervals, latencies, requests and CPU count from then on.
+    #[serde(default)]
+    pub warmup_seconds: f64,
+    /// HPAs without a sync in the measured window (after the warm-up).
+    #[serde(default)]
+    pub hpas_not_synced_after_warmup: u64,
 }
 
 impl LoadReport {
@@ -130,7 +137,7 @@ pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError
 }
 
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -139,7 +146,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{}",
             r.controller,
             r.optimized,
             r.backend,
@@ -163,6 +170,8 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.peak_rss_bytes,
             r.setup_rss_bytes,
             r.cpu_seconds,
+            r.warmup_seconds,
+            r.hpas_not_synced_after_warmup,
         );
     }
     out
@@ -253,6 +262,13 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 out,
                 "\nAPI requests per sync by kind: {}",
                 by_kind.join(", ")
+            );
+        }
+        if first.warmup_seconds > 0.0 && reports.len() == 1 {
+            let _ = writeln!(
+                out,
+                "measured after a {:.0}s warm-up; HPAs not synced after it: {}",
+                first.warmup_seconds, first.hpas_not_synced_after_warmup
             );
         }
         let _ = writeln!(out, "machine: {}", first.machine);
@@ -508,6 +524,8 @@ mod tests {
             machine: "test machine".into(),
             optimized: true,
             setup_rss_bytes: 32 * 1024 * 1024,
+            warmup_seconds: 15.0,
+            hpas_not_synced_after_warmup: 0,
         }
     }
 

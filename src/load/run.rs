@@ -103,8 +103,12 @@ pub struct LoadOptions {
     pub pods_per_hpa: usize,
     /// Controller workers.
     pub workers: usize,
-    /// How long the controller runs (after the cluster is built).
+    /// How long the controller is measured, after the warm-up.
     pub duration: Duration,
+    /// How long the controller runs before the measurement starts: the
+    /// first pass writes every HPA's status, later ones mostly do not, so a
+    /// warm-up of a sync period or two shows the steady state.
+    pub warmup: Duration,
     /// The controller's sync period.
     pub sync_period: Duration,
     /// Which cluster.
@@ -129,6 +133,7 @@ impl Default for LoadOptions {
             pods_per_hpa: 10,
             workers: 5,
             duration: Duration::from_secs(60),
+            warmup: Duration::ZERO,
             sync_period: Duration::from_secs(15),
             backend: BackendKind::Sim,
             controller: ControllerKind::Ours,
@@ -292,13 +297,15 @@ fn metric_changes(
         .collect()
 }
 
-/// What the observer gathered.
+/// What the observer gathered. Syncs, intervals and latencies count from
+/// the end of the warm-up; synced HPAs and disagreements over the whole run.
 #[derive(Debug, Default)]
 struct Tally {
     syncs: u64,
     intervals: Vec<f64>,
     latencies: Vec<f64>,
     synced: HashSet<String>,
+    synced_after_warmup: HashSet<String>,
     disagreements: u64,
     examples: Vec<String>,
 }
@@ -325,18 +332,27 @@ impl ReconcileObserver for Collector {
 }
 
 impl Collector {
-    fn start() -> (Arc<Self>, std::thread::JoinHandle<Tally>) {
+    /// Starts the checker; reconciles that start before `measure_from` are
+    /// the warm-up: checked against the core, not measured.
+    fn start(measure_from: Instant) -> (Arc<Self>, std::thread::JoinHandle<Tally>) {
         let (tx, rx) = mpsc::channel::<ReconcileObservation>();
         let checker = std::thread::spawn(move || {
             let mut tally = Tally::default();
             let mut last: HashMap<String, Instant> = HashMap::new();
             for o in rx {
-                tally.syncs += 1;
-                tally.latencies.push(o.duration.as_secs_f64());
-                if let Some(prev) = last.insert(o.key.clone(), o.started) {
-                    tally
-                        .intervals
-                        .push(o.started.saturating_duration_since(prev).as_secs_f64());
+                let measured = o.started >= measure_from;
+                let prev = last.insert(o.key.clone(), o.started);
+                if measured {
+                    tally.syncs += 1;
+                    tally.latencies.push(o.duration.as_secs_f64());
+                    if let Some(prev) = prev {
+                        tally
+                            .intervals
+                            .push(o.started.saturating_duration_since(prev).as_secs_f64());
+                    }
+                    if !tally.synced_after_warmup.contains(&o.key) {
+                        tally.synced_after_warmup.insert(o.key.clone());
+                    }
                 }
                 if let Some(what) = disagreement(&o) {
                     tally.disagreements += 1;
@@ -512,10 +528,13 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
 
     // The controller, measured from here.
     let setup_rss = report::current_rss_bytes();
-    let cpu_before = report::cpu_seconds();
+    let mut cpu_before = report::cpu_seconds();
     sim.requests().reset();
     metrics.log().clear();
-    let (collector, checker) = Collector::start();
+    let started = Instant::now();
+    let measure_from = started + options.warmup;
+    let total = options.warmup + options.duration;
+    let (collector, checker) = Collector::start(measure_from);
     let config = ControllerConfig {
         sync_period: options.sync_period,
         workers: options.workers.max(1),
@@ -532,7 +551,6 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             .then(|| (options.sync_period / 10).min(Duration::from_secs(1))),
         pod_index: options.optimize,
     };
-    let started = Instant::now();
     let controller = ControllerHandle::start_with(
         client.clone(),
         ControllerOptions {
@@ -551,15 +569,20 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     let tick = Duration::from_millis(250);
     let mut factor = 1.0;
     let mut last_change = Instant::now();
+    let mut warming = !options.warmup.is_zero();
     loop {
         let elapsed = started.elapsed();
-        if elapsed >= options.duration {
+        if elapsed >= total {
             break;
         }
+        if warming && elapsed >= options.warmup {
+            // The measured window starts: requests and CPU from here.
+            warming = false;
+            sim.requests().reset();
+            cpu_before = report::cpu_seconds();
+        }
         sim.process_due();
-        let want = options
-            .profile
-            .factor(elapsed, options.duration, options.sync_period);
+        let want = options.profile.factor(elapsed, total, options.sync_period);
         // Changing 100,000 pods' metrics takes a moment: at most every
         // half sync period.
         if want != factor && last_change.elapsed() >= options.sync_period / 2 {
@@ -570,12 +593,14 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         }
         bar.set_position(elapsed.as_millis() as u64);
         bar.set_message(format!(
-            "{} syncs, load x{factor:.1}",
+            "{}{} syncs, load x{factor:.1}",
+            if warming { "warm-up: " } else { "" },
             collector.seen.load(Ordering::Relaxed)
         ));
-        tokio::time::sleep(tick.min(options.duration.saturating_sub(elapsed))).await;
+        let next_edge = if warming { options.warmup } else { total };
+        tokio::time::sleep(tick.min(next_edge.saturating_sub(elapsed))).await;
     }
-    let run_seconds = started.elapsed().as_secs_f64();
+    let run_seconds = measure_from.elapsed().as_secs_f64();
     controller.shutdown().await.map_err(LoadError::Controller)?;
     bar.finish_and_clear();
     let cpu = report::cpu_seconds() - cpu_before;
@@ -611,6 +636,9 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         api_requests_per_sync: total as f64 / syncs,
         api_requests_by_kind: by_kind,
         hpas_never_synced: (options.hpas as u64).saturating_sub(tally.synced.len() as u64),
+        hpas_not_synced_after_warmup: (options.hpas as u64)
+            .saturating_sub(tally.synced_after_warmup.len() as u64),
+        warmup_seconds: options.warmup.as_secs_f64(),
         disagreements: tally.disagreements,
         peak_rss_bytes: report::peak_rss_bytes(),
         cpu_seconds: cpu,
@@ -625,7 +653,7 @@ fn progress_bar(options: &LoadOptions) -> indicatif::ProgressBar {
         return indicatif::ProgressBar::hidden();
     }
     let bar = indicatif::ProgressBar::with_draw_target(
-        Some(options.duration.as_millis() as u64),
+        Some((options.warmup + options.duration).as_millis() as u64),
         indicatif::ProgressDrawTarget::stderr(),
     );
     if let Ok(style) =
