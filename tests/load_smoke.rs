@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use hpa_harness::load::{LoadOptions, MetricProfile, run};
+use hpa_harness::load::{BackendKind, LoadOptions, MetricProfile, run};
 
 /// The runs share two cores: one at a time, so that each has the machine.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -67,4 +67,66 @@ async fn without_the_caches_every_sync_reads_the_scale() {
         .copied()
         .unwrap_or(0.0);
     assert!(scale_gets >= 0.99, "{:?}", report.api_requests_by_kind);
+}
+
+/// `hpa-harness sim` as a separate process, as a user would start it; its
+/// `api-server:`, `kubeconfig:` and `metrics-server:` lines, read from stdout.
+async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, std::path::PathBuf, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
+        .args(["sim", "--listen", "127.0.0.1:0", "--kubeconfig"])
+        .arg(dir.join("kubeconfig"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut announced = hpa_harness::load::remote::Announced::default();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while announced.api_server.is_none()
+            || announced.kubeconfig.is_none()
+            || announced.metrics_server.is_none()
+        {
+            let line = lines.next_line().await.unwrap().unwrap();
+            announced.read_line(&line);
+        }
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (
+        child,
+        announced.kubeconfig.unwrap(),
+        announced.metrics_server.unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = std::env::temp_dir().join(format!("load-smoke-kubeconfig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut child, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let report = run(&LoadOptions {
+        backend: BackendKind::Kubeconfig,
+        kubeconfig: Some(kubeconfig),
+        metrics_control_url: Some(metrics_url),
+        warmup: Duration::from_secs(3),
+        ..smoke(50, 8, true, MetricProfile::Steady)
+    })
+    .await
+    .unwrap();
+    child.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        report.invariant_violations().is_empty(),
+        "{:?}",
+        report.invariant_violations()
+    );
+    assert_eq!(report.backend, "kubeconfig");
+    // The sim answered its admin API, so requests were counted there.
+    assert!(report.requests_counted);
+    assert!(report.api_requests_per_sync > 0.0, "{report:?}");
+    assert_eq!(report.hpas_not_synced_after_warmup, 0);
 }

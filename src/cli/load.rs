@@ -46,6 +46,15 @@ pub struct Args {
     /// Which cluster: the in-process simulated one, or a real one.
     #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
     pub backend: BackendKind,
+    /// With --backend kubeconfig: the cluster's kubeconfig.
+    #[arg(long, env = "KUBECONFIG")]
+    pub kubeconfig: Option<PathBuf>,
+    /// With --backend kubeconfig: base URL of the fake metrics server the
+    /// cluster's metrics APIs point at (its /control/v1 API scripts the
+    /// load's metrics). Not needed when the kubeconfig's cluster is
+    /// `hpa-harness sim`, which prints it as `metrics-server:`.
+    #[arg(long)]
+    pub metrics_control_url: Option<String>,
     /// Whose HPA controller to measure.
     #[arg(long, value_enum, default_value_t = ControllerKind::Ours)]
     pub controller: ControllerKind,
@@ -106,6 +115,8 @@ impl Args {
             optimize,
             hpas_per_namespace: self.hpas_per_namespace,
             progress: !self.quiet,
+            kubeconfig: self.kubeconfig.clone(),
+            metrics_control_url: self.metrics_control_url.clone(),
         }
     }
 }
@@ -228,10 +239,17 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             ])
             .args(["--hpas-per-namespace", &args.hpas_per_namespace.to_string()])
             .args(["--metric-profile", profile_name(args.metric_profile)])
+            .args(["--backend", backend_name(args.backend)])
             .arg("--json")
             .arg(&json);
         if !optimize {
             cmd.arg("--no-cache");
+        }
+        if let Some(url) = &args.metrics_control_url {
+            cmd.args(["--metrics-control-url", url]);
+        }
+        if let Some(path) = &args.kubeconfig {
+            cmd.arg("--kubeconfig").arg(path);
         }
         if args.quiet {
             cmd.arg("--quiet");
@@ -248,6 +266,14 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(reports)
+}
+
+fn backend_name(b: BackendKind) -> &'static str {
+    match b {
+        BackendKind::Sim => "sim",
+        BackendKind::SimProcess => "sim-process",
+        BackendKind::Kubeconfig => "kubeconfig",
+    }
 }
 
 fn profile_name(p: MetricProfile) -> &'static str {

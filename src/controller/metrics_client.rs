@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fake_metrics_server::types::{
-    CUSTOM_GROUP, EXTERNAL_GROUP, ExternalMetricValueList, METRICS_GROUP, MetricValueList,
-    MetricValueListV1Beta1, PodMetricsList,
+    CUSTOM_GROUP, EXTERNAL_GROUP, ExternalMetricValue, ExternalMetricValueList, METRICS_GROUP,
+    MetricValueList, MetricValueListV1Beta1, PodMetricsList,
 };
 use hpa_core::calc::{ContainerUsage, PodCustomSample, PodResourceSample};
 use hpa_core::decide::{ExternalSample, Fetched, MetricQuery, ObjectSample};
@@ -59,17 +59,58 @@ pub struct MetricsClient {
     shared: Option<Arc<SharedLists>>,
 }
 
-/// One slot per namespace: its latest list and when it was fetched.
-type ListSlot = Arc<tokio::sync::Mutex<Option<(Instant, Arc<PodMetricsList>)>>>;
+/// One slot per key: its latest response and when it was fetched.
+type Slot<T> = Arc<tokio::sync::Mutex<Option<(Instant, Arc<T>)>>>;
 
-/// Namespace-wide `metrics.k8s.io` pod lists, each reused by every HPA of
-/// the namespace synced within `window` (concurrent fetches wait for one
-/// request). Each HPA filters the list by its own selector, so it sees the
-/// same pods as a list by selector at that moment.
+/// A custom metrics response: (object name, value, timestamp, window).
+type CustomValues = Vec<(String, Quantity, jiff::Timestamp, Option<i64>)>;
+
+/// Responses reused by every HPA synced within `window` (concurrent fetches
+/// of one key wait for one request):
+/// - `metrics.k8s.io` pod lists per namespace, each HPA filtering by its
+///   own selector, so it sees the pods a list by selector would return;
+/// - `custom.metrics.k8s.io` responses per exact request path (HPAs asking
+///   the same thing: same namespace, metric and selectors);
+/// - optionally `external.metrics.k8s.io` series per namespace and metric,
+///   each HPA filtering them by its metric selector on the series' labels.
 #[derive(Debug)]
 struct SharedLists {
     window: Duration,
-    slots: Mutex<HashMap<String, ListSlot>>,
+    share_external: bool,
+    pods: Mutex<HashMap<String, Slot<PodMetricsList>>>,
+    custom: Mutex<HashMap<String, Slot<CustomValues>>>,
+    external: Mutex<HashMap<String, Slot<ExternalMetricValueList>>>,
+}
+
+impl SharedLists {
+    /// The response for `key`, fetched by `fetch` unless one younger than
+    /// the window is held.
+    async fn get<T, F>(
+        &self,
+        slots: &Mutex<HashMap<String, Slot<T>>>,
+        key: &str,
+        fetch: F,
+    ) -> Result<Arc<T>, kube::Error>
+    where
+        F: Future<Output = Result<T, kube::Error>>,
+    {
+        let slot = Arc::clone(
+            slots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .entry(key.to_string())
+                .or_default(),
+        );
+        let mut held = slot.lock().await;
+        if let Some((at, value)) = held.as_ref()
+            && at.elapsed() < self.window
+        {
+            return Ok(Arc::clone(value));
+        }
+        let value = Arc::new(fetch.await?);
+        *held = Some((Instant::now(), Arc::clone(&value)));
+        Ok(value)
+    }
 }
 
 impl std::fmt::Debug for MetricsClient {
@@ -136,11 +177,19 @@ impl MetricsClient {
 
     /// This client, sharing one namespace-wide pod metrics list among the
     /// HPAs of a namespace synced within `window` (see [`super::observe::Extensions`]).
+    /// With `share_external`, external series are also listed once per
+    /// namespace and metric and filtered by their labels: right for servers
+    /// that return every series of a metric without a selector (the fake
+    /// metrics server, prometheus-adapter's external rules), wrong for
+    /// those that need the selector to answer (KEDA).
     #[must_use]
-    pub fn with_shared_lists(mut self, window: Duration) -> Self {
+    pub fn with_shared_lists(mut self, window: Duration, share_external: bool) -> Self {
         self.shared = Some(Arc::new(SharedLists {
             window,
-            slots: Mutex::default(),
+            share_external,
+            pods: Mutex::default(),
+            custom: Mutex::default(),
+            external: Mutex::default(),
         }));
         self
     }
@@ -151,24 +200,10 @@ impl MetricsClient {
         shared: &SharedLists,
         namespace: &str,
     ) -> Result<Arc<PodMetricsList>, kube::Error> {
-        let slot = Arc::clone(
-            shared
-                .slots
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry(namespace.to_string())
-                .or_default(),
-        );
-        let mut held = slot.lock().await;
-        if let Some((at, list)) = held.as_ref()
-            && at.elapsed() < shared.window
-        {
-            return Ok(Arc::clone(list));
-        }
         let path = format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods");
-        let list: Arc<PodMetricsList> = Arc::new(self.get(&path).await?);
-        *held = Some((Instant::now(), Arc::clone(&list)));
-        Ok(list)
+        shared
+            .get(&shared.pods, namespace, self.get::<PodMetricsList>(&path))
+            .await
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, kube::Error> {
@@ -315,10 +350,19 @@ impl MetricsClient {
 
     /// GET a custom metrics path in the preferred version; a 404 on v1beta2
     /// retries v1beta1 (servers that only speak the old version).
-    async fn custom_values(
-        &self,
-        tail: &str,
-    ) -> Result<Vec<(String, Quantity, jiff::Timestamp, Option<i64>)>, kube::Error> {
+    async fn custom_values(&self, tail: &str) -> Result<CustomValues, kube::Error> {
+        match &self.shared {
+            Some(shared) => {
+                let values = shared
+                    .get(&shared.custom, tail, self.fetch_custom_values(tail))
+                    .await?;
+                Ok((*values).clone())
+            }
+            None => self.fetch_custom_values(tail).await,
+        }
+    }
+
+    async fn fetch_custom_values(&self, tail: &str) -> Result<CustomValues, kube::Error> {
         let version = self.custom_version().await;
         if version == CustomVersion::V1Beta2 {
             let path = format!("/apis/{CUSTOM_GROUP}/{}/{tail}", version.as_str());
@@ -461,23 +505,42 @@ impl MetricsClient {
         metric: &str,
         metric_selector: &Selector,
     ) -> Result<ExternalSample, String> {
-        let path = with_selectors(
-            format!("/apis/{EXTERNAL_GROUP}/v1beta1/namespaces/{namespace}/{metric}"),
-            Some(metric_selector),
-            None,
-        );
-        let list: ExternalMetricValueList = self.get(&path).await.map_err(|e| {
+        let all = format!("/apis/{EXTERNAL_GROUP}/v1beta1/namespaces/{namespace}/{metric}");
+        let failed = |e: kube::Error| {
             format!(
                 "unable to fetch metrics from external metrics API: {}",
                 error_text(&e)
             )
-        })?;
-        let timestamp = list
-            .items
+        };
+        let items: Vec<ExternalMetricValue> = match &self.shared {
+            Some(shared) if shared.share_external => {
+                let every = shared
+                    .get(
+                        &shared.external,
+                        &all,
+                        self.get::<ExternalMetricValueList>(&all),
+                    )
+                    .await
+                    .map_err(failed)?;
+                every
+                    .items
+                    .iter()
+                    .filter(|v| metric_selector.matches(&v.metric_labels))
+                    .cloned()
+                    .collect()
+            }
+            _ => {
+                let path = with_selectors(all, Some(metric_selector), None);
+                self.get::<ExternalMetricValueList>(&path)
+                    .await
+                    .map_err(failed)?
+                    .items
+            }
+        };
+        let timestamp = items
             .first()
             .map_or(jiff::Timestamp::UNIX_EPOCH, |v| v.timestamp.0);
-        let values = list
-            .items
+        let values = items
             .iter()
             .map(|v| quantity(&v.value))
             .collect::<Result<Vec<_>, String>>()?;
@@ -506,5 +569,69 @@ mod tests {
             ),
             "/x"
         );
+    }
+
+    /// A client on a simulated cluster whose metrics APIs are a fake
+    /// metrics server serving two `queue_depth` series in `ns`.
+    fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
+        use fake_metrics_server::script::{ExternalSpec, Script, Value};
+        let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+        let series = |queue: &str, value: &str| ExternalSpec {
+            namespace: "ns".into(),
+            metric: "queue_depth".into(),
+            labels: [("queue".to_string(), queue.to_string())].into(),
+            value: Value(value.into()),
+            timestamp: None,
+            window: None,
+        };
+        metrics
+            .load(&Script {
+                external: vec![series("a", "3"), series("b", "7")],
+                ..Script::default()
+            })
+            .unwrap();
+        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+            metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(metrics))),
+            ..hpa_sim::SimConfig::default()
+        });
+        let client = MetricsClient::new(sim.client(), Duration::from_secs(15))
+            .with_shared_lists(Duration::from_secs(60), share_external);
+        (sim, client)
+    }
+
+    async fn external_requests(sim: &hpa_sim::Sim) -> u64 {
+        sim.requests()
+            .snapshot()
+            .iter()
+            .filter(|((_, resource), _)| resource.starts_with("external.metrics"))
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    #[tokio::test]
+    async fn shared_external_series_are_listed_once_and_filtered_by_labels() {
+        let (sim, client) = with_two_queues(true);
+        let a = Selector::parse("queue=a").unwrap();
+        let b = Selector::parse("queue=b").unwrap();
+        let got_a = client.external("ns", "queue_depth", &a).await.unwrap();
+        let got_b = client.external("ns", "queue_depth", &b).await.unwrap();
+        assert_eq!(got_a.values, vec![Quantity::parse("3").unwrap()]);
+        assert_eq!(got_b.values, vec![Quantity::parse("7").unwrap()]);
+        let none = client
+            .external("ns", "queue_depth", &Selector::parse("queue=c").unwrap())
+            .await
+            .unwrap();
+        assert!(none.values.is_empty());
+        assert_eq!(external_requests(&sim).await, 1);
+    }
+
+    #[tokio::test]
+    async fn without_sharing_each_external_fetch_sends_its_selector() {
+        let (sim, client) = with_two_queues(false);
+        let b = Selector::parse("queue=b").unwrap();
+        let got = client.external("ns", "queue_depth", &b).await.unwrap();
+        assert_eq!(got.values, vec![Quantity::parse("7").unwrap()]);
+        client.external("ns", "queue_depth", &b).await.unwrap();
+        assert_eq!(external_requests(&sim).await, 2);
     }
 }

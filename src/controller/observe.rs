@@ -72,6 +72,10 @@ pub struct Extensions {
     /// a namespace synced within this window, each filtering it by its own
     /// selector; `None`: one list per HPA and metric, as upstream.
     pub metrics_cache: Option<Duration>,
+    /// With `metrics_cache`: also list external metric series once per
+    /// namespace and metric and filter them by their labels (for servers
+    /// that return every series without a selector; not KEDA).
+    pub share_external: bool,
     /// Index the pod cache by namespace: a reconcile then looks at its
     /// namespace's pods only, not at every pod of the cluster.
     pub pod_index: bool,
@@ -83,6 +87,7 @@ impl std::fmt::Debug for Extensions {
             .field("observer", &self.observer.is_some())
             .field("scale_from_cache", &self.scale_from_cache)
             .field("metrics_cache", &self.metrics_cache)
+            .field("share_external", &self.share_external)
             .field("pod_index", &self.pod_index)
             .finish()
     }

@@ -240,7 +240,10 @@ impl ControllerHandle {
         let pod_index = extensions.pod_index.then(PodIndex::default);
         ctx.pod_index = pod_index.clone();
         if let Some(window) = extensions.metrics_cache {
-            ctx.metrics_client = ctx.metrics_client.clone().with_shared_lists(window);
+            ctx.metrics_client = ctx
+                .metrics_client
+                .clone()
+                .with_shared_lists(window, extensions.share_external);
         }
         let mut extra_tasks = Vec::new();
         if extensions.scale_from_cache {
@@ -307,6 +310,10 @@ impl ControllerHandle {
                 }
             }
         });
+        // The one waiter on the stores' readiness: kube-runtime's
+        // `wait_until_ready` wakes only the last of concurrent waiters, so
+        // others (the workers' start) wait on this channel instead.
+        let (caches_ready_tx, caches_ready) = watch::channel(false);
         let ready_task = tokio::spawn({
             let ready = Arc::clone(&ready);
             async move {
@@ -314,6 +321,7 @@ impl ControllerHandle {
                     && pod_store.wait_until_ready().await.is_ok()
                 {
                     ready.store(true, Ordering::SeqCst);
+                    let _ = caches_ready_tx.send(true);
                 }
             }
         });
@@ -325,6 +333,7 @@ impl ControllerHandle {
             options.clone(),
             Arc::clone(&progress),
             leading_tx,
+            caches_ready,
             shutdown.clone(),
         ));
         Self {
@@ -758,6 +767,7 @@ async fn run_main(
     options: ControllerOptions,
     progress: Arc<Progress>,
     leading_tx: watch::Sender<bool>,
+    mut caches_ready: watch::Receiver<bool>,
     shutdown: CancellationToken,
 ) -> Result<(), RunError> {
     let election_stop = CancellationToken::new();
@@ -790,10 +800,7 @@ async fn run_main(
     let caches_synced = became_leader
         && tokio::select! {
             () = shutdown.cancelled() => false,
-            _ = async {
-                let _ = ctx.hpas.wait_until_ready().await;
-                let _ = ctx.pods.wait_until_ready().await;
-            } => true,
+            r = caches_ready.wait_for(|r| *r) => r.is_ok(),
         };
     let mut result = Ok(());
     if caches_synced {

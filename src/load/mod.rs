@@ -2,6 +2,7 @@
 //! figures users compare (`hpa-harness load`).
 
 pub mod agree;
+pub mod remote;
 pub mod report;
 pub mod run;
 pub mod stats;

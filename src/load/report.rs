@@ -68,6 +68,23 @@ pub struct LoadReport {
     /// HPAs without a sync in the measured window (after the warm-up).
     #[serde(default)]
     pub hpas_not_synced_after_warmup: u64,
+    /// With the cluster in another process (`sim-process`): that process's
+    /// peak resident memory, so `peak_rss_bytes` is the controller's own.
+    /// 0 when the cluster runs in-process or elsewhere.
+    #[serde(default)]
+    pub cluster_peak_rss_bytes: u64,
+    /// With the cluster in another process: its CPU time in the measured
+    /// window (`cpu_seconds` is then the controller's own).
+    #[serde(default)]
+    pub cluster_cpu_seconds: f64,
+    /// Whether `api_requests_per_sync` was counted (false on a cluster that
+    /// is not our simulated one: nothing counts its requests).
+    #[serde(default = "counted_default")]
+    pub requests_counted: bool,
+}
+
+fn counted_default() -> bool {
+    true
 }
 
 impl LoadReport {
@@ -137,7 +154,7 @@ pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError
 }
 
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -146,7 +163,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3}",
             r.controller,
             r.optimized,
             r.backend,
@@ -172,6 +189,8 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.cpu_seconds,
             r.warmup_seconds,
             r.hpas_not_synced_after_warmup,
+            r.cluster_peak_rss_bytes,
+            r.cluster_cpu_seconds,
         );
     }
     out
@@ -269,6 +288,20 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 out,
                 "measured after a {:.0}s warm-up; HPAs not synced after it: {}",
                 first.warmup_seconds, first.hpas_not_synced_after_warmup
+            );
+        }
+        if first.cluster_peak_rss_bytes > 0 && reports.len() == 1 {
+            let _ = writeln!(
+                out,
+                "the cluster ran in its own process: peak RSS and CPU above are the controller's; the cluster's were {} and {:.1}s",
+                bytes(first.cluster_peak_rss_bytes),
+                first.cluster_cpu_seconds
+            );
+        }
+        if !first.requests_counted && reports.len() == 1 {
+            let _ = writeln!(
+                out,
+                "API requests were not counted (not our simulated cluster)"
             );
         }
         let _ = writeln!(out, "machine: {}", first.machine);
@@ -435,25 +468,22 @@ pub fn machine_description() -> String {
 
 /// Peak resident memory of this process (VmHWM), 0 where /proc is absent.
 pub fn peak_rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|text| {
-            text.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-        })
-        .map(|kib| kib * 1024)
-        .unwrap_or(0)
+    status_kib("self", "VmHWM:") * 1024
 }
 
 /// Current resident memory of this process (VmRSS), 0 where /proc is absent.
 pub fn current_rss_bytes() -> u64 {
-    status_kib("VmRSS:") * 1024
+    status_kib("self", "VmRSS:") * 1024
 }
 
-fn status_kib(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+/// Peak resident memory of process `pid` (a child, e.g. the simulated
+/// cluster), 0 when it cannot be read (gone, or no /proc).
+pub fn peak_rss_bytes_of(pid: u32) -> u64 {
+    status_kib(&pid.to_string(), "VmHWM:") * 1024
+}
+
+fn status_kib(pid: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|text| {
             text.lines()
@@ -466,9 +496,18 @@ fn status_kib(field: &str) -> u64 {
 
 /// CPU time (user + system) this process has used, 0 where /proc is absent.
 pub fn cpu_seconds() -> f64 {
-    // Fields 14 and 15 of /proc/self/stat, in clock ticks; the second field
+    proc_cpu_seconds("self")
+}
+
+/// CPU time (user + system) process `pid` has used, 0 when unreadable.
+pub fn cpu_seconds_of(pid: u32) -> f64 {
+    proc_cpu_seconds(&pid.to_string())
+}
+
+fn proc_cpu_seconds(pid: &str) -> f64 {
+    // Fields 14 and 15 of /proc/PID/stat, in clock ticks; the second field
     // (the command name) may hold spaces, so count from its closing paren.
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
         return 0.0;
     };
     let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
@@ -526,6 +565,9 @@ mod tests {
             setup_rss_bytes: 32 * 1024 * 1024,
             warmup_seconds: 15.0,
             hpas_not_synced_after_warmup: 0,
+            cluster_peak_rss_bytes: 0,
+            cluster_cpu_seconds: 0.0,
+            requests_counted: true,
         }
     }
 

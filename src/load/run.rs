@@ -27,6 +27,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, PostParams};
 
 use super::agree::disagreement;
+use super::remote::{Remote, RemoteError};
 use super::report::{self, LoadReport};
 use super::stats::Summary;
 use crate::controller::{
@@ -37,10 +38,24 @@ use crate::controller::{
 /// Which cluster the load runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendKind {
-    /// The in-process simulated cluster.
+    /// The simulated cluster and fake metrics server in this process.
     Sim,
-    /// A real cluster from the kubeconfig.
+    /// `hpa-harness sim` in a child process: the load process's memory and
+    /// CPU are then the controller's own.
+    SimProcess,
+    /// The cluster of `--kubeconfig` (our sim or a real one) with the fake
+    /// metrics server at `--metrics-control-url`.
     Kubeconfig,
+}
+
+impl BackendKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Sim => "sim",
+            Self::SimProcess => "sim-process",
+            Self::Kubeconfig => "kubeconfig",
+        }
+    }
 }
 
 /// Whose controller is measured.
@@ -124,6 +139,11 @@ pub struct LoadOptions {
     pub hpas_per_namespace: usize,
     /// Draw a progress bar on stderr (when it is a terminal).
     pub progress: bool,
+    /// With `--backend kubeconfig`: the cluster's kubeconfig.
+    pub kubeconfig: Option<std::path::PathBuf>,
+    /// With `--backend kubeconfig`: the fake metrics server's base URL
+    /// (its `/control/v1` API), where the cluster's metrics APIs point.
+    pub metrics_control_url: Option<String>,
 }
 
 impl Default for LoadOptions {
@@ -141,6 +161,8 @@ impl Default for LoadOptions {
             optimize: true,
             hpas_per_namespace: 100,
             progress: false,
+            kubeconfig: None,
+            metrics_control_url: None,
         }
     }
 }
@@ -168,6 +190,84 @@ pub enum LoadError {
     /// The options make no run.
     #[error("invalid load options: {0}")]
     Invalid(String),
+    /// The cluster outside this process could not be reached or started.
+    #[error(transparent)]
+    Remote(#[from] RemoteError),
+}
+
+/// Where the cluster and the fake metrics server run.
+enum Cluster {
+    /// In this process, without sockets.
+    InProcess { sim: Sim, metrics: AppState },
+    /// Elsewhere (a child process or a kubeconfig's cluster).
+    Remote(Remote),
+}
+
+impl Cluster {
+    fn client(&self) -> kube::Client {
+        match self {
+            Self::InProcess { sim, .. } => sim.client(),
+            Self::Remote(r) => r.client.clone(),
+        }
+    }
+
+    async fn load_script(&self, script: &Script) -> Result<(), LoadError> {
+        match self {
+            Self::InProcess { metrics, .. } => metrics.load(script).map_err(LoadError::Metrics),
+            Self::Remote(r) => Ok(r.load_script(script).await?),
+        }
+    }
+
+    async fn apply(&self, changes: &[Change]) -> Result<(), LoadError> {
+        match self {
+            Self::InProcess { metrics, .. } => metrics
+                .apply(changes)
+                .map(|_| ())
+                .map_err(LoadError::Metrics),
+            Self::Remote(r) => Ok(r.apply(changes).await?),
+        }
+    }
+
+    async fn reset_requests(&self) -> Result<(), LoadError> {
+        match self {
+            Self::InProcess { sim, metrics } => {
+                sim.requests().reset();
+                metrics.log().clear();
+                Ok(())
+            }
+            Self::Remote(r) => Ok(r.reset_requests().await?),
+        }
+    }
+
+    async fn request_counts(&self) -> Result<Option<BTreeMap<(String, String), u64>>, LoadError> {
+        match self {
+            Self::InProcess { sim, .. } => Ok(Some(sim.requests().snapshot())),
+            Self::Remote(r) => Ok(r.request_counts().await?),
+        }
+    }
+
+    fn tick(&self) {
+        if let Self::InProcess { sim, .. } = self {
+            sim.process_due();
+        }
+    }
+
+    fn child_pid(&self) -> Option<u32> {
+        match self {
+            Self::InProcess { .. } => None,
+            Self::Remote(r) => r.child_pid(),
+        }
+    }
+
+    fn real(&self) -> bool {
+        matches!(self, Self::Remote(r) if r.is_real())
+    }
+
+    async fn stop(self) {
+        if let Self::Remote(r) = self {
+            r.stop().await;
+        }
+    }
 }
 
 /// The metric kinds, assigned round-robin to the HPAs.
@@ -225,15 +325,36 @@ fn targets(options: &LoadOptions) -> Vec<Target> {
         .collect()
 }
 
-fn deployment(t: &Target, replicas: usize) -> Result<Deployment, serde_json::Error> {
-    serde_json::from_value(serde_json::json!({
+/// The load's Deployment; on a real cluster (`fake_node`) its pods go on
+/// the harness's fake node, which acts as their kubelet.
+fn deployment(
+    t: &Target,
+    replicas: usize,
+    fake_node: bool,
+) -> Result<Deployment, serde_json::Error> {
+    use crate::cluster::fake_node as node;
+    let mut d: Deployment = serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": t.name, "namespace": t.namespace},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": t.name}},
                  "template": {"metadata": {"labels": {"app": t.name}},
                               "spec": {"containers": [{"name": "app", "image": "app",
                                   "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}
-    }))
+    }))?;
+    if fake_node && let Some(spec) = d.spec.as_mut() {
+        let template = &mut spec.template;
+        template
+            .metadata
+            .get_or_insert_with(Default::default)
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(node::MANAGED_POD_LABEL.to_string(), "true".to_string());
+        if let Some(pod) = template.spec.as_mut() {
+            pod.node_selector = Some(node::node_selector());
+            pod.tolerations = Some(vec![node::toleration()]);
+        }
+    }
+    Ok(d)
 }
 
 fn hpa(t: &Target, pods: usize) -> Result<HorizontalPodAutoscaler, serde_json::Error> {
@@ -395,18 +516,10 @@ const CREATE_CONCURRENCY: usize = 32;
 /// Runs one load and returns its report. Disagreement examples (if any)
 /// are logged as warnings.
 pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
-    match (options.backend, options.controller) {
-        (BackendKind::Sim, ControllerKind::Ours) => {}
-        (BackendKind::Sim, ControllerKind::Upstream) => {
-            return Err(LoadError::Unsupported(
-                "--controller upstream needs a real cluster (--backend kubeconfig): the simulated cluster has no kube-controller-manager".into(),
-            ));
-        }
-        (BackendKind::Kubeconfig, _) => {
-            return Err(LoadError::Unsupported(
-                "--backend kubeconfig is not implemented yet: see docs/load-report.md, \"Real clusters\"".into(),
-            ));
-        }
+    if options.controller == ControllerKind::Upstream {
+        return Err(LoadError::Unsupported(
+            "--controller upstream is not implemented yet: see docs/load-report.md, \"Real clusters\"".into(),
+        ));
     }
     if options.hpas == 0 || options.pods_per_hpa == 0 || options.duration.is_zero() {
         return Err(LoadError::Invalid(
@@ -422,20 +535,48 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             .map(|t| t.namespace.clone())
             .collect()
     };
-    let metrics = AppState::new(ServerClock::wall());
-    let sim = Sim::new(SimConfig {
-        clock: SimClock::Wall,
-        metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(
-            metrics.clone(),
-        ))),
-        namespaces: ["default", "kube-system"]
-            .into_iter()
-            .map(String::from)
-            .chain(namespaces.iter().cloned())
-            .collect(),
-        ..SimConfig::default()
-    });
-    let client = sim.client();
+    let cluster = match options.backend {
+        BackendKind::Sim => {
+            let metrics = AppState::new(ServerClock::wall());
+            let sim = Sim::new(SimConfig {
+                clock: SimClock::Wall,
+                metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(
+                    metrics.clone(),
+                ))),
+                namespaces: ["default", "kube-system"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(namespaces.iter().cloned())
+                    .collect(),
+                ..SimConfig::default()
+            });
+            Cluster::InProcess { sim, metrics }
+        }
+        BackendKind::SimProcess => Cluster::Remote(Remote::spawn_sim().await?),
+        BackendKind::Kubeconfig => {
+            let path = options.kubeconfig.as_deref().ok_or_else(|| {
+                LoadError::Invalid("--backend kubeconfig needs --kubeconfig".into())
+            })?;
+            Cluster::Remote(Remote::connect(path, options.metrics_control_url.as_deref()).await?)
+        }
+    };
+    let result = run_on(options, &targets, &namespaces, &cluster).await;
+    cluster.stop().await;
+    result
+}
+
+/// Builds the load on `cluster`, runs the controller and measures it.
+async fn run_on(
+    options: &LoadOptions,
+    targets: &[Target],
+    namespaces: &[String],
+    cluster: &Cluster,
+) -> Result<LoadReport, LoadError> {
+    if let Cluster::Remote(r) = cluster {
+        r.create_namespaces(namespaces).await?;
+    }
+    let client = cluster.client();
+    let on_fake_node = cluster.real();
 
     // Deployments (the sim creates their pods at once), then the pods'
     // names for the metrics script, then the HPAs.
@@ -443,7 +584,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     futures::stream::iter(targets.iter().map(|t| {
         let client = client.clone();
         async move {
-            let d = deployment(t, options.pods_per_hpa).map_err(invalid)?;
+            let d = deployment(t, options.pods_per_hpa, on_fake_node).map_err(invalid)?;
             Api::<Deployment>::namespaced(client, &t.namespace)
                 .create(&PostParams::default(), &d)
                 .await
@@ -458,7 +599,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     .try_collect::<()>()
     .await?;
     let mut pods: Vec<(String, String, BTreeMap<String, String>)> = Vec::new();
-    for ns in &namespaces {
+    for ns in namespaces {
         let list = Api::<Pod>::namespaced(client.clone(), ns)
             .list(&ListParams::default())
             .await
@@ -504,7 +645,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         },
         ..Script::default()
     };
-    metrics.load(&script).map_err(LoadError::Metrics)?;
+    cluster.load_script(&script).await?;
     futures::stream::iter(targets.iter().map(|t| {
         let client = client.clone();
         async move {
@@ -529,8 +670,9 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     // The controller, measured from here.
     let setup_rss = report::current_rss_bytes();
     let mut cpu_before = report::cpu_seconds();
-    sim.requests().reset();
-    metrics.log().clear();
+    cluster.reset_requests().await?;
+    let cluster_cpu = |pid: Option<u32>| pid.map_or(0.0, report::cpu_seconds_of);
+    let mut cluster_cpu_before = cluster_cpu(cluster.child_pid());
     let started = Instant::now();
     let measure_from = started + options.warmup;
     let total = options.warmup + options.duration;
@@ -549,6 +691,8 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         metrics_cache: options
             .optimize
             .then(|| (options.sync_period / 10).min(Duration::from_secs(1))),
+        // The fake metrics server returns every series of a metric.
+        share_external: options.optimize,
         pod_index: options.optimize,
     };
     let controller = ControllerHandle::start_with(
@@ -578,10 +722,11 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         if warming && elapsed >= options.warmup {
             // The measured window starts: requests and CPU from here.
             warming = false;
-            sim.requests().reset();
+            cluster.reset_requests().await?;
             cpu_before = report::cpu_seconds();
+            cluster_cpu_before = cluster_cpu(cluster.child_pid());
         }
-        sim.process_due();
+        cluster.tick();
         let want = options.profile.factor(elapsed, total, options.sync_period);
         // Changing 100,000 pods' metrics takes a moment: at most every
         // half sync period.
@@ -589,7 +734,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             factor = want;
             last_change = Instant::now();
             let changes = metric_changes(&pods, &externals, options.pods_per_hpa, factor);
-            metrics.apply(&changes).map_err(LoadError::Metrics)?;
+            cluster.apply(&changes).await?;
         }
         bar.set_position(elapsed.as_millis() as u64);
         bar.set_message(format!(
@@ -604,6 +749,8 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     controller.shutdown().await.map_err(LoadError::Controller)?;
     bar.finish_and_clear();
     let cpu = report::cpu_seconds() - cpu_before;
+    let cluster_cpu_seconds = cluster_cpu(cluster.child_pid()) - cluster_cpu_before;
+    let cluster_peak_rss_bytes = cluster.child_pid().map_or(0, report::peak_rss_bytes_of);
     collector.close();
     let tally = checker
         .join()
@@ -612,7 +759,9 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         tracing::warn!(%example, "decision disagrees with the pure core");
     }
 
-    let requests = sim.requests().snapshot();
+    let counted = cluster.request_counts().await?;
+    let requests_counted = counted.is_some();
+    let requests = counted.unwrap_or_default();
     let syncs = tally.syncs.max(1) as f64;
     let by_kind: BTreeMap<String, f64> = requests
         .iter()
@@ -621,7 +770,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     let total: u64 = requests.values().sum();
     Ok(LoadReport {
         controller: "ours".into(),
-        backend: "sim".into(),
+        backend: options.backend.as_str().into(),
         metric_profile: options.profile.as_str().into(),
         hpas: options.hpas as u64,
         pods_per_hpa: options.pods_per_hpa as u64,
@@ -639,6 +788,9 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
         hpas_not_synced_after_warmup: (options.hpas as u64)
             .saturating_sub(tally.synced_after_warmup.len() as u64),
         warmup_seconds: options.warmup.as_secs_f64(),
+        cluster_peak_rss_bytes,
+        cluster_cpu_seconds,
+        requests_counted,
         disagreements: tally.disagreements,
         peak_rss_bytes: report::peak_rss_bytes(),
         cpu_seconds: cpu,
@@ -714,18 +866,35 @@ mod tests {
         let h = hpa(t, 10).unwrap();
         assert_eq!(h.spec.max_replicas, 20);
         assert_eq!(h.spec.metrics.unwrap()[0].type_, "External");
-        let d = deployment(t, 10).unwrap();
+        let d = deployment(t, 10, false).unwrap();
         assert_eq!(d.spec.unwrap().replicas, Some(10));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_kubeconfig_backend_says_it_is_not_available() {
+    async fn the_kubeconfig_backend_needs_a_kubeconfig() {
         let err = run(&LoadOptions {
             backend: BackendKind::Kubeconfig,
             ..LoadOptions::default()
         })
         .await
         .unwrap_err();
-        assert!(matches!(err, LoadError::Unsupported(_)));
+        assert!(matches!(err, LoadError::Invalid(_)), "{err}");
+    }
+
+    #[test]
+    fn on_a_real_cluster_load_pods_go_on_the_fake_node() {
+        let t = &targets(&LoadOptions::default())[0];
+        let d = deployment(t, 2, true).unwrap();
+        let template = d.spec.unwrap().template;
+        let pod = template.spec.unwrap();
+        assert_eq!(
+            pod.node_selector,
+            Some(crate::cluster::fake_node::node_selector())
+        );
+        assert_eq!(pod.tolerations.map(|t| t.len()), Some(1));
+        let labels = template.metadata.unwrap().labels.unwrap();
+        assert!(labels.contains_key(crate::cluster::fake_node::MANAGED_POD_LABEL));
+        let plain = deployment(t, 2, false).unwrap().spec.unwrap().template;
+        assert!(plain.spec.unwrap().node_selector.is_none());
     }
 }
