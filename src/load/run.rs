@@ -200,7 +200,7 @@ enum Cluster {
     /// In this process, without sockets.
     InProcess { sim: Sim, metrics: AppState },
     /// Elsewhere (a child process or a kubeconfig's cluster).
-    Remote(Remote),
+    Remote(Box<Remote>),
 }
 
 impl Cluster {
@@ -552,12 +552,14 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             });
             Cluster::InProcess { sim, metrics }
         }
-        BackendKind::SimProcess => Cluster::Remote(Remote::spawn_sim().await?),
+        BackendKind::SimProcess => Cluster::Remote(Box::new(Remote::spawn_sim().await?)),
         BackendKind::Kubeconfig => {
             let path = options.kubeconfig.as_deref().ok_or_else(|| {
                 LoadError::Invalid("--backend kubeconfig needs --kubeconfig".into())
             })?;
-            Cluster::Remote(Remote::connect(path, options.metrics_control_url.as_deref()).await?)
+            Cluster::Remote(Box::new(
+                Remote::connect(path, options.metrics_control_url.as_deref()).await?,
+            ))
         }
     };
     let result = run_on(options, &targets, &namespaces, &cluster).await;
