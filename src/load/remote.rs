@@ -86,6 +86,9 @@ impl Announced {
     }
 }
 
+/// Changes per control request: well under the server's body limit.
+const CHANGES_PER_REQUEST: usize = 2_000;
+
 /// How long `hpa-harness sim` may take to announce itself.
 const SPAWN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -285,22 +288,31 @@ impl Remote {
         }
     }
 
-    /// Replaces the fake metrics server's script.
+    /// Replaces the fake metrics server's script: everything but the pods
+    /// at once, then the pods in chunks (the control API takes bodies of a
+    /// few MiB; 100,000 pods are more).
     pub async fn load_script(&self, script: &Script) -> Result<(), RemoteError> {
+        let without_pods = Script {
+            pods: Vec::new(),
+            ..script.clone()
+        };
         self.control
-            .put_script(script)
+            .put_script(&without_pods)
             .await
-            .map(|_| ())
-            .map_err(|e| self.metrics_error(e))
+            .map_err(|e| self.metrics_error(e))?;
+        let pods: Vec<Change> = script.pods.iter().cloned().map(Change::Pod).collect();
+        self.apply(&pods).await
     }
 
-    /// Applies changes to the fake metrics server's script.
+    /// Applies changes to the fake metrics server's script, in chunks.
     pub async fn apply(&self, changes: &[Change]) -> Result<(), RemoteError> {
-        self.control
-            .apply(changes)
-            .await
-            .map(|_| ())
-            .map_err(|e| self.metrics_error(e))
+        for chunk in changes.chunks(CHANGES_PER_REQUEST) {
+            self.control
+                .apply(chunk)
+                .await
+                .map_err(|e| self.metrics_error(e))?;
+        }
+        Ok(())
     }
 
     /// Zeroes the sim's request counters (nothing on a real cluster).
