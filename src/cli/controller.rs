@@ -47,7 +47,7 @@ pub enum ControllerCliError {
     FeatureGates(#[source] crate::controller::config::ConfigError),
 }
 
-fn duration(s: &str) -> Result<Duration, String> {
+pub(crate) fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s).map_err(|e| e.to_string())
 }
 

@@ -9,12 +9,16 @@
 //! files or folders for `hpa-harness test`, `hpa-harness explain` and
 //! `tests/features.rs`.
 
+pub mod cleanup;
+pub mod conformance;
 pub mod driver;
 pub mod explain;
 pub mod params;
+pub mod remote;
 pub mod runner;
 pub mod steps;
+pub mod target;
 pub mod world;
 
-pub use runner::{BackendKind, RunError, RunOptions, RunSummary, run};
+pub use runner::{BackendKind, RunError, RunOptions, RunSummary, ScenarioOutcome, Verdict, run};
 pub use world::HpaWorld;

@@ -3,11 +3,14 @@
 
 use std::io;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use cucumber::gherkin::tagexpr::TagOperation;
 use cucumber::tag::Ext as _;
 use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 
+use super::remote::{self, RemoteOptions};
+use super::target::{self, Target};
 use super::world::HpaWorld;
 
 /// The tag marking scenarios that fail because of a known bug outside the
@@ -56,8 +59,10 @@ pub struct RunOptions {
     pub exclude_known_bugs: bool,
     /// Write a JUnit XML report here.
     pub junit: Option<PathBuf>,
-    /// Scenarios run at the same time.
+    /// Scenarios run at the same time (one at a time on a shared cluster).
     pub concurrency: usize,
+    /// How to reach a cluster other than the embedded one.
+    pub remote: RemoteOptions,
 }
 
 impl Default for RunOptions {
@@ -69,18 +74,44 @@ impl Default for RunOptions {
             exclude_known_bugs: false,
             junit: None,
             concurrency: 8,
+            remote: RemoteOptions::default(),
         }
     }
 }
 
 /// What a run found, summed over all paths.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunSummary {
     pub passed_steps: usize,
     pub skipped_steps: usize,
     pub failed_steps: usize,
     pub parsing_errors: usize,
     pub hook_errors: usize,
+    /// Each scenario's outcome, in the order they finished.
+    pub scenarios: Vec<ScenarioOutcome>,
+}
+
+/// How one scenario ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioOutcome {
+    /// The feature's name.
+    pub feature: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The feature file and line of the scenario.
+    pub location: String,
+    /// Passed, failed or could not run here.
+    pub verdict: Verdict,
+}
+
+/// A scenario's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Passed,
+    /// A step failed; the first line of its error.
+    Failed(String),
+    /// A step needs what this cluster or controller does not offer.
+    Unsupported(String),
 }
 
 impl RunSummary {
@@ -123,6 +154,9 @@ pub enum RunError {
         #[source]
         source: crate::cluster::tools::ToolError,
     },
+    /// The cluster of the kubeconfig cannot take the run.
+    #[error("backend kubeconfig: {0}")]
+    Remote(#[from] remote::RemoteError),
 }
 
 /// Checks the tools a real-cluster backend drives, so that a missing `kind`,
@@ -149,13 +183,45 @@ pub fn check_backend_tools(
 
 /// Runs the scenarios of `options.paths`.
 pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
-    if options.backend != BackendKind::Sim {
-        check_backend_tools(
-            options.backend,
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )?;
-        return Err(RunError::Backend(options.backend));
+    match options.backend {
+        BackendKind::Sim => run_on(options, Target::Embedded, options.concurrency).await,
+        BackendKind::Kubeconfig => {
+            check_paths(options)?;
+            let session = remote::connect(&options.remote).await?;
+            let target = Target::Remote(session.target.clone());
+            // One shared cluster: one scenario at a time.
+            let result = run_on(options, target, 1).await;
+            session.finish().await;
+            result
+        }
+        other => {
+            check_backend_tools(other, &std::env::var_os("PATH").unwrap_or_default())?;
+            Err(RunError::Backend(other))
+        }
     }
+}
+
+fn check_paths(options: &RunOptions) -> Result<(), RunError> {
+    if options.paths.is_empty() {
+        return Err(RunError::NoPaths);
+    }
+    for p in &options.paths {
+        if !p.exists() {
+            return Err(RunError::MissingPath(p.clone()));
+        }
+    }
+    Ok(())
+}
+
+async fn run_on(
+    options: &RunOptions,
+    target: Target,
+    concurrency: usize,
+) -> Result<RunSummary, RunError> {
+    target::scope(target, run_paths(options, concurrency)).await
+}
+
+async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummary, RunError> {
     if options.paths.is_empty() {
         return Err(RunError::NoPaths);
     }
@@ -194,8 +260,30 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
         };
         let tags = tags.clone();
         let exclude_known_bugs = options.exclude_known_bugs;
+        let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
+        let collected = outcomes.clone();
+        let path_text = path.display().to_string();
         let writer = HpaWorld::cucumber()
-            .max_concurrent_scenarios(options.concurrency.max(1))
+            .max_concurrent_scenarios(concurrency.max(1))
+            .after(move |feature, _rule, scenario, finished, _world| {
+                let outcome = ScenarioOutcome {
+                    feature: feature.name.clone(),
+                    scenario: scenario.name.clone(),
+                    location: format!(
+                        "{}:{}",
+                        feature
+                            .path
+                            .as_ref()
+                            .map_or_else(|| path_text.clone(), |p| p.display().to_string()),
+                        scenario.position.line
+                    ),
+                    verdict: verdict(finished),
+                };
+                if let Ok(mut all) = collected.lock() {
+                    all.push(outcome);
+                }
+                Box::pin(async {})
+            })
             .with_writer(
                 writer::Basic::raw(
                     io::stdout(),
@@ -233,8 +321,37 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
         summary.failed_steps += writer.failed_steps();
         summary.parsing_errors += writer.parsing_errors();
         summary.hook_errors += writer.hook_errors();
+        if let Ok(mut all) = outcomes.lock() {
+            summary.scenarios.append(&mut all);
+        }
     }
     Ok(summary)
+}
+
+/// A scenario's verdict from how cucumber saw it end.
+fn verdict(finished: &cucumber::event::ScenarioFinished) -> Verdict {
+    use cucumber::event::ScenarioFinished as F;
+    match finished {
+        F::StepPassed => Verdict::Passed,
+        F::StepSkipped => Verdict::Failed("a step has no definition".to_owned()),
+        F::BeforeHookFailed(_) => Verdict::Failed("a before hook failed".to_owned()),
+        F::StepFailed(_, _, err) => {
+            let text = match err {
+                cucumber::event::StepError::Panic(p) => p
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "the step panicked".to_owned()),
+                other => other.to_string(),
+            };
+            let first = text.lines().next().unwrap_or_default().to_owned();
+            if text.contains(super::world::UNSUPPORTED_MARK) {
+                Verdict::Unsupported(first.replace(super::world::UNSUPPORTED_MARK, ""))
+            } else {
+                Verdict::Failed(first)
+            }
+        }
+    }
 }
 
 fn junit_path(file: &std::path::Path, path: &PathBuf, all: &[PathBuf]) -> PathBuf {
@@ -365,7 +482,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_kubeconfig_backend_says_it_is_not_in_this_build() {
+    async fn the_kubeconfig_backend_asks_for_the_metrics_server_control_url() {
         let err = run(&RunOptions {
             paths: vec![PathBuf::from("features")],
             backend: BackendKind::Kubeconfig,
@@ -373,9 +490,10 @@ mod tests {
         })
         .await
         .unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "backend kubeconfig is not available in this build; use --backend sim"
+        assert!(
+            err.to_string()
+                .starts_with("backend kubeconfig: --metrics-url is needed"),
+            "{err}"
         );
     }
 

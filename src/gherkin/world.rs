@@ -1,11 +1,18 @@
-//! The scenario world: one simulated cluster, one fake metrics server and one
-//! HPA controller per scenario, all on one virtual clock.
+//! The scenario world: a cluster, a fake metrics server and an HPA controller
+//! per scenario.
+//!
+//! On the embedded target each scenario gets its own simulated cluster and
+//! fake metrics server (on `127.0.0.1:0`, scripted only through its HTTP
+//! control API), all on one virtual clock. On a remote target (a kubeconfig)
+//! the scenarios share one cluster and one fake metrics server, one scenario
+//! at a time: a simulated cluster in another process is reset through its
+//! admin API and its virtual clock moved with the scenario's; a real cluster
+//! runs on the wall clock, so time passes for real and `Then` steps wait up
+//! to two sync periods for what they expect.
 //!
 //! Everything starts lazily, at the first step that needs it, so that
 //! "the HPA controller runs with:" may come after workloads are declared but
-//! before the controller is first asked to act. The fake metrics server runs
-//! on `127.0.0.1:0` and is scripted only through its HTTP control API; the
-//! simulated cluster proxies the metrics APIs to it in-process.
+//! before the controller is first asked to act.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -15,8 +22,9 @@ use fake_metrics_server::script::{
     Api as MetricsApi, Change, ContainerSpec, Duration as ScriptDuration, MetricSeries, MetricSpec,
     PodSpec, SampleTime, Value as ScriptValue,
 };
-use hpa_core::clock::{Clock, VirtualClock};
-use hpa_sim::{Backend, Sim, SimClock, SimConfig};
+use hpa_core::clock::{Clock, SystemClock, VirtualClock};
+use hpa_sim::admin::AdminClient;
+use hpa_sim::{Backend, PodDelays, Sim, SimClock, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
@@ -25,6 +33,7 @@ use serde_json::Value;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::driver::{Driver, DriverError};
+use super::target::{self, ControllerKind, RemoteTarget, Target};
 use crate::controller::config::{ControllerConfig, FlagError};
 
 /// Why a step failed. Messages say what the scenario asked and what went
@@ -71,7 +80,16 @@ pub enum StepError {
     /// A `Then` step did not hold; the message holds what the cluster shows.
     #[error("{0}")]
     Expectation(String),
+    /// The step needs something this cluster or controller does not offer
+    /// (fault injection on a real API server, our controller's memory when
+    /// the cluster's own controller acts).
+    #[error("[unsupported here] {0}")]
+    Unsupported(String),
 }
+
+/// How an [`StepError::Unsupported`] message starts (the runner tells these
+/// apart from failures).
+pub const UNSUPPORTED_MARK: &str = "[unsupported here] ";
 
 impl StepError {
     pub(crate) fn kube(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Self {
@@ -115,15 +133,48 @@ pub(crate) struct PodMetrics {
     pub window: Option<SignedDuration>,
 }
 
+/// What the scenario can do to the cluster beyond the Kubernetes API.
+enum Control {
+    /// The embedded simulated cluster: faults, delays, gates and the clock
+    /// in-process.
+    Embedded(Sim),
+    /// A simulated cluster in another process, through its admin API.
+    Sim(AdminClient),
+    /// A real API server: none of that.
+    Real,
+}
+
+/// A fault the simulated API server can be told to inject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SimFault {
+    /// `GET .../scale` fails (or answers again).
+    FailGetScale(bool),
+    /// Updates of `/scale` fail (or succeed again).
+    FailUpdateScale(bool),
+    /// The next `times` HPA status updates answer 409.
+    ConflictHpaStatus(u32),
+    /// The next `times` `/scale` updates answer 409.
+    ConflictUpdateScale(u32),
+    /// `/scale` reports these spec and status replicas.
+    OverrideScaleReplicas { spec: i32, status: i32 },
+    /// `/scale` reports this selector.
+    OverrideScaleSelector(String),
+}
+
 /// The running parts of a scenario.
 pub struct Env {
-    pub clock: VirtualClock,
-    pub sim: Sim,
+    clock: Arc<dyn Clock>,
+    /// The scenario's virtual clock (embedded: shared with the sim; a sim
+    /// process: a mirror moved with it); `None` on the wall clock.
+    virtual_clock: Option<VirtualClock>,
+    control: Control,
     pub client: kube::Client,
     pub metrics: ControlClient,
+    /// The remote target, if the scenario is not embedded.
+    pub remote: Option<RemoteTarget>,
     /// Wall-clock instant of the virtual start (for "ages").
     pub started_at: Timestamp,
-    _metrics_server: DropGuard,
+    _metrics_server: Option<DropGuard>,
 }
 
 impl std::fmt::Debug for Env {
@@ -135,7 +186,14 @@ impl std::fmt::Debug for Env {
 }
 
 impl Env {
-    async fn start() -> Result<Self, StepError> {
+    async fn start(target: &Target) -> Result<Self, StepError> {
+        match target {
+            Target::Embedded => Self::start_embedded().await,
+            Target::Remote(remote) => Self::start_remote(remote).await,
+        }
+    }
+
+    async fn start_embedded() -> Result<Self, StepError> {
         let clock = VirtualClock::default();
         let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::Virtual(
             clock.clone(),
@@ -172,11 +230,78 @@ impl Env {
         let client = sim.client();
         Ok(Self {
             started_at: clock.now(),
-            clock,
-            sim,
+            clock: Arc::new(clock.clone()),
+            virtual_clock: Some(clock),
+            control: Control::Embedded(sim),
             client,
             metrics,
-            _metrics_server: stop.drop_guard(),
+            remote: None,
+            _metrics_server: Some(stop.drop_guard()),
+        })
+    }
+
+    /// Connects to the target's cluster and metrics server and clears what
+    /// earlier scenarios left there.
+    async fn start_remote(remote: &RemoteTarget) -> Result<Self, StepError> {
+        let config = kube_config(remote).await?;
+        let cluster_url = config.cluster_url.to_string();
+        let client = kube::Client::try_from(config)
+            .map_err(|e| StepError::Start(format!("a client for the kubeconfig's cluster: {e}")))?;
+        let metrics = ControlClient::new(remote.metrics_control_url.clone()).map_err(|e| {
+            StepError::Start(format!(
+                "fake metrics server control client for {}: {e}",
+                remote.metrics_control_url
+            ))
+        })?;
+        metrics.reset().await.map_err(StepError::metrics(format!(
+            "resetting the fake metrics server at {}",
+            remote.metrics_control_url
+        )))?;
+        // A simulated cluster answers its admin API; a real one does not.
+        let admin = AdminClient::new(cluster_url.trim_end_matches('/'))
+            .map_err(|e| StepError::Start(format!("sim admin client: {e}")))?;
+        let (control, clock, virtual_clock) = match admin.clock().await {
+            Ok(state) => {
+                admin.reset().await.map_err(|e| {
+                    StepError::Start(format!("resetting the simulated cluster: {e}"))
+                })?;
+                if state.is_virtual {
+                    let mirror = VirtualClock::new(state.now);
+                    metrics
+                        .set_clock(state.now)
+                        .await
+                        .map_err(StepError::metrics(
+                            "putting the fake metrics server's clock at the cluster's",
+                        ))?;
+                    (
+                        Control::Sim(admin),
+                        Arc::new(mirror.clone()) as Arc<dyn Clock>,
+                        Some(mirror),
+                    )
+                } else {
+                    (
+                        Control::Sim(admin),
+                        Arc::new(SystemClock) as Arc<dyn Clock>,
+                        None,
+                    )
+                }
+            }
+            Err(_) => {
+                super::cleanup::scenario_objects(&client)
+                    .await
+                    .map_err(StepError::kube("removing the objects of earlier scenarios"))?;
+                (Control::Real, Arc::new(SystemClock) as Arc<dyn Clock>, None)
+            }
+        };
+        Ok(Self {
+            started_at: clock.now(),
+            clock,
+            virtual_clock,
+            control,
+            client,
+            metrics,
+            remote: Some(remote.clone()),
+            _metrics_server: None,
         })
     }
 
@@ -184,6 +309,174 @@ impl Env {
     pub fn now(&self) -> Timestamp {
         self.clock.now()
     }
+
+    /// The scenario's clock (for the controller).
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        self.clock.clone()
+    }
+
+    /// Whether time is virtual (moves only when a step says so).
+    pub fn is_virtual(&self) -> bool {
+        self.virtual_clock.is_some()
+    }
+
+    /// Whether the cluster is a real one (no fault injection, wall clock).
+    pub fn is_real(&self) -> bool {
+        matches!(self.control, Control::Real)
+    }
+
+    /// Whose controller acts.
+    pub fn controller_kind(&self) -> ControllerKind {
+        self.remote
+            .as_ref()
+            .map_or(ControllerKind::Ours, |r| r.controller)
+    }
+
+    /// Moves the scenario's time on: the virtual clocks of the cluster, the
+    /// metrics server and the controller together, or the wall clock by
+    /// waiting.
+    pub async fn advance(&self, by: SignedDuration) -> StepResult {
+        match (&self.control, &self.virtual_clock) {
+            (Control::Embedded(sim), _) => sim.advance(by),
+            (Control::Sim(admin), Some(mirror)) => {
+                admin
+                    .advance(by)
+                    .await
+                    .map_err(|e| StepError::State(format!("moving the cluster's clock: {e}")))?;
+                self.metrics
+                    .advance_clock(by)
+                    .await
+                    .map_err(StepError::metrics("moving the metrics server's clock"))?;
+                mirror.advance(by);
+            }
+            _ => tokio::time::sleep(by.unsigned_abs()).await,
+        }
+        Ok(())
+    }
+
+    /// Makes the simulated API server inject a fault for object `ns/name`.
+    pub async fn fault(&self, ns: &str, name: &str, fault: SimFault) -> StepResult {
+        match &self.control {
+            Control::Embedded(sim) => {
+                let f = sim.faults();
+                match fault {
+                    SimFault::FailGetScale(on) => f.fail_get_scale(ns, name, on),
+                    SimFault::FailUpdateScale(on) => f.fail_update_scale(ns, name, on),
+                    SimFault::ConflictHpaStatus(n) => f.conflict_hpa_status(ns, name, n),
+                    SimFault::ConflictUpdateScale(n) => f.conflict_update_scale(ns, name, n),
+                    SimFault::OverrideScaleReplicas { spec, status } => {
+                        f.override_scale_replicas(ns, name, spec, status);
+                    }
+                    SimFault::OverrideScaleSelector(sel) => {
+                        f.override_scale_selector(ns, name, &sel)
+                    }
+                }
+                Ok(())
+            }
+            Control::Sim(admin) => admin
+                .set_fault(&fault.to_admin(ns, name))
+                .await
+                .map_err(|e| StepError::State(format!("injecting {fault:?} for {ns}/{name}: {e}"))),
+            Control::Real => Err(StepError::Unsupported(format!(
+                "injecting {fault:?} for {ns}/{name} needs the simulated API server; a real one cannot be told to fail"
+            ))),
+        }
+    }
+
+    /// How long new pods of workload `ns/name` stay Pending and unready.
+    pub async fn set_pod_delays(&self, ns: &str, name: &str, delays: PodDelays) -> StepResult {
+        match &self.control {
+            Control::Embedded(sim) => {
+                sim.set_pod_delays(ns, name, delays);
+                Ok(())
+            }
+            Control::Sim(admin) => admin
+                .set_pod_delays(ns, name, delays)
+                .await
+                .map_err(|e| StepError::State(format!("pod delays of {ns}/{name}: {e}"))),
+            Control::Real => Err(StepError::Unsupported(format!(
+                "delaying the readiness of new pods of {ns}/{name} needs the simulated cluster's kubelet"
+            ))),
+        }
+    }
+
+    /// Tells the simulated API server whether HPAScaleToZero is on (a real
+    /// one validates with its own gates).
+    pub async fn set_scale_to_zero(&self, enabled: bool) -> StepResult {
+        match &self.control {
+            Control::Embedded(sim) => sim.set_hpa_scale_to_zero(enabled),
+            Control::Sim(admin) => admin
+                .set_hpa_scale_to_zero(enabled)
+                .await
+                .map_err(|e| StepError::State(format!("the cluster's HPAScaleToZero gate: {e}")))?,
+            Control::Real => {}
+        }
+        Ok(())
+    }
+}
+
+impl SimFault {
+    fn to_admin(&self, ns: &str, name: &str) -> hpa_sim::admin::FaultAction {
+        use hpa_sim::admin::{
+            CountedFault, FaultAction as F, ReplicasOverride, SelectorOverride, ToggleFault,
+        };
+        let (namespace, name) = (ns.to_owned(), name.to_owned());
+        match self {
+            Self::FailGetScale(fail) => F::FailGetScale(ToggleFault {
+                namespace,
+                name,
+                fail: *fail,
+            }),
+            Self::FailUpdateScale(fail) => F::FailUpdateScale(ToggleFault {
+                namespace,
+                name,
+                fail: *fail,
+            }),
+            Self::ConflictHpaStatus(times) => F::ConflictHpaStatus(CountedFault {
+                namespace,
+                name,
+                times: *times,
+            }),
+            Self::ConflictUpdateScale(times) => F::ConflictUpdateScale(CountedFault {
+                namespace,
+                name,
+                times: *times,
+            }),
+            Self::OverrideScaleReplicas { spec, status } => {
+                F::OverrideScaleReplicas(ReplicasOverride {
+                    namespace,
+                    name,
+                    spec: *spec,
+                    status: *status,
+                })
+            }
+            Self::OverrideScaleSelector(selector) => F::OverrideScaleSelector(SelectorOverride {
+                namespace,
+                name,
+                selector: selector.clone(),
+            }),
+        }
+    }
+}
+
+/// The client configuration of a remote target's kubeconfig and context.
+async fn kube_config(remote: &RemoteTarget) -> Result<kube::Config, StepError> {
+    let options = kube::config::KubeConfigOptions {
+        context: remote.context.clone(),
+        ..Default::default()
+    };
+    let where_ = remote.kubeconfig.as_ref().map_or_else(
+        || "the default kubeconfig".to_owned(),
+        |p| p.display().to_string(),
+    );
+    let kubeconfig = match &remote.kubeconfig {
+        Some(path) => kube::config::Kubeconfig::read_from(path),
+        None => kube::config::Kubeconfig::read(),
+    }
+    .map_err(|e| StepError::Start(format!("reading {where_}: {e}")))?;
+    kube::Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .map_err(|e| StepError::Start(format!("{where_}: {e}")))
 }
 
 /// One scenario's state. A fresh one per scenario; nothing is shared.
@@ -208,6 +501,14 @@ pub struct HpaWorld {
     pub(crate) since_sync: SignedDuration,
     /// Stabilization history and scale events to seed into the controller.
     pub seeds: Vec<Seed>,
+    /// Where this scenario runs.
+    target: Target,
+    /// Step pod names (`NAME-i`) to the cluster's pod names, by namespace.
+    aliases: BTreeMap<(String, String), String>,
+    /// The cluster's pod names to step names.
+    alias_of: BTreeMap<(String, String), String>,
+    /// Next step index per workload (`NAME-i` counts in creation order).
+    next_index: HashMap<(String, String), u64>,
 }
 
 /// History to hand to the controller once it exists (ages as of the step,
@@ -240,17 +541,21 @@ impl HpaWorld {
             external_series: HashMap::new(),
             since_sync: SignedDuration::ZERO,
             seeds: Vec::new(),
+            target: target::current(),
+            aliases: BTreeMap::new(),
+            alias_of: BTreeMap::new(),
+            next_index: HashMap::new(),
         }
     }
 
     /// The running cluster, started on first use.
     pub async fn env(&mut self) -> Result<&Env, StepError> {
         if self.env.is_none() {
-            let env = Env::start().await?;
+            let env = Env::start(&self.target).await?;
             // One cluster, one set of gates: the API server validates
             // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
-            env.sim
-                .set_hpa_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"));
+            env.set_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"))
+                .await?;
             self.env = Some(env);
         }
         self.env
@@ -269,9 +574,14 @@ impl HpaWorld {
         if self.driver.is_none() {
             let (client, clock) = {
                 let env = self.env().await?;
-                (env.client.clone(), env.clock.clone())
+                if env.controller_kind() == ControllerKind::Upstream {
+                    return Err(StepError::Unsupported(
+                        "this step needs our controller (its flags, memory or metrics); the cluster's own HPA controller acts in this run".to_owned(),
+                    ));
+                }
+                (env.client.clone(), env.clock())
             };
-            let driver = Driver::start(self.config.clone(), client, Arc::new(clock))
+            let driver = Driver::start(self.config.clone(), client, clock)
                 .await
                 .map_err(StepError::controller("starting the HPA controller"))?;
             self.driver = Some(driver);
@@ -291,6 +601,11 @@ impl HpaWorld {
 
     /// Seeds the controller's history now if it runs, else when it starts.
     pub fn seed(&mut self, seed: Seed) -> StepResult {
+        if self.target_controller() == ControllerKind::Upstream {
+            return Err(StepError::Unsupported(
+                "seeding history needs our controller; the cluster's own HPA controller acts in this run".to_owned(),
+            ));
+        }
         match &self.driver {
             Some(driver) => driver
                 .seed(&seed)
@@ -308,7 +623,7 @@ impl HpaWorld {
     }
 
     /// Sets one controller flag; refused once the controller runs.
-    pub fn set_flag(&mut self, flag: &str, value: &str) -> StepResult {
+    pub async fn set_flag(&mut self, flag: &str, value: &str) -> StepResult {
         if self.driver.is_some() {
             return Err(StepError::State(format!(
                 "flag {flag}: the HPA controller already runs; give its flags before it first syncs"
@@ -320,11 +635,72 @@ impl HpaWorld {
                 flag: flag.to_owned(),
                 source,
             })?;
+        if self.target_controller() == ControllerKind::Upstream {
+            return Err(StepError::Unsupported(format!(
+                "flag {flag}: the cluster's own HPA controller acts in this run; its flags are kube-controller-manager's"
+            )));
+        }
         if let Some(env) = &self.env {
-            env.sim
-                .set_hpa_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"));
+            env.set_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"))
+                .await?;
         }
         Ok(())
+    }
+
+    /// Whose controller acts in this scenario.
+    pub fn target_controller(&self) -> ControllerKind {
+        match &self.target {
+            Target::Embedded => ControllerKind::Ours,
+            Target::Remote(r) => r.controller,
+        }
+    }
+
+    /// The fake node scenario pods go to, on a real cluster.
+    pub fn fake_node(&self) -> Option<Arc<crate::cluster::fake_node::FakeNode>> {
+        match &self.target {
+            Target::Remote(r) => r.fake_node.clone(),
+            Target::Embedded => None,
+        }
+    }
+
+    /// How long `Then` steps wait for what they expect: not at all on a
+    /// virtual clock (the controller has acted when the step runs); two sync
+    /// periods on the wall clock, where the controller acts on its own time
+    /// and a real cluster's controllers lag.
+    pub fn patience(&self) -> Option<std::time::Duration> {
+        let env = self.env.as_ref()?;
+        if env.is_virtual() {
+            return None;
+        }
+        Some(self.sync_period() * 2 + std::time::Duration::from_secs(2))
+    }
+
+    /// The sync period of the controller acting in the scenario.
+    pub fn sync_period(&self) -> std::time::Duration {
+        match &self.target {
+            Target::Remote(r) if r.controller == ControllerKind::Upstream => r.upstream_sync_period,
+            _ => self.config.sync_period,
+        }
+    }
+
+    /// Runs `check` until it holds or [`Self::patience`] runs out; only
+    /// unmet expectations are retried, other errors end the step at once.
+    pub async fn eventually<F>(&mut self, mut check: F) -> StepResult
+    where
+        F: AsyncFnMut(&mut HpaWorld) -> StepResult,
+    {
+        let Some(patience) = self.patience() else {
+            return check(self).await;
+        };
+        let deadline = tokio::time::Instant::now() + patience;
+        loop {
+            match check(self).await {
+                Err(StepError::Expectation(_)) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// Splits `ns/name` or qualifies `name` with the scenario namespace.
@@ -355,8 +731,11 @@ impl HpaWorld {
         Ok(Api::namespaced(self.env().await?.client.clone(), ns))
     }
 
-    /// The pods of a workload, by name order of their index (`NAME-0`,
-    /// `NAME-1`, ...), including pods of every phase.
+    /// The pods of a workload in step-name order (`NAME-0`, `NAME-1`, ...),
+    /// including pods of every phase. Pods the cluster named `NAME-i` (the
+    /// simulated cluster, statefulsets) keep their names; others (a real
+    /// ReplicaSet's `NAME-7d4b9-xk2zq`) get the next step name in creation
+    /// order the first time they are seen.
     pub async fn pods_of(&mut self, ns: &str, workload: &str) -> Result<Vec<Pod>, StepError> {
         let api: Api<Pod> = self.api(ns).await?;
         let list = api
@@ -366,8 +745,74 @@ impl HpaWorld {
                 "listing the pods of {ns}/{workload}"
             )))?;
         let mut pods = list.items;
-        pods.sort_by_key(|p| pod_index(p.metadata.name.as_deref().unwrap_or_default(), workload));
+        pods.sort_by_key(|p| {
+            let name = p.metadata.name.clone().unwrap_or_default();
+            (
+                pod_index(&name, workload),
+                p.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                name,
+            )
+        });
+        for p in &pods {
+            let real = p.metadata.name.clone().unwrap_or_default();
+            self.alias(ns, workload, &real);
+        }
+        pods.sort_by_key(|p| {
+            let real = p.metadata.name.clone().unwrap_or_default();
+            self.alias_of
+                .get(&(ns.to_owned(), real))
+                .map_or(u64::MAX, |a| pod_index(a, workload))
+        });
         Ok(pods)
+    }
+
+    /// Gives pod `real` of a workload its step name, once.
+    fn alias(&mut self, ns: &str, workload: &str, real: &str) {
+        let key = (ns.to_owned(), real.to_owned());
+        if self.alias_of.contains_key(&key) {
+            return;
+        }
+        let next = self
+            .next_index
+            .entry((ns.to_owned(), workload.to_owned()))
+            .or_insert(0);
+        let index = match pod_index(real, workload) {
+            u64::MAX => *next,
+            i => i,
+        };
+        *next = (*next).max(index + 1);
+        let alias = format!("{workload}-{index}");
+        self.aliases
+            .insert((ns.to_owned(), alias.clone()), real.to_owned());
+        self.alias_of.insert(key, alias);
+    }
+
+    /// The cluster's name of the pod a step calls `name` (`NAME-i` or
+    /// `ns/NAME-i`), with its namespace.
+    pub async fn resolve_pod(&mut self, name: &str) -> Result<(String, String), StepError> {
+        let (ns, pod) = self.qualify(name);
+        if let Some(real) = self.aliases.get(&(ns.clone(), pod.clone())) {
+            return Ok((ns, real.clone()));
+        }
+        if let Some((workload, _)) = pod.rsplit_once('-')
+            && self
+                .workloads
+                .contains_key(&(ns.clone(), workload.to_owned()))
+        {
+            self.pods_of(&ns, workload).await?;
+            if let Some(real) = self.aliases.get(&(ns.clone(), pod.clone())) {
+                return Ok((ns, real.clone()));
+            }
+        }
+        Ok((ns, pod))
+    }
+
+    /// The step name of a cluster pod (itself when it has none).
+    pub fn step_name(&self, ns: &str, real: &str) -> String {
+        self.alias_of
+            .get(&(ns.to_owned(), real.to_owned()))
+            .cloned()
+            .unwrap_or_else(|| real.to_owned())
     }
 
     // ----- metrics server -----
@@ -475,8 +920,28 @@ impl HpaWorld {
 
     // ----- time -----
 
-    /// Every HPA is reconciled once, now.
+    /// "When the HPA controller syncs": ours reconciles every HPA once, now;
+    /// the cluster's own is given one of its sync periods to do so.
+    pub async fn sync_step(&mut self) -> StepResult {
+        if self.target_controller() == ControllerKind::Upstream {
+            let period = self.sync_period();
+            self.env()
+                .await?
+                .advance(SignedDuration::try_from(period).unwrap_or(SignedDuration::from_secs(15)))
+                .await?;
+            self.since_sync = SignedDuration::ZERO;
+            return self.prune_pods().await;
+        }
+        self.sync_now().await
+    }
+
+    /// Every HPA is reconciled once, now (by ours; the cluster's own syncs
+    /// on its own).
     pub async fn sync_now(&mut self) -> StepResult {
+        if self.target_controller() == ControllerKind::Upstream {
+            self.since_sync = SignedDuration::ZERO;
+            return self.prune_pods().await;
+        }
         self.driver().await?;
         let driver = self
             .driver
@@ -510,20 +975,22 @@ impl HpaWorld {
     where
         F: AsyncCheck,
     {
-        let period = SignedDuration::try_from(self.config.sync_period)
-            .unwrap_or(SignedDuration::from_secs(15));
+        let period =
+            SignedDuration::try_from(self.sync_period()).unwrap_or(SignedDuration::from_secs(15));
         if period.is_zero() || period.is_negative() {
             return Err(StepError::State(
                 "the sync period must be positive".to_owned(),
             ));
         }
-        self.driver().await?;
+        if self.target_controller() == ControllerKind::Ours {
+            self.driver().await?;
+        }
         let mut left = by;
         // Bounded: one iteration per sync period of the requested span.
         while left.is_positive() {
             let until_sync = period - self.since_sync;
             let step = if left < until_sync { left } else { until_sync };
-            self.env().await?.sim.advance(step);
+            self.env().await?.advance(step).await?;
             left -= step;
             self.since_sync += step;
             if self.since_sync >= period {
@@ -574,6 +1041,9 @@ impl HpaWorld {
         resource: &ApiResource,
         obj: Value,
     ) -> Result<DynamicObject, StepError> {
+        let mut obj = obj;
+        // Marked so that a shared cluster can be cleared for the next scenario.
+        obj["metadata"]["labels"][super::cleanup::SCENARIO_LABEL] = Value::from("true");
         let env = self.env().await?;
         let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
         let name = obj

@@ -13,7 +13,7 @@ async fn runs_with(world: &mut HpaWorld, step: &Step) -> StepResult {
     for row in &table.rows {
         let flag = table.cell(row, "flag").unwrap_or_default();
         let value = table.cell(row, "value").unwrap_or_default();
-        world.set_flag(flag, value)?;
+        world.set_flag(flag, value).await?;
     }
     Ok(())
 }

@@ -23,15 +23,19 @@ async fn has_replicas(
     name: String,
     want: i32,
 ) -> StepResult {
-    let got = world.spec_replicas(kind, &name).await?;
-    if got != want {
-        return fail(
-            world,
-            format!("expected {kind} {name} to have {want} replicas, it has {got}"),
-        )
-        .await;
-    }
-    Ok(())
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let got = world.spec_replicas(kind, &name).await?;
+            if got != want {
+                return fail(
+                    world,
+                    format!("expected {kind} {name} to have {want} replicas, it has {got}"),
+                )
+                .await;
+            }
+            Ok(())
+        })
+        .await
 }
 
 #[then(expr = "the {kind} {string} is not rescaled")]
@@ -80,12 +84,16 @@ async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) ->
 
 #[then(expr = "the HPA {string} wants {int} replicas")]
 async fn wants(world: &mut HpaWorld, name: String, want: i32) -> StepResult {
-    let hpa = world.hpa(&name).await?;
-    let got = hpa.status.as_ref().map(|s| s.desired_replicas);
-    if got != Some(want) {
-        return fail(world, format!("expected HPA {name} to want {want} replicas (status.desiredReplicas), it shows {got:?}")).await;
-    }
-    Ok(())
+    world
+        .eventually(async |world: &mut HpaWorld| {
+        let hpa = world.hpa(&name).await?;
+        let got = hpa.status.as_ref().map(|s| s.desired_replicas);
+        if got != Some(want) {
+            return fail(world, format!("expected HPA {name} to want {want} replicas (status.desiredReplicas), it shows {got:?}")).await;
+        }
+        Ok(())
+        })
+        .await
 }
 
 #[then(expr = "the HPA {string} has condition {string} {string}")]
@@ -95,7 +103,11 @@ async fn has_condition(
     type_: String,
     status: String,
 ) -> StepResult {
-    check_condition(world, &name, &type_, &status, None, None).await
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            check_condition(world, &name, &type_, &status, None, None).await
+        })
+        .await
 }
 
 #[then(expr = "the HPA {string} has condition {string} {string} with reason {string}")]
@@ -106,7 +118,11 @@ async fn has_condition_reason(
     status: String,
     reason: String,
 ) -> StepResult {
-    check_condition(world, &name, &type_, &status, Some(&reason), None).await
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            check_condition(world, &name, &type_, &status, Some(&reason), None).await
+        })
+        .await
 }
 
 #[then(
@@ -120,54 +136,62 @@ async fn has_condition_message(
     reason: String,
     message: String,
 ) -> StepResult {
-    check_condition(
-        world,
-        &name,
-        &type_,
-        &status,
-        Some(&reason),
-        Some(&unescape(&message)),
-    )
-    .await
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            check_condition(
+                world,
+                &name,
+                &type_,
+                &status,
+                Some(&reason),
+                Some(&unescape(&message)),
+            )
+            .await
+        })
+        .await
 }
 
 #[then(expr = "the HPA {string} has conditions:")]
 async fn has_conditions(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
-    let table = Table::of(step, &["type", "status", "reason"])?;
-    let want: Vec<(String, String, String)> = table
-        .rows
-        .iter()
-        .map(|r| {
-            (
-                table.cell(r, "type").unwrap_or_default().to_owned(),
-                table.cell(r, "status").unwrap_or_default().to_owned(),
-                table.cell(r, "reason").unwrap_or_default().to_owned(),
-            )
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let table = Table::of(step, &["type", "status", "reason"])?;
+            let want: Vec<(String, String, String)> = table
+                .rows
+                .iter()
+                .map(|r| {
+                    (
+                        table.cell(r, "type").unwrap_or_default().to_owned(),
+                        table.cell(r, "status").unwrap_or_default().to_owned(),
+                        table.cell(r, "reason").unwrap_or_default().to_owned(),
+                    )
+                })
+                .collect();
+            let hpa = world.hpa(&name).await?;
+            let got: Vec<(String, String, String)> = conditions(&hpa)
+                .into_iter()
+                .map(|c| (c.type_, c.status, c.reason.unwrap_or_default()))
+                .collect();
+            if got != want {
+                let show = |v: &[(String, String, String)]| {
+                    v.iter()
+                        .map(|(t, s, r)| format!("{t}={s} ({r})"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                return fail(
+                    world,
+                    format!(
+                        "expected HPA {name} to have exactly the conditions [{}], it has [{}]",
+                        show(&want),
+                        show(&got)
+                    ),
+                )
+                .await;
+            }
+            Ok(())
         })
-        .collect();
-    let hpa = world.hpa(&name).await?;
-    let got: Vec<(String, String, String)> = conditions(&hpa)
-        .into_iter()
-        .map(|c| (c.type_, c.status, c.reason.unwrap_or_default()))
-        .collect();
-    if got != want {
-        let show = |v: &[(String, String, String)]| {
-            v.iter()
-                .map(|(t, s, r)| format!("{t}={s} ({r})"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        return fail(
-            world,
-            format!(
-                "expected HPA {name} to have exactly the conditions [{}], it has [{}]",
-                show(&want),
-                show(&got)
-            ),
-        )
-        .await;
-    }
-    Ok(())
+        .await
 }
 
 #[then(expr = "the HPA {string} reports {string} at {quantity}")]
@@ -177,24 +201,28 @@ async fn reports_at(
     metric: String,
     want: Quantity,
 ) -> StepResult {
-    let hpa = world.hpa(&name).await?;
-    let current = current_metrics(&hpa);
-    let found = current.iter().find_map(|m| metric_value(m, &metric));
-    let ok = found
-        .as_ref()
-        .and_then(|q| crate::gherkin::params::parse_quantity(q).ok())
-        .is_some_and(|q| q == want.value());
-    if !ok {
-        return fail(
-            world,
-            format!(
-                "expected HPA {name} to report {metric} at {want}, it reports {}",
-                found.unwrap_or_else(|| "nothing for that metric".to_owned())
-            ),
-        )
-        .await;
-    }
-    Ok(())
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let hpa = world.hpa(&name).await?;
+            let current = current_metrics(&hpa);
+            let found = current.iter().find_map(|m| metric_value(m, &metric));
+            let ok = found
+                .as_ref()
+                .and_then(|q| crate::gherkin::params::parse_quantity(q).ok())
+                .is_some_and(|q| q == want.value());
+            if !ok {
+                return fail(
+                    world,
+                    format!(
+                        "expected HPA {name} to report {metric} at {want}, it reports {}",
+                        found.unwrap_or_else(|| "nothing for that metric".to_owned())
+                    ),
+                )
+                .await;
+            }
+            Ok(())
+        })
+        .await
 }
 
 #[then(expr = "the HPA {string} reports {word} utilization {int}%")]
@@ -204,28 +232,32 @@ async fn reports_utilization(
     resource: String,
     want: i32,
 ) -> StepResult {
-    let hpa = world.hpa(&name).await?;
-    let got = current_metrics(&hpa).iter().find_map(|m| {
-        let (n, current) = match (&m.resource, &m.container_resource) {
-            (Some(r), _) => (r.name.as_str(), &r.current),
-            (None, Some(c)) => (c.name.as_str(), &c.current),
-            _ => return None,
-        };
-        (n == resource)
-            .then_some(current.average_utilization)
-            .flatten()
-    });
-    if got != Some(want) {
-        return fail(
-            world,
-            format!(
-                "expected HPA {name} to report {resource} utilization {want}%, it reports {}",
-                got.map_or_else(|| "none".to_owned(), |g| format!("{g}%"))
-            ),
-        )
-        .await;
-    }
-    Ok(())
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let hpa = world.hpa(&name).await?;
+            let got = current_metrics(&hpa).iter().find_map(|m| {
+                let (n, current) = match (&m.resource, &m.container_resource) {
+                    (Some(r), _) => (r.name.as_str(), &r.current),
+                    (None, Some(c)) => (c.name.as_str(), &c.current),
+                    _ => return None,
+                };
+                (n == resource)
+                    .then_some(current.average_utilization)
+                    .flatten()
+            });
+            if got != Some(want) {
+                return fail(
+                world,
+                format!(
+                    "expected HPA {name} to report {resource} utilization {want}%, it reports {}",
+                    got.map_or_else(|| "none".to_owned(), |g| format!("{g}%"))
+                ),
+            )
+            .await;
+            }
+            Ok(())
+        })
+        .await
 }
 
 #[then(expr = "the HPA {string} has behavior:")]
@@ -366,7 +398,11 @@ async fn controller_metric(world: &mut HpaWorld, sample: String, want: f64) -> S
 
 #[then(expr = "an event {string} is recorded for the HPA {string}")]
 async fn event_recorded(world: &mut HpaWorld, reason: String, name: String) -> StepResult {
-    check_event(world, &reason, None, &name, true).await
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            check_event(world, &reason, None, &name, true).await
+        })
+        .await
 }
 
 #[then(expr = "no event {string} is recorded for the HPA {string}")]
@@ -381,32 +417,40 @@ async fn event_with_message(
     message: String,
     name: String,
 ) -> StepResult {
-    check_event(world, &reason, Some(&unescape(&message)), &name, true).await
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            check_event(world, &reason, Some(&unescape(&message)), &name, true).await
+        })
+        .await
 }
 
 #[then(expr = "the HPA {string} last scaled {duration} ago")]
 async fn last_scaled(world: &mut HpaWorld, name: String, ago: Duration) -> StepResult {
-    let hpa = world.hpa(&name).await?;
-    let now = world.now().await?;
-    let last = hpa
-        .status
-        .as_ref()
-        .and_then(|s| s.last_scale_time.as_ref())
-        .map(|t| t.0);
-    let want = now - ago.0;
-    // metav1.Time keeps whole seconds.
-    let want = Timestamp::from_second(want.as_second()).unwrap_or(want);
-    if last != Some(want) {
-        return fail(
-            world,
-            format!(
-                "expected HPA {name} to have last scaled {ago} ago ({want}), its lastScaleTime is {}",
-                last.map_or_else(|| "unset".to_owned(), |t| format!("{t} ({} ago)", Duration(now.duration_since(t))))
-            ),
-        )
-        .await;
-    }
-    Ok(())
+    world
+        .eventually(async |world: &mut HpaWorld| {
+        let hpa = world.hpa(&name).await?;
+        let now = world.now().await?;
+        let last = hpa
+            .status
+            .as_ref()
+            .and_then(|s| s.last_scale_time.as_ref())
+            .map(|t| t.0);
+        let want = now - ago.0;
+        // metav1.Time keeps whole seconds.
+        let want = Timestamp::from_second(want.as_second()).unwrap_or(want);
+        if last != Some(want) {
+            return fail(
+                world,
+                format!(
+                    "expected HPA {name} to have last scaled {ago} ago ({want}), its lastScaleTime is {}",
+                    last.map_or_else(|| "unset".to_owned(), |t| format!("{t} ({} ago)", Duration(now.duration_since(t))))
+                ),
+            )
+            .await;
+        }
+        Ok(())
+        })
+        .await
 }
 
 #[then(expr = "the {kind} {string} stays at {int} replicas for {duration}")]

@@ -50,7 +50,9 @@ async fn pods_report_table(world: &mut HpaWorld, step: &Step) -> StepResult {
         .filter(|h| !matches!(h.as_str(), "pod" | "timestamp" | "window"))
         .collect();
     for row in &table.rows {
-        let (ns, pod) = world.qualify(table.cell(row, "pod").unwrap_or_default());
+        let (ns, pod) = world
+            .resolve_pod(table.cell(row, "pod").unwrap_or_default())
+            .await?;
         let timestamp = table
             .cell(row, "timestamp")
             .filter(|c| !c.is_empty())

@@ -8,7 +8,7 @@ use crate::gherkin::world::{HpaWorld, NoCheck, StepResult};
 
 #[when(expr = "the HPA controller syncs")]
 async fn controller_syncs(world: &mut HpaWorld) -> StepResult {
-    world.sync_now().await
+    world.sync_step().await
 }
 
 #[when(expr = "{duration} pass")]

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{Table, age, per_container};
 use crate::gherkin::params::{Duration, WorkloadKind};
 use crate::gherkin::world::{
-    HpaWorld, StepError, StepResult, Workload, workload_api, workload_resource,
+    HpaWorld, SimFault, StepError, StepResult, Workload, workload_api, workload_resource,
 };
 
 /// How long before the scenario starts the pods of "with N pods" started.
@@ -85,10 +85,8 @@ async fn scale_reports_replicas(
     world
         .env()
         .await?
-        .sim
-        .faults()
-        .override_scale_replicas(&ns, &n, spec, status);
-    Ok(())
+        .fault(&ns, &n, SimFault::OverrideScaleReplicas { spec, status })
+        .await
 }
 
 #[given(expr = "the scale of {string} reports selector {string}")]
@@ -101,10 +99,8 @@ async fn scale_reports_selector(
     world
         .env()
         .await?
-        .sim
-        .faults()
-        .override_scale_selector(&ns, &n, &selector);
-    Ok(())
+        .fault(&ns, &n, SimFault::OverrideScaleSelector(selector))
+        .await
 }
 
 #[given(expr = "reading the scale of {string} fails")]
@@ -113,10 +109,8 @@ async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
     world
         .env()
         .await?
-        .sim
-        .faults()
-        .fail_get_scale(&ns, &n, true);
-    Ok(())
+        .fault(&ns, &n, SimFault::FailGetScale(true))
+        .await
 }
 
 #[given(expr = "updating the scale of {string} fails")]
@@ -125,10 +119,8 @@ async fn updating_scale_fails(world: &mut HpaWorld, name: String) -> StepResult 
     world
         .env()
         .await?
-        .sim
-        .faults()
-        .fail_update_scale(&ns, &n, true);
-    Ok(())
+        .fault(&ns, &n, SimFault::FailUpdateScale(true))
+        .await
 }
 
 #[given(expr = "updating the status of HPA {string} conflicts {int} times")]
@@ -137,10 +129,8 @@ async fn hpa_status_conflicts(world: &mut HpaWorld, name: String, times: u32) ->
     world
         .env()
         .await?
-        .sim
-        .faults()
-        .conflict_hpa_status(&ns, &n, times);
-    Ok(())
+        .fault(&ns, &n, SimFault::ConflictHpaStatus(times))
+        .await
 }
 
 #[given(expr = "updating the scale of {string} conflicts {int} times")]
@@ -149,24 +139,25 @@ async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> Step
     world
         .env()
         .await?
-        .sim
-        .faults()
-        .conflict_update_scale(&ns, &n, times);
-    Ok(())
+        .fault(&ns, &n, SimFault::ConflictUpdateScale(times))
+        .await
 }
 
 #[given(expr = "new pods of {string} become ready after {duration}")]
 async fn new_pods_ready_after(world: &mut HpaWorld, name: String, after: Duration) -> StepResult {
     let (ns, n) = world.qualify(&name);
-    world.env().await?.sim.set_pod_delays(
-        &ns,
-        &n,
-        hpa_sim::PodDelays {
-            running: SignedDuration::ZERO,
-            ready: after.0,
-        },
-    );
-    Ok(())
+    world
+        .env()
+        .await?
+        .set_pod_delays(
+            &ns,
+            &n,
+            hpa_sim::PodDelays {
+                running: SignedDuration::ZERO,
+                ready: after.0,
+            },
+        )
+        .await
 }
 
 #[given(expr = "pod {string} becomes ready")]
@@ -184,7 +175,7 @@ async fn pod_becomes_unready(world: &mut HpaWorld, pod: String) -> StepResult {
 #[given(expr = "pod {string} fails")]
 #[when(expr = "pod {string} fails")]
 async fn pod_fails(world: &mut HpaWorld, pod: String) -> StepResult {
-    let (ns, n) = world.qualify(&pod);
+    let (ns, n) = world.resolve_pod(&pod).await?;
     let now = world.now().await?;
     update_pod_status(world, &ns, &n, |status| {
         status["phase"] = json!("Failed");
@@ -197,7 +188,7 @@ async fn pod_fails(world: &mut HpaWorld, pod: String) -> StepResult {
 #[given(expr = "pod {string} is deleted")]
 #[when(expr = "pod {string} is deleted")]
 async fn pod_is_deleted(world: &mut HpaWorld, pod: String) -> StepResult {
-    let (ns, n) = world.qualify(&pod);
+    let (ns, n) = world.resolve_pod(&pod).await?;
     let api: Api<Pod> = world.api(&ns).await?;
     api.delete(&n, &Default::default())
         .await
@@ -481,6 +472,14 @@ async fn update_pod_status(
         .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
     let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
     change(&mut status);
+    if let Some(node) = world.fake_node() {
+        // The fake kubelet keeps writing the state it was last given.
+        node.set_pod_state(ns, name, pod_state(&status))
+            .await
+            .map_err(StepError::kube(format!(
+                "giving pod {ns}/{name} its state on the fake node"
+            )))?;
+    }
     value["status"] = status;
     let pod: Pod = serde_json::from_value(value)
         .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
@@ -493,7 +492,7 @@ async fn update_pod_status(
 }
 
 async fn set_pod_ready(world: &mut HpaWorld, pod: &str, ready: bool) -> StepResult {
-    let (ns, n) = world.qualify(pod);
+    let (ns, n) = world.resolve_pod(pod).await?;
     let now = world.now().await?;
     let flag = if ready { "True" } else { "False" };
     update_pod_status(world, &ns, &n, |status| {
@@ -528,6 +527,15 @@ async fn create_workload(
     if kind == WorkloadKind::StatefulSet {
         obj["spec"]["serviceName"] = json!(n);
     }
+    if world.fake_node().is_some() {
+        // On a real cluster the pods go to the harness's fake node, whose
+        // kubelet loop binds them and leaves their status to the steps.
+        use crate::cluster::fake_node;
+        let template = &mut obj["spec"]["template"];
+        template["metadata"]["labels"][fake_node::MANAGED_POD_LABEL] = json!("true");
+        template["spec"]["nodeSelector"] = json!(fake_node::node_selector());
+        template["spec"]["tolerations"] = json!([fake_node::toleration()]);
+    }
     world
         .create_dynamic(&ns, &workload_resource(kind), obj)
         .await?;
@@ -539,14 +547,23 @@ async fn create_workload(
         },
     );
     let now = world.now().await?;
-    let pods = world.pods_of(&ns, &n).await?;
-    if pods.len() != rows.len() {
-        return Err(StepError::State(format!(
-            "{kind} {ns}/{n} should have {} pods but the cluster made {}",
-            rows.len(),
-            pods.len()
-        )));
-    }
+    // A real cluster's controllers create the pods a moment later.
+    let mut pods = Vec::new();
+    world
+        .eventually(async |w: &mut HpaWorld| {
+            pods = w.pods_of(&ns, &n).await?;
+            if pods.len() == rows.len() {
+                Ok(())
+            } else {
+                Err(StepError::Expectation(format!(
+                    "{kind} {ns}/{n} should have {} pods but the cluster made {}",
+                    rows.len(),
+                    pods.len()
+                )))
+            }
+        })
+        .await
+        .map_err(|e| StepError::State(e.to_string()))?;
     let api: Api<Pod> = world.api(&ns).await?;
     for (pod, shape) in pods.into_iter().zip(rows) {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
@@ -597,4 +614,33 @@ async fn mark_terminating(world: &mut HpaWorld, ns: &str, pod: &str) -> StepResu
             "marking pod {ns}/{pod} as terminating"
         )))?;
     Ok(())
+}
+
+/// The fake kubelet's view of a pod status the steps wrote.
+fn pod_state(status: &Value) -> crate::cluster::fake_node::PodState {
+    let time = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .and_then(|t| t.parse::<Timestamp>().ok())
+    };
+    let ready = status
+        .get("conditions")
+        .and_then(Value::as_array)
+        .and_then(|c| {
+            c.iter()
+                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
+        });
+    crate::cluster::fake_node::PodState {
+        phase: status
+            .get("phase")
+            .and_then(Value::as_str)
+            .unwrap_or("Running")
+            .to_owned(),
+        ready: ready.and_then(|c| match c.get("status").and_then(Value::as_str) {
+            Some("True") => Some(true),
+            Some("False") => Some(false),
+            _ => None,
+        }),
+        started: time(status.get("startTime")),
+        ready_since: time(ready.and_then(|c| c.get("lastTransitionTime"))),
+    }
 }

@@ -1,0 +1,88 @@
+//! `hpa-harness conformance`: the same scenarios with the cluster's own HPA
+//! controller and with ours, as a table of scenario | upstream | ours.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::CliResult;
+use super::test::ClusterArgs;
+use crate::gherkin::conformance;
+use crate::gherkin::remote::RemoteOptions;
+use crate::gherkin::target::ControllerKind;
+use crate::gherkin::{BackendKind, RunOptions, runner};
+
+/// Run scenarios with kube-controller-manager's HPA controller and with
+/// ours, and print which pass with each.
+///
+/// The upstream run goes to the cluster of --kubeconfig, whose
+/// kube-controller-manager runs its HPA controller (kind: create the cluster
+/// from clusters/kind.yaml without the `controllers` line), with the fake
+/// metrics server of --metrics-url owning the metrics APIs. Ours runs on the
+/// embedded simulated cluster, or on the cluster of --ours-kubeconfig.
+/// Scenarios that need our controller's internals (seeded history, its
+/// metrics, its flags) are n/a upstream.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Feature files or folders to run.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Run only scenarios whose tags match this expression.
+    #[arg(long, value_name = "EXPR")]
+    pub tags: Option<String>,
+    /// The cluster where upstream's controller acts.
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// Run ours on this cluster instead of the embedded simulated one.
+    #[arg(long, value_name = "FILE", requires = "ours_metrics_url")]
+    pub ours_kubeconfig: Option<PathBuf>,
+    /// The fake metrics server control URL of --ours-kubeconfig's cluster.
+    #[arg(long, value_name = "URL")]
+    pub ours_metrics_url: Option<String>,
+    /// Exit non-zero when a scenario passes with one controller and fails
+    /// with the other.
+    #[arg(long)]
+    pub fail_on_difference: bool,
+}
+
+/// Runs `hpa-harness conformance`.
+pub async fn run(args: Args) -> CliResult {
+    let mut upstream_remote = args.cluster.remote_options();
+    upstream_remote.controller = ControllerKind::Upstream;
+    let upstream = runner::run(&RunOptions {
+        paths: args.paths.clone(),
+        backend: BackendKind::Kubeconfig,
+        tags: args.tags.clone(),
+        concurrency: 1,
+        remote: upstream_remote,
+        ..RunOptions::default()
+    })
+    .await?;
+    let ours_options = match &args.ours_kubeconfig {
+        Some(kubeconfig) => RunOptions {
+            paths: args.paths.clone(),
+            backend: BackendKind::Kubeconfig,
+            tags: args.tags.clone(),
+            remote: RemoteOptions {
+                kubeconfig: Some(kubeconfig.clone()),
+                metrics_url: args.ours_metrics_url.clone(),
+                ..RemoteOptions::default()
+            },
+            ..RunOptions::default()
+        },
+        None => RunOptions {
+            paths: args.paths.clone(),
+            tags: args.tags.clone(),
+            ..RunOptions::default()
+        },
+    };
+    let ours = runner::run(&ours_options).await?;
+    let rows = conformance::rows(&upstream.scenarios, &ours.scenarios);
+    println!("\n{}", conformance::render(&rows));
+    Ok(
+        if args.fail_on_difference && rows.iter().any(conformance::Row::disagrees) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}

@@ -1,0 +1,256 @@
+//! The features on a cluster reached through a kubeconfig (feature `e2e`).
+//!
+//! Here, without Docker: `hpa-harness sim` as one process and the fake
+//! metrics server (`hpa-harness metrics-server`) as another, both on a
+//! virtual clock the scenarios move through their control APIs, run every
+//! feature as `--backend kubeconfig` does; and on the wall clock, with our
+//! controller binary standing in for the cluster's own, the seed feature
+//! checks the `--controller upstream` path (the harness only waits and
+//! looks).
+//!
+//! On real clusters (CI with Docker, `.github/workflows/e2e.yml`): the
+//! ignored tests create a kind or k3d cluster, run the features there and
+//! delete it.
+#![cfg(feature = "e2e")]
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use hpa_harness::gherkin::remote::RemoteOptions;
+use hpa_harness::gherkin::target::ControllerKind;
+use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hpa-harness");
+const START: &str = "2026-01-01T00:00:00Z";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!(
+        "hpa-harness-e2e-{name}-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Spawns `hpa-harness ARGS` and returns it with the value of the first
+/// stdout line starting with `prefix`. The process dies with the test.
+async fn spawn(args: &[&str], prefix: &str) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let value = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(v) = line.strip_prefix(prefix) {
+                return Some(v.trim().to_owned());
+            }
+        }
+        None
+    })
+    .await
+    .unwrap()
+    .unwrap_or_else(|| panic!("hpa-harness {args:?} printed no {prefix:?} line"));
+    // Keep draining stdout so the child never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, value)
+}
+
+/// The fake metrics server and the simulated cluster as two processes;
+/// `virtual_clock` puts both on a virtual clock starting at [`START`].
+struct Servers {
+    _metrics: Child,
+    _sim: Child,
+    metrics_url: String,
+    kubeconfig: PathBuf,
+    _dir: PathBuf,
+}
+
+impl Servers {
+    async fn start(name: &str, virtual_clock: bool) -> Self {
+        let dir = temp_dir(name);
+        let mut fms_args = vec!["metrics-server", "--http", "--listen", "127.0.0.1:0"];
+        if virtual_clock {
+            fms_args.extend(["--virtual-clock", START]);
+        }
+        let (metrics, metrics_url) = spawn(&fms_args, "listening:").await;
+        let kubeconfig = dir.join("kubeconfig");
+        let kubeconfig_arg = kubeconfig.display().to_string();
+        let mut sim_args = vec![
+            "sim",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig",
+            &kubeconfig_arg,
+            "--metrics-url",
+            &metrics_url,
+        ];
+        if virtual_clock {
+            sim_args.extend(["--virtual-clock", START]);
+        }
+        let (sim, _) = spawn(&sim_args, "api-server:").await;
+        Self {
+            _metrics: metrics,
+            _sim: sim,
+            metrics_url,
+            kubeconfig,
+            _dir: dir,
+        }
+    }
+
+    fn remote(&self, controller: ControllerKind, sync_period: Duration) -> RemoteOptions {
+        RemoteOptions {
+            kubeconfig: Some(self.kubeconfig.clone()),
+            metrics_url: Some(self.metrics_url.clone()),
+            controller,
+            upstream_sync_period: sync_period,
+            ..RemoteOptions::default()
+        }
+    }
+}
+
+/// Scenarios in the feature files under `dir`, each example row of an
+/// outline counting as one (as cucumber runs them).
+fn count_scenarios(dir: &Path) -> usize {
+    use cucumber::gherkin::{Feature, GherkinEnv};
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            n += count_scenarios(&path);
+        } else if path.extension().is_some_and(|e| e == "feature") {
+            let feature = Feature::parse_path(&path, GherkinEnv::default()).unwrap();
+            let scenarios = feature
+                .scenarios
+                .iter()
+                .chain(feature.rules.iter().flat_map(|r| r.scenarios.iter()));
+            for scenario in scenarios {
+                n += if scenario.examples.is_empty() {
+                    1
+                } else {
+                    scenario
+                        .examples
+                        .iter()
+                        .map(|e| {
+                            e.table
+                                .as_ref()
+                                .map_or(0, |t| t.rows.len().saturating_sub(1))
+                        })
+                        .sum()
+                };
+            }
+        }
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_feature_passes_against_a_sim_process_and_a_metrics_server_process() {
+    let servers = Servers::start("features", true).await;
+    let summary = runner::run(&RunOptions {
+        paths: vec![root().join("features")],
+        backend: BackendKind::Kubeconfig,
+        exclude_known_bugs: true,
+        remote: servers.remote(ControllerKind::Ours, Duration::from_secs(15)),
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    let failed: Vec<String> = summary
+        .scenarios
+        .iter()
+        .filter(|s| s.verdict != Verdict::Passed)
+        .map(|s| format!("{} ({}): {:?}", s.scenario, s.location, s.verdict))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "scenarios not passing:\n{}",
+        failed.join("\n")
+    );
+    assert!(!summary.failed(), "{summary:?}");
+    // Every scenario ran (none skipped by a filter or lost).
+    assert_eq!(
+        summary.scenarios.len(),
+        count_scenarios(&root().join("features"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstream_path_waits_for_a_controller_it_does_not_drive() {
+    let servers = Servers::start("upstream", false).await;
+    // Our controller binary plays the cluster's own HPA controller: the
+    // harness neither starts nor syncs it, only waits for its syncs.
+    let kubeconfig = servers.kubeconfig.display().to_string();
+    let mut controller = Command::new(BIN)
+        .args([
+            "controller",
+            "--kubeconfig",
+            &kubeconfig,
+            "--horizontal-pod-autoscaler-sync-period",
+            "1s",
+            "--bind-address",
+            "127.0.0.1:0",
+            "--leader-elect=false",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let summary = runner::run(&RunOptions {
+        paths: vec![root().join("tests/e2e/upstream.feature")],
+        backend: BackendKind::Kubeconfig,
+        remote: servers.remote(ControllerKind::Upstream, Duration::from_secs(1)),
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(summary.scenarios.len(), 1, "{summary:?}");
+    assert_eq!(summary.scenarios[0].verdict, Verdict::Passed, "{summary:?}");
+    controller.kill().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_mode_refuses_a_virtual_clock_nobody_else_moves() {
+    let servers = Servers::start("upstream-virtual", true).await;
+    let err = runner::run(&RunOptions {
+        paths: vec![root().join("features/seed.feature")],
+        backend: BackendKind::Kubeconfig,
+        remote: servers.remote(ControllerKind::Upstream, Duration::from_secs(1)),
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("--controller upstream needs a controller that syncs on its own"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_kubeconfig_backend_names_a_missing_metrics_url() {
+    let err = runner::run(&RunOptions {
+        paths: vec![root().join("features/seed.feature")],
+        backend: BackendKind::Kubeconfig,
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("--metrics-url is needed"), "{err}");
+}
