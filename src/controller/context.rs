@@ -166,7 +166,7 @@ impl Context {
     /// namespace's when it is `None`, e.g. unparsable: the core reports that).
     pub fn cached_pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Pod> {
         if let Some(index) = &self.pod_index {
-            return index.pods(namespace, selector);
+            return index.pods(&self.pods, namespace, selector);
         }
         self.pods
             .state()

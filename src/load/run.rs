@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use fake_metrics_server::script::{
     Change, ContainerSpec, Defaults, Duration as ScriptDuration, ExternalMetric, ExternalSpec,
-    MetricSpec, PodSpec, Script, Value,
+    MetricSpec, PodRef, PodSpec, Script, Value,
 };
 use fake_metrics_server::{AppState, ServerClock};
 use futures::{StreamExt, TryStreamExt};
@@ -418,6 +418,54 @@ fn metric_changes(
         .collect()
 }
 
+/// A pod of the load: namespace, name, labels.
+type LoadPod = (String, String, BTreeMap<String, String>);
+
+/// The pods of the load's namespaces.
+async fn list_pods(
+    client: &kube::Client,
+    namespaces: &[String],
+) -> Result<Vec<LoadPod>, LoadError> {
+    let mut pods = Vec::new();
+    for ns in namespaces {
+        let list = Api::<Pod>::namespaced(client.clone(), ns)
+            .list(&ListParams::default())
+            .await
+            .map_err(setup(format!("list the pods of {ns}")))?;
+        pods.extend(list.items.into_iter().map(|p| {
+            (
+                ns.clone(),
+                p.metadata.name.unwrap_or_default(),
+                p.metadata.labels.unwrap_or_default(),
+            )
+        }));
+    }
+    Ok(pods)
+}
+
+/// Script changes for pods that appeared (metrics at `factor`) or went
+/// away (removed) between two lists.
+fn pod_churn(before: &[LoadPod], now: &[LoadPod], factor: f64) -> Vec<Change> {
+    let key = |p: &LoadPod| (p.0.clone(), p.1.clone());
+    let had: HashSet<(String, String)> = before.iter().map(key).collect();
+    let has: HashSet<(String, String)> = now.iter().map(key).collect();
+    now.iter()
+        .filter(|p| !had.contains(&key(p)))
+        .map(|(ns, name, labels)| Change::Pod(pod_metrics(ns, name, labels, factor)))
+        .chain(
+            before
+                .iter()
+                .filter(|p| !has.contains(&key(p)))
+                .map(|(ns, name, _)| {
+                    Change::RemovePod(PodRef {
+                        namespace: ns.clone(),
+                        name: name.clone(),
+                    })
+                }),
+        )
+        .collect()
+}
+
 /// What the observer gathered. Syncs, intervals and latencies count from
 /// the end of the warm-up; synced HPAs and disagreements over the whole run.
 #[derive(Debug, Default)]
@@ -600,20 +648,7 @@ async fn run_on(
     .buffer_unordered(CREATE_CONCURRENCY)
     .try_collect::<()>()
     .await?;
-    let mut pods: Vec<(String, String, BTreeMap<String, String>)> = Vec::new();
-    for ns in namespaces {
-        let list = Api::<Pod>::namespaced(client.clone(), ns)
-            .list(&ListParams::default())
-            .await
-            .map_err(setup(format!("list the pods of {ns}")))?;
-        pods.extend(list.items.into_iter().map(|p| {
-            (
-                ns.clone(),
-                p.metadata.name.unwrap_or_default(),
-                p.metadata.labels.unwrap_or_default(),
-            )
-        }));
-    }
+    let mut pods = list_pods(&client, namespaces).await?;
     let externals: Vec<Target> = targets
         .iter()
         .filter(|t| t.kind == MetricKind::External)
@@ -716,6 +751,7 @@ async fn run_on(
     let mut factor = 1.0;
     let mut last_change = Instant::now();
     let mut warming = !options.warmup.is_zero();
+    let mut last_rescript = Instant::now();
     loop {
         let elapsed = started.elapsed();
         if elapsed >= total {
@@ -737,6 +773,20 @@ async fn run_on(
             last_change = Instant::now();
             let changes = metric_changes(&pods, &externals, options.pods_per_hpa, factor);
             cluster.apply(&changes).await?;
+        }
+        // Scale-ups create pods and scale-downs delete them: script the new
+        // ones at the current load and drop the gone ones, every half sync
+        // period (not needed when the load is steady: nothing scales).
+        if options.profile != MetricProfile::Steady
+            && last_rescript.elapsed() >= options.sync_period / 2
+        {
+            last_rescript = Instant::now();
+            let now_pods = list_pods(&client, namespaces).await?;
+            let changes = pod_churn(&pods, &now_pods, factor);
+            if !changes.is_empty() {
+                cluster.apply(&changes).await?;
+            }
+            pods = now_pods;
         }
         bar.set_position(elapsed.as_millis() as u64);
         bar.set_message(format!(
@@ -881,6 +931,20 @@ mod tests {
         .await
         .unwrap_err();
         assert!(matches!(err, LoadError::Invalid(_)), "{err}");
+    }
+
+    #[test]
+    fn new_pods_get_metrics_and_gone_pods_are_removed() {
+        let pod = |name: &str| ("ns".to_string(), name.to_string(), BTreeMap::new());
+        let changes = pod_churn(&[pod("a"), pod("b")], &[pod("b"), pod("c")], 1.5);
+        assert_eq!(changes.len(), 2);
+        let Change::Pod(added) = &changes[0] else {
+            panic!("not a pod: {:?}", changes[0]);
+        };
+        assert_eq!(added.name, "c");
+        assert_eq!(added.containers[0].cpu, Some(Value("150m".into())));
+        assert!(matches!(&changes[1], Change::RemovePod(r) if r.name == "a"));
+        assert!(pod_churn(&[pod("a")], &[pod("a")], 1.0).is_empty());
     }
 
     #[test]
