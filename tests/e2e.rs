@@ -254,3 +254,85 @@ async fn the_kubeconfig_backend_names_a_missing_metrics_url() {
     .unwrap_err();
     assert!(err.to_string().contains("--metrics-url is needed"), "{err}");
 }
+
+/// Runs `paths` on a cluster made for the run and deleted after it; every
+/// scenario must pass or say it cannot run there (fault injection needs the
+/// simulated API server).
+async fn on_new_cluster(backend: BackendKind, controller: ControllerKind, paths: &[&str]) {
+    let summary = runner::run(&RunOptions {
+        paths: paths.iter().map(|p| root().join(p)).collect(),
+        backend,
+        remote: RemoteOptions {
+            controller,
+            upstream_sync_period: Duration::from_secs(5),
+            ..RemoteOptions::default()
+        },
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    let failed: Vec<String> = summary
+        .scenarios
+        .iter()
+        .filter(|s| matches!(s.verdict, Verdict::Failed(_)))
+        .map(|s| format!("{} ({}): {:?}", s.scenario, s.location, s.verdict))
+        .collect();
+    assert!(failed.is_empty(), "failed:\n{}", failed.join("\n"));
+    assert!(
+        summary
+            .scenarios
+            .iter()
+            .any(|s| s.verdict == Verdict::Passed),
+        "{summary:?}"
+    );
+}
+
+const REAL_CLUSTER_FEATURES: [&str; 3] = [
+    "features/seed.feature",
+    "features/metrics/pods.feature",
+    "features/metrics/external.feature",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Docker and kind (.github/workflows/e2e.yml runs it)"]
+async fn features_pass_on_a_kind_cluster_with_our_controller() {
+    on_new_cluster(
+        BackendKind::Kind,
+        ControllerKind::Ours,
+        &REAL_CLUSTER_FEATURES,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Docker and kind (.github/workflows/e2e.yml runs it)"]
+async fn the_upstream_scenario_passes_on_a_kind_cluster_with_upstreams_controller() {
+    on_new_cluster(
+        BackendKind::Kind,
+        ControllerKind::Upstream,
+        &["tests/e2e/upstream.feature"],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Docker and k3d"]
+async fn features_pass_on_a_k3d_cluster_with_our_controller() {
+    on_new_cluster(
+        BackendKind::K3d,
+        ControllerKind::Ours,
+        &REAL_CLUSTER_FEATURES,
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a Docker engine (k3s in testcontainers)"]
+async fn features_pass_on_k3s_in_a_container_with_our_controller() {
+    on_new_cluster(
+        BackendKind::K3s,
+        ControllerKind::Ours,
+        &REAL_CLUSTER_FEATURES,
+    )
+    .await;
+}

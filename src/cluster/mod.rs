@@ -3,7 +3,9 @@
 
 pub mod ephemeral;
 pub mod fake_node;
+pub mod host_metrics;
 #[cfg(feature = "e2e")]
 pub mod k3s;
 pub mod preflight;
+pub mod session;
 pub mod tools;

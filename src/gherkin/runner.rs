@@ -154,6 +154,12 @@ pub enum RunError {
         #[source]
         source: crate::cluster::tools::ToolError,
     },
+    /// The run's cluster could not be made ready.
+    #[error("backend {}: {reason}", .backend.name())]
+    Cluster {
+        backend: BackendKind,
+        reason: String,
+    },
     /// The cluster of the kubeconfig cannot take the run.
     #[error("backend kubeconfig: {0}")]
     Remote(#[from] remote::RemoteError),
@@ -196,9 +202,59 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
         }
         other => {
             check_backend_tools(other, &std::env::var_os("PATH").unwrap_or_default())?;
-            Err(RunError::Backend(other))
+            check_paths(options)?;
+            run_on_new_cluster(options, other).await
         }
     }
+}
+
+/// Makes a cluster for the run (kind, k3d or k3s), runs the scenarios there
+/// as `--backend kubeconfig` would, and deletes it.
+async fn run_on_new_cluster(
+    options: &RunOptions,
+    backend: BackendKind,
+) -> Result<RunSummary, RunError> {
+    use crate::cluster::session::{ClusterSession, Flavor};
+    let flavor = match backend {
+        BackendKind::Kind => Flavor::Kind,
+        BackendKind::K3d => Flavor::K3d,
+        BackendKind::K3s if cfg!(feature = "e2e") => Flavor::K3s,
+        other => return Err(RunError::Backend(other)),
+    };
+    let upstream = options.remote.controller == super::target::ControllerKind::Upstream;
+    let root = std::env::current_dir().unwrap_or_default();
+    let workdir = std::env::temp_dir().join(crate::cluster::ephemeral::unique_name());
+    std::fs::create_dir_all(&workdir).map_err(|e| RunError::Cluster {
+        backend,
+        reason: format!("work directory {}: {e}", workdir.display()),
+    })?;
+    let session = ClusterSession::start(flavor, upstream, &root, &workdir)
+        .await
+        .map_err(|e| RunError::Cluster {
+            backend,
+            reason: e.to_string(),
+        })?;
+    println!(
+        "cluster ready: kubeconfig {}, fake metrics server {}",
+        session.kubeconfig().display(),
+        session.metrics_url()
+    );
+    let mut remote = options.remote.clone();
+    remote.kubeconfig = Some(session.kubeconfig().to_path_buf());
+    remote.context = None;
+    remote.metrics_url = Some(session.metrics_url().to_owned());
+    let result = async {
+        let connected = remote::connect(&remote).await?;
+        let target = Target::Remote(connected.target.clone());
+        let result = run_on(options, target, 1).await;
+        connected.finish().await;
+        result
+    }
+    .await;
+    if let Err(e) = session.finish().await {
+        tracing::warn!(error = %e, "deleting the run's cluster");
+    }
+    result
 }
 
 fn check_paths(options: &RunOptions) -> Result<(), RunError> {

@@ -1,0 +1,275 @@
+//! The fake metrics server on the host, registered as a cluster's metrics
+//! APIs: it listens with a self-signed certificate on all interfaces; a
+//! selector-less Service with an EndpointSlice holding the host's address on
+//! the cluster's Docker network makes it reachable from the API server, and
+//! the four APIServices point at that Service. The harness scripts it
+//! through its control API on 127.0.0.1.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+use kube::api::{Api, Patch, PatchParams};
+use serde_json::json;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::preflight::{self, METRICS_API_SERVICES, MetricsServerRef};
+
+const MANAGER: &str = "hpa-harness";
+
+/// Why the host metrics server could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum HostMetricsError {
+    /// The listener or the certificate failed.
+    #[error("starting the fake metrics server on the host: {0}")]
+    Start(String),
+    /// The Docker network's gateway (the host, seen from the cluster) is unknown.
+    #[error("finding the host's address on Docker network {network}: {detail}")]
+    Gateway { network: String, detail: String },
+    /// Writing the Service, EndpointSlice or APIServices failed.
+    #[error("registering the fake metrics server: {action}")]
+    Register {
+        action: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// The APIServices did not become Available.
+    #[error("the metrics APIServices did not become Available within {0:?}: {1}")]
+    NotAvailable(Duration, String),
+}
+
+/// A fake metrics server running on the host for a cluster; stops on drop.
+pub struct HostMetricsServer {
+    /// The control URL (`https://127.0.0.1:PORT`).
+    pub control_url: String,
+    /// The port it listens on (all interfaces).
+    pub port: u16,
+    _stop: DropGuard,
+}
+
+impl std::fmt::Debug for HostMetricsServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostMetricsServer")
+            .field("control_url", &self.control_url)
+            .finish()
+    }
+}
+
+impl HostMetricsServer {
+    /// Starts it on `0.0.0.0` (a free port), its certificate naming `host_ip`.
+    pub async fn start(host_ip: IpAddr) -> Result<Self, HostMetricsError> {
+        let tls = fake_metrics_server::server::self_signed_tls(&[
+            host_ip.to_string(),
+            "127.0.0.1".to_owned(),
+            "localhost".to_owned(),
+        ])
+        .map_err(|e| HostMetricsError::Start(e.to_string()))?;
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
+            .await
+            .map_err(|e| HostMetricsError::Start(e.to_string()))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| HostMetricsError::Start(e.to_string()))?
+            .port();
+        let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+        let stop = CancellationToken::new();
+        let stopped = stop.clone();
+        tokio::spawn(async move {
+            let shutdown = async move { stopped.cancelled().await };
+            if let Err(e) = fake_metrics_server::run(
+                listener,
+                state,
+                fake_metrics_server::Transport::Tls(tls),
+                shutdown,
+            )
+            .await
+            {
+                tracing::warn!(error = %e, "the host's fake metrics server stopped");
+            }
+        });
+        Ok(Self {
+            control_url: format!("https://127.0.0.1:{port}"),
+            port,
+            _stop: stop.drop_guard(),
+        })
+    }
+}
+
+/// The host's address on a Docker network (its gateway), as containers on
+/// that network reach the host.
+pub fn docker_gateway(network: &str) -> Result<IpAddr, HostMetricsError> {
+    let err = |detail: String| HostMetricsError::Gateway {
+        network: network.to_owned(),
+        detail,
+    };
+    let out = duct::cmd!(
+        "docker",
+        "network",
+        "inspect",
+        network,
+        "--format",
+        "{{range .IPAM.Config}}{{.Gateway}} {{end}}"
+    )
+    .stderr_to_stdout()
+    .read()
+    .map_err(|e| err(e.to_string()))?;
+    first_ipv4(&out).ok_or_else(|| err(format!("no IPv4 gateway in {out:?}")))
+}
+
+/// The first IPv4 address among whitespace-separated words.
+fn first_ipv4(text: &str) -> Option<IpAddr> {
+    text.split_whitespace()
+        .filter_map(|w| w.parse::<Ipv4Addr>().ok())
+        .map(IpAddr::V4)
+        .next()
+}
+
+/// The Service, EndpointSlice and APIServices that route the metrics APIs to
+/// `host_ip:port`.
+pub fn registration(
+    at: &MetricsServerRef,
+    host_ip: IpAddr,
+    port: u16,
+) -> (Namespace, Service, EndpointSlice, Vec<APIService>) {
+    let ns = &at.namespace;
+    let name = &at.service;
+    let namespace = serde_json::from_value(json!({"metadata": {"name": ns}}));
+    let service = serde_json::from_value(json!({
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+    }));
+    let slice = serde_json::from_value(json!({
+        "metadata": {"name": format!("{name}-host"), "namespace": ns,
+            "labels": {"kubernetes.io/service-name": name,
+                "endpointslice.kubernetes.io/managed-by": "hpa-harness"}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": [host_ip.to_string()], "conditions": {"ready": true}}],
+        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+    }));
+    let api_services = METRICS_API_SERVICES
+        .iter()
+        .filter_map(|full| {
+            let (version, group) = full.split_once('.')?;
+            serde_json::from_value(json!({
+                "metadata": {"name": full},
+                "spec": {
+                    "group": group,
+                    "version": version,
+                    "service": {"namespace": ns, "name": name, "port": 443},
+                    "insecureSkipTLSVerify": true,
+                    "groupPriorityMinimum": 100,
+                    "versionPriority": if version == "v1beta2" { 200 } else { 100 },
+                },
+            }))
+            .ok()
+        })
+        .collect();
+    (
+        namespace.unwrap_or_default(),
+        service.unwrap_or_default(),
+        slice.unwrap_or_default(),
+        api_services,
+    )
+}
+
+/// Applies [`registration`] and waits until the APIServices are Available.
+pub async fn register(
+    client: &kube::Client,
+    at: &MetricsServerRef,
+    host_ip: IpAddr,
+    port: u16,
+    timeout: Duration,
+) -> Result<(), HostMetricsError> {
+    let (namespace, service, slice, api_services) = registration(at, host_ip, port);
+    let pp = PatchParams::apply(MANAGER).force();
+    let reg = |action: String| move |source| HostMetricsError::Register { action, source };
+    Api::<Namespace>::all(client.clone())
+        .patch(&at.namespace, &pp, &Patch::Apply(&namespace))
+        .await
+        .map_err(reg(format!("namespace {}", at.namespace)))?;
+    Api::<Service>::namespaced(client.clone(), &at.namespace)
+        .patch(&at.service, &pp, &Patch::Apply(&service))
+        .await
+        .map_err(reg(format!("service {}/{}", at.namespace, at.service)))?;
+    let slice_name = slice.metadata.name.clone().unwrap_or_default();
+    Api::<EndpointSlice>::namespaced(client.clone(), &at.namespace)
+        .patch(&slice_name, &pp, &Patch::Apply(&slice))
+        .await
+        .map_err(reg(format!("endpointslice {}/{slice_name}", at.namespace)))?;
+    let apis: Api<APIService> = Api::all(client.clone());
+    for svc in &api_services {
+        let name = svc.metadata.name.clone().unwrap_or_default();
+        apis.patch(&name, &pp, &Patch::Apply(svc))
+            .await
+            .map_err(reg(format!("apiservice {name}")))?;
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let problems = preflight::api_services(client, at)
+            .await
+            .map_err(|e| HostMetricsError::NotAvailable(timeout, e.to_string()))?;
+        if problems.is_empty() {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let text = problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(HostMetricsError::NotAvailable(timeout, text));
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_gateway_is_the_first_ipv4_word() {
+        assert_eq!(
+            first_ipv4("fc00:f853:ccd:e793::1 172.18.0.1 "),
+            Some(IpAddr::V4(Ipv4Addr::new(172, 18, 0, 1)))
+        );
+        assert_eq!(first_ipv4(""), None);
+    }
+
+    #[test]
+    fn the_registration_routes_every_metrics_api_to_the_host() {
+        let at = MetricsServerRef::default();
+        let ip = IpAddr::V4(Ipv4Addr::new(172, 18, 0, 1));
+        let (ns, svc, slice, apis) = registration(&at, ip, 34567);
+        assert_eq!(ns.metadata.name.as_deref(), Some("fake-metrics"));
+        let spec = svc.spec.unwrap();
+        assert!(
+            spec.selector.is_none(),
+            "selector-less: the slice says where"
+        );
+        assert_eq!(spec.ports.unwrap()[0].port, 443);
+        assert_eq!(
+            slice
+                .metadata
+                .labels
+                .unwrap()
+                .get("kubernetes.io/service-name")
+                .map(String::as_str),
+            Some("fake-metrics-server")
+        );
+        assert_eq!(slice.endpoints.unwrap()[0].addresses, ["172.18.0.1"]);
+        assert_eq!(slice.ports.unwrap()[0].port, Some(34567));
+        assert_eq!(apis.len(), METRICS_API_SERVICES.len());
+        // What preflight accepts as "ours" once the aggregator marks them Available.
+        let mut available = apis.clone();
+        for a in &mut available {
+            a.status = serde_json::from_value(
+                json!({"conditions": [{"type": "Available", "status": "True"}]}),
+            )
+            .unwrap();
+        }
+        assert!(preflight::check_api_services(&available, &at).is_empty());
+    }
+}

@@ -1,0 +1,199 @@
+//! A real cluster made for one run: created (kind, k3d, or k3s in a
+//! container), given the fake metrics server (on the host, registered as the
+//! metrics APIs), and deleted at the end (also on failure or Ctrl-C, unless
+//! `HPA_HARNESS_KEEP_CLUSTER=1`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::ephemeral::{ClusterError, EphemeralCluster, Provider};
+use super::host_metrics::{self, HostMetricsError, HostMetricsServer};
+use super::preflight::MetricsServerRef;
+
+/// How long the metrics APIServices may take to become Available.
+const AVAILABLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Which kind of cluster to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Kind,
+    K3d,
+    /// k3s through testcontainers (feature `e2e`).
+    K3s,
+}
+
+/// Why the run's cluster could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Cluster(#[from] ClusterError),
+    #[error(transparent)]
+    Metrics(#[from] HostMetricsError),
+    /// The kubeconfig of the new cluster does not work.
+    #[error("the new cluster's kubeconfig {path}: {reason}")]
+    Client { path: PathBuf, reason: String },
+    /// This build has no k3s (feature `e2e`).
+    #[error("k3s needs a build with `--features e2e`")]
+    NoK3s,
+    /// A blocking task failed.
+    #[error("creating the cluster: {0}")]
+    Task(String),
+}
+
+enum Handle {
+    Ephemeral(EphemeralCluster),
+    #[cfg(feature = "e2e")]
+    K3s(Box<super::k3s::K3sCluster>),
+}
+
+/// A cluster ready for scenarios: its kubeconfig and the fake metrics
+/// server's control URL.
+pub struct ClusterSession {
+    handle: Option<Handle>,
+    kubeconfig: PathBuf,
+    metrics: HostMetricsServer,
+}
+
+impl std::fmt::Debug for ClusterSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterSession")
+            .field("kubeconfig", &self.kubeconfig)
+            .field("metrics", &self.metrics)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The cluster config a flavor uses, relative to the project root: the
+/// built-in HPA controller off, or on for `--controller upstream`.
+pub fn config_file(flavor: Flavor, upstream: bool) -> &'static str {
+    match (flavor, upstream) {
+        (Flavor::Kind, false) => "clusters/kind.yaml",
+        (Flavor::Kind, true) => "clusters/kind-upstream.yaml",
+        (Flavor::K3d, false) => "clusters/k3d.yaml",
+        (Flavor::K3d, true) => "clusters/k3d-upstream.yaml",
+        (Flavor::K3s, _) => "",
+    }
+}
+
+impl ClusterSession {
+    /// Creates the cluster (configs under `root`), starts the fake metrics
+    /// server on the host and registers it, and waits until the metrics
+    /// APIs are Available.
+    pub async fn start(
+        flavor: Flavor,
+        upstream: bool,
+        root: &Path,
+        workdir: &Path,
+    ) -> Result<Self, SessionError> {
+        super::ephemeral::delete_on_interrupt();
+        let (handle, kubeconfig, network) = match flavor {
+            Flavor::Kind | Flavor::K3d => {
+                let provider = if flavor == Flavor::Kind {
+                    Provider::Kind
+                } else {
+                    Provider::K3d
+                };
+                let config = root.join(config_file(flavor, upstream));
+                let workdir = workdir.to_path_buf();
+                let cluster = tokio::task::spawn_blocking(move || {
+                    EphemeralCluster::create(provider, &config, &workdir)
+                })
+                .await
+                .map_err(|e| SessionError::Task(e.to_string()))??;
+                let network = match flavor {
+                    Flavor::Kind => "kind".to_owned(),
+                    _ => format!("k3d-{}", cluster.name()),
+                };
+                let kubeconfig = cluster.kubeconfig().to_path_buf();
+                (Handle::Ephemeral(cluster), kubeconfig, network)
+            }
+            #[cfg(feature = "e2e")]
+            Flavor::K3s => {
+                let cluster = super::k3s::K3sCluster::start(workdir, upstream).await?;
+                let kubeconfig = cluster.kubeconfig().to_path_buf();
+                (
+                    Handle::K3s(Box::new(cluster)),
+                    kubeconfig,
+                    "bridge".to_owned(),
+                )
+            }
+            #[cfg(not(feature = "e2e"))]
+            Flavor::K3s => return Err(SessionError::NoK3s),
+        };
+        let host_ip = host_metrics::docker_gateway(&network)?;
+        let metrics = HostMetricsServer::start(host_ip).await?;
+        let client = client(&kubeconfig).await?;
+        host_metrics::register(
+            &client,
+            &MetricsServerRef::default(),
+            host_ip,
+            metrics.port,
+            AVAILABLE_TIMEOUT,
+        )
+        .await?;
+        Ok(Self {
+            handle: Some(handle),
+            kubeconfig,
+            metrics,
+        })
+    }
+
+    /// The cluster's kubeconfig.
+    pub fn kubeconfig(&self) -> &Path {
+        &self.kubeconfig
+    }
+
+    /// The fake metrics server's control URL.
+    pub fn metrics_url(&self) -> &str {
+        &self.metrics.control_url
+    }
+
+    /// Deletes the cluster now (unless kept).
+    pub async fn finish(mut self) -> Result<(), SessionError> {
+        match self.handle.take() {
+            Some(Handle::Ephemeral(cluster)) => {
+                tokio::task::spawn_blocking(move || cluster.delete())
+                    .await
+                    .map_err(|e| SessionError::Task(e.to_string()))??;
+            }
+            #[cfg(feature = "e2e")]
+            Some(Handle::K3s(cluster)) => cluster.delete().await?,
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+async fn client(kubeconfig: &Path) -> Result<kube::Client, SessionError> {
+    let err = |reason: String| SessionError::Client {
+        path: kubeconfig.to_path_buf(),
+        reason,
+    };
+    let kc = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| err(e.to_string()))?;
+    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+        .await
+        .map_err(|e| err(e.to_string()))?;
+    kube::Client::try_from(config).map_err(|e| err(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_config_file_exists() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for flavor in [Flavor::Kind, Flavor::K3d] {
+            for upstream in [false, true] {
+                let file = root.join(config_file(flavor, upstream));
+                let text = std::fs::read_to_string(&file).unwrap();
+                assert_eq!(
+                    text.contains("-horizontal-pod-autoscaler-controller"),
+                    !upstream,
+                    "{}: the built-in HPA controller must be off exactly when ours runs",
+                    file.display()
+                );
+            }
+        }
+    }
+}
