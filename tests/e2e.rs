@@ -195,23 +195,7 @@ async fn the_upstream_path_waits_for_a_controller_it_does_not_drive() {
     let servers = Servers::start("upstream", false).await;
     // Our controller binary plays the cluster's own HPA controller: the
     // harness neither starts nor syncs it, only waits for its syncs.
-    let kubeconfig = servers.kubeconfig.display().to_string();
-    let mut controller = Command::new(BIN)
-        .args([
-            "controller",
-            "--kubeconfig",
-            &kubeconfig,
-            "--horizontal-pod-autoscaler-sync-period",
-            "1s",
-            "--bind-address",
-            "127.0.0.1:0",
-            "--leader-elect=false",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut controller = stand_in_controller(&servers);
     let summary = runner::run(&RunOptions {
         paths: vec![root().join("tests/e2e/upstream.feature")],
         backend: BackendKind::Kubeconfig,
@@ -223,6 +207,58 @@ async fn the_upstream_path_waits_for_a_controller_it_does_not_drive() {
     assert_eq!(summary.scenarios.len(), 1, "{summary:?}");
     assert_eq!(summary.scenarios[0].verdict, Verdict::Passed, "{summary:?}");
     controller.kill().await.unwrap();
+}
+
+/// Our controller binary, started as the cluster's own would be: the
+/// harness does not drive it.
+fn stand_in_controller(servers: &Servers) -> Child {
+    let kubeconfig = servers.kubeconfig.display().to_string();
+    Command::new(BIN)
+        .args([
+            "controller",
+            "--kubeconfig",
+            &kubeconfig,
+            "--horizontal-pod-autoscaler-sync-period",
+            "1s",
+            "--bind-address",
+            "127.0.0.1:0",
+            "--leader-elect=false",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_prints_upstream_and_ours_side_by_side() {
+    let servers = Servers::start("conformance", false).await;
+    let _controller = stand_in_controller(&servers);
+    let kubeconfig = servers.kubeconfig.display().to_string();
+    let feature = root().join("tests/e2e/upstream.feature");
+    let out = Command::new(BIN)
+        .args(["conformance", "--kubeconfig", &kubeconfig, "--metrics-url"])
+        .arg(&servers.metrics_url)
+        .args(["--upstream-sync-period", "1s", "--fail-on-difference"])
+        .arg(&feature)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("Two pods at 50 and 100"))
+        .unwrap_or_else(|| panic!("no row for the scenario:\n{stdout}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    assert_eq!(cells[1..], ["pass", "pass"], "{stdout}");
+    assert!(
+        stdout.contains(
+            "1 scenarios; upstream: 1 pass, 0 fail, 0 n/a; ours: 1 pass, 0 fail, 0 n/a; 0 differ"
+        ),
+        "{stdout}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
