@@ -323,7 +323,8 @@ async fn on_new_cluster(backend: BackendKind, controller: ControllerKind, paths:
     );
 }
 
-const REAL_CLUSTER_FEATURES: [&str; 3] = [
+const REAL_CLUSTER_FEATURES: [&str; 4] = [
+    "features/workloads/real_node.feature",
     "features/seed.feature",
     "features/metrics/pods.feature",
     "features/metrics/external.feature",

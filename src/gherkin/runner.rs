@@ -17,6 +17,10 @@ use super::world::HpaWorld;
 /// runner; `tests/features.rs` leaves them out.
 pub const KNOWN_BUG_TAG: &str = "known-bug";
 
+/// The tag of scenarios whose pods run on a real node when the cluster is
+/// real (elsewhere it changes nothing).
+pub const REAL_NODE_TAG: &str = "real-node";
+
 /// Where the scenarios run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum BackendKind {
@@ -321,6 +325,13 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
         let path_text = path.display().to_string();
         let writer = HpaWorld::cucumber()
             .max_concurrent_scenarios(concurrency.max(1))
+            .before(|_feature, _rule, scenario, world| {
+                world.real_node = scenario
+                    .tags
+                    .iter()
+                    .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
+                Box::pin(async {})
+            })
             .after(move |feature, _rule, scenario, finished, _world| {
                 let outcome = ScenarioOutcome {
                     feature: feature.name.clone(),

@@ -509,6 +509,9 @@ pub struct HpaWorld {
     alias_of: BTreeMap<(String, String), String>,
     /// Next step index per workload (`NAME-i` counts in creation order).
     next_index: HashMap<(String, String), u64>,
+    /// The scenario is tagged `@real-node`: on a real cluster its pods run
+    /// on a real node (a real kubelet, the pause image), not the fake one.
+    pub real_node: bool,
 }
 
 /// History to hand to the controller once it exists (ages as of the step,
@@ -545,6 +548,7 @@ impl HpaWorld {
             aliases: BTreeMap::new(),
             alias_of: BTreeMap::new(),
             next_index: HashMap::new(),
+            real_node: false,
         }
     }
 
@@ -658,9 +662,14 @@ impl HpaWorld {
     /// The fake node scenario pods go to, on a real cluster.
     pub fn fake_node(&self) -> Option<Arc<crate::cluster::fake_node::FakeNode>> {
         match &self.target {
-            Target::Remote(r) => r.fake_node.clone(),
-            Target::Embedded => None,
+            Target::Remote(r) if !self.real_node => r.fake_node.clone(),
+            _ => None,
         }
+    }
+
+    /// Whether the scenario's pods run on a real node with a real kubelet.
+    pub fn on_real_node(&self) -> bool {
+        self.real_node && self.env.as_ref().is_some_and(Env::is_real)
     }
 
     /// How long `Then` steps wait for what they expect: not at all on a

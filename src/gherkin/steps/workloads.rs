@@ -564,6 +564,15 @@ async fn create_workload(
         })
         .await
         .map_err(|e| StepError::State(e.to_string()))?;
+    if world.on_real_node() {
+        // A real kubelet runs these pods: they get the states it gives them.
+        if rows.iter().any(|r| *r != PodShape::default()) {
+            return Err(StepError::Unsupported(format!(
+                "{kind} {ns}/{n}: pods on a real node cannot be given states or requests of their own"
+            )));
+        }
+        return wait_running_and_ready(world, &ns, &n, rows.len()).await;
+    }
     let api: Api<Pod> = world.api(&ns).await?;
     for (pod, shape) in pods.into_iter().zip(rows) {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
@@ -642,5 +651,40 @@ fn pod_state(status: &Value) -> crate::cluster::fake_node::PodState {
         }),
         started: time(status.get("startTime")),
         ready_since: time(ready.and_then(|c| c.get("lastTransitionTime"))),
+    }
+}
+
+/// How long real pods may take to pull the pause image and start.
+const REAL_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
+
+/// Waits until `count` pods of the workload run and are Ready.
+async fn wait_running_and_ready(
+    world: &mut HpaWorld,
+    ns: &str,
+    workload: &str,
+    count: usize,
+) -> StepResult {
+    let deadline = tokio::time::Instant::now() + REAL_START_TIMEOUT;
+    loop {
+        let pods = world.pods_of(ns, workload).await?;
+        let ready = pods
+            .iter()
+            .filter(|p| {
+                let status = p.status.as_ref();
+                status.and_then(|s| s.phase.as_deref()) == Some("Running")
+                    && status
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            })
+            .count();
+        if ready >= count {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(StepError::State(format!(
+                "{ns}/{workload}: {ready} of {count} pods running and ready on a real node after {REAL_START_TIMEOUT:?}"
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
     }
 }
