@@ -152,11 +152,12 @@ pub enum RunError {
     #[error("backend {} is not available in this build; use --backend sim", .0.name())]
     Backend(BackendKind),
     /// A tool the backend drives is missing or unusable.
-    #[error("backend {}: {source}", .backend.name())]
+    // The tool error's text is the message: not chained as a source too,
+    // which would print it twice.
+    #[error("backend {}: {problem}", .backend.name())]
     Tool {
         backend: BackendKind,
-        #[source]
-        source: crate::cluster::tools::ToolError,
+        problem: crate::cluster::tools::ToolError,
     },
     /// The run's cluster could not be made ready.
     #[error("backend {}: {reason}", .backend.name())]
@@ -166,7 +167,13 @@ pub enum RunError {
     },
     /// The cluster of the kubeconfig cannot take the run.
     #[error("backend kubeconfig: {0}")]
-    Remote(#[from] remote::RemoteError),
+    Remote(remote::RemoteError),
+}
+
+impl From<remote::RemoteError> for RunError {
+    fn from(e: remote::RemoteError) -> Self {
+        Self::Remote(e)
+    }
 }
 
 /// Checks the tools a real-cluster backend drives, so that a missing `kind`,
@@ -176,7 +183,7 @@ pub fn check_backend_tools(
     path_var: &std::ffi::OsStr,
 ) -> Result<(), RunError> {
     use crate::cluster::tools::{self, Tool};
-    let tool = |source| RunError::Tool { backend, source };
+    let tool = |problem| RunError::Tool { backend, problem };
     match backend {
         BackendKind::Sim | BackendKind::Kubeconfig => return Ok(()),
         BackendKind::Kind => {
