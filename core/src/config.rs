@@ -60,9 +60,19 @@ impl Default for FeatureGates {
     }
 }
 
+/// The gates of the pinned upstream version (v1.36) that change HPA
+/// behaviour, with their defaults there.
+pub const KNOWN_FEATURE_GATES: [(&str, bool); 3] = [
+    ("HPAConfigurableTolerance", true),
+    ("HPAScaleToZero", false),
+    ("PodLevelResources", true),
+];
+
 impl FeatureGates {
     /// Applies `"A=true,B=false"` (the `--feature-gates` syntax) on top of the
-    /// v1.36 defaults. Unknown names are errors, so typos cannot pass silently.
+    /// v1.36 defaults. Values are read as Go's `strconv.ParseBool` reads them
+    /// (`true`, `True`, `TRUE`, `t`, `1`, ...). Unknown names are errors, so
+    /// typos cannot pass silently.
     pub fn parse(input: &str) -> Result<Self, ConfigError> {
         let mut gates = Self::default();
         for entry in input.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -72,23 +82,57 @@ impl FeatureGates {
             };
             let (name, value) = entry.split_once('=').ok_or_else(bad)?;
             let value = match value.trim() {
-                "true" => true,
-                "false" => false,
+                "1" | "t" | "T" | "true" | "TRUE" | "True" => true,
+                "0" | "f" | "F" | "false" | "FALSE" | "False" => false,
                 _ => return Err(bad()),
             };
-            match name.trim() {
-                "HPAScaleToZero" => gates.hpa_scale_to_zero = value,
-                "HPAConfigurableTolerance" => gates.hpa_configurable_tolerance = value,
-                "PodLevelResources" => gates.pod_level_resources = value,
-                other => {
-                    return Err(ConfigError::UnknownGate {
-                        name: other.to_owned(),
-                        input: input.to_owned(),
-                    });
-                }
-            }
+            gates
+                .set(name.trim(), value)
+                .map_err(|_| ConfigError::UnknownGate {
+                    name: name.trim().to_owned(),
+                    input: input.to_owned(),
+                })?;
         }
         Ok(gates)
+    }
+
+    /// A gate's value by its upstream name (`None`: not a gate we know).
+    pub fn get(&self, name: &str) -> Option<bool> {
+        match name {
+            "HPAScaleToZero" => Some(self.hpa_scale_to_zero),
+            "HPAConfigurableTolerance" => Some(self.hpa_configurable_tolerance),
+            "PodLevelResources" => Some(self.pod_level_resources),
+            _ => None,
+        }
+    }
+
+    /// Whether the gate `name` is on (unknown gates are off).
+    pub fn enabled(&self, name: &str) -> bool {
+        self.get(name).unwrap_or(false)
+    }
+
+    /// Sets one gate by its upstream name; unknown names are refused.
+    pub fn set(&mut self, name: &str, on: bool) -> Result<(), ConfigError> {
+        let slot = match name {
+            "HPAScaleToZero" => &mut self.hpa_scale_to_zero,
+            "HPAConfigurableTolerance" => &mut self.hpa_configurable_tolerance,
+            "PodLevelResources" => &mut self.pod_level_resources,
+            other => {
+                return Err(ConfigError::UnknownGate {
+                    name: other.to_owned(),
+                    input: other.to_owned(),
+                });
+            }
+        };
+        *slot = on;
+        Ok(())
+    }
+
+    /// Every gate by name, with its value.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, bool)> + '_ {
+        KNOWN_FEATURE_GATES
+            .iter()
+            .map(|&(name, _)| (name, self.enabled(name)))
     }
 }
 
@@ -187,5 +231,31 @@ mod tests {
         assert!(err.to_string().contains("HPAScaleToZer0"), "{err}");
         assert!(FeatureGates::parse("HPAScaleToZero=yes").is_err());
         assert!(FeatureGates::parse("HPAScaleToZero").is_err());
+    }
+
+    #[test]
+    fn gate_values_are_read_as_go_parse_bool_reads_them() {
+        for on in ["1", "t", "T", "true", "TRUE", "True"] {
+            let g = FeatureGates::parse(&format!("HPAScaleToZero={on}")).unwrap();
+            assert!(g.hpa_scale_to_zero, "{on}");
+        }
+        for off in ["0", "f", "F", "false", "FALSE", "False"] {
+            let g = FeatureGates::parse(&format!("PodLevelResources={off}")).unwrap();
+            assert!(!g.pod_level_resources, "{off}");
+        }
+    }
+
+    #[test]
+    fn gates_are_read_and_set_by_their_upstream_names() {
+        let mut g = FeatureGates::default();
+        let defaults: Vec<(&str, bool)> = g.iter().collect();
+        assert_eq!(defaults, KNOWN_FEATURE_GATES);
+        g.set("HPAScaleToZero", true).unwrap();
+        assert_eq!(g.get("HPAScaleToZero"), Some(true));
+        assert!(g.enabled("HPAScaleToZero"));
+        assert_eq!(g.get("NoSuchGate"), None);
+        assert!(!g.enabled("NoSuchGate"));
+        let err = g.set("NoSuchGate", true).unwrap_err();
+        assert!(err.to_string().contains("NoSuchGate"), "{err}");
     }
 }

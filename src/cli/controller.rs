@@ -44,7 +44,7 @@ pub enum ControllerCliError {
         source: std::io::Error,
     },
     #[error("invalid --feature-gates")]
-    FeatureGates(#[source] crate::controller::config::ConfigError),
+    FeatureGates(#[source] hpa_core::config::ConfigError),
 }
 
 pub(crate) fn duration(s: &str) -> Result<Duration, String> {

@@ -2,7 +2,6 @@
 //! upstream names and defaults, parsed from the command line (or built in
 //! code by the harness).
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Errors of parsing a setting.
@@ -11,12 +10,6 @@ pub enum ConfigError {
     /// A Go-style duration (`15s`, `1m30s`, `1.5h`) that does not parse.
     #[error("invalid duration {input:?}: {reason} (expected e.g. 15s, 5m, 1m30s)")]
     Duration { input: String, reason: &'static str },
-    /// A `--feature-gates` entry that is not `Name=true|false`.
-    #[error("invalid feature gate {entry:?}: expected Name=true or Name=false")]
-    FeatureGate { entry: String },
-    /// A feature gate this build does not know.
-    #[error("unknown feature gate {name:?} (known: {known})")]
-    UnknownFeatureGate { name: String, known: String },
 }
 
 /// Parses a Go `time.ParseDuration` string: a sequence of decimal numbers,
@@ -87,83 +80,9 @@ pub fn format_go_duration(d: Duration) -> String {
     }
 }
 
-/// The feature gates of the pinned upstream version (v1.36) that change
-/// HPA behaviour, with their defaults there.
-pub const KNOWN_FEATURE_GATES: &[(&str, bool)] = &[
-    ("HPAConfigurableTolerance", true),
-    ("HPAScaleToZero", false),
-    ("PodLevelResources", true),
-];
-
-/// Feature gates: upstream names, upstream defaults, each settable.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FeatureGates {
-    gates: BTreeMap<String, bool>,
-}
-
-impl Default for FeatureGates {
-    fn default() -> Self {
-        Self {
-            gates: KNOWN_FEATURE_GATES
-                .iter()
-                .map(|&(name, on)| (name.to_string(), on))
-                .collect(),
-        }
-    }
-}
-
-impl FeatureGates {
-    /// Whether `name` is on.
-    pub fn enabled(&self, name: &str) -> bool {
-        self.gates.get(name).copied().unwrap_or(false)
-    }
-
-    /// Sets one gate; unknown names are refused.
-    pub fn set(&mut self, name: &str, on: bool) -> Result<(), ConfigError> {
-        match self.gates.get_mut(name) {
-            Some(slot) => {
-                *slot = on;
-                Ok(())
-            }
-            None => Err(ConfigError::UnknownFeatureGate {
-                name: name.to_string(),
-                known: KNOWN_FEATURE_GATES
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            }),
-        }
-    }
-
-    /// Applies `A=true,B=false` (the `--feature-gates` syntax) over the defaults.
-    pub fn parse(spec: &str) -> Result<Self, ConfigError> {
-        let mut gates = Self::default();
-        for entry in spec.split(',').map(str::trim).filter(|e| !e.is_empty()) {
-            let (name, value) = entry
-                .split_once('=')
-                .ok_or_else(|| ConfigError::FeatureGate {
-                    entry: entry.to_string(),
-                })?;
-            let on = match value.trim().to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" => false,
-                _ => {
-                    return Err(ConfigError::FeatureGate {
-                        entry: entry.to_string(),
-                    });
-                }
-            };
-            gates.set(name.trim(), on)?;
-        }
-        Ok(gates)
-    }
-
-    /// All gates and their values.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, bool)> {
-        self.gates.iter().map(|(k, v)| (k.as_str(), *v))
-    }
-}
+/// Feature gates: the pure core's, parsed from `--feature-gates` with
+/// upstream names and v1.36 defaults.
+pub use hpa_core::config::{FeatureGates, KNOWN_FEATURE_GATES};
 
 /// The HPA controller's tuning, as kube-controller-manager's flags set it.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use hpa_core::Selector;
 use hpa_core::clock::Clock;
 use hpa_core::decide::OtherHpa;
-use hpa_core::{FeatureGates, Selector};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -147,11 +147,7 @@ impl Context {
             downscale_stabilization: signed(c.downscale_stabilization),
             cpu_initialization_period: signed(c.cpu_initialization_period),
             initial_readiness_delay: signed(c.initial_readiness_delay),
-            feature_gates: FeatureGates {
-                hpa_scale_to_zero: c.feature_gates.enabled("HPAScaleToZero"),
-                hpa_configurable_tolerance: c.feature_gates.enabled("HPAConfigurableTolerance"),
-                pod_level_resources: c.feature_gates.enabled("PodLevelResources"),
-            },
+            feature_gates: c.feature_gates,
             ..hpa_core::ControllerConfig::default()
         }
     }
