@@ -262,6 +262,60 @@ async fn conformance_prints_upstream_and_ours_side_by_side() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_cluster_path_runs_the_seed_scenario_on_a_fake_node() {
+    // The sim on its wall clock, treated as a real cluster: no admin API,
+    // cleanup by label, pods on the harness's fake node whose kubelet loop
+    // writes their status, Then steps that wait.
+    let servers = Servers::start("real-path", false).await;
+    let mut remote = servers.remote(ControllerKind::Ours, Duration::from_secs(15));
+    remote.assume_real = true;
+    remote.skip_preflight = true;
+    let summary = runner::run(&RunOptions {
+        paths: vec![
+            root().join("features/seed.feature"),
+            root().join("features/scaling/target_faults.feature"),
+        ],
+        backend: BackendKind::Kubeconfig,
+        remote: remote.clone(),
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    let verdicts: Vec<(&str, &Verdict)> = summary
+        .scenarios
+        .iter()
+        .map(|s| (s.scenario.as_str(), &s.verdict))
+        .collect();
+    let seed = verdicts
+        .iter()
+        .find(|(name, _)| name.starts_with("Two pods at 50 and 100"))
+        .unwrap();
+    assert_eq!(*seed.1, Verdict::Passed, "{verdicts:?}");
+    // Fault injection needs the simulated API server: unsupported, not failed.
+    let faults: Vec<_> = verdicts
+        .iter()
+        .filter(|(n, _)| !n.starts_with("Two pods"))
+        .collect();
+    assert!(!faults.is_empty());
+    assert!(
+        faults
+            .iter()
+            .all(|(_, v)| matches!(v, Verdict::Unsupported(_))),
+        "{verdicts:?}"
+    );
+    // A second run finds the first one's objects and removes them first.
+    let again = runner::run(&RunOptions {
+        paths: vec![root().join("features/seed.feature")],
+        backend: BackendKind::Kubeconfig,
+        remote,
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(again.scenarios[0].verdict, Verdict::Passed, "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_mode_refuses_a_virtual_clock_nobody_else_moves() {
     let servers = Servers::start("upstream-virtual", true).await;
     let err = runner::run(&RunOptions {

@@ -90,6 +90,7 @@ impl ClusterArgs {
                 service: service.to_owned(),
             },
             skip_preflight: self.skip_preflight,
+            assume_real: false,
         }
     }
 }

@@ -33,6 +33,11 @@ pub struct RemoteOptions {
     pub metrics_service: MetricsServerRef,
     /// Skip the preflight checks of a real cluster.
     pub skip_preflight: bool,
+    /// Treat the cluster as real even when it answers the sim's admin API:
+    /// wall clock, fake node, cleanup by label, no fault injection. Lets the
+    /// real-cluster path be tested against `hpa-harness sim` (on its wall
+    /// clock) where no real cluster is at hand.
+    pub assume_real: bool,
 }
 
 impl Default for RemoteOptions {
@@ -45,6 +50,7 @@ impl Default for RemoteOptions {
             upstream_sync_period: Duration::from_secs(15),
             metrics_service: MetricsServerRef::default(),
             skip_preflight: false,
+            assume_real: false,
         }
     }
 }
@@ -132,8 +138,11 @@ pub async fn connect(options: &RemoteOptions) -> Result<RemoteSession, RemoteErr
         controller: options.controller,
         upstream_sync_period: options.upstream_sync_period,
         fake_node: None,
+        assume_real: options.assume_real,
     };
-    if let Ok(clock) = admin.clock().await {
+    if !options.assume_real
+        && let Ok(clock) = admin.clock().await
+    {
         if clock.is_virtual && options.controller == ControllerKind::Upstream {
             return Err(RemoteError::UpstreamOnVirtualClock);
         }

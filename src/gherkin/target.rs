@@ -50,6 +50,8 @@ pub struct RemoteTarget {
     pub upstream_sync_period: Duration,
     /// The harness's fake node, when scenario pods go to one (real clusters).
     pub fake_node: Option<Arc<FakeNode>>,
+    /// Treat the cluster as real even if it is our simulated one.
+    pub assume_real: bool,
 }
 
 impl std::fmt::Debug for RemoteTarget {
@@ -61,6 +63,7 @@ impl std::fmt::Debug for RemoteTarget {
             .field("controller", &self.controller)
             .field("upstream_sync_period", &self.upstream_sync_period)
             .field("fake_node", &self.fake_node.as_ref().map(|n| n.name()))
+            .field("assume_real", &self.assume_real)
             .finish()
     }
 }

@@ -260,8 +260,13 @@ impl Env {
         // A simulated cluster answers its admin API; a real one does not.
         let admin = AdminClient::new(cluster_url.trim_end_matches('/'))
             .map_err(|e| StepError::Start(format!("sim admin client: {e}")))?;
-        let (control, clock, virtual_clock) = match admin.clock().await {
-            Ok(state) => {
+        let sim_clock = if remote.assume_real {
+            None
+        } else {
+            admin.clock().await.ok()
+        };
+        let (control, clock, virtual_clock) = match sim_clock {
+            Some(state) => {
                 admin.reset().await.map_err(|e| {
                     StepError::Start(format!("resetting the simulated cluster: {e}"))
                 })?;
@@ -286,7 +291,7 @@ impl Env {
                     )
                 }
             }
-            Err(_) => {
+            None => {
                 super::cleanup::scenario_objects(&client)
                     .await
                     .map_err(StepError::kube("removing the objects of earlier scenarios"))?;

@@ -473,12 +473,15 @@ async fn update_pod_status(
     let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
     change(&mut status);
     if let Some(node) = world.fake_node() {
-        // The fake kubelet keeps writing the state it was last given.
-        node.set_pod_state(ns, name, pod_state(&status))
+        // The fake kubelet owns the status of its pods and keeps writing the
+        // state it was last given: hand it over (a patch, so a write of its
+        // own in between cannot make ours conflict).
+        return node
+            .set_pod_state(ns, name, pod_state(&status))
             .await
             .map_err(StepError::kube(format!(
                 "giving pod {ns}/{name} its state on the fake node"
-            )))?;
+            )));
     }
     value["status"] = status;
     let pod: Pod = serde_json::from_value(value)
