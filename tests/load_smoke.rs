@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use hpa_harness::load::{BackendKind, LoadOptions, MetricProfile, run};
+use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
 
 /// The runs share two cores: one at a time, so that each has the machine.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -129,4 +129,50 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
     assert!(report.requests_counted);
     assert!(report.api_requests_per_sync > 0.0, "{report:?}");
     assert_eq!(report.hpas_not_synced_after_warmup, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = std::env::temp_dir().join(format!("load-smoke-upstream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    // Our controller binary stands in for the cluster's own: the load run
+    // neither starts nor observes it, and sees its syncs only in the fake
+    // metrics server's request log.
+    let mut controller = tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
+        .args(["controller", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .args([
+            "--horizontal-pod-autoscaler-sync-period",
+            "2s",
+            "--bind-address",
+            "127.0.0.1:0",
+            "--leader-elect=false",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let report = run(&LoadOptions {
+        backend: BackendKind::Kubeconfig,
+        controller: ControllerKind::Upstream,
+        kubeconfig: Some(kubeconfig),
+        metrics_control_url: Some(metrics_url),
+        warmup: Duration::from_secs(3),
+        ..smoke(20, 8, true, MetricProfile::Steady)
+    })
+    .await
+    .unwrap();
+    controller.kill().await.unwrap();
+    sim.kill().await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(report.controller, "upstream");
+    assert_eq!(report.hpas_never_synced, 0, "{report:?}");
+    assert_eq!(report.hpas_not_synced_after_warmup, 0, "{report:?}");
+    // Several syncs per HPA in the window, with intervals between them.
+    assert!(report.syncs >= 40, "{report:?}");
+    assert!(report.sync_interval_seconds.count > 0, "{report:?}");
+    assert!(report.sync_interval_seconds.p50 > 0.5, "{report:?}");
 }

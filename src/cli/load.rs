@@ -55,7 +55,11 @@ pub struct Args {
     /// `hpa-harness sim`, which prints it as `metrics-server:`.
     #[arg(long)]
     pub metrics_control_url: Option<String>,
-    /// Whose HPA controller to measure.
+    /// Whose HPA controller to measure: ours (run here), or the cluster's
+    /// own (`upstream`, with --backend kubeconfig: not run here; its syncs
+    /// and the intervals between them are read from the fake metrics
+    /// server's request log, set --sync-period to its period; reconcile
+    /// latency and agreement with the core cannot be seen from outside).
     #[arg(long, value_enum, default_value_t = ControllerKind::Ours)]
     pub controller: ControllerKind,
     /// How the metrics change over the run.

@@ -6,5 +6,6 @@ pub mod remote;
 pub mod report;
 pub mod run;
 pub mod stats;
+pub mod upstream;
 
 pub use run::{BackendKind, ControllerKind, LoadError, LoadOptions, MetricProfile, run};

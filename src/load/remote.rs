@@ -107,6 +107,13 @@ pub struct Remote {
     dir: Option<PathBuf>,
 }
 
+impl Remote {
+    /// The fake metrics server's control client.
+    pub fn control(&self) -> &ControlClient {
+        &self.control
+    }
+}
+
 impl std::fmt::Debug for Remote {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Remote")

@@ -67,6 +67,16 @@ pub enum ControllerKind {
     Upstream,
 }
 
+impl ControllerKind {
+    /// The name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ours => "ours",
+            Self::Upstream => "upstream",
+        }
+    }
+}
+
 /// How the scripted metrics change over the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MetricProfile {
@@ -564,9 +574,10 @@ const CREATE_CONCURRENCY: usize = 32;
 /// Runs one load and returns its report. Disagreement examples (if any)
 /// are logged as warnings.
 pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
-    if options.controller == ControllerKind::Upstream {
+    if options.controller == ControllerKind::Upstream && options.backend != BackendKind::Kubeconfig
+    {
         return Err(LoadError::Unsupported(
-            "--controller upstream is not implemented yet: see docs/load-report.md, \"Real clusters\"".into(),
+            "--controller upstream measures the controller of the cluster given with --backend kubeconfig; the simulated cluster has none of its own".into(),
         ));
     }
     if options.hpas == 0 || options.pods_per_hpa == 0 || options.duration.is_zero() {
@@ -732,18 +743,39 @@ async fn run_on(
         share_external: options.optimize,
         pod_index: options.optimize,
     };
-    let controller = ControllerHandle::start_with(
-        client.clone(),
-        ControllerOptions {
-            config,
-            clock: Arc::new(SystemClock),
-            mode: SyncMode::Periodic,
-            identity: "hpa-harness-load".into(),
-            leader_election: None,
-            sync_timeout: Duration::from_secs(60),
-        },
-        extensions,
-    );
+    let upstream = options.controller == ControllerKind::Upstream;
+    let (controller, watch) = if upstream {
+        let Cluster::Remote(remote) = cluster else {
+            return Err(LoadError::Unsupported(
+                "--controller upstream needs --backend kubeconfig".into(),
+            ));
+        };
+        let measure_from_ts = jiff::Timestamp::now()
+            + jiff::SignedDuration::try_from(options.warmup).unwrap_or_default();
+        (
+            None,
+            Some(super::upstream::LogWatch::start(
+                remote.control().clone(),
+                measure_from_ts,
+            )),
+        )
+    } else {
+        (
+            Some(ControllerHandle::start_with(
+                client.clone(),
+                ControllerOptions {
+                    config,
+                    clock: Arc::new(SystemClock),
+                    mode: SyncMode::Periodic,
+                    identity: "hpa-harness-load".into(),
+                    leader_election: None,
+                    sync_timeout: Duration::from_secs(60),
+                },
+                extensions,
+            )),
+            None,
+        )
+    };
 
     // Drive the metrics profile and the progress bar until the end.
     let bar = progress_bar(options);
@@ -798,15 +830,33 @@ async fn run_on(
         tokio::time::sleep(tick.min(next_edge.saturating_sub(elapsed))).await;
     }
     let run_seconds = measure_from.elapsed().as_secs_f64();
-    controller.shutdown().await.map_err(LoadError::Controller)?;
+    if let Some(controller) = controller {
+        controller.shutdown().await.map_err(LoadError::Controller)?;
+    }
+    let watched = match watch {
+        Some(w) => Some(w.finish().await),
+        None => None,
+    };
     bar.finish_and_clear();
     let cpu = report::cpu_seconds() - cpu_before;
     let cluster_cpu_seconds = cluster_cpu(cluster.child_pid()) - cluster_cpu_before;
     let cluster_peak_rss_bytes = cluster.child_pid().map_or(0, report::peak_rss_bytes_of);
     collector.close();
-    let tally = checker
+    let mut tally = checker
         .join()
         .map_err(|_| LoadError::Invalid("the disagreement checker panicked".into()))?;
+    if let Some(seen) = watched {
+        if seen.dropped > 0 {
+            tracing::warn!(
+                dropped = seen.dropped,
+                "the fake metrics server's request log overflowed: syncs are undercounted"
+            );
+        }
+        tally.syncs = seen.syncs;
+        tally.intervals = seen.intervals;
+        tally.synced = seen.synced;
+        tally.synced_after_warmup = seen.synced_after_warmup;
+    }
     for example in &tally.examples {
         tracing::warn!(%example, "decision disagrees with the pure core");
     }
@@ -821,7 +871,7 @@ async fn run_on(
         .collect();
     let total: u64 = requests.values().sum();
     Ok(LoadReport {
-        controller: "ours".into(),
+        controller: options.controller.as_str().into(),
         backend: options.backend.as_str().into(),
         metric_profile: options.profile.as_str().into(),
         hpas: options.hpas as u64,
