@@ -303,10 +303,11 @@ fn pod_metrics_list(
 ) -> Result<Json<PodMetricsList>, ApiError> {
     let selector = query.labels()?;
     let items = state.read(|m, now| {
-        m.pods
-            .values()
-            .filter(|p| namespace.is_none_or(|ns| p.namespace == ns))
-            .filter(|p| !p.missing && selector.matches(&p.labels))
+        let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = match namespace {
+            Some(ns) => Box::new(pods_in(&m.pods, ns)),
+            None => Box::new(m.pods.values()),
+        };
+        pods.filter(|p| !p.missing && selector.matches(&p.labels))
             .map(|p| pod_metrics(m, p, now))
             .collect()
     });
@@ -489,6 +490,18 @@ fn parse_custom_path(rest: &str) -> Option<CustomTarget<'_>> {
     }
 }
 
+/// The pods of one namespace: a range of the `(namespace, name)` keys, not a
+/// scan of every pod (a load of 100,000 pods asks per namespace).
+fn pods_in<'a>(
+    pods: &'a BTreeMap<(String, String), crate::script::PodSpec>,
+    ns: &str,
+) -> impl Iterator<Item = &'a crate::script::PodSpec> {
+    let start = (ns.to_owned(), String::new());
+    pods.range(start..)
+        .take_while(move |((pod_ns, _), _)| pod_ns == ns)
+        .map(|(_, pod)| pod)
+}
+
 fn find_custom(
     m: &Model,
     target: &CustomTarget<'_>,
@@ -524,7 +537,12 @@ fn find_custom(
                 "pods are namespaced: use namespaces/NS/pods/{name}/{metric}"
             )));
         };
-        for pod in m.pods.values().filter(|p| p.namespace == ns) {
+        let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = if name == "*" {
+            Box::new(pods_in(&m.pods, ns))
+        } else {
+            Box::new(m.pods.get(&(ns.to_owned(), name.to_owned())).into_iter())
+        };
+        for pod in pods {
             if let Some(spec) = pod.metrics.get(metric) {
                 any_metric = true;
                 if wanted(&pod.name, &pod.labels) && series_ok(spec) {
@@ -678,4 +696,36 @@ async fn external_metrics(
         metadata: ListMeta::default(),
         items,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::PodSpec;
+
+    #[test]
+    fn pods_in_reads_exactly_one_namespace() {
+        let mut pods = BTreeMap::new();
+        for (ns, name) in [
+            ("load-1", "a"),
+            ("load-1", "b"),
+            ("load-10", "a"),
+            ("load-0", "z"),
+        ] {
+            pods.insert(
+                (ns.to_owned(), name.to_owned()),
+                PodSpec {
+                    namespace: ns.to_owned(),
+                    name: name.to_owned(),
+                    ..PodSpec::default()
+                },
+            );
+        }
+        let names: Vec<(&str, &str)> = pods_in(&pods, "load-1")
+            .map(|p| (p.namespace.as_str(), p.name.as_str()))
+            .collect();
+        assert_eq!(names, [("load-1", "a"), ("load-1", "b")]);
+        assert_eq!(pods_in(&pods, "load").count(), 0);
+        assert_eq!(pods_in(&pods, "load-10").count(), 1);
+    }
 }

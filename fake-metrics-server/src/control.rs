@@ -98,7 +98,13 @@ pub fn routes() -> Router<AppState> {
         .route("/control/v1/counters", get(get_counters))
         .route("/control/v1/reset", post(post_reset))
         .route("/control/v1/clock", get(get_clock).post(post_clock))
+        // A script for a load of 100,000 pods is tens of MiB of YAML or
+        // JSON; axum's default limit (2 MiB) would refuse it.
+        .layer(axum::extract::DefaultBodyLimit::max(CONTROL_BODY_LIMIT))
 }
+
+/// The largest control request body accepted.
+pub const CONTROL_BODY_LIMIT: usize = 256 * 1024 * 1024;
 
 fn content_type(headers: &HeaderMap) -> Option<&str> {
     headers

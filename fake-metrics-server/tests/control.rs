@@ -481,3 +481,30 @@ async fn the_clock_can_be_set_to_an_instant_and_the_script_read_as_yaml() {
     assert_eq!(script.pods.len(), 5);
     s.stop().await;
 }
+
+#[tokio::test]
+async fn a_script_of_many_mebibytes_is_accepted() {
+    // 40,000 pods as JSON: several MiB, more than axum's default body limit
+    // (2 MiB). (A YAML body this size meets the YAML parser's node budget,
+    // a guard against YAML bombs, first.)
+    let s = start(SCRIPT).await;
+    let pods: Vec<PodSpec> = (0..40_000)
+        .map(|i| {
+            serde_json::from_value(serde_json::json!({
+                "namespace": format!("load-{}", i / 1000),
+                "name": format!("pod-{i}"),
+                "labels": {"app": format!("w{i}")},
+                "containers": [{"name": "app", "cpu": "100m"}],
+            }))
+            .unwrap()
+        })
+        .collect();
+    let script = fake_metrics_server::script::Script {
+        pods,
+        ..Default::default()
+    };
+    let size = serde_json::to_vec(&script).unwrap().len();
+    assert!(size > 3 * 1024 * 1024, "{size} bytes");
+    let summary = s.control.put_script(&script).await.unwrap();
+    assert_eq!(summary.pods, 40_000);
+}
