@@ -188,7 +188,7 @@ async fn scales_on_external_average(
 #[given(expr = "the HPA {string} has behavior:")]
 async fn has_behavior(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
     let behavior = yaml(doc_string(step)?, &format!("behavior of HPA {name}"))?;
-    update_spec(world, &name, |spec| spec["behavior"] = behavior).await
+    update_spec(world, &name, |spec| spec["behavior"] = behavior.clone()).await
 }
 
 #[given(expr = "the HPA {string} has status:")]
@@ -228,27 +228,30 @@ async fn add_metric(world: &mut HpaWorld, name: &str, metric: Value) -> StepResu
     update_spec(world, name, |spec| spec["metrics"] = json!(metrics)).await
 }
 
-/// Reads the HPA (v2), changes its spec, writes it back.
-async fn update_spec(
-    world: &mut HpaWorld,
-    name: &str,
-    change: impl FnOnce(&mut Value),
-) -> StepResult {
+/// Reads the HPA (v2), changes its spec, writes it back. A controller
+/// acting on its own (a real cluster's) may write the HPA's status in
+/// between: on a conflict the HPA is read again and the change made again.
+async fn update_spec(world: &mut HpaWorld, name: &str, change: impl Fn(&mut Value)) -> StepResult {
+    const ATTEMPTS: usize = 5;
     let (ns, n) = world.qualify(name);
     let client = world.env().await?.client.clone();
     let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &hpa_resource("v2"));
-    let mut hpa = api
-        .get(&n)
-        .await
-        .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))?;
-    let spec = hpa
-        .data
-        .get_mut("spec")
-        .ok_or_else(|| StepError::State(format!("HPA {ns}/{n} has no spec")))?;
-    change(spec);
-    api.replace(&n, &PostParams::default(), &hpa)
-        .await
-        .map_err(StepError::kube(format!("updating HPA {ns}/{n}")))?;
+    for attempt in 1..=ATTEMPTS {
+        let mut hpa = api
+            .get(&n)
+            .await
+            .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))?;
+        let spec = hpa
+            .data
+            .get_mut("spec")
+            .ok_or_else(|| StepError::State(format!("HPA {ns}/{n} has no spec")))?;
+        change(spec);
+        match api.replace(&n, &PostParams::default(), &hpa).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(e)) if e.code == 409 && attempt < ATTEMPTS => continue,
+            Err(e) => return Err(StepError::kube(format!("updating HPA {ns}/{n}"))(e)),
+        }
+    }
     Ok(())
 }
 
