@@ -15,6 +15,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{
@@ -151,8 +152,9 @@ pub struct ExternalSample {
 pub struct OtherHpa {
     /// `namespace/name`.
     pub key: String,
-    /// Its target's selector.
-    pub selector: Selector,
+    /// Its target's selector (shared: every reconcile in a namespace reads
+    /// the same ones).
+    pub selector: Arc<Selector>,
 }
 
 /// Everything [`decide`] needs besides history, config and time.

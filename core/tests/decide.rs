@@ -323,7 +323,7 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
     i.scale.selector = "app=web".to_owned();
     i.other_hpas = vec![OtherHpa {
         key: "test-namespace/other".to_owned(),
-        selector: Selector::parse("app").unwrap(),
+        selector: std::sync::Arc::new(Selector::parse("app").unwrap()),
     }];
     let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
     assert_eq!(scale_to, None);

@@ -9,6 +9,7 @@
 //! - [`config`]: upstream flags and defaults;
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
+//! - [`pod_index`]: the pod cache by namespace and label, for the load's caches;
 //! - [`metrics_client`]: the aggregated metrics APIs;
 //! - [`events`]: Kubernetes events on the injected clock;
 //! - [`history`]: per-HPA recommendations and scale events;
@@ -27,6 +28,7 @@ pub mod leader;
 pub mod metrics;
 pub mod metrics_client;
 pub mod observe;
+pub mod pod_index;
 pub mod queue;
 pub mod ratelimit;
 pub mod reconcile;

@@ -10,8 +10,7 @@
 //! [`ControllerHandle::start`]: super::ControllerHandle::start
 //! [`ControllerHandle::start_with`]: super::ControllerHandle::start_with
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hpa_core::decide::{Decision, RescaleOutcome};
@@ -19,10 +18,7 @@ use hpa_core::{DecisionInput, HpaHistory, Outcome};
 use jiff::Timestamp;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::watcher;
 
 /// Everything one reconcile gave the core and got back, so the core can be
 /// replayed on exactly the same inputs.
@@ -94,94 +90,6 @@ impl std::fmt::Debug for Extensions {
     }
 }
 
-/// The pod watch cache indexed by namespace, kept by the pod watch beside
-/// the reflector's store (same events). It holds names and labels only and
-/// reads the pods from the store, so the pods are not held twice (at
-/// 100,000 pods a second copy costs more memory than the rest of the
-/// controller).
-#[derive(Debug, Clone, Default)]
-pub struct PodIndex {
-    state: Arc<RwLock<IndexState>>,
-}
-
-type ByNamespace = HashMap<String, BTreeMap<String, BTreeMap<String, String>>>;
-
-#[derive(Debug, Default)]
-struct IndexState {
-    live: ByNamespace,
-    /// A relist in progress: replaces `live` when it is done.
-    relisting: Option<ByNamespace>,
-}
-
-fn insert(map: &mut ByNamespace, pod: &Pod) {
-    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-    let name = pod.metadata.name.clone().unwrap_or_default();
-    map.entry(namespace)
-        .or_default()
-        .insert(name, pod.metadata.labels.clone().unwrap_or_default());
-}
-
-impl PodIndex {
-    /// Applies one watch event, as the reflector's store does.
-    pub fn apply(&self, event: &watcher::Event<Pod>) {
-        let mut state = self
-            .state
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match event {
-            watcher::Event::Apply(pod) => insert(&mut state.live, pod),
-            watcher::Event::Delete(pod) => {
-                let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-                let name = pod.metadata.name.as_deref().unwrap_or_default();
-                if let Some(pods) = state.live.get_mut(namespace) {
-                    pods.remove(name);
-                }
-            }
-            watcher::Event::Init => state.relisting = Some(ByNamespace::new()),
-            watcher::Event::InitApply(pod) => match state.relisting.as_mut() {
-                Some(relisting) => insert(relisting, pod),
-                None => insert(&mut state.live, pod),
-            },
-            watcher::Event::InitDone => {
-                if let Some(relisted) = state.relisting.take() {
-                    state.live = relisted;
-                }
-            }
-        }
-    }
-
-    /// The pods of `namespace` that `selector` selects (all when `None`),
-    /// read from `store`; a pod the store no longer holds is skipped.
-    pub fn pods(
-        &self,
-        store: &Store<Pod>,
-        namespace: &str,
-        selector: Option<&hpa_core::Selector>,
-    ) -> Vec<Pod> {
-        let names: Vec<String> = {
-            let state = self
-                .state
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            state
-                .live
-                .get(namespace)
-                .map(|pods| {
-                    pods.iter()
-                        .filter(|(_, labels)| selector.is_none_or(|s| s.matches(labels)))
-                        .map(|(name, _)| name.clone())
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        names
-            .into_iter()
-            .filter_map(|name| store.get(&ObjectRef::new(&name).within(namespace)))
-            .map(|p| (*p).clone())
-            .collect()
-    }
-}
-
 /// The `/scale` a Deployment would serve, from the Deployment itself: spec
 /// and status replicas and its selector in the API's string form. `None`
 /// when the selector does not parse (the GET then reports the error).
@@ -229,48 +137,6 @@ pub(crate) fn cached_scale(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pod(namespace: &str, name: &str, app: &str) -> Pod {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {"name": name, "namespace": namespace, "labels": {"app": app}}
-        }))
-        .unwrap()
-    }
-
-    fn names(pods: Vec<Pod>) -> Vec<String> {
-        pods.into_iter()
-            .map(|p| p.metadata.name.unwrap_or_default())
-            .collect()
-    }
-
-    #[test]
-    fn the_pod_index_follows_watch_events_and_relists() {
-        let index = PodIndex::default();
-        let (store, mut writer) = kube::runtime::reflector::store::<Pod>();
-        let apply = |writer: &mut kube::runtime::reflector::store::Writer<Pod>,
-                     event: watcher::Event<Pod>| {
-            writer.apply_watcher_event(&event);
-            index.apply(&event);
-        };
-        apply(&mut writer, watcher::Event::Apply(pod("a", "web-1", "web")));
-        apply(&mut writer, watcher::Event::Apply(pod("a", "db-1", "db")));
-        apply(&mut writer, watcher::Event::Apply(pod("b", "web-2", "web")));
-        let web = hpa_core::Selector::parse("app=web").unwrap();
-        assert_eq!(names(index.pods(&store, "a", Some(&web))), ["web-1"]);
-        assert_eq!(names(index.pods(&store, "a", None)), ["db-1", "web-1"]);
-        apply(
-            &mut writer,
-            watcher::Event::Delete(pod("a", "web-1", "web")),
-        );
-        assert!(index.pods(&store, "a", Some(&web)).is_empty());
-        // A relist replaces everything once done, not before.
-        apply(&mut writer, watcher::Event::Init);
-        apply(&mut writer, watcher::Event::InitApply(pod("c", "x", "web")));
-        assert_eq!(names(index.pods(&store, "b", None)), ["web-2"]);
-        apply(&mut writer, watcher::Event::InitDone);
-        assert!(index.pods(&store, "b", None).is_empty());
-        assert_eq!(names(index.pods(&store, "c", Some(&web))), ["x"]);
-    }
 
     #[test]
     fn a_deployment_scale_carries_replicas_and_its_selector() {
