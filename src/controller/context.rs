@@ -18,6 +18,7 @@ use super::history::HistoryStore;
 use super::metrics::ControllerMetrics;
 use super::metrics_client::MetricsClient;
 use super::scale::ScaleResolver;
+use super::slim_pod::SlimPod;
 
 /// The pod selectors of the HPAs' targets, as last seen by their
 /// reconciles: upstream's `hpaSelectors`, for the ambiguous-selector check.
@@ -97,7 +98,8 @@ pub struct Context {
     pub decisions: DecisionLog,
     pub selectors: SelectorStore,
     pub hpas: Store<HorizontalPodAutoscaler>,
-    pub pods: Store<Pod>,
+    /// The pod watch cache, in the slim form (see [`super::slim_pod`]).
+    pub pods: Store<SlimPod>,
     /// Opt-in: sees every reconcile's core inputs and decision (load runs).
     pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
     /// Opt-in: Deployments from a watch cache, read instead of GET `/scale`.
@@ -123,7 +125,7 @@ impl Context {
         clock: Arc<dyn Clock>,
         identity: &str,
         hpas: Store<HorizontalPodAutoscaler>,
-        pods: Store<Pod>,
+        pods: Store<SlimPod>,
     ) -> Self {
         let decisions = DecisionLog::new(config.decisions_kept);
         Self {
@@ -192,7 +194,7 @@ impl Context {
             .into_iter()
             .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
             .filter(|p| selector.is_none_or(|s| s.matches_opt(p.metadata.labels.as_ref())))
-            .map(|p| (*p).clone())
+            .map(|p| p.to_pod())
             .collect()
     }
 

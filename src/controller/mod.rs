@@ -9,6 +9,7 @@
 //! - [`config`]: upstream flags and defaults;
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
+//! - [`slim_pod`]: the pod cache's object, only what the HPA reads;
 //! - [`pod_index`]: the pod cache by namespace and label, for the load's caches;
 //! - [`metrics_client`]: the aggregated metrics APIs;
 //! - [`events`]: Kubernetes events on the injected clock;
@@ -35,6 +36,7 @@ pub mod reconcile;
 pub mod runtime;
 pub mod scale;
 pub mod server;
+pub mod slim_pod;
 
 pub use config::ControllerConfig;
 pub use context::Context;

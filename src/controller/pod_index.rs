@@ -21,6 +21,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
 
+use super::slim_pod::SlimPod;
+
 /// See the module documentation. Cloning shares the index.
 #[derive(Debug, Clone, Default)]
 pub struct PodIndex {
@@ -146,7 +148,7 @@ impl NamespacePods {
     }
 }
 
-fn insert(map: &mut HashMap<String, NamespacePods>, pod: &Pod) {
+fn insert(map: &mut HashMap<String, NamespacePods>, pod: &SlimPod) {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.as_deref().unwrap_or_default();
     map.entry(namespace)
@@ -156,7 +158,7 @@ fn insert(map: &mut HashMap<String, NamespacePods>, pod: &Pod) {
 
 impl PodIndex {
     /// Applies one watch event, as the reflector's store does.
-    pub fn apply(&self, event: &watcher::Event<Pod>) {
+    pub fn apply(&self, event: &watcher::Event<SlimPod>) {
         let mut state = self
             .state
             .write()
@@ -191,7 +193,7 @@ impl PodIndex {
     /// skipped.
     pub fn pods(
         &self,
-        store: &Store<Pod>,
+        store: &Store<SlimPod>,
         namespace: &str,
         selector: Option<&Selector>,
     ) -> Vec<Pod> {
@@ -209,7 +211,7 @@ impl PodIndex {
         names
             .into_iter()
             .filter_map(|name| store.get(&ObjectRef::new(&name).within(namespace)))
-            .map(|p| (*p).clone())
+            .map(|p| p.to_pod())
             .collect()
     }
 }
@@ -218,7 +220,7 @@ impl PodIndex {
 mod tests {
     use super::*;
 
-    fn pod(namespace: &str, name: &str, labels: &[(&str, &str)]) -> Pod {
+    fn pod(namespace: &str, name: &str, labels: &[(&str, &str)]) -> SlimPod {
         let labels: BTreeMap<&str, &str> = labels.iter().copied().collect();
         serde_json::from_value(serde_json::json!({
             "metadata": {"name": name, "namespace": namespace, "labels": labels}
@@ -235,13 +237,13 @@ mod tests {
     /// A store and an index fed the same events, as the pod watch feeds them.
     struct Fed {
         index: PodIndex,
-        store: Store<Pod>,
-        writer: kube::runtime::reflector::store::Writer<Pod>,
+        store: Store<SlimPod>,
+        writer: kube::runtime::reflector::store::Writer<SlimPod>,
     }
 
     impl Fed {
         fn new() -> Self {
-            let (store, writer) = kube::runtime::reflector::store::<Pod>();
+            let (store, writer) = kube::runtime::reflector::store::<SlimPod>();
             Self {
                 index: PodIndex::default(),
                 store,
@@ -249,7 +251,7 @@ mod tests {
             }
         }
 
-        fn apply(&mut self, event: watcher::Event<Pod>) {
+        fn apply(&mut self, event: watcher::Event<SlimPod>) {
             self.writer.apply_watcher_event(&event);
             self.index.apply(&event);
         }

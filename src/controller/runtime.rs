@@ -19,7 +19,6 @@ use futures::StreamExt;
 use hpa_core::clock::Clock;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
@@ -38,6 +37,7 @@ use super::pod_index::PodIndex;
 use super::queue::{Backoff, WorkQueue};
 use super::reconcile::{Reconciled, reconcile};
 use super::server::ServerState;
+use super::slim_pod::SlimPod;
 
 /// Errors of running the controller.
 #[derive(Debug, thiserror::Error)]
@@ -228,7 +228,7 @@ impl ControllerHandle {
         extensions: Extensions,
     ) -> Self {
         let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
-        let (pod_store, pod_writer) = reflector::store::<Pod>();
+        let (pod_store, pod_writer) = reflector::store::<SlimPod>();
         let mut ctx = Context::new(
             client.clone(),
             options.config.clone(),
@@ -254,7 +254,9 @@ impl ControllerHandle {
             extra_tasks.push(tokio::spawn(async move {
                 let stream = reflector::reflector(
                     writer,
-                    watcher(deployments, watcher::Config::default()).default_backoff(),
+                    watcher(deployments, watcher::Config::default())
+                        .default_backoff()
+                        .modify(trim_deployment),
                 );
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
@@ -290,9 +292,9 @@ impl ControllerHandle {
         let pod_task = tokio::spawn({
             let progress = Arc::clone(&pod_progress);
             async move {
-                let pods = watcher(Api::<Pod>::all(client), watcher::Config::default())
+                let pods = watcher(Api::<SlimPod>::all(client), watcher::Config::default())
                     .default_backoff()
-                    .modify(trim_pod);
+                    .modify(SlimPod::trim);
                 let stream = reflector::reflector(pod_writer, pods);
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
@@ -441,7 +443,7 @@ impl ControllerHandle {
                 what: "HPAs",
                 source,
             })?;
-        let pods = Api::<Pod>::all(self.ctx.client.clone())
+        let pods = Api::<SlimPod>::all(self.ctx.client.clone())
             .list(&ListParams::default())
             .await
             .map_err(|source| RunError::List {
@@ -656,24 +658,13 @@ fn caught_up(
     listed_ok && extra_ok
 }
 
-/// Drops what the decision never reads, to keep the pod cache small:
-/// managed fields, annotations, volumes, env.
-fn trim_pod(pod: &mut Pod) {
-    pod.metadata.managed_fields = None;
-    pod.metadata.annotations = None;
-    if let Some(spec) = pod.spec.as_mut() {
-        spec.volumes = None;
-        for container in spec
-            .containers
-            .iter_mut()
-            .chain(spec.init_containers.iter_mut().flatten())
-        {
-            container.env = None;
-            container.env_from = None;
-            container.volume_mounts = None;
-            container.command = None;
-            container.args = None;
-        }
+/// Drops what a scale read from the Deployment cache never needs: the pod
+/// template (most of a Deployment), managed fields and annotations.
+fn trim_deployment(deployment: &mut Deployment) {
+    deployment.metadata.managed_fields = None;
+    deployment.metadata.annotations = None;
+    if let Some(spec) = deployment.spec.as_mut() {
+        spec.template = Default::default();
     }
 }
 

@@ -1,0 +1,281 @@
+//! The pod cache's object: the parts of a Pod the HPA controller reads, and
+//! nothing else.
+//!
+//! A k8s-openapi `Pod` is a few kilobytes of mostly empty fields before any
+//! of them is set; at 100,000 pods the watch cache of full pods was the
+//! largest part of the controller's memory. The watch decodes straight into
+//! [`SlimPod`] (unknown fields are skipped, never allocated), and a
+//! reconcile turns the few pods of its target back into `Pod`s for the
+//! decision core. What is kept is what upstream's replica calculator reads:
+//! name, namespace, labels, deletion timestamp; phase, start time, the Ready
+//! condition; the containers' (and sidecars') names and requests, and the
+//! pod-level requests.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Container, Pod, PodCondition, PodSpec, PodStatus, ResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use kube::Resource;
+use serde::{Deserialize, Serialize};
+
+/// A Pod as the HPA controller caches it. See the module documentation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlimPod {
+    pub metadata: ObjectMeta,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<SlimSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<SlimStatus>,
+}
+
+/// `spec`: containers, sidecars and pod-level requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimSpec {
+    #[serde(default)]
+    pub containers: Vec<SlimContainer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init_containers: Option<Vec<SlimContainer>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<SlimResources>,
+}
+
+/// A container's name, requests and (for init containers) restart policy,
+/// which makes it a sidecar when `Always`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimContainer {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<SlimResources>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_policy: Option<String>,
+}
+
+/// Requests only: the HPA never reads limits.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlimResources {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<BTreeMap<String, Quantity>>,
+}
+
+/// `status`: phase, start time and the conditions' type, status and last
+/// transition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<SlimCondition>>,
+}
+
+/// A pod condition as the readiness checks read it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SlimCondition {
+    #[serde(rename = "type", default)]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+}
+
+/// A Pod's API identity (`v1`, `pods`, namespaced): the watch and the list
+/// go to the pods endpoint and decode into the slim form.
+impl Resource for SlimPod {
+    type DynamicType = ();
+    type Scope = <Pod as Resource>::Scope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        Pod::kind(dt)
+    }
+    fn group(dt: &()) -> Cow<'_, str> {
+        Pod::group(dt)
+    }
+    fn version(dt: &()) -> Cow<'_, str> {
+        Pod::version(dt)
+    }
+    fn plural(dt: &()) -> Cow<'_, str> {
+        Pod::plural(dt)
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl SlimResources {
+    fn to_requirements(&self) -> ResourceRequirements {
+        ResourceRequirements {
+            requests: self.requests.clone(),
+            ..ResourceRequirements::default()
+        }
+    }
+}
+
+impl SlimContainer {
+    fn to_container(&self) -> Container {
+        Container {
+            name: self.name.clone(),
+            resources: self.resources.as_ref().map(SlimResources::to_requirements),
+            restart_policy: self.restart_policy.clone(),
+            ..Container::default()
+        }
+    }
+}
+
+impl SlimPod {
+    /// Drops what the decision never reads and the slim form would still
+    /// keep: managed fields, annotations, owner references.
+    pub fn trim(&mut self) {
+        self.metadata.managed_fields = None;
+        self.metadata.annotations = None;
+        self.metadata.owner_references = None;
+    }
+
+    /// The `Pod` the decision core reads, with everything it reads.
+    pub fn to_pod(&self) -> Pod {
+        Pod {
+            metadata: self.metadata.clone(),
+            spec: self.spec.as_ref().map(|spec| PodSpec {
+                containers: spec
+                    .containers
+                    .iter()
+                    .map(SlimContainer::to_container)
+                    .collect(),
+                init_containers: spec
+                    .init_containers
+                    .as_ref()
+                    .map(|c| c.iter().map(SlimContainer::to_container).collect()),
+                resources: spec.resources.as_ref().map(SlimResources::to_requirements),
+                ..PodSpec::default()
+            }),
+            status: self.status.as_ref().map(|status| PodStatus {
+                phase: status.phase.clone(),
+                start_time: status.start_time.clone(),
+                conditions: status.conditions.as_ref().map(|conditions| {
+                    conditions
+                        .iter()
+                        .map(|c| PodCondition {
+                            type_: c.type_.clone(),
+                            status: c.status.clone(),
+                            last_transition_time: c.last_transition_time.clone(),
+                            ..PodCondition::default()
+                        })
+                        .collect()
+                }),
+                ..PodStatus::default()
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn full_pod() -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "web-1", "namespace": "ns", "labels": {"app": "web"},
+                "annotations": {"a": "b"}, "resourceVersion": "12",
+                "deletionTimestamp": "2026-01-01T00:00:09Z",
+                "managedFields": [{"manager": "kubectl", "operation": "Update"}]
+            },
+            "spec": {
+                "nodeName": "n1",
+                "resources": {"requests": {"cpu": "1"}},
+                "containers": [{
+                    "name": "app", "image": "nginx",
+                    "env": [{"name": "A", "value": "1"}],
+                    "resources": {"requests": {"cpu": "200m", "memory": "64Mi"},
+                                  "limits": {"cpu": "1"}}
+                }],
+                "initContainers": [{
+                    "name": "proxy", "image": "envoy", "restartPolicy": "Always",
+                    "resources": {"requests": {"cpu": "50m"}}
+                }]
+            },
+            "status": {
+                "phase": "Running",
+                "startTime": "2026-01-01T00:00:00Z",
+                "podIP": "10.0.0.1",
+                "conditions": [
+                    {"type": "Ready", "status": "True",
+                     "lastTransitionTime": "2026-01-01T00:00:05Z", "reason": "x"},
+                    {"type": "PodScheduled", "status": "True"}
+                ],
+                "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0,
+                                       "image": "nginx", "imageID": "sha"}]
+            }
+        })
+    }
+
+    /// The slim form keeps every field the decision core reads, so the
+    /// decision is the same whether it reads the full pod or the slim one.
+    #[test]
+    fn a_slim_pod_keeps_every_field_the_core_reads() {
+        let full: Pod = serde_json::from_value(full_pod()).unwrap();
+        let mut slim: SlimPod = serde_json::from_value(full_pod()).unwrap();
+        slim.trim();
+        let pod = slim.to_pod();
+        assert_eq!(pod.metadata.name, full.metadata.name);
+        assert_eq!(pod.metadata.namespace, full.metadata.namespace);
+        assert_eq!(pod.metadata.labels, full.metadata.labels);
+        assert_eq!(
+            pod.metadata.deletion_timestamp,
+            full.metadata.deletion_timestamp
+        );
+        assert_eq!(pod.metadata.resource_version.as_deref(), Some("12"));
+        assert_eq!(pod.metadata.managed_fields, None);
+        let (spec, full_spec) = (pod.spec.unwrap(), full.spec.unwrap());
+        assert_eq!(
+            spec.resources.unwrap().requests,
+            full_spec.resources.unwrap().requests
+        );
+        let requests = |c: &Container| c.resources.as_ref().and_then(|r| r.requests.clone());
+        assert_eq!(spec.containers[0].name, "app");
+        assert_eq!(
+            requests(&spec.containers[0]),
+            requests(&full_spec.containers[0])
+        );
+        let (init, full_init) = (
+            &spec.init_containers.unwrap()[0],
+            &full_spec.init_containers.unwrap()[0],
+        );
+        assert_eq!(init.restart_policy.as_deref(), Some("Always"));
+        assert_eq!(requests(init), requests(full_init));
+        let (status, full_status) = (pod.status.unwrap(), full.status.unwrap());
+        assert_eq!(status.phase, full_status.phase);
+        assert_eq!(status.start_time, full_status.start_time);
+        let ready = |s: &PodStatus| {
+            s.conditions
+                .iter()
+                .flatten()
+                .find(|c| c.type_ == "Ready")
+                .map(|c| (c.status.clone(), c.last_transition_time.clone()))
+        };
+        assert_eq!(ready(&status), ready(&full_status));
+        assert!(ready(&status).is_some());
+    }
+
+    #[test]
+    fn a_slim_pod_goes_to_the_pods_endpoint() {
+        assert_eq!(SlimPod::kind(&()), "Pod");
+        assert_eq!(SlimPod::plural(&()), "pods");
+        assert_eq!(SlimPod::api_version(&()), "v1");
+    }
+}
