@@ -10,7 +10,7 @@
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
 //! - [`slim_pod`]: the pod cache's object, only what the HPA reads;
-//! - [`pod_index`]: the pod cache by namespace and label, for the load's caches;
+//! - [`pod_index`]: the pod cache by namespace and label, read by reconciles;
 //! - [`metrics_client`]: the aggregated metrics APIs;
 //! - [`events`]: Kubernetes events on the injected clock;
 //! - [`history`]: per-HPA recommendations and scale events;

@@ -73,9 +73,6 @@ pub struct Extensions {
     /// namespace and metric and filter them by their labels (for servers
     /// that return every series without a selector; not KEDA).
     pub share_external: bool,
-    /// Index the pod cache by namespace: a reconcile then looks at its
-    /// namespace's pods only, not at every pod of the cluster.
-    pub pod_index: bool,
 }
 
 impl std::fmt::Debug for Extensions {
@@ -85,7 +82,6 @@ impl std::fmt::Debug for Extensions {
             .field("scale_from_cache", &self.scale_from_cache)
             .field("metrics_cache", &self.metrics_cache)
             .field("share_external", &self.share_external)
-            .field("pod_index", &self.pod_index)
             .finish()
     }
 }

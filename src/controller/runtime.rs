@@ -238,7 +238,9 @@ impl ControllerHandle {
             pod_store.clone(),
         );
         ctx.observer = extensions.observer.clone();
-        let pod_index = extensions.pod_index.then(PodIndex::default);
+        // Pods by namespace and label, as upstream's informer indexes them:
+        // a reconcile reads its target's pods, not the cluster's.
+        let pod_index = Some(PodIndex::default());
         ctx.pod_index = pod_index.clone();
         if let Some(window) = extensions.metrics_cache {
             ctx.metrics_client = ctx

@@ -741,7 +741,6 @@ async fn run_on(
             .then(|| (options.sync_period / 10).min(Duration::from_secs(1))),
         // The fake metrics server returns every series of a metric.
         share_external: options.optimize,
-        pod_index: options.optimize,
     };
     let upstream = options.controller == ControllerKind::Upstream;
     let (controller, watch) = if upstream {
