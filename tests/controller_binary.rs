@@ -10,10 +10,11 @@ use std::time::Duration;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, PostParams};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hpa-harness");
+mod support;
+use support::{BIN, spawn, temp_dir};
 
 const SCRIPT: &str = "pods:
   - name: web-0
@@ -26,44 +27,23 @@ const SCRIPT: &str = "pods:
     metrics: {http_requests: 100}
 ";
 
-fn temp_dir() -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir =
-        std::env::temp_dir().join(format!("hpa-harness-binary-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Starts `hpa-harness sim` and waits for its kubeconfig line.
 async fn start_sim(dir: &Path) -> (Child, PathBuf) {
     let script = dir.join("metrics.yaml");
     std::fs::write(&script, SCRIPT).unwrap();
     let kubeconfig = dir.join("kubeconfig");
-    let mut child = Command::new(BIN)
-        .args(["sim", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .arg("--metrics-script")
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let found = tokio::time::timeout(Duration::from_secs(30), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.starts_with("kubeconfig: ") {
-                return true;
-            }
-        }
-        false
-    })
-    .await
-    .unwrap();
-    assert!(found, "the sim printed no kubeconfig line");
+    let (kubeconfig_arg, script_arg) = (
+        kubeconfig.display().to_string(),
+        script.display().to_string(),
+    );
+    let args = [
+        "sim",
+        "--kubeconfig",
+        &kubeconfig_arg,
+        "--metrics-script",
+        &script_arg,
+    ];
+    let (child, _) = spawn(&args, "kubeconfig:", Stdio::null()).await;
     (child, kubeconfig)
 }
 
@@ -100,8 +80,8 @@ async fn http_get(port: u16, path: &str) -> String {
 
 #[tokio::test]
 async fn the_controller_binary_scales_a_deployment_of_a_separate_sim_process() {
-    let dir = temp_dir();
-    let (_sim, kubeconfig) = start_sim(&dir).await;
+    let dir = temp_dir("binary");
+    let (_sim, kubeconfig) = start_sim(dir.path()).await;
     let client = client(&kubeconfig).await;
 
     let deployment: Deployment = serde_json::from_value(serde_json::json!({
@@ -211,5 +191,4 @@ async fn the_controller_binary_scales_a_deployment_of_a_separate_sim_process() {
         None,
         "the lease was not released"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }

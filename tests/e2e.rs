@@ -21,54 +21,15 @@ use std::time::Duration;
 use hpa_harness::gherkin::remote::RemoteOptions;
 use hpa_harness::gherkin::target::ControllerKind;
 use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-const BIN: &str = env!("CARGO_BIN_EXE_hpa-harness");
+mod support;
+use support::{BIN, spawn, temp_dir};
+
 const START: &str = "2026-01-01T00:00:00Z";
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let dir = std::env::temp_dir().join(format!(
-        "hpa-harness-e2e-{name}-{}-{nanos}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Spawns `hpa-harness ARGS` and returns it with the value of the first
-/// stdout line starting with `prefix`. The process dies with the test.
-async fn spawn(args: &[&str], prefix: &str) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let value = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if let Some(v) = line.strip_prefix(prefix) {
-                return Some(v.trim().to_owned());
-            }
-        }
-        None
-    })
-    .await
-    .unwrap()
-    .unwrap_or_else(|| panic!("hpa-harness {args:?} printed no {prefix:?} line"));
-    // Keep draining stdout so the child never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, value)
 }
 
 /// The fake metrics server and the simulated cluster as two processes;
@@ -78,7 +39,7 @@ struct Servers {
     _sim: Child,
     metrics_url: String,
     kubeconfig: PathBuf,
-    _dir: PathBuf,
+    _dir: tempfile::TempDir,
 }
 
 impl Servers {
@@ -88,8 +49,8 @@ impl Servers {
         if virtual_clock {
             fms_args.extend(["--virtual-clock", START]);
         }
-        let (metrics, metrics_url) = spawn(&fms_args, "listening:").await;
-        let kubeconfig = dir.join("kubeconfig");
+        let (metrics, metrics_url) = spawn(&fms_args, "listening:", Stdio::inherit()).await;
+        let kubeconfig = dir.path().join("kubeconfig");
         let kubeconfig_arg = kubeconfig.display().to_string();
         let mut sim_args = vec![
             "sim",
@@ -103,7 +64,7 @@ impl Servers {
         if virtual_clock {
             sim_args.extend(["--virtual-clock", START]);
         }
-        let (sim, _) = spawn(&sim_args, "api-server:").await;
+        let (sim, _) = spawn(&sim_args, "api-server:", Stdio::inherit()).await;
         Self {
             _metrics: metrics,
             _sim: sim,

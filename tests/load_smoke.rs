@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
 
+mod support;
+
 /// The runs share two cores: one at a time, so that each has the machine.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
@@ -73,7 +75,7 @@ async fn without_the_caches_every_sync_reads_the_scale() {
 /// `api-server:`, `kubeconfig:` and `metrics-server:` lines, read from stdout.
 async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, std::path::PathBuf, String) {
     use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
+    let mut child = tokio::process::Command::new(support::BIN)
         .args(["sim", "--listen", "127.0.0.1:0", "--kubeconfig"])
         .arg(dir.join("kubeconfig"))
         .stdout(std::process::Stdio::piped())
@@ -105,8 +107,8 @@ async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, std::path::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let dir = std::env::temp_dir().join(format!("load-smoke-kubeconfig-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = support::temp_dir("load-smoke-kubeconfig");
+    let dir = scratch.path().to_path_buf();
     let (mut child, kubeconfig, metrics_url) = spawn_sim(&dir).await;
     let report = run(&LoadOptions {
         backend: BackendKind::Kubeconfig,
@@ -118,7 +120,6 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
     .await
     .unwrap();
     child.kill().await.unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         report.invariant_violations().is_empty(),
         "{:?}",
@@ -134,8 +135,8 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let dir = std::env::temp_dir().join(format!("load-smoke-upstream-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = support::temp_dir("load-smoke-upstream");
+    let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
     // Our controller binary stands in for the cluster's own: the load run
     // neither starts nor observes it, and sees its syncs only in the fake
@@ -167,7 +168,6 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     .unwrap();
     controller.kill().await.unwrap();
     sim.kill().await.unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(report.controller, "upstream");
     assert_eq!(report.hpas_never_synced, 0, "{report:?}");
     assert_eq!(report.hpas_not_synced_after_warmup, 0, "{report:?}");

@@ -22,6 +22,9 @@ use crate::gherkin::{BackendKind, RunOptions, runner};
 /// Scenarios that need our controller's internals (seeded history, its
 /// metrics, its flags) are n/a upstream.
 #[derive(Debug, clap::Args)]
+// The cluster options' --controller does not apply: the upstream run is
+// upstream's and the other ours, always.
+#[command(mut_arg("controller", |a| a.hide(true)))]
 pub struct Args {
     /// Feature files or folders to run.
     #[arg(required = true, value_name = "PATH")]

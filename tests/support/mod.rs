@@ -1,0 +1,51 @@
+//! What the integration tests that start `hpa-harness` as a separate
+//! process share: the binary, scratch directories that remove themselves,
+//! and spawning with the wait for the line the process announces itself by.
+#![allow(dead_code)] // reason: each test binary uses some of these
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The `hpa-harness` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_hpa-harness");
+
+/// A fresh scratch directory, removed with everything in it when the
+/// returned guard drops.
+pub fn temp_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("hpa-harness-{name}-"))
+        .tempdir()
+        .unwrap()
+}
+
+/// Spawns `hpa-harness ARGS` and returns it with the rest of the first
+/// stdout line starting with `prefix` (trimmed). The process is killed when
+/// the returned `Child` drops, and its stdout is drained so it never blocks
+/// on a full pipe. Its stderr goes to the test's (`inherit`) or nowhere.
+pub async fn spawn(args: &[&str], prefix: &str, stderr: Stdio) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let value = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(v) = line.strip_prefix(prefix) {
+                return Some(v.trim().to_owned());
+            }
+        }
+        None
+    })
+    .await
+    .unwrap()
+    .unwrap_or_else(|| panic!("hpa-harness {args:?} printed no {prefix:?} line"));
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, value)
+}
