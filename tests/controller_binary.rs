@@ -155,14 +155,19 @@ async fn the_controller_binary_scales_a_deployment_of_a_separate_sim_process() {
         .unwrap();
     assert_eq!(status.desired_replicas, 3);
 
-    let metrics = http_get(port, "/metrics").await;
+    // The reconcile counts itself once it is over, which may be a moment
+    // after the scale and the status it wrote are visible.
+    let scaled_up = "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"none\"} 1";
+    let mut metrics = String::new();
+    for _ in 0..100 {
+        metrics = http_get(port, "/metrics").await;
+        if metrics.contains(scaled_up) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
-    assert!(
-        metrics.contains(
-            "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"scale_up\",error=\"none\"} 1"
-        ),
-        "{metrics}"
-    );
+    assert!(metrics.contains(scaled_up), "{metrics}");
     assert!(metrics.contains("hpa_harness_leader 1"), "{metrics}");
     let ready = http_get(port, "/readyz").await;
     assert!(ready.starts_with("HTTP/1.1 200"), "{ready}");
