@@ -104,9 +104,10 @@ pub struct Context {
     pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
     /// Opt-in: Deployments from a watch cache, read instead of GET `/scale`.
     pub deployments: Option<Store<k8s_openapi::api::apps::v1::Deployment>>,
-    /// Opt-in: the pod cache indexed by namespace, so a reconcile does not
-    /// scan every pod of the cluster.
-    pub pod_index: Option<super::pod_index::PodIndex>,
+    /// The pod cache by namespace and label, fed by the pod watch beside
+    /// `pods`, as upstream's informer indexes pods: a reconcile reads its
+    /// target's pods, not the cluster's.
+    pub pod_index: super::pod_index::PodIndex,
 }
 
 impl std::fmt::Debug for Context {
@@ -143,7 +144,7 @@ impl Context {
             config,
             observer: None,
             deployments: None,
-            pod_index: None,
+            pod_index: super::pod_index::PodIndex::default(),
         }
     }
 
@@ -186,16 +187,7 @@ impl Context {
     /// The cached pods of `namespace` that `selector` selects (all of the
     /// namespace's when it is `None`, e.g. unparsable: the core reports that).
     pub fn cached_pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Pod> {
-        if let Some(index) = &self.pod_index {
-            return index.pods(&self.pods, namespace, selector);
-        }
-        self.pods
-            .state()
-            .into_iter()
-            .filter(|p| p.metadata.namespace.as_deref() == Some(namespace))
-            .filter(|p| selector.is_none_or(|s| s.matches_opt(p.metadata.labels.as_ref())))
-            .map(|p| p.to_pod())
-            .collect()
+        self.pod_index.pods(&self.pods, namespace, selector)
     }
 
     /// Drops every in-memory trace of a deleted HPA.

@@ -33,7 +33,6 @@ use super::decisions::DecisionRecord;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::leader::{LeaderElector, LeaseTiming};
 use super::observe::Extensions;
-use super::pod_index::PodIndex;
 use super::queue::{Backoff, WorkQueue};
 use super::reconcile::{Reconciled, reconcile};
 use super::server::ServerState;
@@ -238,10 +237,7 @@ impl ControllerHandle {
             pod_store.clone(),
         );
         ctx.observer = extensions.observer.clone();
-        // Pods by namespace and label, as upstream's informer indexes them:
-        // a reconcile reads its target's pods, not the cluster's.
-        let pod_index = Some(PodIndex::default());
-        ctx.pod_index = pod_index.clone();
+        let pod_index = ctx.pod_index.clone();
         if let Some(window) = extensions.metrics_cache {
             ctx.metrics_client = ctx
                 .metrics_client
@@ -300,8 +296,8 @@ impl ControllerHandle {
                 let stream = reflector::reflector(pod_writer, pods);
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
-                    if let (Some(index), Ok(event)) = (&pod_index, &event) {
-                        index.apply(event);
+                    if let Ok(event) = &event {
+                        pod_index.apply(event);
                     }
                     match event {
                         Ok(
