@@ -30,6 +30,10 @@ pub struct Args {
     /// on a shared cluster they run one at a time).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
+    /// Pass when nothing runs (no feature file, no scenario, or a tag
+    /// expression that selects none); by default such a run fails.
+    #[arg(long)]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -105,6 +109,7 @@ pub async fn run(args: Args) -> CliResult {
         junit: args.junit,
         concurrency: usize::from(args.concurrency),
         remote: args.cluster.remote_options(),
+        allow_empty: args.allow_empty,
     };
     let summary = runner::run(&options).await?;
     Ok(if summary.failed() {

@@ -5,10 +5,11 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use cucumber::gherkin::tagexpr::TagOperation;
+use cucumber::gherkin::{self, tagexpr::TagOperation};
 use cucumber::tag::Ext as _;
 use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 
+use super::load;
 use super::remote::{self, RemoteOptions};
 use super::target::{self, Target};
 use super::world::HpaWorld;
@@ -67,6 +68,8 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// How to reach a cluster other than the embedded one.
     pub remote: RemoteOptions,
+    /// A run that selects no scenario passes instead of failing.
+    pub allow_empty: bool,
 }
 
 impl Default for RunOptions {
@@ -79,6 +82,7 @@ impl Default for RunOptions {
             junit: None,
             concurrency: 8,
             remote: RemoteOptions::default(),
+            allow_empty: false,
         }
     }
 }
@@ -164,6 +168,15 @@ pub enum RunError {
     Cluster {
         backend: BackendKind,
         reason: String,
+    },
+    /// A feature file cannot be read or parsed.
+    #[error(transparent)]
+    Load(#[from] load::LoadError),
+    /// Nothing would run: no feature file, no scenario, or none selected.
+    #[error("nothing to run in {}: {found} (a run that runs no scenario fails; --allow-empty permits it)", .paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    Empty {
+        paths: Vec<PathBuf>,
+        found: load::Found,
     },
     /// The cluster of the kubeconfig cannot take the run.
     #[error("backend kubeconfig: {0}")]
@@ -289,14 +302,7 @@ async fn run_on(
 }
 
 async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummary, RunError> {
-    if options.paths.is_empty() {
-        return Err(RunError::NoPaths);
-    }
-    for p in &options.paths {
-        if !p.exists() {
-            return Err(RunError::MissingPath(p.clone()));
-        }
-    }
+    check_paths(options)?;
     let tags: Option<TagOperation> = options
         .tags
         .as_deref()
@@ -309,97 +315,147 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
             )
         })
         .transpose()?;
-    let mut summary = RunSummary::default();
-    for path in &options.paths {
-        let junit_out: Box<dyn io::Write> = match &options.junit {
-            Some(file) => {
-                // One report per run: with several paths, each path's report
-                // goes to FILE, FILE.1, FILE.2, ...
-                let target = junit_path(file, path, &options.paths);
-                Box::new(
-                    std::fs::File::create(&target).map_err(|source| RunError::Junit {
-                        path: target.clone(),
-                        source,
-                    })?,
-                )
+    let files = load::feature_files(&options.paths)?;
+    let features = load::load(&files)?;
+    let selection = Selection {
+        tags,
+        exclude_known_bugs: options.exclude_known_bugs,
+    };
+    let found = selection.count(&files, &features);
+    if found.selected == 0 && !options.allow_empty {
+        return Err(RunError::Empty {
+            paths: options.paths.clone(),
+            found,
+        });
+    }
+    let junit_out: Box<dyn io::Write> = match &options.junit {
+        Some(file) => Box::new(
+            std::fs::File::create(file).map_err(|source| RunError::Junit {
+                path: file.clone(),
+                source,
+            })?,
+        ),
+        None => Box::new(io::sink()),
+    };
+    let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
+    let collected = outcomes.clone();
+    let writer = HpaWorld::cucumber::<PathBuf>()
+        .with_parser(load::Loaded)
+        .max_concurrent_scenarios(concurrency.max(1))
+        .before(|_feature, _rule, scenario, world| {
+            world.real_node = scenario
+                .tags
+                .iter()
+                .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
+            Box::pin(world.prepare())
+        })
+        .after(move |feature, _rule, scenario, finished, world| {
+            let outcome = ScenarioOutcome {
+                feature: feature.name.clone(),
+                scenario: scenario.name.clone(),
+                location: format!(
+                    "{}:{}",
+                    feature
+                        .path
+                        .as_ref()
+                        .map_or_else(String::new, |p| p.display().to_string()),
+                    scenario.position.line
+                ),
+                verdict: verdict(finished),
+            };
+            if let Ok(mut all) = collected.lock() {
+                all.push(outcome);
             }
-            None => Box::new(io::sink()),
-        };
-        let tags = tags.clone();
-        let exclude_known_bugs = options.exclude_known_bugs;
-        let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
-        let collected = outcomes.clone();
-        let path_text = path.display().to_string();
-        let writer = HpaWorld::cucumber()
-            .max_concurrent_scenarios(concurrency.max(1))
-            .before(|_feature, _rule, scenario, world| {
-                world.real_node = scenario
-                    .tags
-                    .iter()
-                    .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
-                Box::pin(async {})
-            })
-            .after(move |feature, _rule, scenario, finished, _world| {
-                let outcome = ScenarioOutcome {
-                    feature: feature.name.clone(),
-                    scenario: scenario.name.clone(),
-                    location: format!(
-                        "{}:{}",
-                        feature
-                            .path
-                            .as_ref()
-                            .map_or_else(|| path_text.clone(), |p| p.display().to_string()),
-                        scenario.position.line
-                    ),
-                    verdict: verdict(finished),
-                };
-                if let Ok(mut all) = collected.lock() {
-                    all.push(outcome);
-                }
-                Box::pin(async {})
-            })
-            .with_writer(
-                writer::Basic::raw(
-                    io::stdout(),
-                    writer::Coloring::Auto,
-                    writer::Verbosity::Default,
-                )
-                .summarized()
-                .tee::<HpaWorld, _>(writer::JUnit::for_tee(
-                    junit_out,
-                    writer::Verbosity::Default,
-                ))
-                .normalized(),
+            match world {
+                Some(world) => Box::pin(world.finish()),
+                None => Box::pin(async {}),
+            }
+        })
+        .with_writer(
+            writer::Basic::raw(
+                io::stdout(),
+                writer::Coloring::Auto,
+                writer::Verbosity::Default,
             )
-            .fail_on_skipped()
-            .with_default_cli()
-            .filter_run(path.clone(), move |feature, rule, scenario| {
-                let all: Vec<&String> = feature
-                    .tags
-                    .iter()
-                    .chain(rule.iter().flat_map(|r| r.tags.iter()))
-                    .chain(scenario.tags.iter())
-                    .collect();
-                let known_bug = all
-                    .iter()
-                    .any(|t| t.trim_start_matches('@') == KNOWN_BUG_TAG);
-                if exclude_known_bugs && known_bug {
-                    return false;
-                }
-                tags.as_ref()
-                    .is_none_or(|op| op.eval(all.iter().map(|t| t.trim_start_matches('@'))))
-            })
-            .await;
-        summary.passed_steps += writer.passed_steps();
-        summary.skipped_steps += writer.skipped_steps();
-        summary.failed_steps += writer.failed_steps();
-        summary.parsing_errors += writer.parsing_errors();
-        summary.hook_errors += writer.hook_errors();
-        if let Ok(mut all) = outcomes.lock() {
-            summary.scenarios.append(&mut all);
-        }
+            .summarized()
+            .tee::<HpaWorld, _>(writer::JUnit::for_tee(
+                junit_out,
+                writer::Verbosity::Default,
+            ))
+            .normalized(),
+        )
+        .fail_on_skipped()
+        .with_default_cli()
+        .filter_run(features, move |feature, rule, scenario| {
+            selection.selects(feature, rule, scenario)
+        })
+        .await;
+    let mut summary = RunSummary {
+        passed_steps: writer.passed_steps(),
+        skipped_steps: writer.skipped_steps(),
+        failed_steps: writer.failed_steps(),
+        parsing_errors: writer.parsing_errors(),
+        hook_errors: writer.hook_errors(),
+        scenarios: Vec::new(),
+    };
+    if let Ok(mut all) = outcomes.lock() {
+        summary.scenarios.append(&mut all);
     }
     Ok(summary)
+}
+
+/// Which scenarios a run takes: the tag expression, less known bugs when asked.
+#[derive(Debug, Clone)]
+struct Selection {
+    tags: Option<TagOperation>,
+    exclude_known_bugs: bool,
+}
+
+impl Selection {
+    fn selects(
+        &self,
+        feature: &gherkin::Feature,
+        rule: Option<&gherkin::Rule>,
+        scenario: &gherkin::Scenario,
+    ) -> bool {
+        let all: Vec<&String> = feature
+            .tags
+            .iter()
+            .chain(rule.iter().flat_map(|r| r.tags.iter()))
+            .chain(scenario.tags.iter())
+            .collect();
+        let known_bug = all
+            .iter()
+            .any(|t| t.trim_start_matches('@') == KNOWN_BUG_TAG);
+        if self.exclude_known_bugs && known_bug {
+            return false;
+        }
+        self.tags
+            .as_ref()
+            .is_none_or(|op| op.eval(all.iter().map(|t| t.trim_start_matches('@'))))
+    }
+
+    /// How many files and scenarios there are, and how many are selected.
+    fn count(&self, files: &[PathBuf], features: &[gherkin::Feature]) -> load::Found {
+        let mut found = load::Found {
+            files: files.len(),
+            ..load::Found::default()
+        };
+        for f in features {
+            let plain = f.scenarios.iter().map(|s| (None, s));
+            let ruled = f
+                .rules
+                .iter()
+                .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s)));
+            for (rule, s) in plain.chain(ruled) {
+                found.scenarios += 1;
+                if self.selects(f, rule, s) {
+                    found.selected += 1;
+                }
+            }
+        }
+        found
+    }
 }
 
 /// A scenario's verdict from how cucumber saw it end.
@@ -424,17 +480,6 @@ fn verdict(finished: &cucumber::event::ScenarioFinished) -> Verdict {
             } else {
                 Verdict::Failed(first)
             }
-        }
-    }
-}
-
-fn junit_path(file: &std::path::Path, path: &PathBuf, all: &[PathBuf]) -> PathBuf {
-    match all.iter().position(|p| p == path) {
-        Some(0) | None => file.to_path_buf(),
-        Some(i) => {
-            let mut s = file.as_os_str().to_owned();
-            s.push(format!(".{i}"));
-            PathBuf::from(s)
         }
     }
 }

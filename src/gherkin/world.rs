@@ -517,6 +517,11 @@ pub struct HpaWorld {
     /// The scenario is tagged `@real-node`: on a real cluster its pods run
     /// on a real node (a real kubelet, the pause image), not the fake one.
     pub real_node: bool,
+    /// The namespace made for this scenario on a real cluster (deleted when
+    /// it ends), so that nothing of an earlier scenario is seen.
+    own_namespace: Option<String>,
+    /// The scenario named its namespace (`Given a namespace`).
+    pub namespace_named: bool,
 }
 
 /// History to hand to the controller once it exists (ages as of the step,
@@ -554,7 +559,54 @@ impl HpaWorld {
             alias_of: BTreeMap::new(),
             next_index: HashMap::new(),
             real_node: false,
+            own_namespace: None,
+            namespace_named: false,
         }
+    }
+
+    /// Before the first step: a remote cluster is reached now, so that on a
+    /// real one the scenario's own namespace exists before any name is
+    /// qualified. A failure here is reported by the first step that needs
+    /// the cluster.
+    pub async fn prepare(&mut self) {
+        if matches!(self.target, Target::Remote(_))
+            && let Err(e) = self.env().await
+        {
+            tracing::debug!(error = %e, "reaching the scenario's cluster");
+        }
+    }
+
+    /// After the last step: the scenario's own namespace goes, with
+    /// everything in it.
+    pub async fn finish(&mut self) {
+        let (Some(ns), Some(env)) = (self.own_namespace.take(), &self.env) else {
+            return;
+        };
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+        if let Err(e) = api.delete(&ns, &Default::default()).await {
+            tracing::warn!(namespace = %ns, error = %e, "deleting the scenario's namespace");
+        }
+    }
+
+    /// Creates this scenario's own namespace on a real cluster, unless the
+    /// scenario named one.
+    async fn own_namespace(&mut self, env: &Env) -> StepResult {
+        if !env.is_real() || self.namespace_named || self.own_namespace.is_some() {
+            return Ok(());
+        }
+        let name = scenario_namespace();
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+        let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": name,
+            "labels": {super::cleanup::SCENARIO_LABEL: "true"}}}))
+        .map_err(|e| StepError::Start(format!("namespace {name}: {e}")))?;
+        api.create(&PostParams::default(), &ns)
+            .await
+            .map_err(StepError::kube(format!(
+                "creating the scenario's namespace {name}"
+            )))?;
+        self.namespace = name.clone();
+        self.own_namespace = Some(name);
+        Ok(())
     }
 
     /// The running cluster, started on first use.
@@ -565,6 +617,7 @@ impl HpaWorld {
             // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
             env.set_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"))
                 .await?;
+            self.own_namespace(&env).await?;
             self.env = Some(env);
         }
         self.env
@@ -1048,6 +1101,27 @@ impl HpaWorld {
             .unwrap_or(1))
     }
 
+    /// `spec.replicas` as the target's scale subresource reports it (what
+    /// the HPA sees, an overridden scale included). Where reading the scale
+    /// is made to fail, the workload object's own count.
+    pub async fn scale_replicas(
+        &mut self,
+        kind: super::params::WorkloadKind,
+        name: &str,
+    ) -> Result<i32, StepError> {
+        let (ns, n) = self.qualify(name);
+        let env = self.env().await?;
+        let api = workload_api(&env.client, &ns, kind);
+        match api.get_scale(&n).await {
+            Ok(scale) => Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0)),
+            Err(kube::Error::Api(e)) if e.code >= 500 => self.spec_replicas(kind, name).await,
+            Err(e) => Err(StepError::kube(format!(
+                "reading the scale of {} {ns}/{n}",
+                kind.word()
+            ))(e)),
+        }
+    }
+
     /// Creates or replaces an object given as JSON in a namespace.
     pub async fn create_dynamic(
         &mut self,
@@ -1116,6 +1190,17 @@ impl AsyncCheck for NoCheck {
     async fn check(&mut self, _world: &mut HpaWorld) -> StepResult {
         Ok(())
     }
+}
+
+/// A fresh namespace name for one scenario on a real cluster.
+fn scenario_namespace() -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() % 1_000_000_000)
+        .unwrap_or(0);
+    format!("hpa-scenario-{}-{millis}-{seq}", std::process::id())
 }
 
 /// The index of pod `NAME-i` of workload `NAME` (others sort last).

@@ -184,7 +184,7 @@ async fn set_value(
     let parts = match value {
         Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?
             .into_iter()
-            .map(|(container, q, _)| (container, q))
+            .filter_map(|(container, q, _)| Some((container, q?)))
             .collect(),
         Some(v) => {
             crate::gherkin::params::parse_quantity(v)

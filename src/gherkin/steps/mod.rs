@@ -82,10 +82,11 @@ pub(crate) fn count(text: &str, what: &str) -> Result<i32, StepError> {
 /// Parses a per-container cell: `250m` (container `app`) or
 /// `app=500m, sidecar=100m`, where `+proxy=100m` marks a restartable init
 /// (sidecar) container: (container, quantity, restartable init) triples.
+/// `app=` (nothing after `=`) names the container with no quantity.
 pub(crate) fn per_container(
     cell: &str,
     what: &str,
-) -> Result<Vec<(String, String, bool)>, StepError> {
+) -> Result<Vec<(String, Option<String>, bool)>, StepError> {
     let mut out = Vec::new();
     for part in cell.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (name, q) = match part.split_once('=') {
@@ -96,8 +97,12 @@ pub(crate) fn per_container(
             Some(n) => (n, true),
             None => (name, false),
         };
+        if q.is_empty() {
+            out.push((name.to_owned(), None, sidecar));
+            continue;
+        }
         super::params::parse_quantity(q).map_err(|e| StepError::Input(format!("{what}: {e}")))?;
-        out.push((name.to_owned(), q.to_owned(), sidecar));
+        out.push((name.to_owned(), Some(q.to_owned()), sidecar));
     }
     Ok(out)
 }
@@ -110,16 +115,24 @@ mod tests {
     fn per_container_cells_name_the_app_container_by_default() {
         assert_eq!(
             per_container("250m", "x").unwrap(),
-            [("app".to_owned(), "250m".to_owned(), false)]
+            [("app".to_owned(), Some("250m".to_owned()), false)]
         );
         assert_eq!(
             per_container("app=500m, +proxy=100m", "x").unwrap(),
             [
-                ("app".to_owned(), "500m".to_owned(), false),
-                ("proxy".to_owned(), "100m".to_owned(), true)
+                ("app".to_owned(), Some("500m".to_owned()), false),
+                ("proxy".to_owned(), Some("100m".to_owned()), true)
             ]
         );
         assert!(per_container("", "x").unwrap().is_empty());
+        assert_eq!(
+            per_container("app=, sidecar=", "x").unwrap(),
+            [
+                ("app".to_owned(), None, false),
+                ("sidecar".to_owned(), None, false)
+            ],
+            "containers named with nothing after = have no quantity"
+        );
         let err = per_container("app=lots", "pod web-0, cpu").unwrap_err();
         assert!(
             err.to_string().starts_with("pod web-0, cpu: bad quantity"),

@@ -35,6 +35,7 @@ async fn a_namespace(world: &mut HpaWorld, name: String) -> StepResult {
             .map_err(StepError::kube(format!("creating namespace {name}")))?;
     }
     world.namespace = name;
+    world.namespace_named = true;
     Ok(())
 }
 
@@ -349,14 +350,14 @@ impl PodShape {
                     Some(list) => list
                         .iter()
                         .find(|(n, _, _)| n == name)
-                        .map(|(_, q, _)| q.clone()),
+                        .and_then(|(_, q, _)| q.clone()),
                     None => (name == "app").then(|| "1".to_owned()),
                 };
                 res.memory = match &memory {
                     Some(list) => list
                         .iter()
                         .find(|(n, _, _)| n == name)
-                        .map(|(_, q, _)| q.clone()),
+                        .and_then(|(_, q, _)| q.clone()),
                     None => (name == "app").then(|| "1Gi".to_owned()),
                 };
             }

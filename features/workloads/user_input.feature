@@ -1,0 +1,71 @@
+Feature: Scenarios as users write them
+  Steps accept what users write from the Kubernetes documentation: doc
+  strings with a media type, pods named as they like, containers without
+  requests, and history tables in any order.
+
+  Scenario: A doc string with a media type and its own indentation
+    Given a deployment "php-apache" with 1 pods
+    And the HPA:
+      """yaml
+      apiVersion: autoscaling/v2
+      kind: HorizontalPodAutoscaler
+      metadata:
+        name: php-apache
+      spec:
+        scaleTargetRef:
+          apiVersion: apps/v1
+          kind: Deployment
+          name: php-apache
+        minReplicas: 1
+        maxReplicas: 10
+        metrics:
+        - type: Resource
+          resource:
+            name: cpu
+            target:
+              type: Utilization
+              averageUtilization: 50
+      """
+    And the HPA "php-apache" has behavior:
+      ```yaml
+      scaleUp:
+        stabilizationWindowSeconds: 0
+      ```
+    And the pods of "php-apache" report "cpu" of 1500m
+    When the HPA controller syncs
+    Then the deployment "php-apache" has 3 replicas
+    And the HPA "php-apache" reports cpu utilization 150%
+
+  Scenario: Containers named with nothing after = have no request
+    Given a deployment "web" with pods:
+      | pod   | cpu request     |
+      | web-0 | app=, sidecar=  |
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on cpu utilization 50%
+    And the pods of "web" report "cpu" of 500m
+    When the HPA controller syncs
+    Then the deployment "web" is not rescaled
+    And the HPA "web" has condition "ScalingActive" "False" with reason "FailedGetResourceMetric"
+
+  Scenario: What the scale subresource reports is what the deployment has
+    Given a deployment "web" with 2 pods
+    And the scale of "web" reports 4 spec replicas and 2 status replicas
+    Then the deployment "web" has 4 replicas
+
+  Scenario: History tables compare as multisets
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 100
+    And the pods of "web" report "http_requests" of 100 and 100
+    And the HPA controller's recommendations for "web" were:
+      | age | replicas |
+      | 1m  | 2        |
+      | 2m  | 2        |
+      | 3m  | 4        |
+    When the HPA controller syncs
+    Then the HPA controller's recommendations for "web" are:
+      | age | replicas |
+      | 0s  | 2        |
+      | 1m  | 2        |
+      | 3m  | 4        |
+      | 2m  | 2        |
