@@ -69,3 +69,33 @@ Feature: Scenarios as users write them
       | 1m  | 2        |
       | 3m  | 4        |
       | 2m  | 2        |
+
+  Scenario: Pods are named as the user likes, and metric tables use those names
+    Given a deployment "api" with pods:
+      | pod        | ready |
+      | api-blue   | true  |
+      | api-canary | true  |
+      | green      | false |
+    And an HPA "api" for deployment "api" with min 1 and max 10 replicas
+    And the HPA "api" scales on pods metric "http_requests" with average value 10
+    And the pods report:
+      | pod        | http_requests |
+      | api-blue   | 20            |
+      | api-canary | 10            |
+      | green      | 0             |
+    When pod "green" becomes ready
+    And the HPA controller syncs
+    Then the deployment "api" has 3 replicas
+    And the HPA "api" reports "http_requests" at 10
+
+  Scenario: Values in pod order go to the pods in table order
+    Given a deployment "api" with pods:
+      | pod         |
+      | test-pod-1  |
+      | test-pod-0  |
+    And an HPA "api" for deployment "api" with min 1 and max 10 replicas
+    And the HPA "api" scales on pods metric "http_requests" with average value 10
+    And the pods of "api" report "http_requests" of 40 and 0
+    When pod "test-pod-0" fails
+    And the HPA controller syncs
+    Then the deployment "api" has 4 replicas

@@ -40,6 +40,7 @@ pub use error::ApiError;
 pub use faults::{Faults, ScaleOverride};
 pub use sim::{Part, PodDelays, Sim, SimClock, SimConfig};
 pub use stats::RequestStats;
+pub use workloads::POD_NAMES_ANNOTATION;
 
 use std::future::Future;
 

@@ -41,6 +41,35 @@ fn index_of(workload: &str, pod: &str) -> Option<u64> {
     pod.strip_prefix(workload)?.strip_prefix('-')?.parse().ok()
 }
 
+/// The annotation naming a workload's first pods (comma-separated, in
+/// creation order): the harness gives the pods of a scenario the names its
+/// table uses. Later pods continue as `NAME-k`.
+pub const POD_NAMES_ANNOTATION: &str = "hpa-sim.io/pod-names";
+
+/// The names the annotation gives, in order.
+fn named_pods(obj: &Value) -> Vec<String> {
+    obj.pointer("/metadata/annotations")
+        .and_then(|a| a.get(POD_NAMES_ANNOTATION))
+        .and_then(Value::as_str)
+        .map(|s| {
+            s.split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The creation index of pod `pod`: its place among the named pods, else
+/// the `k` of `NAME-k`.
+fn index_in(names: &[String], workload: &str, pod: &str) -> Option<u64> {
+    match names.iter().position(|n| n == pod) {
+        Some(i) => u64::try_from(i).ok(),
+        None => index_of(workload, pod),
+    }
+}
+
 fn nanos(t: Timestamp) -> i128 {
     t.as_nanosecond()
 }
@@ -55,6 +84,7 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
     let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) else {
         return;
     };
+    let names = named_pods(&obj);
     let want = obj
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
@@ -70,7 +100,7 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
                 .get(ns, p)
                 .is_some_and(|e| !terminating(e))
         })
-        .map(|p| (index_of(name, &p), p))
+        .map(|p| (index_in(&names, name, &p), p))
         .collect();
     let key = (s, ns.to_owned(), name.to_owned());
     if active.len() < want {
@@ -86,11 +116,17 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
             .get(&(ns.to_owned(), name.to_owned()))
             .copied()
             .unwrap_or(st.default_delays);
+        let name_at = |k: u64| {
+            usize::try_from(k)
+                .ok()
+                .and_then(|k| names.get(k).cloned())
+                .unwrap_or_else(|| format!("{name}-{k}"))
+        };
         for _ in active.len()..want {
-            let mut pod_name = format!("{name}-{next}");
+            let mut pod_name = name_at(next);
             while st.store.table(Storage::Pods).get(ns, &pod_name).is_some() {
                 next += 1;
-                pod_name = format!("{name}-{next}");
+                pod_name = name_at(next);
             }
             next += 1;
             create_pod(st, &obj, uid, &pod_name, now, delays);

@@ -514,6 +514,10 @@ pub struct HpaWorld {
     alias_of: BTreeMap<(String, String), String>,
     /// Next step index per workload (`NAME-i` counts in creation order).
     next_index: HashMap<(String, String), u64>,
+    /// The pod names a workload's pod table gave, by (namespace, workload).
+    pod_names: HashMap<(String, String), Vec<String>>,
+    /// The workload of each pod-table name, by (namespace, pod).
+    pod_owner: HashMap<(String, String), String>,
     /// The scenario is tagged `@real-node`: on a real cluster its pods run
     /// on a real node (a real kubelet, the pause image), not the fake one.
     pub real_node: bool,
@@ -558,6 +562,8 @@ impl HpaWorld {
             aliases: BTreeMap::new(),
             alias_of: BTreeMap::new(),
             next_index: HashMap::new(),
+            pod_names: HashMap::new(),
+            pod_owner: HashMap::new(),
             real_node: false,
             own_namespace: None,
             namespace_named: false,
@@ -798,11 +804,11 @@ impl HpaWorld {
         Ok(Api::namespaced(self.env().await?.client.clone(), ns))
     }
 
-    /// The pods of a workload in step-name order (`NAME-0`, `NAME-1`, ...),
-    /// including pods of every phase. Pods the cluster named `NAME-i` (the
-    /// simulated cluster, statefulsets) keep their names; others (a real
-    /// ReplicaSet's `NAME-7d4b9-xk2zq`) get the next step name in creation
-    /// order the first time they are seen.
+    /// The pods of a workload in step-name order (the names its pod table
+    /// gave, then `NAME-i`), including pods of every phase. Pods the cluster
+    /// named as the steps do (the simulated cluster, statefulsets) keep their
+    /// names; others (a real ReplicaSet's `NAME-7d4b9-xk2zq`) get the next
+    /// step name in creation order the first time they are seen.
     pub async fn pods_of(&mut self, ns: &str, workload: &str) -> Result<Vec<Pod>, StepError> {
         let api: Api<Pod> = self.api(ns).await?;
         let list = api
@@ -815,7 +821,7 @@ impl HpaWorld {
         pods.sort_by_key(|p| {
             let name = p.metadata.name.clone().unwrap_or_default();
             (
-                pod_index(&name, workload),
+                self.step_index(ns, workload, &name),
                 p.metadata.creation_timestamp.as_ref().map(|t| t.0),
                 name,
             )
@@ -828,9 +834,37 @@ impl HpaWorld {
             let real = p.metadata.name.clone().unwrap_or_default();
             self.alias_of
                 .get(&(ns.to_owned(), real))
-                .map_or(u64::MAX, |a| pod_index(a, workload))
+                .map_or(u64::MAX, |a| self.step_index(ns, workload, a))
         });
         Ok(pods)
+    }
+
+    /// Names the first pods of a workload as its pod table does.
+    pub fn declare_pod_names(&mut self, ns: &str, workload: &str, names: Vec<String>) {
+        for n in &names {
+            self.pod_owner
+                .insert((ns.to_owned(), n.clone()), workload.to_owned());
+        }
+        self.pod_names
+            .insert((ns.to_owned(), workload.to_owned()), names);
+    }
+
+    /// The pod names a workload's pod table gave.
+    pub fn pod_names_of(&self, ns: &str, workload: &str) -> Vec<String> {
+        self.pod_names
+            .get(&(ns.to_owned(), workload.to_owned()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The creation index a step name stands for: its row in the pod table,
+    /// else the `i` of `NAME-i` (others sort last).
+    fn step_index(&self, ns: &str, workload: &str, name: &str) -> u64 {
+        self.pod_names
+            .get(&(ns.to_owned(), workload.to_owned()))
+            .and_then(|names| names.iter().position(|n| n == name))
+            .and_then(|i| u64::try_from(i).ok())
+            .unwrap_or_else(|| pod_index(name, workload))
     }
 
     /// Gives pod `real` of a workload its step name, once.
@@ -839,34 +873,50 @@ impl HpaWorld {
         if self.alias_of.contains_key(&key) {
             return;
         }
+        let known = self.step_index(ns, workload, real);
         let next = self
             .next_index
             .entry((ns.to_owned(), workload.to_owned()))
             .or_insert(0);
-        let index = match pod_index(real, workload) {
-            u64::MAX => *next,
-            i => i,
+        let (index, alias) = match known {
+            u64::MAX => {
+                let index = *next;
+                let declared = self
+                    .pod_names
+                    .get(&(ns.to_owned(), workload.to_owned()))
+                    .and_then(|names| names.get(usize::try_from(index).ok()?))
+                    .cloned();
+                (
+                    index,
+                    declared.unwrap_or_else(|| format!("{workload}-{index}")),
+                )
+            }
+            i => (i, real.to_owned()),
         };
         *next = (*next).max(index + 1);
-        let alias = format!("{workload}-{index}");
         self.aliases
             .insert((ns.to_owned(), alias.clone()), real.to_owned());
         self.alias_of.insert(key, alias);
     }
 
-    /// The cluster's name of the pod a step calls `name` (`NAME-i` or
-    /// `ns/NAME-i`), with its namespace.
+    /// The cluster's name of the pod a step calls `name` (`NAME-i`, a name
+    /// of a pod table, or `ns/...`), with its namespace.
     pub async fn resolve_pod(&mut self, name: &str) -> Result<(String, String), StepError> {
         let (ns, pod) = self.qualify(name);
         if let Some(real) = self.aliases.get(&(ns.clone(), pod.clone())) {
             return Ok((ns, real.clone()));
         }
-        if let Some((workload, _)) = pod.rsplit_once('-')
-            && self
-                .workloads
-                .contains_key(&(ns.clone(), workload.to_owned()))
-        {
-            self.pods_of(&ns, workload).await?;
+        let workload = self
+            .pod_owner
+            .get(&(ns.clone(), pod.clone()))
+            .cloned()
+            .or_else(|| {
+                pod.rsplit_once('-')
+                    .map(|(w, _)| w.to_owned())
+                    .filter(|w| self.workloads.contains_key(&(ns.clone(), w.clone())))
+            });
+        if let Some(workload) = workload {
+            self.pods_of(&ns, &workload).await?;
             if let Some(real) = self.aliases.get(&(ns.clone(), pod.clone())) {
                 return Ok((ns, real.clone()));
             }

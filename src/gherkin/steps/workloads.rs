@@ -60,19 +60,43 @@ async fn workload_with_pod_table(
 ) -> StepResult {
     let table = Table::of(step, &["pod"])?;
     let mut rows = Vec::new();
+    let mut names: Vec<String> = Vec::new();
     for (i, row) in table.rows.iter().enumerate() {
         let pod = table.cell(row, "pod").unwrap_or_default();
-        let expected = format!("{name}-{i}");
-        if pod != expected {
-            return Err(StepError::Input(format!(
-                "{kind} {name}: row {} names pod {pod:?}, but the pods of a workload are named {name}-0, {name}-1, ... in order (expected {expected})",
+        check_pod_name(pod).map_err(|reason| {
+            StepError::Input(format!(
+                "{kind} {name}: row {} names pod {pod:?}: {reason}",
                 i + 1
+            ))
+        })?;
+        if names.iter().any(|n| n == pod) {
+            return Err(StepError::Input(format!(
+                "{kind} {name}: pod {pod} is named twice"
             )));
         }
+        names.push(pod.to_owned());
         rows.push(PodShape::from_row(&table, row, pod)?);
     }
+    let (ns, n) = world.qualify(&name);
+    world.declare_pod_names(&ns, &n, names);
     let template = rows.first().cloned().unwrap_or_default();
     create_workload(world, kind, &name, &template, &rows).await
+}
+
+/// Why a pod-table name cannot be a pod's name (a DNS-1123 subdomain).
+fn check_pod_name(pod: &str) -> Result<(), String> {
+    let ok = !pod.is_empty()
+        && pod.len() <= 253
+        && pod
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+        && pod.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && pod.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err("a pod name is lower-case letters, digits, '-' and '.', starting and ending with a letter or digit".to_owned())
+    }
 }
 
 #[given(expr = "the scale of {string} reports {int} spec replicas and {int} status replicas")]
@@ -530,6 +554,12 @@ async fn create_workload(
     });
     if kind == WorkloadKind::StatefulSet {
         obj["spec"]["serviceName"] = json!(n);
+    }
+    let names = world.pod_names_of(&ns, &n);
+    if !names.is_empty() {
+        // The simulated cluster names the pods so; a real one ignores it
+        // (the names are then aliases, in creation order).
+        obj["metadata"]["annotations"][hpa_sim::POD_NAMES_ANNOTATION] = json!(names.join(","));
     }
     if world.fake_node().is_some() {
         // On a real cluster the pods go to the harness's fake node, whose
