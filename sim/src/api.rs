@@ -19,6 +19,7 @@ use tokio::sync::watch;
 
 use crate::aggregation;
 use crate::convert::{needs_conversion, to_view};
+use crate::crd;
 use crate::error::ApiError;
 use crate::patch::PatchKind;
 use crate::resources::{self, RESOURCES, ResourceDef, Storage};
@@ -113,7 +114,7 @@ async fn route(
             "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:6443"}]}),
         )),
         ["apis"] => Ok(json_response(&group_list(sim))),
-        ["api", "v1"] => Ok(json_response(&resource_list("", "v1"))),
+        ["api", "v1"] => Ok(json_response(&resource_list(sim, "", "v1"))),
         ["apis", group] => group_list(sim)["groups"]
             .as_array()
             .and_then(|gs| gs.iter().find(|g| g["name"] == *group).cloned())
@@ -124,11 +125,11 @@ async fn route(
             })
             .ok_or_else(not_found_path),
         ["apis", group, version]
-            if RESOURCES
+            if crd::all_defs(sim)
                 .iter()
                 .any(|d| d.group == *group && d.version == *version) =>
         {
-            Ok(json_response(&resource_list(group, version)))
+            Ok(json_response(&resource_list(sim, group, version)))
         }
         ["openapi", "v3"] => Ok(json_response(&openapi_root())),
         ["openapi", "v3", "api", "v1"] => Ok(json_response(&openapi_group_version("", "v1"))),
@@ -154,6 +155,7 @@ fn group_list(sim: &Sim) -> Value {
         .into_iter()
         .map(|(g, vs)| (g.to_owned(), vs.into_iter().map(str::to_owned).collect()))
         .collect();
+    groups.extend(crd::groups(sim));
     groups.extend(aggregation::aggregated_groups(sim));
     let groups: Vec<Value> = groups
         .into_iter()
@@ -244,10 +246,10 @@ const VERBS: [&str; 8] = [
     "watch",
 ];
 
-fn resource_list(group: &str, version: &str) -> Value {
+fn resource_list(sim: &Sim, group: &str, version: &str) -> Value {
     let mut out = Vec::new();
-    for d in RESOURCES
-        .iter()
+    for d in crd::all_defs(sim)
+        .into_iter()
         .filter(|d| d.group == group && d.version == version)
     {
         out.push(
@@ -297,8 +299,18 @@ struct Target<'a> {
     sub: Option<&'a str>,
 }
 
+#[cfg(test)]
 fn parse_target<'a>(group: &str, version: &str, rest: &[&'a str]) -> Result<Target<'a>, ApiError> {
-    let lookup = |plural: &str| resources::find(group, version, plural).ok_or_else(not_found_path);
+    parse_target_with(|plural| resources::find(group, version, plural), rest)
+}
+
+/// Parses a resource path; `find` looks a plural up (built-in resources and
+/// the custom resources of the sim's CRDs).
+fn parse_target_with<'a>(
+    find: impl Fn(&str) -> Option<&'static ResourceDef>,
+    rest: &[&'a str],
+) -> Result<Target<'a>, ApiError> {
+    let lookup = |plural: &str| find(plural).ok_or_else(not_found_path);
     let t = match rest {
         ["namespaces", ns, plural, tail @ ..] if !matches!(*plural, "status" | "finalize") => {
             let def = lookup(plural)?;
@@ -367,7 +379,7 @@ async fn resource(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let t = parse_target(group, version, rest)?;
+    let t = parse_target_with(|plural| crd::lookup(sim, group, version, plural), rest)?;
     let def = t.def;
     let ns = t.ns.unwrap_or("");
     let watch = params.flag("watch");

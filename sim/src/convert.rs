@@ -33,6 +33,7 @@ pub fn to_view(def: &ResourceDef, obj: Value) -> Value {
     match (def.storage, def.version) {
         (Storage::Hpas, "v1") => hpa::v2_to_v1(obj),
         (Storage::Events, _) => event_core_to_v1(obj),
+        (Storage::Custom(_), _) => with_api_version(obj, def),
         _ => obj,
     }
 }
@@ -45,8 +46,18 @@ pub fn from_view(def: &ResourceDef, obj: Value) -> Value {
     match (def.storage, def.version) {
         (Storage::Hpas, "v1") => hpa::v1_to_v2(obj),
         (Storage::Events, _) => event_v1_to_core(obj),
+        (Storage::Custom(_), _) => with_api_version(obj, def.storage.def()),
         _ => obj,
     }
+}
+
+/// A custom resource's versions differ only in `apiVersion` (no conversion
+/// webhook: the API server's `None` strategy).
+fn with_api_version(mut obj: Value, def: &ResourceDef) -> Value {
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("apiVersion".into(), json!(def.api_version()));
+    }
+    obj
 }
 
 fn rename(

@@ -23,6 +23,7 @@ pub mod admin;
 pub mod aggregation;
 pub mod api;
 pub mod convert;
+pub mod crd;
 pub mod error;
 pub mod faults;
 pub mod hpa;

@@ -28,11 +28,20 @@ pub enum Storage {
     Services,
     /// core/v1 nodes (cluster-scoped; the harness's fake node on real clusters).
     Nodes,
+    /// networking.k8s.io/v1 ingresses (objects Object metrics describe).
+    Ingresses,
+    /// core/v1 configmaps.
+    ConfigMaps,
+    /// apiextensions.k8s.io/v1 CustomResourceDefinitions (cluster-scoped).
+    Crds,
+    /// The objects of one custom resource (group and plural), in a slot
+    /// [`crate::crd`] hands out.
+    Custom(u8),
 }
 
 impl Storage {
-    /// All storages, in table order.
-    pub const ALL: [Storage; 11] = [
+    /// The built-in storages, in table order.
+    pub const ALL: [Storage; 14] = [
         Storage::Namespaces,
         Storage::Pods,
         Storage::Events,
@@ -44,16 +53,36 @@ impl Storage {
         Storage::ApiServices,
         Storage::Services,
         Storage::Nodes,
+        Storage::Ingresses,
+        Storage::ConfigMaps,
+        Storage::Crds,
     ];
+
+    /// Every storage: the built-in ones and every custom-resource slot.
+    pub fn every() -> impl Iterator<Item = Storage> {
+        Self::ALL
+            .into_iter()
+            .chain((0..crate::crd::MAX_CUSTOM).map(Storage::Custom))
+    }
 
     /// Index into per-storage tables.
     pub fn index(self) -> usize {
-        self as usize
+        match self {
+            Storage::Custom(slot) => Self::ALL.len() + usize::from(slot),
+            builtin => Self::ALL
+                .iter()
+                .position(|s| *s == builtin)
+                .unwrap_or_default(),
+        }
     }
 
     /// The served definition objects are stored as.
     pub fn def(self) -> &'static ResourceDef {
         let (group, version, plural) = match self {
+            Storage::Custom(slot) => return crate::crd::storage_def(slot).unwrap_or(&RESOURCES[0]),
+            Storage::Ingresses => ("networking.k8s.io", "v1", "ingresses"),
+            Storage::ConfigMaps => ("", "v1", "configmaps"),
+            Storage::Crds => ("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
             Storage::Namespaces => ("", "v1", "namespaces"),
             Storage::Pods => ("", "v1", "pods"),
             Storage::Events => ("", "v1", "events"),
@@ -104,6 +133,8 @@ pub struct ResourceDef {
     pub scale: bool,
     /// kubectl short names.
     pub short_names: &'static [&'static str],
+    /// Where a custom resource keeps what its `/scale` shows.
+    pub scale_paths: Option<&'static crate::crd::ScalePaths>,
 }
 
 impl ResourceDef {
@@ -182,6 +213,7 @@ macro_rules! res {
             status: $status,
             scale: $scale,
             short_names: $short,
+            scale_paths: None,
         }
     };
 }
@@ -247,6 +279,42 @@ pub static RESOURCES: &[ResourceDef] = &[
         true,
         false,
         &["no"]
+    ),
+    res!(
+        "",
+        "v1",
+        "configmaps",
+        "configmap",
+        "ConfigMap",
+        true,
+        Storage::ConfigMaps,
+        false,
+        false,
+        &["cm"]
+    ),
+    res!(
+        "networking.k8s.io",
+        "v1",
+        "ingresses",
+        "ingress",
+        "Ingress",
+        true,
+        Storage::Ingresses,
+        true,
+        false,
+        &["ing"]
+    ),
+    res!(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        "CustomResourceDefinition",
+        false,
+        Storage::Crds,
+        true,
+        false,
+        &["crd", "crds"]
     ),
     res!(
         "events.k8s.io",

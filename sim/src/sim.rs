@@ -267,8 +267,12 @@ impl Sim {
                 Storage::Services,
                 Storage::Nodes,
                 Storage::ApiServices,
+                Storage::Ingresses,
+                Storage::ConfigMaps,
+                Storage::Crds,
                 Storage::Namespaces,
             ];
+            // Custom resources go with their CRDs.
             for s in order {
                 let def = s.def();
                 let keys: Vec<(String, String)> = st
@@ -707,11 +711,11 @@ impl Sim {
         }
         let st = self.lock();
         let e = find(&st, def, ns, name)?;
-        Ok(self.scale_view(&e.value(), ns, name))
+        Ok(self.scale_view(def, &e.value(), ns, name))
     }
 
-    fn scale_view(&self, obj: &Value, ns: &str, name: &str) -> Value {
-        let mut scale = workloads::scale_of(obj);
+    fn scale_view(&self, def: &ResourceDef, obj: &Value, ns: &str, name: &str) -> Value {
+        let mut scale = scale_of(def, obj);
         if let Some(o) = self.inner.faults.scale_override(ns, name) {
             if let Some(r) = o.spec_replicas {
                 scale["spec"]["replicas"] = json!(r);
@@ -775,7 +779,10 @@ impl Sim {
         let mut st = self.lock();
         let old = find(&st, def, ns, name)?.clone();
         let mut obj = old.value();
-        obj["spec"]["replicas"] = json!(replicas);
+        match def.scale_paths {
+            Some(paths) => crate::crd::set_spec_replicas(paths, &mut obj, replicas),
+            None => obj["spec"]["replicas"] = json!(replicas),
+        }
         if let Some(rv) = scale.pointer("/metadata/resourceVersion") {
             meta_mut(&mut obj).insert("resourceVersion".into(), rv.clone());
         }
@@ -790,7 +797,7 @@ impl Sim {
         if !dry_run {
             self.inner.faults.scale_updated(ns, name);
         }
-        Ok(self.scale_view(&out, ns, name))
+        Ok(self.scale_view(def, &out, ns, name))
     }
 
     /// Patches the scale subresource.
@@ -807,7 +814,7 @@ impl Sim {
             patch::parse_body(kind, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
         let mut scale = {
             let st = self.lock();
-            workloads::scale_of(&find(&st, def, ns, name)?.value())
+            scale_of(def, &find(&st, def, ns, name)?.value())
         };
         patch::apply(kind, &mut scale, &parsed).map_err(|e| ApiError::BadRequest(e.to_string()))?;
         if parsed.pointer("/metadata/resourceVersion").is_none()
@@ -824,10 +831,17 @@ impl Sim {
     }
 }
 
+/// The Scale of an object: a custom resource's through its CRD's paths.
+fn scale_of(def: &ResourceDef, obj: &Value) -> Value {
+    match def.scale_paths {
+        Some(paths) => crate::crd::scale_of(paths, obj),
+        None => workloads::scale_of(obj),
+    }
+}
+
 fn object_count(st: &State) -> usize {
-    Storage::ALL
-        .iter()
-        .map(|s| st.store.table(*s).objects.len())
+    Storage::every()
+        .map(|s| st.store.table(s).objects.len())
         .sum()
 }
 
@@ -967,8 +981,18 @@ fn reset_status_on_create(s: Storage, obj: &mut Value) {
         Storage::Services => {
             map.insert("status".into(), json!({"loadBalancer": {}}));
         }
-        // A kubelet registers its node with its status; events and leases have none.
-        Storage::Events | Storage::Leases | Storage::Nodes => {}
+        Storage::Crds => {
+            let status = crate::crd::initial_status(&Value::Object(map.clone()));
+            map.insert("status".into(), status);
+        }
+        // A kubelet registers its node with its status; events and leases
+        // have none; others keep what they were given.
+        Storage::Events
+        | Storage::Leases
+        | Storage::Nodes
+        | Storage::Ingresses
+        | Storage::ConfigMaps
+        | Storage::Custom(_) => {}
     }
 }
 
@@ -1015,6 +1039,7 @@ fn validate(
         ));
     }
     match def.storage {
+        Storage::Crds => causes.extend(crate::crd::validate(obj, name)),
         Storage::Hpas => causes.extend(hpa::validate_v2_with(obj, hpa_opts)),
         Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets => {
             if let Some(r) = obj.pointer("/spec/replicas").and_then(Value::as_i64)
@@ -1041,8 +1066,22 @@ fn validate(
 
 fn cascade_delete(st: &mut State, s: Storage, gone: &Entry) {
     match s {
+        Storage::Crds => {
+            // Its custom resources go with it.
+            if let Some(def) = crate::crd::defs_of(&gone.value()).first() {
+                let keys: Vec<(Box<str>, Box<str>)> = st
+                    .store
+                    .table(def.storage)
+                    .range(None)
+                    .map(|e| (e.ns.clone(), e.name.clone()))
+                    .collect();
+                for (ns, n) in keys {
+                    st.store.remove(def.storage, &ns, &n);
+                }
+            }
+        }
         Storage::Namespaces => {
-            for other in Storage::ALL {
+            for other in Storage::every() {
                 if !other.def().namespaced {
                     continue;
                 }

@@ -155,7 +155,7 @@ impl Store {
     /// An empty store keeping `history_limit` events per storage.
     pub fn new(history_limit: usize) -> Self {
         Self {
-            tables: Storage::ALL.iter().map(|_| Table::new()).collect(),
+            tables: Storage::every().map(|_| Table::new()).collect(),
             rv: 1,
             history_limit: history_limit.max(1),
             owned: HashMap::new(),

@@ -1,0 +1,453 @@
+//! CustomResourceDefinitions: a CRD stored in the sim makes its custom
+//! resource served (discovery, REST, `/status`, and `/scale` through the
+//! CRD's `specReplicasPath`, `statusReplicasPath` and `labelSelectorPath`),
+//! as the API server's apiextensions does. An HPA can then target a custom
+//! resource with a scale subresource, and an Object metric describe one.
+//!
+//! The served definitions are `&'static` like the built-in table: each
+//! distinct definition is leaked once, process-wide, so scenarios that
+//! create the same CRD again do not grow memory. Each custom resource (group
+//! and plural) gets one of [`MAX_CUSTOM`] storage slots; which ones a sim
+//! serves follows the CRDs in its own store.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::error::FieldError;
+use crate::resources::{self, RESOURCES, ResourceDef, Storage};
+use crate::sim::{Sim, State};
+
+/// How many custom resources (group and plural) one process can serve.
+pub const MAX_CUSTOM: u8 = 32;
+
+/// Where a custom resource keeps what its `/scale` shows (JSON pointers).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ScalePaths {
+    /// `specReplicasPath` (`.spec.replicas` -> `/spec/replicas`).
+    pub spec_replicas: String,
+    /// `statusReplicasPath`.
+    pub status_replicas: String,
+    /// `labelSelectorPath`, if the CRD gives one.
+    pub label_selector: Option<String>,
+}
+
+/// Everything that makes one served definition.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct DefKey {
+    group: String,
+    version: String,
+    plural: String,
+    singular: String,
+    kind: String,
+    namespaced: bool,
+    status: bool,
+    scale: Option<ScalePaths>,
+    short_names: Vec<String>,
+}
+
+struct Registry {
+    /// (group, plural) of each slot.
+    slots: Vec<(String, String)>,
+    /// The storage version's definition of each slot.
+    storage: Vec<Option<&'static ResourceDef>>,
+    defs: BTreeMap<DefKey, &'static ResourceDef>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    slots: Vec::new(),
+    storage: Vec::new(),
+    defs: BTreeMap::new(),
+});
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
+}
+
+impl Registry {
+    fn slot(&mut self, group: &str, plural: &str) -> Option<u8> {
+        if let Some(i) = self
+            .slots
+            .iter()
+            .position(|(g, p)| g == group && p == plural)
+        {
+            return u8::try_from(i).ok();
+        }
+        let next = u8::try_from(self.slots.len()).ok()?;
+        if next >= MAX_CUSTOM {
+            return None;
+        }
+        self.slots.push((group.to_owned(), plural.to_owned()));
+        self.storage.push(None);
+        Some(next)
+    }
+
+    fn intern(&mut self, key: DefKey, slot: u8) -> &'static ResourceDef {
+        if let Some(d) = self.defs.get(&key) {
+            return d;
+        }
+        let short: Vec<&'static str> = key.short_names.iter().map(|s| leak(s)).collect();
+        let def: &'static ResourceDef = Box::leak(Box::new(ResourceDef {
+            group: leak(&key.group),
+            version: leak(&key.version),
+            plural: leak(&key.plural),
+            singular: leak(&key.singular),
+            kind: leak(&key.kind),
+            namespaced: key.namespaced,
+            storage: Storage::Custom(slot),
+            status: key.status,
+            scale: key.scale.is_some(),
+            short_names: Box::leak(short.into_boxed_slice()),
+            scale_paths: key.scale.clone().map(|p| &*Box::leak(Box::new(p))),
+        }));
+        self.defs.insert(key, def);
+        def
+    }
+}
+
+/// The definition objects of custom slot `slot` are stored as.
+pub fn storage_def(slot: u8) -> Option<&'static ResourceDef> {
+    registry().storage.get(usize::from(slot)).copied().flatten()
+}
+
+/// `.spec.replicas` -> `/spec/replicas`.
+fn pointer(path: &str) -> String {
+    path.trim_start_matches('.')
+        .split('.')
+        .fold(String::new(), |mut out, p| {
+            out.push('/');
+            out.push_str(p);
+            out
+        })
+}
+
+fn text<'a>(v: &'a Value, path: &str) -> &'a str {
+    v.pointer(path).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The definitions a CRD object serves, one per served version. Empty when
+/// the CRD is incomplete or every slot is taken.
+pub(crate) fn defs_of(crd: &Value) -> Vec<&'static ResourceDef> {
+    let group = text(crd, "/spec/group");
+    let plural = text(crd, "/spec/names/plural");
+    let kind = text(crd, "/spec/names/kind");
+    if group.is_empty() || plural.is_empty() || kind.is_empty() {
+        return Vec::new();
+    }
+    let singular = match text(crd, "/spec/names/singular") {
+        "" => kind.to_ascii_lowercase(),
+        s => s.to_owned(),
+    };
+    let short_names: Vec<String> = crd
+        .pointer("/spec/names/shortNames")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let namespaced = text(crd, "/spec/scope") != "Cluster";
+    let mut reg = registry();
+    let Some(slot) = reg.slot(group, plural) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for v in crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let version = text(v, "/name");
+        if version.is_empty() || v.get("served").and_then(Value::as_bool) == Some(false) {
+            continue;
+        }
+        let scale = v.pointer("/subresources/scale").map(|s| ScalePaths {
+            spec_replicas: pointer(text(s, "/specReplicasPath")),
+            status_replicas: pointer(text(s, "/statusReplicasPath")),
+            label_selector: s
+                .get("labelSelectorPath")
+                .and_then(Value::as_str)
+                .map(pointer),
+        });
+        let key = DefKey {
+            group: group.to_owned(),
+            version: version.to_owned(),
+            plural: plural.to_owned(),
+            singular: singular.clone(),
+            kind: kind.to_owned(),
+            namespaced,
+            status: v.pointer("/subresources/status").is_some(),
+            scale,
+            short_names: short_names.clone(),
+        };
+        let def = reg.intern(key, slot);
+        if v.get("storage").and_then(Value::as_bool) == Some(true) {
+            reg.storage[usize::from(slot)] = Some(def);
+        }
+        out.push(def);
+    }
+    if reg.storage[usize::from(slot)].is_none()
+        && let Some(first) = out.first()
+    {
+        reg.storage[usize::from(slot)] = Some(first);
+    }
+    out
+}
+
+/// The custom resources the CRDs in `st` serve.
+pub(crate) fn served(st: &State) -> Vec<&'static ResourceDef> {
+    st.store
+        .table(Storage::Crds)
+        .range(None)
+        .flat_map(|e| defs_of(&e.value()))
+        .collect()
+}
+
+/// Every definition `sim` serves: the built-in ones, then its CRDs'.
+pub(crate) fn all_defs(sim: &Sim) -> Vec<&'static ResourceDef> {
+    let custom = served(&sim.lock());
+    RESOURCES.iter().chain(custom).collect()
+}
+
+/// The definition `sim` serves for `group/version/plural`.
+pub(crate) fn lookup(
+    sim: &Sim,
+    group: &str,
+    version: &str,
+    plural: &str,
+) -> Option<&'static ResourceDef> {
+    resources::find(group, version, plural).or_else(|| {
+        served(&sim.lock())
+            .into_iter()
+            .find(|d| d.group == group && d.version == version && d.plural == plural)
+    })
+}
+
+/// The custom groups `sim` serves, each with its versions (in CRD order).
+pub(crate) fn groups(sim: &Sim) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for d in served(&sim.lock()) {
+        if resources::groups().iter().any(|(g, _)| *g == d.group) {
+            continue;
+        }
+        match out.iter_mut().find(|(g, _)| g == d.group) {
+            Some((_, vs)) if !vs.iter().any(|v| v == d.version) => vs.push(d.version.to_owned()),
+            Some(_) => {}
+            None => out.push((d.group.to_owned(), vec![d.version.to_owned()])),
+        }
+    }
+    out
+}
+
+/// What the API server checks of a CRD (the parts the sim relies on).
+pub(crate) fn validate(crd: &Value, name: &str) -> Vec<FieldError> {
+    let mut causes = Vec::new();
+    let group = text(crd, "/spec/group");
+    let plural = text(crd, "/spec/names/plural");
+    for (field, path) in [
+        ("spec.group", "/spec/group"),
+        ("spec.names.plural", "/spec/names/plural"),
+        ("spec.names.kind", "/spec/names/kind"),
+    ] {
+        if text(crd, path).is_empty() {
+            causes.push(FieldError::required(field, ""));
+        }
+    }
+    if !matches!(text(crd, "/spec/scope"), "Namespaced" | "Cluster") {
+        causes.push(FieldError::invalid(
+            "spec.scope",
+            format!("{:?}", text(crd, "/spec/scope")),
+            "should be either Cluster or Namespaced",
+        ));
+    }
+    if !group.is_empty() && !plural.is_empty() && name != format!("{plural}.{group}") {
+        causes.push(FieldError::invalid(
+            "metadata.name",
+            format!("{name:?}"),
+            "must be spec.names.plural+\".\"+spec.group",
+        ));
+    }
+    let versions = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if versions.is_empty() {
+        causes.push(FieldError::required(
+            "spec.versions",
+            "must have exactly one version marked as storage version",
+        ));
+    } else if versions
+        .iter()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .count()
+        != 1
+    {
+        causes.push(FieldError::invalid(
+            "spec.versions",
+            versions.len(),
+            "must have exactly one version marked as storage version",
+        ));
+    }
+    for (i, v) in versions.iter().enumerate() {
+        if let Some(scale) = v.pointer("/subresources/scale") {
+            for key in ["specReplicasPath", "statusReplicasPath"] {
+                if !text(scale, &format!("/{key}")).starts_with('.') {
+                    causes.push(FieldError::required(
+                        format!("spec.versions[{i}].subresources.scale.{key}"),
+                        "should be a JSON path starting with .",
+                    ));
+                }
+            }
+        }
+    }
+    if causes.is_empty() && !group.is_empty() && !plural.is_empty() {
+        let full = {
+            let mut reg = registry();
+            reg.slot(group, plural).is_none()
+        };
+        if full {
+            causes.push(FieldError::invalid(
+                "metadata.name",
+                format!("{name:?}"),
+                &format!("the simulated cluster serves at most {MAX_CUSTOM} custom resources"),
+            ));
+        }
+    }
+    causes
+}
+
+/// The status the API server gives a new CRD: its names accepted, established.
+pub(crate) fn initial_status(crd: &Value) -> Value {
+    let storage: Vec<Value> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|v| v.get("storage").and_then(Value::as_bool) == Some(true))
+        .filter_map(|v| v.get("name").cloned())
+        .collect();
+    let cond = |t: &str, reason: &str| json!({"type": t, "status": "True", "reason": reason});
+    json!({
+        "acceptedNames": crd.pointer("/spec/names").cloned().unwrap_or_else(|| json!({})),
+        "conditions": [cond("NamesAccepted", "NoConflicts"), cond("Established", "InitialNamesAccepted")],
+        "storedVersions": storage,
+    })
+}
+
+/// The Scale of a custom resource, read through its CRD's paths.
+pub(crate) fn scale_of(paths: &ScalePaths, obj: &Value) -> Value {
+    let m = |k: &str| {
+        obj.pointer(&format!("/metadata/{k}"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let int = |p: &str| obj.pointer(p).and_then(Value::as_i64).unwrap_or(0);
+    let mut status = json!({"replicas": int(&paths.status_replicas)});
+    if let Some(sel) = paths
+        .label_selector
+        .as_deref()
+        .and_then(|p| obj.pointer(p))
+        .and_then(Value::as_str)
+    {
+        status["selector"] = json!(sel);
+    }
+    json!({
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": m("name"), "namespace": m("namespace"), "uid": m("uid"),
+            "resourceVersion": m("resourceVersion"), "creationTimestamp": m("creationTimestamp")},
+        "spec": {"replicas": int(&paths.spec_replicas)},
+        "status": status,
+    })
+}
+
+/// Writes `replicas` at the CRD's `specReplicasPath`.
+pub(crate) fn set_spec_replicas(paths: &ScalePaths, obj: &mut Value, replicas: i64) {
+    let mut cur = obj;
+    let parts: Vec<&str> = paths.spec_replicas.split('/').skip(1).collect();
+    for (i, part) in parts.iter().enumerate() {
+        if !cur.is_object() {
+            *cur = json!({});
+        }
+        let Some(map) = cur.as_object_mut() else {
+            return;
+        };
+        if i + 1 == parts.len() {
+            map.insert((*part).to_owned(), json!(replicas));
+            return;
+        }
+        cur = map.entry((*part).to_owned()).or_insert_with(|| json!({}));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn crd(group: &str) -> Value {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("rollouts.{group}")},
+            "spec": {"group": group, "scope": "Namespaced",
+                "names": {"plural": "rollouts", "singular": "rollout", "kind": "Rollout", "shortNames": ["ro"]},
+                "versions": [{"name": "v1alpha1", "served": true, "storage": true,
+                    "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                        "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}}]}})
+    }
+
+    #[test]
+    fn a_crd_serves_its_versions_with_the_scale_paths() {
+        let defs = defs_of(&crd("crd-test.example.com"));
+        assert_eq!(defs.len(), 1);
+        let d = defs[0];
+        assert_eq!(
+            (d.kind, d.plural, d.namespaced, d.status, d.scale),
+            ("Rollout", "rollouts", true, true, true)
+        );
+        let paths = d.scale_paths.unwrap();
+        assert_eq!(paths.spec_replicas, "/spec/replicas");
+        assert_eq!(paths.label_selector.as_deref(), Some("/status/selector"));
+        // The same CRD again is the same definition and storage.
+        let again = defs_of(&crd("crd-test.example.com"));
+        assert!(std::ptr::eq(d, again[0]));
+        assert!(std::ptr::eq(d.storage.def(), d));
+    }
+
+    #[test]
+    fn scale_reads_and_writes_through_the_paths() {
+        let d = defs_of(&crd("crd-scale.example.com"))[0];
+        let paths = d.scale_paths.unwrap();
+        let mut obj = json!({"metadata": {"name": "web"}, "spec": {"replicas": 2},
+            "status": {"replicas": 3, "selector": "app=web"}});
+        let scale = scale_of(paths, &obj);
+        assert_eq!(scale["spec"]["replicas"], 2);
+        assert_eq!(
+            scale["status"],
+            json!({"replicas": 3, "selector": "app=web"})
+        );
+        set_spec_replicas(paths, &mut obj, 5);
+        assert_eq!(obj["spec"]["replicas"], 5);
+    }
+
+    #[test]
+    fn an_incomplete_crd_is_refused_with_its_fields() {
+        let bad = json!({"spec": {"group": "x.io", "names": {"plural": "things"}, "scope": "Galaxy",
+            "versions": [{"name": "v1", "served": true, "storage": false}]}});
+        let fields: Vec<String> = validate(&bad, "things.x.io")
+            .into_iter()
+            .map(|c| c.field)
+            .collect();
+        assert_eq!(fields, ["spec.names.kind", "spec.scope", "spec.versions"]);
+        assert!(validate(&crd("crd-ok.example.com"), "rollouts.crd-ok.example.com").is_empty());
+    }
+}
