@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::CliResult;
 use crate::controller::config::{ControllerConfig, FeatureGates, parse_go_duration};
 use crate::controller::leader::{LeaseTiming, default_identity};
-use crate::controller::ratelimit::RateLimitLayer;
+use crate::controller::client::{REQUEST_TIMEOUT, controller_client};
 use crate::controller::server::{self, DEFAULT_BIND_ADDRESS};
 use crate::controller::{ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode};
 
@@ -167,7 +167,8 @@ impl Args {
         })
     }
 
-    /// A kube client from the kubeconfig (or the environment), rate limited.
+    /// A kube client from the kubeconfig (or the environment), rate limited,
+    /// without hidden retries (see [`crate::controller::client`]).
     pub async fn client(&self) -> Result<kube::Client, ControllerCliError> {
         let options = KubeConfigOptions {
             context: self.context.clone(),
@@ -198,11 +199,13 @@ impl Args {
                 .await
                 .map_err(ControllerCliError::Infer)?,
         };
-        let builder =
-            kube::client::ClientBuilder::try_from(config).map_err(ControllerCliError::Client)?;
-        Ok(builder
-            .with_layer(&RateLimitLayer::new(self.kube_api_qps, self.kube_api_burst))
-            .build())
+        controller_client(
+            config,
+            self.kube_api_qps,
+            self.kube_api_burst,
+            REQUEST_TIMEOUT,
+        )
+        .map_err(ControllerCliError::Client)
     }
 }
 
