@@ -245,23 +245,47 @@ async fn one_pod_at_2_and_one_missing_against_60_stay_at_2() {
 }
 
 #[tokio::test]
-async fn a_status_conflict_is_retried_and_the_status_still_written() {
+async fn a_status_conflict_is_written_once_and_reported() {
     let env = Env::new();
     let ctl = env.controller(ControllerConfig::default());
     env.deployment("web", 2).await;
     env.hpa_on_pods_metric("web", "web", "apps/v1").await;
     env.pod_metrics("web", &[Some("50"), Some("100")]);
-    env.sim.faults().conflict_hpa_status("default", "web", 2);
+    env.sim.faults().conflict_hpa_status("default", "web", 1);
 
     let report = ctl.sync_all_now().await.unwrap();
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(env.hpa("web").await.status.unwrap().desired_replicas, 3);
+    assert_eq!(report.errors.len(), 1, "{report:?}");
     assert!(
-        !env.events("web")
+        env.hpa("web")
+            .await
+            .status
+            .is_none_or(|s| s.desired_replicas == 0),
+        "one conflict and no second write"
+    );
+    assert!(
+        env.events("web")
             .await
             .iter()
             .any(|(r, _)| r == "FailedUpdateStatus")
     );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_scale_conflict_is_retried_within_the_reconcile() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.sim.faults().conflict_update_scale("default", "web", 2);
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(env.replicas("web").await, 3);
+    let events = env.events("web").await;
+    assert!(events.iter().any(|(r, _)| r == "SuccessfulRescale"));
+    assert!(!events.iter().any(|(r, _)| r == "FailedRescale"));
     ctl.shutdown().await.unwrap();
 }
 
@@ -827,5 +851,29 @@ async fn a_status_that_keeps_conflicting_gives_failed_update_status() {
         ),
         Some(1.0)
     );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_target_at_zero_gets_its_status_written_once_not_every_sync() {
+    // The API server omits `currentReplicas: 0` (Go omitempty): the stored
+    // status reads back without it, which must compare equal to the
+    // computed one, or the status is rewritten at every sync.
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 0).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    ctl.sync_all_now().await.unwrap();
+    let stored = env.hpa("web").await.status.unwrap();
+    assert_eq!(stored.current_replicas, None, "omitted as the real server does");
+    assert_eq!(condition(&env.hpa("web").await, "ScalingActive").1, "ScalingDisabled");
+    for _ in 0..2 {
+        env.sim.advance(jiff::SignedDuration::from_secs(15));
+        ctl.sync_all_now().await.unwrap();
+    }
+    let decisions = ctl.decisions("default", "web", 3);
+    assert_eq!(decisions.len(), 3);
+    let written: Vec<bool> = decisions.iter().map(|d| d.status_written).collect();
+    assert_eq!(written.iter().filter(|w| **w).count(), 1, "{written:?}");
     ctl.shutdown().await.unwrap();
 }
