@@ -12,9 +12,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio_util::sync::CancellationToken;
 
 use super::CliResult;
+use crate::controller::client::{REQUEST_TIMEOUT, controller_client};
 use crate::controller::config::{ControllerConfig, FeatureGates, parse_go_duration};
 use crate::controller::leader::{LeaseTiming, default_identity};
-use crate::controller::client::{REQUEST_TIMEOUT, controller_client};
 use crate::controller::server::{self, DEFAULT_BIND_ADDRESS};
 use crate::controller::{ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode};
 
@@ -99,7 +99,8 @@ pub struct Args {
     pub downscale_delay: Option<Duration>,
 
     /// Feature gates, `Name=true,Name=false` (HPAScaleToZero,
-    /// HPAConfigurableTolerance, PodLevelResources; v1.36 defaults).
+    /// HPAConfigurableTolerance, PodLevelResources, HPASelectionStrategy,
+    /// HPAExternalMetricFallback; v1.36 defaults).
     #[arg(long = "feature-gates", default_value = "")]
     pub feature_gates: String,
 

@@ -72,14 +72,17 @@ mod tests {
         let (url, hits, server) = unavailable_server().await;
         let config = kube::Config::new(url.parse().unwrap());
         let client = controller_client(config, 0.0, 0, REQUEST_TIMEOUT).unwrap();
-        let request = http::Request::get(
-            "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue",
-        )
-        .body(Vec::new())
-        .unwrap();
+        let request =
+            http::Request::get("/apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue")
+                .body(Vec::new())
+                .unwrap();
         let result = client.request::<serde_json::Value>(request).await;
         server.abort();
         assert!(result.is_err(), "a 503 is an error");
-        assert_eq!(hits.load(Ordering::SeqCst), 1, "exactly one request, no retry");
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            1,
+            "exactly one request, no retry"
+        );
     }
 }

@@ -161,12 +161,16 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let selector = Selector::parse(&scale_info.selector)
         .ok()
         .filter(|_| !scale_info.selector.is_empty());
-    if let Some(selector) = &selector {
-        ctx.selectors.set(key, selector.clone());
-    }
-
     // Metrics, fetched concurrently, each timed for the computation metric.
     let plan = hpa_core::plan(&hpa, &scale_info, &core);
+    // Upstream registers an HPA's selector for the ambiguity check only
+    // where it computes metrics (validateAndParseSelector), not when a rule
+    // decides without them (a target at zero, out of range).
+    if plan.early.is_none()
+        && let Some(selector) = &selector
+    {
+        ctx.selectors.set(key, selector.clone());
+    }
     let fetches = plan.queries.iter().map(|query| async move {
         match query {
             Some(query) => {
