@@ -245,23 +245,47 @@ async fn one_pod_at_2_and_one_missing_against_60_stay_at_2() {
 }
 
 #[tokio::test]
-async fn a_status_conflict_is_retried_and_the_status_still_written() {
+async fn a_status_conflict_is_written_once_and_reported() {
     let env = Env::new();
     let ctl = env.controller(ControllerConfig::default());
     env.deployment("web", 2).await;
     env.hpa_on_pods_metric("web", "web", "apps/v1").await;
     env.pod_metrics("web", &[Some("50"), Some("100")]);
-    env.sim.faults().conflict_hpa_status("default", "web", 2);
+    env.sim.faults().conflict_hpa_status("default", "web", 1);
 
     let report = ctl.sync_all_now().await.unwrap();
-    assert!(report.errors.is_empty(), "{:?}", report.errors);
-    assert_eq!(env.hpa("web").await.status.unwrap().desired_replicas, 3);
+    assert_eq!(report.errors.len(), 1, "{report:?}");
     assert!(
-        !env.events("web")
+        env.hpa("web")
+            .await
+            .status
+            .is_none_or(|s| s.desired_replicas == 0),
+        "one conflict and no second write"
+    );
+    assert!(
+        env.events("web")
             .await
             .iter()
             .any(|(r, _)| r == "FailedUpdateStatus")
     );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_scale_conflict_is_retried_within_the_reconcile() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.sim.faults().conflict_update_scale("default", "web", 2);
+
+    let report = ctl.sync_all_now().await.unwrap();
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
+    assert_eq!(env.replicas("web").await, 3);
+    let events = env.events("web").await;
+    assert!(events.iter().any(|(r, _)| r == "SuccessfulRescale"));
+    assert!(!events.iter().any(|(r, _)| r == "FailedRescale"));
     ctl.shutdown().await.unwrap();
 }
 
@@ -827,5 +851,160 @@ async fn a_status_that_keeps_conflicting_gives_failed_update_status() {
         ),
         Some(1.0)
     );
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_target_at_zero_gets_its_status_written_once_not_every_sync() {
+    // The API server omits `currentReplicas: 0` (Go omitempty): the stored
+    // status reads back without it, which must compare equal to the
+    // computed one, or the status is rewritten at every sync.
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 0).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    ctl.sync_all_now().await.unwrap();
+    let stored = env.hpa("web").await.status.unwrap();
+    assert_eq!(
+        stored.current_replicas, None,
+        "omitted as the real server does"
+    );
+    assert_eq!(
+        condition(&env.hpa("web").await, "ScalingActive").1,
+        "ScalingDisabled"
+    );
+    for _ in 0..2 {
+        env.sim.advance(jiff::SignedDuration::from_secs(15));
+        ctl.sync_all_now().await.unwrap();
+    }
+    let decisions = ctl.decisions("default", "web", 3);
+    assert_eq!(decisions.len(), 3);
+    let written: Vec<bool> = decisions.iter().map(|d| d.status_written).collect();
+    assert_eq!(written.iter().filter(|w| **w).count(), 1, "{written:?}");
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_quick_delete_and_recreate_keeps_the_stabilization_history() {
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("60"), Some("60")]);
+    ctl.sync_all_now().await.unwrap();
+
+    // Deleted and recreated between two syncs: upstream only forgets the
+    // queue key's rate limiting on delete, and the next sync finds the HPA.
+    Api::<HorizontalPodAutoscaler>::namespaced(env.client(), "default")
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.sim.advance(jiff::SignedDuration::from_secs(15));
+    ctl.sync_all_now().await.unwrap();
+    let recs = ctl.recommendations("default", "web").unwrap();
+    assert!(
+        recs.iter()
+            .any(|r| r.age == jiff::SignedDuration::from_secs(15)),
+        "the recommendation of the first sync is kept: {recs:?}"
+    );
+    ctl.shutdown().await.unwrap();
+}
+
+/// A Deployment `name` of `replicas` pods labelled `labels`.
+async fn labelled_deployment(env: &Env, name: &str, replicas: i32, labels: serde_json::Value) {
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "app", "image": "app",
+                    "resources": {"requests": {"cpu": "1"}}}]}
+            }
+        }
+    }))
+    .unwrap();
+    Api::<Deployment>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_hpa_deciding_without_metrics_does_not_make_others_ambiguous() {
+    // HPA "a" targets app=web at zero replicas (scaling disabled: no
+    // metrics computed, so upstream never registers its selector); HPA "b"
+    // targets app=web,tier=y, whose pods "a"'s selector also matches.
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    labelled_deployment(&env, "a", 0, serde_json::json!({"app": "web"})).await;
+    labelled_deployment(&env, "b", 2, serde_json::json!({"app": "web", "tier": "y"})).await;
+    env.hpa_on_pods_metric("a", "a", "apps/v1").await;
+    env.hpa_on_pods_metric("b", "b", "apps/v1").await;
+    let script: Script = from_yaml(
+        "pods:\n\
+         - {name: b-0, labels: {app: web, tier: y}, containers: [{name: app, cpu: 100m}], metrics: {http_requests: 50}}\n\
+         - {name: b-1, labels: {app: web, tier: y}, containers: [{name: app, cpu: 100m}], metrics: {http_requests: 100}}\n",
+    )
+    .unwrap();
+    env.metrics.load(&script).unwrap();
+    for _ in 0..2 {
+        ctl.sync_all_now().await.unwrap();
+        env.sim.advance(jiff::SignedDuration::from_secs(15));
+    }
+    assert_eq!(
+        condition(&env.hpa("a").await, "ScalingActive").1,
+        "ScalingDisabled"
+    );
+    assert_eq!(
+        condition(&env.hpa("b").await, "ScalingActive").1,
+        "ValidMetricFound"
+    );
+    assert_eq!(env.replicas("b").await, 3);
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn periodic_mode_queues_a_new_hpa_one_sync_period_away() {
+    // Upstream's enqueueHPA is AddRateLimited with a fixed interval equal to
+    // the sync period: a new HPA waits one period for its first sync.
+    let env = Env::new();
+    let ctl = ControllerHandle::start(
+        env.client(),
+        ControllerOptions {
+            mode: SyncMode::Periodic,
+            ..ControllerOptions::manual(
+                ControllerConfig {
+                    sync_period: Duration::from_secs(3600),
+                    ..ControllerConfig::default()
+                },
+                Arc::new(env.clock.clone()),
+            )
+        },
+    );
+    env.deployment("web", 2).await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    let retries = "workqueue_retries_total{name=\"horizontalpodautoscaler\"}";
+    let queued = tokio::time::timeout(Duration::from_secs(10), async {
+        while sample_value(&ctl.metrics_text(), retries).unwrap_or(0.0) < 1.0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        queued.is_ok(),
+        "the HPA was not queued: {}",
+        ctl.metrics_text()
+    );
+    assert!(
+        ctl.decisions("default", "web", 1).is_empty(),
+        "synced at once"
+    );
+    assert_eq!(env.replicas("web").await, 2);
     ctl.shutdown().await.unwrap();
 }

@@ -48,6 +48,16 @@ pub struct FeatureGates {
     /// `PodLevelResources`: use pod-level `spec.resources.requests` for
     /// utilization when set. Beta, default on since 1.34.
     pub pod_level_resources: bool,
+    /// `HPASelectionStrategy` (KEP-5325, alpha in 1.36, default off).
+    /// Accepted so that a kube-controller-manager flag line starts ours; it
+    /// changes nothing: v1.36's autoscaling/v2 API has no
+    /// `spec.selectionStrategy` (docs/fidelity.md).
+    #[serde(default)]
+    pub hpa_selection_strategy: bool,
+    /// `HPAExternalMetricFallback` (KEP-5679, alpha in 1.36, default off).
+    /// Accepted, no behaviour: v1.36's API has no `external.fallback`.
+    #[serde(default)]
+    pub hpa_external_metric_fallback: bool,
 }
 
 impl Default for FeatureGates {
@@ -56,15 +66,19 @@ impl Default for FeatureGates {
             hpa_scale_to_zero: false,
             hpa_configurable_tolerance: true,
             pod_level_resources: true,
+            hpa_selection_strategy: false,
+            hpa_external_metric_fallback: false,
         }
     }
 }
 
 /// The gates of the pinned upstream version (v1.36) that change HPA
 /// behaviour, with their defaults there.
-pub const KNOWN_FEATURE_GATES: [(&str, bool); 3] = [
+pub const KNOWN_FEATURE_GATES: [(&str, bool); 5] = [
     ("HPAConfigurableTolerance", true),
+    ("HPAExternalMetricFallback", false),
     ("HPAScaleToZero", false),
+    ("HPASelectionStrategy", false),
     ("PodLevelResources", true),
 ];
 
@@ -102,6 +116,8 @@ impl FeatureGates {
             "HPAScaleToZero" => Some(self.hpa_scale_to_zero),
             "HPAConfigurableTolerance" => Some(self.hpa_configurable_tolerance),
             "PodLevelResources" => Some(self.pod_level_resources),
+            "HPASelectionStrategy" => Some(self.hpa_selection_strategy),
+            "HPAExternalMetricFallback" => Some(self.hpa_external_metric_fallback),
             _ => None,
         }
     }
@@ -117,6 +133,8 @@ impl FeatureGates {
             "HPAScaleToZero" => &mut self.hpa_scale_to_zero,
             "HPAConfigurableTolerance" => &mut self.hpa_configurable_tolerance,
             "PodLevelResources" => &mut self.pod_level_resources,
+            "HPASelectionStrategy" => &mut self.hpa_selection_strategy,
+            "HPAExternalMetricFallback" => &mut self.hpa_external_metric_fallback,
             other => {
                 return Err(ConfigError::UnknownGate {
                     name: other.to_owned(),
@@ -145,11 +163,15 @@ impl FromStr for FeatureGates {
 
 impl fmt::Display for FeatureGates {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "HPAConfigurableTolerance={},HPAScaleToZero={},PodLevelResources={}",
-            self.hpa_configurable_tolerance, self.hpa_scale_to_zero, self.pod_level_resources
-        )
+        let mut first = true;
+        for (name, on) in self.iter() {
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            write!(f, "{name}={on}")?;
+        }
+        Ok(())
     }
 }
 
@@ -231,6 +253,19 @@ mod tests {
         assert!(err.to_string().contains("HPAScaleToZer0"), "{err}");
         assert!(FeatureGates::parse("HPAScaleToZero=yes").is_err());
         assert!(FeatureGates::parse("HPAScaleToZero").is_err());
+    }
+
+    #[test]
+    fn every_hpa_gate_of_v1_36_is_accepted() {
+        // A flag line copied from a v1.36 kube-controller-manager.
+        let g = FeatureGates::parse(
+            "HPASelectionStrategy=true,HPAExternalMetricFallback=true,HPAScaleToZero=true",
+        )
+        .unwrap();
+        assert!(g.hpa_selection_strategy && g.hpa_external_metric_fallback && g.hpa_scale_to_zero);
+        let defaults = FeatureGates::default();
+        assert!(!defaults.hpa_selection_strategy && !defaults.hpa_external_metric_fallback);
+        assert_eq!(FeatureGates::parse(&g.to_string()).unwrap(), g);
     }
 
     #[test]

@@ -1182,6 +1182,9 @@ pub fn decide(
                 );
                 if current == 0 && min != 0 && scaled_to_zero && desired < min {
                     desired = min;
+                    if reason.is_empty() {
+                        reason = "Current number of replicas below Spec.MinReplicas".to_owned();
+                    }
                 }
                 state.desired = desired;
                 rescale = desired != current;
@@ -1610,7 +1613,9 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
                             "the HPA controller scaled the workload to zero",
                             now,
                         );
-                    } else if find_condition(&state.conditions, "ScaledToZero").is_some() {
+                    } else {
+                        // Every other successful rescale, the condition
+                        // added when missing (upstream's else branch).
                         set_condition(
                             &mut state.conditions,
                             "ScaledToZero",

@@ -93,9 +93,19 @@ pub fn status_changed(
     old: &HorizontalPodAutoscalerStatus,
     new: &HorizontalPodAutoscalerStatus,
 ) -> bool {
-    let a = serde_json::to_value(old).ok().and_then(canonical);
-    let b = serde_json::to_value(new).ok().and_then(canonical);
+    let a = serde_json::to_value(wire(old)).ok().and_then(canonical);
+    let b = serde_json::to_value(wire(new)).ok().and_then(canonical);
     a != b
+}
+
+/// The status as the API server stores it: `currentReplicas` is an
+/// `omitempty` int32, so 0 is not written and reads back absent.
+fn wire(status: &HorizontalPodAutoscalerStatus) -> HorizontalPodAutoscalerStatus {
+    let mut status = status.clone();
+    if status.current_replicas == Some(0) {
+        status.current_replicas = None;
+    }
+    status
 }
 
 #[cfg(test)]
@@ -143,5 +153,25 @@ mod tests {
         };
         assert!(!status_changed(&with_value("1.5"), &with_value("1500m")));
         assert!(status_changed(&with_value("1.5"), &with_value("1501m")));
+    }
+
+    #[test]
+    fn zero_current_replicas_equal_the_omitted_field_the_server_returns() {
+        let stored = HorizontalPodAutoscalerStatus {
+            current_replicas: None,
+            desired_replicas: 0,
+            ..Default::default()
+        };
+        let computed = HorizontalPodAutoscalerStatus {
+            current_replicas: Some(0),
+            desired_replicas: 0,
+            ..Default::default()
+        };
+        assert!(!status_changed(&stored, &computed));
+        let one = HorizontalPodAutoscalerStatus {
+            current_replicas: Some(1),
+            ..computed
+        };
+        assert!(status_changed(&stored, &one));
     }
 }

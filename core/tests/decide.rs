@@ -575,3 +575,70 @@ fn plan_lists_one_query_per_metric() {
     let json = serde_json::to_string(&p).unwrap();
     assert!(json.contains("\"selector\":\"app=web\""), "{json}");
 }
+
+fn scale_to_zero_gate() -> ControllerConfig {
+    ControllerConfig {
+        feature_gates: FeatureGates::parse("HPAScaleToZero=true").unwrap(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn every_rescale_not_to_zero_adds_scaled_to_zero_false_under_the_gate() {
+    // No ScaledToZero condition yet: upstream's else branch adds it.
+    let hpa = Hpa::test().pods_avg("qps", "60");
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "50"), ("web-1", "100")])],
+    );
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &scale_to_zero_gate());
+    assert_eq!(scale_to, Some(3));
+    assert!(conditions(&o).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
+    assert_eq!(
+        message(&o, "ScaledToZero"),
+        "the HPA controller did not scale the workload to zero"
+    );
+    // Gate off: no ScaledToZero condition at all.
+    let (_, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert!(!conditions(&o).iter().any(|c| c.0 == "ScaledToZero"));
+}
+
+#[test]
+fn scaling_from_zero_to_min_replicas_by_normalization_keeps_the_empty_reason() {
+    // Held at zero by the HPA, minReplicas raised to 3, the metric proposes
+    // 0: normalization clamps to minReplicas before upstream's "below
+    // Spec.MinReplicas" fallback could apply, so the reason stays empty.
+    let hpa = Hpa::test()
+        .min(3)
+        .external_value("queue", "1")
+        .status(json!({
+            "desiredReplicas": 0,
+            "conditions": [{"type": "ScaledToZero", "status": "True", "reason": "ScaledToZero"}]
+        }));
+    let input = input(&hpa, 0, 0, vec![], vec![external_values(&["0"])]);
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &scale_to_zero_gate());
+    assert_eq!(scale_to, Some(3));
+    assert_eq!(o.events[0].message, "New size: 3; reason: ");
+    assert!(conditions(&o).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
+}
+
+#[test]
+fn a_scale_up_driven_by_stabilization_history_has_an_empty_reason() {
+    // A human scaled 5 -> 3 while the last recommendation was 5: the metric
+    // proposes 3 (no reason), the downscale window brings 5 back.
+    let hpa = Hpa::test().pods_avg("qps", "60");
+    let pods: Vec<_> = (0..3).map(|i| pod(&format!("web-{i}"), None)).collect();
+    let samples = custom_samples(&[("web-0", "60"), ("web-1", "60"), ("web-2", "60")]);
+    let input = input(&hpa, 3, 3, pods, vec![samples]);
+    let mut history = HpaHistory::default();
+    history.recommendations = Some(vec![hpa_core::normalize::Recommendation {
+        replicas: 5,
+        timestamp: t0() - SignedDuration::from_secs(30),
+    }]);
+    let (scale_to, o) = run(&input, &history, &ControllerConfig::default());
+    assert_eq!(scale_to, Some(5));
+    assert_eq!(o.events[0].message, "New size: 5; reason: ");
+}

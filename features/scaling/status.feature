@@ -1,8 +1,10 @@
 Feature: Writing the HPA status
   The controller writes the status once per sync, and only when it changed.
-  Conditions already present keep their place in the list; a conflicting
-  status write is retried; one that keeps failing is recorded as a
-  FailedUpdateStatus warning and the next sync writes again.
+  Conditions already present keep their place in the list. As upstream's
+  updateStatus, the status is written once: a conflict is recorded as a
+  FailedUpdateStatus warning and the next sync writes again. A conflicting
+  scale update is retried within the sync (client-go's RetryOnConflict, as
+  in v1.36), so it is a SuccessfulRescale.
 
   Background:
     Given a deployment "web" with 2 pods
@@ -40,28 +42,33 @@ Feature: Writing the HPA status
       | ScalingActive  | True   | ValidMetricFound   |
       | AbleToScale    | True   | SucceededRescale   |
 
-  # Where upstream's updateStatus gives up at the first 409 and leaves the
-  # write to the next sync, hpa-harness re-reads the HPA and retries (up to
-  # five attempts in one sync), as its controller contract asks: a conflict
-  # with another writer costs no sync period.
-  Scenario: A conflicting status write is retried within the sync
+  Scenario: A conflicting status write is not retried within the sync
     Given updating the status of HPA "web" conflicts 1 times
     When the HPA controller syncs
     Then the deployment "web" has 3 replicas
-    And the HPA "web" wants 3 replicas
-    And the HPA "web" last scaled 0s ago
-    And no event "FailedUpdateStatus" is recorded for the HPA "web"
+    And an event "FailedUpdateStatus" is recorded for the HPA "web"
     And an event "SuccessfulRescale" is recorded for the HPA "web"
+    When 15s pass
+    Then the HPA "web" wants 3 replicas
 
-  Scenario: A status write that keeps conflicting is reported and the next sync writes it
-    Given updating the status of HPA "web" conflicts 5 times
+  Scenario: A conflicting scale update is retried within the sync
+    Given updating the scale of "web" conflicts 1 times
+    When the HPA controller syncs
+    Then the deployment "web" has 3 replicas
+    And the HPA "web" wants 3 replicas
+    And an event "SuccessfulRescale" is recorded for the HPA "web"
+    And no event "FailedRescale" is recorded for the HPA "web"
+
+  Scenario: A status write that keeps conflicting is reported at each sync until one writes it
+    Given updating the status of HPA "web" conflicts 2 times
     When the HPA controller syncs
     Then the deployment "web" has 3 replicas
     And an event "FailedUpdateStatus" is recorded for the HPA "web"
     And an event "SuccessfulRescale" is recorded for the HPA "web"
     # the new pod web-2 reports nothing: counted as 0 on a scale-up the
-    # direction flips, so 3 stays; this time the status is written.
-    When 15s pass
+    # direction flips, so 3 stays; the second sync conflicts again, the
+    # third writes the status.
+    When 30s pass
     Then the HPA "web" wants 3 replicas
     And the HPA "web" has conditions:
       | type           | status | reason             |

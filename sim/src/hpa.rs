@@ -94,6 +94,18 @@ fn default_rules(given: Option<&Value>, window: Option<i64>, policies: Value) ->
     Value::Object(out)
 }
 
+/// Drops what the real API server never stores in an autoscaling/v2 status:
+/// `currentReplicas` is a Go `omitempty` int32, so 0 is not written and a
+/// client reads the field back absent (a controller comparing its computed
+/// status with the stored one must treat the two alike).
+pub fn omit_empty_status(hpa: &mut Value) {
+    if let Some(status) = hpa.get_mut("status").and_then(Value::as_object_mut)
+        && status.get("currentReplicas").and_then(Value::as_i64) == Some(0)
+    {
+        status.remove("currentReplicas");
+    }
+}
+
 /// What HPA validation depends on besides the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ValidationOptions {

@@ -572,6 +572,9 @@ impl Sim {
                         None => map.remove("status"),
                     };
                 }
+                if def.storage == Storage::Hpas {
+                    hpa::omit_empty_status(&mut o);
+                }
                 o
             }
             Part::Main => {

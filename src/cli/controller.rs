@@ -12,9 +12,9 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio_util::sync::CancellationToken;
 
 use super::CliResult;
+use crate::controller::client::{REQUEST_TIMEOUT, controller_client};
 use crate::controller::config::{ControllerConfig, FeatureGates, parse_go_duration};
 use crate::controller::leader::{LeaseTiming, default_identity};
-use crate::controller::ratelimit::RateLimitLayer;
 use crate::controller::server::{self, DEFAULT_BIND_ADDRESS};
 use crate::controller::{ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode};
 
@@ -99,7 +99,8 @@ pub struct Args {
     pub downscale_delay: Option<Duration>,
 
     /// Feature gates, `Name=true,Name=false` (HPAScaleToZero,
-    /// HPAConfigurableTolerance, PodLevelResources; v1.36 defaults).
+    /// HPAConfigurableTolerance, PodLevelResources, HPASelectionStrategy,
+    /// HPAExternalMetricFallback; v1.36 defaults).
     #[arg(long = "feature-gates", default_value = "")]
     pub feature_gates: String,
 
@@ -167,7 +168,8 @@ impl Args {
         })
     }
 
-    /// A kube client from the kubeconfig (or the environment), rate limited.
+    /// A kube client from the kubeconfig (or the environment), rate limited,
+    /// without hidden retries (see [`crate::controller::client`]).
     pub async fn client(&self) -> Result<kube::Client, ControllerCliError> {
         let options = KubeConfigOptions {
             context: self.context.clone(),
@@ -198,11 +200,13 @@ impl Args {
                 .await
                 .map_err(ControllerCliError::Infer)?,
         };
-        let builder =
-            kube::client::ClientBuilder::try_from(config).map_err(ControllerCliError::Client)?;
-        Ok(builder
-            .with_layer(&RateLimitLayer::new(self.kube_api_qps, self.kube_api_burst))
-            .build())
+        controller_client(
+            config,
+            self.kube_api_qps,
+            self.kube_api_burst,
+            REQUEST_TIMEOUT,
+        )
+        .map_err(ControllerCliError::Client)
     }
 }
 

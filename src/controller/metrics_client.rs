@@ -491,11 +491,17 @@ impl MetricsClient {
                 error_text(&e)
             )
         })?;
-        let (_, value, timestamp, _) = values.into_iter().next().ok_or_else(|| {
-            "unable to fetch metrics from custom metrics API: the server returned no value for the object"
-                .to_string()
-        })?;
-        Ok(ObjectSample { value, timestamp })
+        // k8s.io/metrics' GetForObject: anything but exactly one value fails.
+        match values.as_slice() {
+            [(_, value, timestamp, _)] => Ok(ObjectSample {
+                value: value.clone(),
+                timestamp: *timestamp,
+            }),
+            other => Err(format!(
+                "unable to fetch metrics from custom metrics API: the custom metrics API server returned {} results when we asked for exactly one",
+                other.len()
+            )),
+        }
     }
 
     /// `external.metrics.k8s.io/v1beta1` series of `metric` matching `metric_selector`.
@@ -568,6 +574,56 @@ mod tests {
                 Some(&Selector::everything())
             ),
             "/x"
+        );
+    }
+
+    /// A custom metrics API answering an object metric with `n` values.
+    fn object_metric_with(n: usize) -> MetricsClient {
+        let item = serde_json::json!({
+            "describedObject": {"kind": "Namespace", "name": "ns", "apiVersion": "v1"},
+            "metric": {"name": "queue"},
+            "timestamp": "2026-01-01T00:00:00Z",
+            "value": "5"
+        });
+        let list = serde_json::json!({
+            "kind": "MetricValueList",
+            "apiVersion": "custom.metrics.k8s.io/v1beta2",
+            "metadata": {},
+            "items": vec![item; n],
+        });
+        let router = axum::Router::new().route(
+            "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/metrics/queue",
+            axum::routing::get(move || async move { axum::Json(list) }),
+        );
+        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+            metrics: Some(hpa_sim::Backend::Router(router)),
+            ..hpa_sim::SimConfig::default()
+        });
+        MetricsClient::new(sim.client(), Duration::from_secs(15))
+    }
+
+    #[tokio::test]
+    async fn an_object_metric_needs_exactly_one_value() {
+        let namespace = CrossVersionObjectReference {
+            api_version: Some("v1".into()),
+            kind: "Namespace".into(),
+            name: "ns".into(),
+        };
+        let namespace = &namespace;
+        let fetch = |n| async move {
+            object_metric_with(n)
+                .object("ns", namespace, "queue", &Selector::everything())
+                .await
+        };
+        let one = fetch(1).await.unwrap();
+        assert_eq!(one.value, Quantity::parse("5").unwrap());
+        assert_eq!(
+            fetch(2).await.unwrap_err(),
+            "unable to fetch metrics from custom metrics API: the custom metrics API server returned 2 results when we asked for exactly one"
+        );
+        assert_eq!(
+            fetch(0).await.unwrap_err(),
+            "unable to fetch metrics from custom metrics API: the custom metrics API server returned 0 results when we asked for exactly one"
         );
     }
 

@@ -6,6 +6,7 @@
 //!   [`ControllerHandle`] that the CLI and the harness drive;
 //! - [`reconcile`]: one HPA once: gather, let the core decide, apply;
 //! - [`context`]: the shared [`Context`];
+//! - [`client`]: the kube client without hidden retries, with a bounded request time;
 //! - [`config`]: upstream flags and defaults;
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
@@ -20,6 +21,7 @@
 //! - [`leader`]: Lease-based leader election;
 //! - [`observe`]: opt-in reconcile observer and request-saving caches (load runs).
 
+pub mod client;
 pub mod config;
 pub mod context;
 pub mod decisions;

@@ -52,9 +52,6 @@ pub enum Reconciled {
     },
 }
 
-/// Status write attempts on conflict before giving up.
-const STATUS_ATTEMPTS: usize = 5;
-
 fn reference(hpa: &HorizontalPodAutoscaler) -> ObjectReference {
     ObjectReference {
         api_version: Some("autoscaling/v2".into()),
@@ -164,12 +161,16 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let selector = Selector::parse(&scale_info.selector)
         .ok()
         .filter(|_| !scale_info.selector.is_empty());
-    if let Some(selector) = &selector {
-        ctx.selectors.set(key, selector.clone());
-    }
-
     // Metrics, fetched concurrently, each timed for the computation metric.
     let plan = hpa_core::plan(&hpa, &scale_info, &core);
+    // Upstream registers an HPA's selector for the ambiguity check only
+    // where it computes metrics (validateAndParseSelector), not when a rule
+    // decides without them (a target at zero, out of range).
+    if plan.early.is_none()
+        && let Some(selector) = &selector
+    {
+        ctx.selectors.set(key, selector.clone());
+    }
     let fetches = plan.queries.iter().map(|query| async move {
         match query {
             Some(query) => {
@@ -349,8 +350,9 @@ async fn apply(
     }
 }
 
-/// Writes the status through the status subresource; on a conflict, reads
-/// the HPA again and retries with its resourceVersion.
+/// Writes the status through the status subresource once, as upstream's
+/// `updateStatus`: a conflict is a failure (`FailedUpdateStatus`), and the
+/// next sync, reading the HPA afresh, writes again.
 async fn write_status(
     ctx: &Context,
     hpa: &HorizontalPodAutoscaler,
@@ -361,21 +363,9 @@ async fn write_status(
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), namespace);
     let mut object = hpa.clone();
     object.status = Some(outcome.status.clone());
-    let mut attempt = 1;
-    loop {
-        match api
-            .replace_status(name, &PostParams::default(), &object)
-            .await
-        {
-            Ok(_) => return Ok(()),
-            Err(kube::Error::Api(status)) if status.code == 409 && attempt < STATUS_ATTEMPTS => {
-                attempt += 1;
-                let fresh = api.get(name).await?;
-                object.metadata.resource_version = fresh.metadata.resource_version;
-            }
-            Err(err) => return Err(err),
-        }
-    }
+    api.replace_status(name, &PostParams::default(), &object)
+        .await
+        .map(|_| ())
 }
 
 /// Upstream's warning when the status cannot be written.

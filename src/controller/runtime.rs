@@ -708,19 +708,23 @@ async fn watch_hpas(
                 seen_in_init.insert(key.clone());
                 let generation = hpa.metadata.generation;
                 let changed = generations.insert(key.clone(), generation) != Some(generation);
+                // Upstream's enqueueHPA: AddRateLimited, one sync period
+                // away; an edit never brings a waiting sync forward.
                 if changed && mode == SyncMode::Periodic {
                     if initial {
                         queued_at_init_done.push(key);
                     } else {
-                        queue.add(key);
+                        queue.add_rate_limited(key);
                     }
                 }
             }
+            // Upstream's deleteHPA only forgets the key's rate limiting (and
+            // its selector); the history goes when a later sync finds the
+            // HPA gone, so a quick delete-and-recreate keeps it.
             watcher::Event::Delete(hpa) => {
                 let key = key_of(&hpa.metadata);
                 generations.remove(&key);
-                queue.remove(&key);
-                ctx.forget(&key);
+                forget_deleted(&ctx, &queue, &key, mode);
             }
             watcher::Event::Init => {
                 seen_in_init.clear();
@@ -728,7 +732,7 @@ async fn watch_hpas(
             }
             watcher::Event::InitDone => {
                 for key in queued_at_init_done.drain(..) {
-                    queue.add(key);
+                    queue.add_rate_limited(key);
                 }
                 // Deletions missed while the watch was down.
                 let gone: Vec<String> = generations
@@ -738,14 +742,25 @@ async fn watch_hpas(
                     .collect();
                 for key in gone {
                     generations.remove(&key);
-                    queue.remove(&key);
-                    ctx.forget(&key);
+                    forget_deleted(&ctx, &queue, &key, mode);
                 }
             }
         }
         ctx.metrics
             .num_hpas
             .set(i64::try_from(generations.len()).unwrap_or(i64::MAX));
+    }
+}
+
+/// A deleted HPA: its selector leaves the ambiguity check and its failures
+/// are forgotten; its key stays queued (periodic mode) so that the next sync
+/// finds it gone and drops its history (manual mode: the next
+/// [`ControllerHandle::sync_all_now`] does).
+fn forget_deleted(ctx: &Context, queue: &WorkQueue<String>, key: &str, mode: SyncMode) {
+    ctx.selectors.remove(key);
+    queue.forget(&key.to_string());
+    if mode == SyncMode::Periodic && !queue.is_parked(&key.to_string()) {
+        queue.add_rate_limited(key.to_string());
     }
 }
 

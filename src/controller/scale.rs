@@ -141,7 +141,11 @@ impl ScaleResolver {
     }
 
     /// PUT the scale with new spec replicas (optimistic: the scale's
-    /// resourceVersion is kept, so a concurrent change conflicts).
+    /// resourceVersion is kept, so a concurrent change conflicts). On a
+    /// conflict, as upstream's `retry.RetryOnConflict(retry.DefaultRetry, ..)`
+    /// around the update (k/k #132007, in v1.34 and later): read the scale
+    /// again and retry, at most [`SCALE_UPDATE_ATTEMPTS`] times in all, so a
+    /// transient conflict is a `SuccessfulRescale` in the same reconcile.
     pub async fn update_scale(
         &self,
         client: &kube::Client,
@@ -149,13 +153,35 @@ impl ScaleResolver {
         mut scale: Scale,
         replicas: i32,
     ) -> Result<Scale, ScaleError> {
-        scale.spec.get_or_insert_with(Default::default).replicas = Some(replicas);
-        target
-            .api(client)
-            .replace_scale(&target.name, &PostParams::default(), &scale)
-            .await
-            .map_err(|source| ScaleError::Update { source })
+        let api = target.api(client);
+        let mut attempt = 1;
+        loop {
+            scale.spec.get_or_insert_with(Default::default).replicas = Some(replicas);
+            match api
+                .replace_scale(&target.name, &PostParams::default(), &scale)
+                .await
+            {
+                Ok(updated) => return Ok(updated),
+                Err(source) if is_conflict(&source) && attempt < SCALE_UPDATE_ATTEMPTS => {
+                    attempt += 1;
+                    tokio::time::sleep(SCALE_UPDATE_RETRY_DELAY).await;
+                    match api.get_scale(&target.name).await {
+                        Ok(latest) => scale = latest,
+                        Err(_) => return Err(ScaleError::Update { source }),
+                    }
+                }
+                Err(source) => return Err(ScaleError::Update { source }),
+            }
+        }
     }
+}
+
+/// client-go's `retry.DefaultRetry`: five steps, 10 ms apart.
+pub const SCALE_UPDATE_ATTEMPTS: u32 = 5;
+const SCALE_UPDATE_RETRY_DELAY: std::time::Duration = std::time::Duration::from_millis(10);
+
+fn is_conflict(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == 409)
 }
 
 /// Parses `group/version` or `version` strictly, as apimachinery's
