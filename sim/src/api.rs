@@ -55,10 +55,11 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     sim.process_due();
-    match route(&sim, method, &uri, &headers, body).await {
+    let response = match route(&sim, method, &uri, &headers, body).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
-    }
+    };
+    crate::protobuf::negotiate(&uri, &headers, response).await
 }
 
 fn json_response(v: &Value) -> Response {
@@ -381,6 +382,8 @@ async fn resource(
 ) -> Result<Response, ApiError> {
     let t = parse_target_with(|plural| crd::lookup(sim, group, version, plural), rest)?;
     let def = t.def;
+    let table = table_request(headers, params)?;
+    let body = crate::protobuf::request_body(def, &method, headers, body)?;
     let ns = t.ns.unwrap_or("");
     let watch = params.flag("watch");
     let verb = verb_of(&method, t.name.is_some(), watch);
@@ -416,13 +419,28 @@ async fn resource(
             let labels = selector(params, "labelSelector")?;
             let fields = field_selector(def, params)?;
             return if watch {
-                watch_response(sim, def, t.ns, labels, fields, params)
+                watch_response(sim, def, t.ns, labels, fields, params, table)
             } else {
-                list_response(sim, def, t.ns, &labels, &fields, params)
+                list_response(sim, def, t.ns, &labels, &fields, params, table)
             };
         }
         (Method::GET, Some(name)) if scale => sim.get_scale(def, ns, name)?,
-        (Method::GET, Some(name)) => sim.get(def, ns, name)?,
+        (Method::GET, Some(name)) => {
+            let obj = sim.get(def, ns, name)?;
+            match table {
+                Some(include) => {
+                    let rv = obj.pointer("/metadata/resourceVersion").cloned();
+                    crate::table::table(
+                        def,
+                        &[obj],
+                        sim.clock().now(),
+                        json!({"resourceVersion": rv}),
+                        include,
+                    )
+                }
+                None => obj,
+            }
+        }
         (Method::POST, None) => {
             let obj = parse_json(&body)?;
             let created = sim.create(def, ns, obj, dry_run)?;
@@ -490,6 +508,20 @@ async fn resource(
     Ok(json_response(&v))
 }
 
+/// `Some` when the client asked for a `Table` (`kubectl get`), with what
+/// its rows carry.
+fn table_request(
+    headers: &HeaderMap,
+    params: &Params,
+) -> Result<Option<crate::table::IncludeObject>, ApiError> {
+    if !crate::table::wants_table(headers) {
+        return Ok(None);
+    }
+    crate::table::IncludeObject::parse(params.get("includeObject"))
+        .map(Some)
+        .map_err(ApiError::BadRequest)
+}
+
 fn selector(params: &Params, key: &str) -> Result<Selector, ApiError> {
     Selector::parse(params.get(key).unwrap_or_default())
         .map_err(|e| ApiError::BadRequest(format!("unable to parse {key}: {e}")))
@@ -552,6 +584,7 @@ fn list_response(
     labels: &Selector,
     fields: &Selector,
     params: &Params,
+    table: Option<crate::table::IncludeObject>,
 ) -> Result<Response, ApiError> {
     let start = params
         .get("continue")
@@ -567,6 +600,15 @@ fn list_response(
         list_entries(&st, def.storage, ns, labels, fields, start.as_ref(), limit)
     };
     let mut buf = Vec::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 256);
+    if let Some(include) = table {
+        let items: Vec<Value> = entries.iter().map(|e| to_view(def, e.value())).collect();
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if let Some((n, name)) = &next {
+            meta["continue"] = json!(encode_continue(n, name));
+        }
+        let t = crate::table::table(def, &items, sim.clock().now(), meta, include);
+        return Ok(json_response(&t));
+    }
     let cont = next
         .map(|(n, name)| format!(",\"continue\":\"{}\"", encode_continue(&n, &name)))
         .unwrap_or_default();
@@ -586,10 +628,16 @@ fn list_response(
     Ok(json_bytes(StatusCode::OK, buf))
 }
 
-fn event_line(def: &ResourceDef, ty: &str, e: &Entry) -> Bytes {
+fn event_line(def: &ResourceDef, ty: &str, e: &Entry, table: Option<TableView>) -> Bytes {
     let mut buf = Vec::with_capacity(e.json.len() + 32);
     let _ = write!(buf, "{{\"type\":\"{ty}\",\"object\":");
-    item_bytes(def, e, &mut buf);
+    match table {
+        Some((include, now)) => {
+            let t = crate::table::watch_table(def, &to_view(def, e.value()), now, include);
+            let _ = serde_json::to_writer(&mut buf, &t);
+        }
+        None => item_bytes(def, e, &mut buf),
+    }
     buf.extend_from_slice(b"}\n");
     Bytes::from(buf)
 }
@@ -611,6 +659,9 @@ fn error_line(e: &ApiError) -> Bytes {
     ))
 }
 
+/// How a watch prints its objects as `Table`s: rows' objects, and now.
+type TableView = (crate::table::IncludeObject, jiff::Timestamp);
+
 struct WatchState {
     sim: Sim,
     def: &'static ResourceDef,
@@ -623,6 +674,7 @@ struct WatchState {
     done: bool,
     bookmarks: bool,
     deadline: tokio::time::Instant,
+    table: Option<crate::table::IncludeObject>,
 }
 
 impl WatchState {
@@ -657,7 +709,9 @@ impl WatchState {
                         }
                         _ => continue,
                     };
-                    self.pending.push_back(event_line(self.def, ty, &ev.new));
+                    let view = self.table.map(|i| (i, self.sim.clock().now()));
+                    self.pending
+                        .push_back(event_line(self.def, ty, &ev.new, view));
                 }
                 // Everything of this storage up to the global revision is
                 // delivered, so resuming from it is safe.
@@ -674,6 +728,7 @@ fn watch_response(
     labels: Selector,
     fields: Selector,
     params: &Params,
+    table: Option<crate::table::IncludeObject>,
 ) -> Result<Response, ApiError> {
     let rv_param = params.get("resourceVersion").unwrap_or_default();
     let bookmarks = params.flag("allowWatchBookmarks");
@@ -688,8 +743,9 @@ fn watch_response(
         let rx = st.store.subscribe(def.storage);
         if send_initial || rv_param.is_empty() || rv_param == "0" {
             let (entries, rv, _) = list_entries(&st, def.storage, ns, &labels, &fields, None, None);
+            let view = table.map(|i| (i, sim.clock().now()));
             for e in &entries {
-                pending.push_back(event_line(def, "ADDED", e));
+                pending.push_back(event_line(def, "ADDED", e, view));
             }
             if send_initial && bookmarks {
                 pending.push_back(bookmark_line(def, rv, true));
@@ -714,6 +770,7 @@ fn watch_response(
         done: false,
         bookmarks,
         deadline: tokio::time::Instant::now() + Duration::from_secs(timeout),
+        table,
     };
     let bookmark_every = sim.inner.config.bookmark_interval;
     let shutdown = sim.inner.shutdown.clone();

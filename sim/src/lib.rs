@@ -28,12 +28,14 @@ pub mod error;
 pub mod faults;
 pub mod hpa;
 pub mod patch;
+pub mod protobuf;
 pub mod resources;
 pub mod selector;
 mod sim;
 pub mod standalone;
 pub mod stats;
 pub mod store;
+pub mod table;
 mod workloads;
 
 pub use aggregation::Backend;
