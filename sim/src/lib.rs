@@ -26,13 +26,16 @@ pub mod convert;
 pub mod error;
 pub mod faults;
 pub mod hpa;
+pub mod limits;
 pub mod patch;
+pub mod query;
 pub mod resources;
 pub mod selector;
 mod sim;
 pub mod standalone;
 pub mod stats;
 pub mod store;
+pub mod validate;
 mod workloads;
 
 pub use aggregation::Backend;
