@@ -6,11 +6,10 @@
 
 use std::collections::VecDeque;
 use std::io::Write as _;
-use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::extract::{DefaultBodyLimit, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode, Uri};
@@ -22,6 +21,7 @@ use crate::convert::{needs_conversion, to_view};
 use crate::crd;
 use crate::error::ApiError;
 use crate::patch::PatchKind;
+use crate::query;
 use crate::resources::{self, RESOURCES, ResourceDef, Storage};
 use crate::selector::Selector;
 use crate::sim::{Part, Sim, entry_matches, list_entries};
@@ -31,9 +31,13 @@ use crate::store::{Entry, EventType};
 pub fn router(sim: Sim) -> Router {
     Router::new()
         .fallback(handle)
-        .layer(DefaultBodyLimit::disable())
+        .layer(DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .with_state(sim)
 }
+
+/// The API server's `MaxRequestBodyBytes`: 3 MiB per object; a larger body
+/// is refused (413) before it is buffered whole.
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 #[derive(Debug, Default)]
 struct Params(Vec<(String, String)>);
@@ -52,8 +56,18 @@ async fn handle(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
-    body: Bytes,
+    body: Result<Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Response {
+    let body = match body {
+        Ok(b) => b,
+        Err(e) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return ApiError::TooLarge {
+                limit: MAX_REQUEST_BODY_BYTES,
+            }
+            .into_response();
+        }
+        Err(e) => return ApiError::BadRequest(e.body_text()).into_response(),
+    };
     sim.process_due();
     let response = match route(&sim, method, &uri, &headers, body).await {
         Ok(r) => r,
@@ -89,11 +103,7 @@ async fn route(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let params = Params(
-        Query::<Vec<(String, String)>>::try_from_uri(uri)
-            .map(|q| q.0)
-            .map_err(|e| ApiError::BadRequest(format!("bad query string: {e}")))?,
-    );
+    let params = Params(query::pairs(uri)?);
     let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
     if let ["apis", group, version, ..] = segs.as_slice()
         && let Some(backend) = aggregation::backend_for(sim, group, version)?
@@ -547,27 +557,6 @@ fn field_selector(def: &ResourceDef, params: &Params) -> Result<Selector, ApiErr
     Ok(sel)
 }
 
-fn encode_continue(ns: &str, name: &str) -> String {
-    format!("{ns}/{name}")
-        .bytes()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn decode_continue(token: &str) -> Result<(String, String), ApiError> {
-    let bad = || ApiError::BadRequest(format!("invalid continue token {token:?}"));
-    if !token.len().is_multiple_of(2) {
-        return Err(bad());
-    }
-    let bytes: Result<Vec<u8>, _> = (0..token.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&token[i..i + 2], 16))
-        .collect();
-    let text = String::from_utf8(bytes.map_err(|_| bad())?).map_err(|_| bad())?;
-    let (ns, name) = text.split_once('/').ok_or_else(bad)?;
-    Ok((ns.to_owned(), name.to_owned()))
-}
-
 fn item_bytes(def: &ResourceDef, e: &Entry, out: &mut Vec<u8>) {
     if needs_conversion(def) {
         let v = to_view(def, e.value());
@@ -589,12 +578,9 @@ fn list_response(
     let start = params
         .get("continue")
         .filter(|c| !c.is_empty())
-        .map(decode_continue)
+        .map(query::decode_continue)
         .transpose()?;
-    let limit = params
-        .get("limit")
-        .and_then(|l| l.parse::<usize>().ok())
-        .filter(|l| *l > 0);
+    let limit = query::limit(params.get("limit"))?;
     let (entries, rv, next) = {
         let st = sim.lock();
         list_entries(&st, def.storage, ns, labels, fields, start.as_ref(), limit)
@@ -610,7 +596,7 @@ fn list_response(
         return Ok(json_response(&t));
     }
     let cont = next
-        .map(|(n, name)| format!(",\"continue\":\"{}\"", encode_continue(&n, &name)))
+        .map(|(n, name)| format!(",\"continue\":\"{}\"", query::encode_continue(&n, &name)))
         .unwrap_or_default();
     let _ = write!(
         buf,
@@ -733,10 +719,7 @@ fn watch_response(
     let rv_param = params.get("resourceVersion").unwrap_or_default();
     let bookmarks = params.flag("allowWatchBookmarks");
     let send_initial = params.flag("sendInitialEvents");
-    let timeout = params
-        .get("timeoutSeconds")
-        .and_then(|t| t.parse::<u64>().ok())
-        .unwrap_or(1800);
+    let timeout = query::watch_timeout(params.get("timeoutSeconds"))?;
     let mut pending = VecDeque::new();
     let (rv, rx) = {
         let st = sim.lock();
@@ -752,9 +735,17 @@ fn watch_response(
             }
             (rv, rx)
         } else {
-            let rv: u64 = rv_param.parse().map_err(|_| {
-                ApiError::BadRequest(format!("invalid resourceVersion {rv_param:?}"))
-            })?;
+            let rv = query::resource_version(Some(rv_param))?.unwrap_or_default();
+            let current = st.store.rv();
+            if rv > current {
+                // The API server waits a moment for its cache to catch up,
+                // then gives up with 504 and a retry-after; the sim has no
+                // lagging cache, so it answers at once.
+                return Err(ApiError::TooLargeResourceVersion {
+                    requested: rv,
+                    current,
+                });
+            }
             (rv, rx)
         }
     };
@@ -769,7 +760,7 @@ fn watch_response(
         pending,
         done: false,
         bookmarks,
-        deadline: tokio::time::Instant::now() + Duration::from_secs(timeout),
+        deadline: tokio::time::Instant::now() + timeout,
         table,
     };
     let bookmark_every = sim.inner.config.bookmark_interval;
@@ -816,16 +807,6 @@ fn watch_response(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn continue_tokens_round_trip() {
-        let t = encode_continue("default", "web-12");
-        assert_eq!(
-            decode_continue(&t).unwrap(),
-            ("default".into(), "web-12".into())
-        );
-        assert!(decode_continue("zz").is_err());
-    }
 
     #[test]
     fn namespaced_and_cluster_paths_are_told_apart() {

@@ -119,6 +119,21 @@ pub enum ApiError {
     /// 400 BadRequest.
     #[error("{0}")]
     BadRequest(String),
+    /// 413 RequestEntityTooLarge: a body over the API server's limit.
+    #[error("Request entity too large: limit is {limit}")]
+    TooLarge {
+        /// The limit in bytes.
+        limit: usize,
+    },
+    /// 504 Timeout: a watch or list from a resourceVersion the server has
+    /// not reached (the API server gives up waiting and asks for a retry).
+    #[error("Timeout: Too large resource version: {requested}, current: {current}")]
+    TooLargeResourceVersion {
+        /// The resourceVersion asked for.
+        requested: u64,
+        /// The server's latest.
+        current: u64,
+    },
     /// 405 MethodNotAllowed.
     #[error("the server does not allow this method on the requested resource")]
     MethodNotAllowed,
@@ -154,6 +169,8 @@ impl ApiError {
             Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Gone { .. } => StatusCode::GONE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
+            Self::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::TooLargeResourceVersion { .. } => StatusCode::GATEWAY_TIMEOUT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -170,11 +187,19 @@ impl ApiError {
             Self::Invalid { .. } => "Invalid",
             Self::Gone { .. } => "Expired",
             Self::BadRequest(_) => "BadRequest",
+            Self::TooLarge { .. } => "RequestEntityTooLarge",
+            Self::TooLargeResourceVersion { .. } => "Timeout",
             Self::MethodNotAllowed => "MethodNotAllowed",
             Self::UnsupportedMediaType(_) => "UnsupportedMediaType",
             Self::Internal(_) => "InternalError",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
         }
+    }
+
+    /// Seconds the client should wait before retrying, when the server says
+    /// (also sent as `Retry-After`).
+    pub fn retry_after_seconds(&self) -> Option<i32> {
+        matches!(self, Self::TooLargeResourceVersion { .. }).then_some(1)
     }
 
     /// The `Status` object the real API server sends for this error.
@@ -212,6 +237,15 @@ impl ApiError {
                 ),
                 ..StatusDetails::default()
             }),
+            Self::TooLargeResourceVersion { .. } => Some(StatusDetails {
+                causes: Some(vec![StatusCause {
+                    field: None,
+                    message: Some("Too large resource version".to_owned()),
+                    reason: Some("ResourceVersionTooLarge".to_owned()),
+                }]),
+                retry_after_seconds: self.retry_after_seconds(),
+                ..StatusDetails::default()
+            }),
             _ => None,
         };
         Status {
@@ -246,11 +280,17 @@ fn split_resource(resource: &str) -> (String, Option<String>) {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = self.to_json().to_string();
-        (
+        let mut response = (
             self.code(),
             [(http::header::CONTENT_TYPE, "application/json")],
             body,
         )
-            .into_response()
+            .into_response();
+        if let Some(secs) = self.retry_after_seconds() {
+            response
+                .headers_mut()
+                .insert(http::header::RETRY_AFTER, http::HeaderValue::from(secs));
+        }
+        response
     }
 }

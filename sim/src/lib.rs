@@ -27,8 +27,10 @@ pub mod crd;
 pub mod error;
 pub mod faults;
 pub mod hpa;
+pub mod limits;
 pub mod patch;
 pub mod protobuf;
+pub mod query;
 pub mod resources;
 pub mod selector;
 mod sim;
@@ -36,6 +38,7 @@ pub mod standalone;
 pub mod stats;
 pub mod store;
 pub mod table;
+pub mod validate;
 mod workloads;
 
 pub use aggregation::Backend;

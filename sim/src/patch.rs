@@ -50,22 +50,58 @@ impl PatchKind {
     }
 }
 
-/// Parses a patch body (YAML accepted for apply, which is a superset of JSON).
+/// Parses a patch body (YAML accepted for apply, which is a superset of JSON)
+/// and checks its shape as the API server does before patching anything: a
+/// JSON patch is a list of operations, every other patch an object, and an
+/// apply patch a whole object that names its `apiVersion` and `kind` (so a
+/// line of prose, which YAML reads as a string or a one-key map, is refused
+/// instead of stored).
 pub fn parse_body(kind: PatchKind, body: &[u8]) -> Result<Value, PatchError> {
-    if kind == PatchKind::Apply {
+    let (format, parsed) = if kind == PatchKind::Apply {
         let text = std::str::from_utf8(body).map_err(|e| PatchError::Body {
             format: "YAML",
             message: e.to_string(),
         })?;
-        return serde_saphyr::from_str(text).map_err(|e| PatchError::Body {
+        let v: Value = serde_saphyr::from_str(text).map_err(|e| PatchError::Body {
             format: "YAML",
             message: e.to_string(),
-        });
+        })?;
+        ("YAML", v)
+    } else {
+        let v: Value = serde_json::from_slice(body).map_err(|e| PatchError::Body {
+            format: "JSON",
+            message: e.to_string(),
+        })?;
+        ("JSON", v)
+    };
+    let shape = |message: &str| PatchError::Body {
+        format,
+        message: message.to_owned(),
+    };
+    match kind {
+        PatchKind::Json if !parsed.is_array() => {
+            Err(shape("a JSON patch must be a list of operations"))
+        }
+        PatchKind::Merge | PatchKind::Strategic if !parsed.is_object() => {
+            Err(shape("the patch must be an object"))
+        }
+        PatchKind::Apply => {
+            let named = |k: &str| {
+                parsed
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .is_some_and(|s| !s.is_empty())
+            };
+            if !parsed.is_object() {
+                Err(shape("an apply patch must be an object"))
+            } else if !named("apiVersion") || !named("kind") {
+                Err(shape("an apply patch must set apiVersion and kind"))
+            } else {
+                Ok(parsed)
+            }
+        }
+        _ => Ok(parsed),
     }
-    serde_json::from_slice(body).map_err(|e| PatchError::Body {
-        format: "JSON",
-        message: e.to_string(),
-    })
 }
 
 /// Applies a parsed patch to `target`.
@@ -202,6 +238,22 @@ fn strip_directives(m: &Map<String, Value>) -> Map<String, Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn patches_of_the_wrong_shape_are_refused_before_anything_is_patched() {
+        for text in ["not yaml at all", "junk: key", "- a\n- b", "{{{"] {
+            assert!(
+                parse_body(PatchKind::Apply, text.as_bytes()).is_err(),
+                "{text:?}"
+            );
+        }
+        let ok = parse_body(PatchKind::Apply, b"apiVersion: v1\nkind: Pod\n").unwrap();
+        assert_eq!(ok["kind"], "Pod");
+        assert!(parse_body(PatchKind::Merge, b"\"x\"").is_err());
+        assert!(parse_body(PatchKind::Strategic, b"[1]").is_err());
+        assert!(parse_body(PatchKind::Json, b"{}").is_err());
+        assert!(parse_body(PatchKind::Json, b"[]").is_ok());
+    }
 
     #[test]
     fn strategic_merge_merges_conditions_by_type_and_replaces_plain_lists() {

@@ -24,6 +24,7 @@ use crate::resources::{ResourceDef, Storage};
 use crate::selector::Selector;
 use crate::stats::RequestStats;
 use crate::store::{Entry, EventType, Store};
+use crate::validate;
 use crate::workloads;
 
 /// Where the sim's "now" comes from.
@@ -66,6 +67,8 @@ pub struct SimConfig {
     /// whether an HPA may have `minReplicas: 0`. Also settable later with
     /// [`Sim::set_hpa_scale_to_zero`].
     pub hpa_scale_to_zero: bool,
+    /// Pods one workload may have (see [`crate::limits`]).
+    pub max_pods_per_workload: usize,
 }
 
 impl Default for SimConfig {
@@ -80,6 +83,7 @@ impl Default for SimConfig {
                 .map(String::from)
                 .to_vec(),
             hpa_scale_to_zero: false,
+            max_pods_per_workload: crate::limits::MAX_PODS_PER_WORKLOAD,
         }
     }
 }
@@ -117,6 +121,10 @@ pub(crate) struct State {
     pub pending_seq: u64,
     /// Delays for workloads without their own.
     pub default_delays: PodDelays,
+    /// Workloads with pods still to create (see [`crate::limits`]).
+    pub unsettled: std::collections::BTreeSet<(Storage, String, String)>,
+    /// Pods one workload may have.
+    pub max_pods: usize,
 }
 
 impl State {
@@ -151,6 +159,15 @@ pub struct Sim {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// Settles a sim's workloads when dropped (see [`Sim::settle_on_drop`]).
+struct SettleOnDrop<'a>(&'a Sim);
+
+impl Drop for SettleOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.settle();
+    }
+}
+
 /// Truncates to whole seconds, as `metav1.Time` serializes.
 pub(crate) fn k8s_time(ts: Timestamp) -> String {
     Timestamp::from_second(ts.as_second())
@@ -175,6 +192,8 @@ impl Sim {
             pending: BTreeMap::new(),
             pending_seq: 0,
             default_delays: config.pod_delays,
+            unsettled: Default::default(),
+            max_pods: config.max_pods_per_workload,
         };
         let sim = Self {
             inner: Arc::new(Inner {
@@ -221,9 +240,29 @@ impl Sim {
     /// Applies pod transitions due by now. Also runs on every request, so a
     /// clock advanced behind the sim's back is noticed at the next request.
     pub fn process_due(&self) {
+        self.settle();
         let now = self.inner.clock.now();
         let mut st = self.lock();
         workloads::process_due(&mut st, now);
+    }
+
+    /// Creates the pods workloads still owe, a batch per lock, so other
+    /// requests get the lock between batches.
+    fn settle(&self) {
+        loop {
+            let now = self.now();
+            let mut st = self.lock();
+            let Some((s, ns, name)) = st.unsettled.pop_first() else {
+                return;
+            };
+            workloads::reconcile(&mut st, s, &ns, &name, now);
+        }
+    }
+
+    /// Settles workloads when dropped: declared before the lock guard of a
+    /// write, it runs after the guard is released.
+    fn settle_on_drop(&self) -> SettleOnDrop<'_> {
+        SettleOnDrop(self)
     }
 
     /// Turns the API server's `HPAScaleToZero` gate on or off for HPA
@@ -287,6 +326,7 @@ impl Sim {
                 }
             }
             st.delays.clear();
+            st.unsettled.clear();
             st.pending.clear();
             st.next_index.clear();
             // generateName suffixes repeat as in a fresh sim (the objects
@@ -402,10 +442,12 @@ impl Sim {
         obj: Value,
         dry_run: bool,
     ) -> Result<Value, ApiError> {
+        check_kind(def, &obj)?;
+        validate::check_body(def, &obj)?;
+        let _settle = self.settle_on_drop();
         let now = self.now();
         let mut st = self.lock();
         let mut obj = from_view(def, obj);
-        check_kind(def, &obj)?;
         set_meta_ns(def, &mut obj, ns)?;
         let name = match meta_str(&obj, "name") {
             Some(n) if !n.is_empty() => n,
@@ -473,9 +515,12 @@ impl Sim {
         part: Part,
         dry_run: bool,
     ) -> Result<Value, ApiError> {
+        let _settle = self.settle_on_drop();
         let now = self.now();
         let mut st = self.lock();
         let old = find(&st, def, ns, name)?.clone();
+        check_kind(def, &obj)?;
+        validate::check_body(def, &obj)?;
         let new = from_view(def, obj);
         self.write_update(&mut st, def, old, new, part, dry_run, now)
     }
@@ -495,6 +540,7 @@ impl Sim {
     ) -> Result<Value, ApiError> {
         let parsed =
             patch::parse_body(kind, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        let _settle = self.settle_on_drop();
         let now = self.now();
         let mut st = self.lock();
         let old = match st.store.table(def.storage).get(ns, name) {
@@ -527,6 +573,8 @@ impl Sim {
                 m.remove("resourceVersion");
             }
         }
+        check_kind(def, &view)?;
+        validate::check_patched(def, name, &view)?;
         let new = from_view(def, view);
         self.write_update(&mut st, def, old, new, part, dry_run, now)
     }
@@ -762,10 +810,7 @@ impl Sim {
                 name: name.into(),
             });
         }
-        let replicas = scale
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
+        let replicas = validate::scale_replicas(name, &scale)?;
         if replicas < 0 {
             return Err(ApiError::Invalid {
                 kind: "Scale".into(),
@@ -778,6 +823,7 @@ impl Sim {
                 )],
             });
         }
+        let _settle = self.settle_on_drop();
         let now = self.now();
         let mut st = self.lock();
         let old = find(&st, def, ns, name)?.clone();
@@ -820,6 +866,7 @@ impl Sim {
             scale_of(def, &find(&st, def, ns, name)?.value())
         };
         patch::apply(kind, &mut scale, &parsed).map_err(|e| ApiError::BadRequest(e.to_string()))?;
+        validate::check_patched_scale(name, &scale)?;
         if parsed.pointer("/metadata/resourceVersion").is_none()
             && let Some(m) = scale.get_mut("metadata").and_then(Value::as_object_mut)
         {
@@ -1033,17 +1080,13 @@ fn validate(
     name: &str,
     hpa_opts: hpa::ValidationOptions,
 ) -> Result<(), ApiError> {
-    let mut causes = Vec::new();
-    if name.len() > 253 || name.contains('/') || name.contains('%') {
-        causes.push(FieldError::invalid(
-            "metadata.name",
-            format!("\"{name}\""),
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.'",
-        ));
-    }
+    let mut causes = validate::name_causes(def, name);
     match def.storage {
         Storage::Crds => causes.extend(crate::crd::validate(obj, name)),
-        Storage::Hpas => causes.extend(hpa::validate_v2_with(obj, hpa_opts)),
+        Storage::Hpas => {
+            causes.extend(hpa::validate_v2_with(obj, hpa_opts));
+            causes.extend(validate::tolerance_causes(obj)?);
+        }
         Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets => {
             if let Some(r) = obj.pointer("/spec/replicas").and_then(Value::as_i64)
                 && r < 0

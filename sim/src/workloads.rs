@@ -122,7 +122,24 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
                 .and_then(|k| names.get(k).cloned())
                 .unwrap_or_else(|| format!("{name}-{k}"))
         };
-        for _ in active.len()..want {
+        let capped = want.min(st.max_pods);
+        if capped < want {
+            tracing::warn!(
+                namespace = ns,
+                workload = name,
+                replicas = want,
+                cap = st.max_pods,
+                "the sim creates no more pods for this workload"
+            );
+        }
+        let batch = capped
+            .saturating_sub(active.len())
+            .min(crate::limits::POD_BURST);
+        if active.len() + batch < capped {
+            // The rest come in later batches, each under the lock anew.
+            st.unsettled.insert((s, ns.to_owned(), name.to_owned()));
+        }
+        for _ in 0..batch {
             let mut pod_name = name_at(next);
             while st.store.table(Storage::Pods).get(ns, &pod_name).is_some() {
                 next += 1;
