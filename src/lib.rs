@@ -9,3 +9,5 @@ pub mod cluster;
 pub mod controller;
 pub mod gherkin;
 pub mod load;
+pub mod plot;
+pub mod replay;

@@ -11,6 +11,7 @@ pub mod controller;
 pub mod explain;
 pub mod load;
 pub mod metrics_server;
+pub mod replay;
 pub mod sim;
 pub mod test;
 
@@ -42,6 +43,9 @@ pub enum Command {
     Test(test::Args),
     /// Run a scenario and print, for each sync, the controller's decision trace.
     Explain(explain::Args),
+    /// Replay a metric series (CSV, Prometheus JSON) against an HPA manifest
+    /// and show what the HPA would do: a summary, JSON, a timeline picture.
+    Replay(replay::Args),
     /// Run the HPA controller against a cluster (kubeconfig or in-cluster).
     Controller(controller::Args),
     /// Run the simulated Kubernetes API server standalone, with a fake metrics server.
@@ -59,6 +63,7 @@ pub async fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Test(args) => test::run(args).await,
         Command::Explain(args) => explain::run(args).await,
+        Command::Replay(args) => replay::run(args).await,
         Command::Controller(args) => controller::run(args).await,
         Command::Sim(args) => sim::run(args).await,
         Command::Load(args) => load::run(args).await,

@@ -1,0 +1,572 @@
+//! Draws timelines as SVG: per HPA, the metrics against their target on
+//! top, the replicas below (actual and desired as steps, the raw
+//! recommendation and the band the stabilization window held it in, the
+//! min/max bounds, and a mark at each rescale).
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::timeline::{Sample, Timeline};
+
+/// Why a picture could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// Plotters refused (a degenerate range, a font).
+    #[error("drawing the timeline: {0}")]
+    Draw(String),
+    /// The file cannot be written.
+    #[error("{path}: {source}")]
+    Write {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Nothing to draw.
+    #[error("no decision to draw: the controller did not sync")]
+    Empty,
+}
+
+/// How several timelines share the picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One under the other (several HPAs or scenarios).
+    Stacked,
+    /// Next to each other on the same scales (a comparison).
+    SideBySide,
+}
+
+const WIDTH: u32 = 1200;
+/// Room right of each chart for its legend, so that it hides no data.
+const LEGEND_WIDTH: u32 = 300;
+const HEIGHT: u32 = 640;
+
+const ACTUAL: RGBColor = RGBColor(46, 160, 67);
+const DESIRED: RGBColor = RGBColor(31, 90, 200);
+const RECOMMENDATION: RGBColor = RGBColor(230, 120, 20);
+const BOUNDS: RGBColor = RGBColor(120, 120, 120);
+const UP: RGBColor = RGBColor(200, 30, 30);
+const DOWN: RGBColor = RGBColor(130, 40, 170);
+const METRIC_COLORS: [RGBColor; 4] = [
+    RGBColor(200, 30, 30),
+    RGBColor(31, 120, 180),
+    RGBColor(150, 80, 20),
+    RGBColor(90, 90, 90),
+];
+
+/// The SVG text of `timelines` laid out as `layout` says.
+pub fn render(timelines: &[Timeline], layout: Layout) -> Result<String, PlotError> {
+    if timelines.is_empty() || timelines.iter().all(|t| t.samples.is_empty()) {
+        return Err(PlotError::Empty);
+    }
+    let n = u32::try_from(timelines.len()).unwrap_or(1);
+    let size = match layout {
+        Layout::Stacked => (WIDTH, HEIGHT * n),
+        Layout::SideBySide => (WIDTH * 3 / 4 * n, HEIGHT),
+    };
+    // Shared scales, so that side-by-side pictures compare at a glance.
+    let end = timelines.iter().map(|t| t.end).fold(1.0, f64::max);
+    let replicas_max = timelines
+        .iter()
+        .flat_map(|t| t.samples.iter())
+        .flat_map(|s| [s.max, s.current, s.ready, s.desired, s.recommendation])
+        .flatten()
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let ratio_max = timelines
+        .iter()
+        .flat_map(|t| t.samples.iter())
+        .flat_map(|s| s.ratios.iter().flatten())
+        .fold(1.5_f64, |a, b| a.max(*b));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(draw_err)?;
+        let areas = match layout {
+            Layout::Stacked => root.split_evenly((timelines.len(), 1)),
+            Layout::SideBySide => root.split_evenly((1, timelines.len())),
+        };
+        for (area, timeline) in areas.iter().zip(timelines) {
+            let end = match layout {
+                Layout::Stacked => timeline.end,
+                Layout::SideBySide => end,
+            };
+            let unit = time_unit(end);
+            let scales = Scales {
+                end: end / unit.0,
+                unit,
+                replicas_max,
+                ratio_max,
+            };
+            draw_one(area, timeline, &scales).map_err(draw_err)?;
+        }
+        root.present().map_err(draw_err)?;
+    }
+    Ok(svg)
+}
+
+/// Writes the SVG of `timelines` to `path`.
+pub fn write(
+    path: &std::path::Path,
+    timelines: &[Timeline],
+    layout: Layout,
+) -> Result<(), PlotError> {
+    let svg = render(timelines, layout)?;
+    std::fs::write(path, svg).map_err(|source| PlotError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn draw_err(e: impl std::fmt::Display) -> PlotError {
+    PlotError::Draw(e.to_string())
+}
+
+struct Scales {
+    /// The end of the time axis, in its unit.
+    end: f64,
+    /// Seconds per unit of the x axis, and its suffix.
+    unit: (f64, &'static str),
+    replicas_max: i32,
+    ratio_max: f64,
+}
+
+type DrawResult<E> = Result<(), DrawingAreaErrorKind<E>>;
+
+/// A duration as the axis shows it: `45s`, `5m`, `1h30m`.
+pub fn duration_label(secs: f64) -> String {
+    let s = secs.round() as i64;
+    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
+    match (h, m, sec) {
+        (0, 0, s) => format!("{s}s"),
+        (0, m, 0) => format!("{m}m"),
+        (0, m, s) => format!("{m}m{s}s"),
+        (h, 0, _) => format!("{h}h"),
+        (h, m, _) => format!("{h}h{m}m"),
+    }
+}
+
+/// The unit of the time axis for a picture of `end` seconds: seconds,
+/// minutes or hours, so that plotters' round ticks are round durations.
+fn time_unit(end: f64) -> (f64, &'static str) {
+    if end <= 180.0 {
+        (1.0, "s")
+    } else if end <= 3.0 * 3600.0 {
+        (60.0, "m")
+    } else {
+        (3600.0, "h")
+    }
+}
+
+/// A tick label: `90s`, `4m`, `1.5h`.
+fn tick_label(x: f64, unit: &str) -> String {
+    let text = format!("{x:.2}");
+    format!("{}{unit}", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// A value held from each sample to the next, split where it is unknown.
+fn steps(
+    samples: &[Sample],
+    end: f64,
+    value: impl Fn(&Sample) -> Option<f64>,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut current: Vec<(f64, f64)> = Vec::new();
+    for (i, s) in samples.iter().enumerate() {
+        let next = samples.get(i + 1).map_or(end, |n| n.t);
+        match value(s) {
+            Some(v) => {
+                current.push((s.t, v));
+                current.push((next, v));
+            }
+            None if !current.is_empty() => out.push(std::mem::take(&mut current)),
+            None => {}
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
+fn draw_one<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    timeline: &Timeline,
+    scales: &Scales,
+) -> DrawResult<DB::ErrorType> {
+    let area = area.titled(&timeline.title, ("sans-serif", 22))?;
+    let timeline = &timeline.in_unit(scales.unit.0);
+    let (w, h) = area.dim_in_pixel();
+    let (top, bottom) = area.split_vertically(h * 2 / 5);
+    let (top_chart, top_legend) = top.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+    let (bottom_chart, bottom_legend) = bottom.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+    let entries = draw_metrics(&top_chart, timeline, scales)?;
+    legend(&top_legend, &entries)?;
+    let entries = draw_replicas(&bottom_chart, timeline, scales)?;
+    legend(&bottom_legend, &entries)
+}
+
+/// How a legend entry shows its series.
+enum Mark {
+    Line(RGBAColor, u32),
+    Dashed(RGBAColor, u32),
+    Fill(RGBAColor),
+    Up(RGBAColor),
+    Down(RGBAColor),
+}
+
+/// Draws `entries` top-down in `area` (beside the chart, so that it hides
+/// no data), wrapping long labels.
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    entries: &[(Mark, String)],
+) -> DrawResult<DB::ErrorType> {
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let mut y = 18;
+    for (mark, label) in entries {
+        let (x0, x1) = (6, 30);
+        match mark {
+            Mark::Line(c, w) => {
+                area.draw(&PathElement::new([(x0, y), (x1, y)], c.stroke_width(*w)))?
+            }
+            Mark::Dashed(c, w) => {
+                for x in (x0..x1).step_by(8) {
+                    area.draw(&PathElement::new(
+                        [(x, y), ((x + 4).min(x1), y)],
+                        c.stroke_width(*w),
+                    ))?;
+                }
+            }
+            Mark::Fill(c) => {
+                area.draw(&Rectangle::new([(x0, y - 6), (x1, y + 6)], c.filled()))?;
+            }
+            Mark::Up(c) => area.draw(&Polygon::new(
+                vec![(18, y - 7), (12, y + 4), (24, y + 4)],
+                c.filled(),
+            ))?,
+            Mark::Down(c) => area.draw(&Polygon::new(
+                vec![(18, y + 7), (12, y - 4), (24, y - 4)],
+                c.filled(),
+            ))?,
+        }
+        for (i, line) in wrap(label, 38).iter().enumerate() {
+            let dy = i32::try_from(i).unwrap_or(0) * 16;
+            area.draw(&Text::new(line.clone(), (38, y - 7 + dy), font.clone()))?;
+            if i > 0 {
+                y += 16;
+            }
+        }
+        y += 22;
+    }
+    Ok(())
+}
+
+/// Splits `text` into lines of at most `width` characters, at spaces.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if line.chars().count() + 1 + word.chars().count() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_owned()),
+        }
+    }
+    lines
+}
+
+fn draw_metrics<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    timeline: &Timeline,
+    scales: &Scales,
+) -> Result<Vec<(Mark, String)>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut entries = Vec::new();
+    let y_max = (scales.ratio_max * 110.0).ceil();
+    let mut chart = ChartBuilder::on(area)
+        .margin(10)
+        .x_label_area_size(30)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..scales.end, 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .x_labels(12)
+        .x_label_formatter(&|x| tick_label(*x, scales.unit.1))
+        .y_label_formatter(&|y| format!("{y:.0}%"))
+        .y_desc("% of target")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    let tol = timeline.tolerance * 100.0;
+    if tol > 0.0 {
+        chart.draw_series([Rectangle::new(
+            [(0.0, 100.0 - tol), (scales.end, 100.0 + tol)],
+            BLACK.mix(0.07).filled(),
+        )])?;
+        entries.push((
+            Mark::Fill(BLACK.mix(0.12)),
+            format!("tolerance ±{tol:.0}%: no rescale inside"),
+        ));
+    }
+    chart.draw_series(DashedLineSeries::new(
+        [(0.0, 100.0), (scales.end, 100.0)],
+        6,
+        4,
+        BLACK.stroke_width(1),
+    ))?;
+    entries.push((Mark::Dashed(BLACK.to_rgba(), 1), "target (100%)".to_owned()));
+    for (i, metric) in timeline.metrics.iter().enumerate() {
+        let color = METRIC_COLORS[i % METRIC_COLORS.len()];
+        let segments = steps(&timeline.samples, timeline.end, |s| {
+            s.ratios.get(i).copied().flatten().map(|r| r * 100.0)
+        });
+        for seg in segments {
+            chart.draw_series(LineSeries::new(seg, color.stroke_width(2)))?;
+        }
+        entries.push((
+            Mark::Line(color.to_rgba(), 2),
+            format!("{}, target {}", metric.name, metric.target),
+        ));
+    }
+    Ok(entries)
+}
+
+fn draw_replicas<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    timeline: &Timeline,
+    scales: &Scales,
+) -> Result<Vec<(Mark, String)>, DrawingAreaErrorKind<DB::ErrorType>> {
+    let mut entries = Vec::new();
+    let y_max = f64::from(scales.replicas_max) * 1.1 + 1.0;
+    let mut chart = ChartBuilder::on(area)
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..scales.end, 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .x_labels(12)
+        .x_label_formatter(&|x| tick_label(*x, scales.unit.1))
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc("time since start")
+        .y_desc("replicas")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    let samples = &timeline.samples;
+    let end = timeline.end;
+
+    // The stabilization window's effect: where the decision differs from
+    // the raw recommendation, the gap between them is shaded.
+    let band: Vec<Rectangle<(f64, f64)>> = samples
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| {
+            let (r, st) = (s.recommendation?, s.stabilized?);
+            (r != st).then(|| {
+                let next = samples.get(i + 1).map_or(end, |n| n.t);
+                Rectangle::new(
+                    [(s.t, f64::from(r.min(st))), (next, f64::from(r.max(st)))],
+                    RECOMMENDATION.mix(0.18).filled(),
+                )
+            })
+        })
+        .collect();
+    if !band.is_empty() {
+        chart.draw_series(band)?;
+        entries.push((
+            Mark::Fill(RECOMMENDATION.mix(0.25)),
+            "held by the stabilization window".to_owned(),
+        ));
+    }
+    let mut bounds = false;
+    for bound in [|s: &Sample| s.max, |s: &Sample| s.min] {
+        for seg in steps(samples, end, |s| bound(s).map(f64::from)) {
+            chart.draw_series(DashedLineSeries::new(seg, 8, 5, BOUNDS.stroke_width(1)))?;
+            bounds = true;
+        }
+    }
+    if bounds {
+        entries.push((
+            Mark::Dashed(BOUNDS.to_rgba(), 1),
+            "minReplicas / maxReplicas".to_owned(),
+        ));
+    }
+    for seg in steps(samples, end, |s| s.actual().map(f64::from)) {
+        chart.draw_series(LineSeries::new(seg, ACTUAL.mix(0.8).stroke_width(5)))?;
+    }
+    entries.push((
+        Mark::Line(ACTUAL.mix(0.8), 5),
+        "actual replicas (ready pods at each sync)".to_owned(),
+    ));
+    let mut recommended = false;
+    for seg in steps(samples, end, |s| s.recommendation.map(f64::from)) {
+        chart.draw_series(DashedLineSeries::new(
+            seg,
+            4,
+            3,
+            RECOMMENDATION.stroke_width(2),
+        ))?;
+        recommended = true;
+    }
+    if recommended {
+        entries.push((
+            Mark::Dashed(RECOMMENDATION.to_rgba(), 2),
+            "recommendation (before stabilization)".to_owned(),
+        ));
+    }
+    for seg in steps(samples, end, |s| s.desired.map(f64::from)) {
+        chart.draw_series(LineSeries::new(seg, DESIRED.stroke_width(2)))?;
+    }
+    entries.push((
+        Mark::Line(DESIRED.to_rgba(), 2),
+        "desired replicas".to_owned(),
+    ));
+    let marks = |up: bool| {
+        samples
+            .iter()
+            .filter(move |s| s.rescale)
+            .filter_map(move |s| {
+                let to = s.desired?;
+                let from = s.current?;
+                (up == (to > from)).then_some((s.t, f64::from(to)))
+            })
+            .collect::<Vec<_>>()
+    };
+    let ups = marks(true);
+    if !ups.is_empty() {
+        chart.draw_series(ups.into_iter().map(|c| {
+            EmptyElement::at(c) + Polygon::new(vec![(0, -7), (-6, 4), (6, 4)], UP.filled())
+        }))?;
+        entries.push((
+            Mark::Up(UP.to_rgba()),
+            "scale up (rescale event)".to_owned(),
+        ));
+    }
+    let downs = marks(false);
+    if !downs.is_empty() {
+        chart.draw_series(downs.into_iter().map(|c| {
+            EmptyElement::at(c) + Polygon::new(vec![(0, 7), (-6, -4), (6, -4)], DOWN.filled())
+        }))?;
+        entries.push((
+            Mark::Down(DOWN.to_rgba()),
+            "scale down (rescale event)".to_owned(),
+        ));
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::timeline::MetricLabel;
+
+    fn sample(t: f64, current: i32, desired: i32, rec: i32) -> Sample {
+        Sample {
+            t,
+            current: Some(current),
+            ready: None,
+            desired: Some(desired),
+            recommendation: Some(rec),
+            stabilized: Some(desired),
+            min: Some(1),
+            max: Some(10),
+            ratios: vec![Some(f64::from(rec) / f64::from(current))],
+            rescale: desired != current,
+            reason: String::new(),
+        }
+    }
+
+    fn timeline() -> Timeline {
+        Timeline {
+            title: "default/web".to_owned(),
+            metrics: vec![MetricLabel {
+                name: "cpu".to_owned(),
+                target: "50% utilization".to_owned(),
+            }],
+            samples: vec![
+                sample(0.0, 1, 4, 5),
+                sample(15.0, 4, 5, 5),
+                sample(30.0, 5, 5, 1),
+                sample(45.0, 5, 1, 1),
+            ],
+            end: 60.0,
+            tolerance: 0.1,
+        }
+    }
+
+    #[test]
+    fn the_picture_has_a_legend_with_units_and_marks_each_rescale() {
+        let svg = render(&[timeline()], Layout::Stacked).unwrap();
+        for text in [
+            "% of target",
+            "replicas",
+            "time since start",
+            "cpu, target 50% utilization",
+            "target (100%)",
+            "actual replicas (ready pods at each sync)",
+            "desired replicas",
+            "recommendation (before stabilization)",
+            "held by the stabilization window",
+            "minReplicas / maxReplicas",
+            "scale up (rescale event)",
+            "scale down (rescale event)",
+            "default/web",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
+    fn side_by_side_pictures_are_twice_as_wide() {
+        let one = render(&[timeline()], Layout::SideBySide).unwrap();
+        let two = render(&[timeline(), timeline()], Layout::SideBySide).unwrap();
+        assert!(one.contains("width=\"900\""), "{}", &one[..200]);
+        assert!(two.contains("width=\"1800\""), "{}", &two[..200]);
+    }
+
+    #[test]
+    fn nothing_to_draw_is_an_error() {
+        assert!(matches!(
+            render(&[], Layout::Stacked),
+            Err(PlotError::Empty)
+        ));
+    }
+
+    #[test]
+    fn steps_hold_each_value_until_the_next_sample_and_break_on_gaps() {
+        let mut samples = timeline().samples;
+        samples[2].desired = None;
+        let segs = steps(&samples, 60.0, |s| s.desired.map(f64::from));
+        assert_eq!(
+            segs,
+            vec![
+                vec![(0.0, 4.0), (15.0, 4.0), (15.0, 5.0), (30.0, 5.0)],
+                vec![(45.0, 1.0), (60.0, 1.0)],
+            ]
+        );
+    }
+
+    #[test]
+    fn the_time_axis_counts_in_a_unit_that_fits_the_span() {
+        assert_eq!(time_unit(120.0), (1.0, "s"));
+        assert_eq!(time_unit(855.0), (60.0, "m"));
+        assert_eq!(time_unit(86_400.0), (3600.0, "h"));
+        assert_eq!(tick_label(2.0, "m"), "2m");
+        assert_eq!(tick_label(1.5, "h"), "1.5h");
+    }
+
+    #[test]
+    fn long_legend_labels_wrap_at_spaces() {
+        assert_eq!(
+            wrap("cpu resource utilization (percentage of request)", 20),
+            ["cpu resource", "utilization", "(percentage of", "request)"]
+        );
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(duration_label(45.0), "45s");
+        assert_eq!(duration_label(300.0), "5m");
+        assert_eq!(duration_label(90.0), "1m30s");
+        assert_eq!(duration_label(5400.0), "1h30m");
+    }
+}

@@ -1,0 +1,170 @@
+//! One HPA's decisions over time, as the picture needs them: built from the
+//! controller's decision records, so that `replay`, `explain` and the HTML
+//! report draw the same thing.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::controller::decisions::DecisionRecord;
+
+/// One metric of the HPA, for the legend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricLabel {
+    /// `cpu`, `http_requests`, ...
+    pub name: String,
+    /// The target as the decision trace writes it (`50% utilization`).
+    pub target: String,
+}
+
+/// What the controller saw and decided at one sync.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sample {
+    /// Seconds since the start.
+    pub t: f64,
+    /// `spec.replicas` of the target when deciding.
+    pub current: Option<i32>,
+    /// Ready pods when deciding, where known (replays).
+    pub ready: Option<i32>,
+    /// The decision.
+    pub desired: Option<i32>,
+    /// The largest metric proposal, before stabilization.
+    pub recommendation: Option<i32>,
+    /// After the stabilization window.
+    pub stabilized: Option<i32>,
+    pub min: Option<i32>,
+    pub max: Option<i32>,
+    /// Per metric, usage over target (the first pass's ratio).
+    pub ratios: Vec<Option<f64>>,
+    /// Whether the scale was written.
+    pub rescale: bool,
+    /// Why (the rescale reason, or the error).
+    pub reason: String,
+}
+
+impl Sample {
+    /// Replicas once the decision is applied.
+    pub fn after(&self) -> Option<i32> {
+        if self.rescale {
+            self.desired
+        } else {
+            self.current
+        }
+    }
+
+    /// The replicas serving: ready pods where known, else the scale's.
+    pub fn actual(&self) -> Option<i32> {
+        self.ready.or(self.current)
+    }
+}
+
+/// An HPA's timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    /// What the picture is titled (the HPA, the configuration).
+    pub title: String,
+    pub metrics: Vec<MetricLabel>,
+    /// One per sync, in time order.
+    pub samples: Vec<Sample>,
+    /// The time the picture runs to (seconds): the last sync plus one
+    /// period, so that the last decision shows.
+    pub end: f64,
+    /// The controller's tolerance (the band around the target).
+    pub tolerance: f64,
+}
+
+impl Timeline {
+    /// The same timeline with time counted in units of `seconds` (for the
+    /// time axis).
+    pub fn in_unit(&self, seconds: f64) -> Self {
+        let mut scaled = self.clone();
+        for s in &mut scaled.samples {
+            s.t /= seconds;
+        }
+        scaled.end /= seconds;
+        scaled
+    }
+
+    /// Builds the timeline of `records` (oldest first), counting time from
+    /// `start`; `ready` gives the ready pods at each record, when known.
+    pub fn from_decisions(
+        title: impl Into<String>,
+        start: Timestamp,
+        records: &[DecisionRecord],
+        ready: Option<&[i32]>,
+        tolerance: f64,
+    ) -> Self {
+        let mut metrics: Vec<MetricLabel> = Vec::new();
+        let samples: Vec<Sample> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let t = r.at.duration_since(start).as_secs_f64();
+                let trace = r.trace.as_ref();
+                let mut ratios = Vec::new();
+                for m in trace.map(|t| t.metrics.as_slice()).unwrap_or_default() {
+                    if metrics.len() <= m.index {
+                        metrics.resize(
+                            m.index + 1,
+                            MetricLabel {
+                                name: String::new(),
+                                target: String::new(),
+                            },
+                        );
+                    }
+                    let label = &mut metrics[m.index];
+                    if label.name.is_empty() {
+                        label.name = if m.name.is_empty() {
+                            m.type_.clone()
+                        } else {
+                            m.name.clone()
+                        };
+                    }
+                    if label.target.is_empty() {
+                        label.target.clone_from(&m.target);
+                    }
+                    if ratios.len() <= m.index {
+                        ratios.resize(m.index + 1, None);
+                    }
+                    ratios[m.index] = m.ratio;
+                }
+                // Upstream gives no reason when the metrics proposed the
+                // current replicas and only normalization moved them.
+                let reason = match (&r.error, trace) {
+                    (Some(e), _) => e.clone(),
+                    (None, Some(t)) if !t.reason.is_empty() => t.reason.clone(),
+                    (None, Some(t)) if r.rescaled => format!(
+                        "(no reason given upstream; {}, {})",
+                        t.stabilization, t.limit_reason
+                    ),
+                    _ => String::new(),
+                };
+                Sample {
+                    t,
+                    current: r.current_replicas,
+                    ready: ready.and_then(|rs| rs.get(i).copied()),
+                    desired: r.desired_replicas,
+                    recommendation: trace.and_then(|t| t.prenormalized),
+                    stabilized: trace.and_then(|t| t.stabilized),
+                    min: trace.map(|t| t.min_replicas),
+                    max: trace.map(|t| t.max_replicas),
+                    ratios,
+                    rescale: r.rescaled,
+                    reason,
+                }
+            })
+            .collect();
+        let period = match samples.as_slice() {
+            [.., a, b] => (b.t - a.t).max(1.0),
+            _ => 15.0,
+        };
+        let end = samples.last().map_or(period, |s| s.t + period);
+        Self {
+            title: title.into(),
+            metrics,
+            samples,
+            end,
+            tolerance,
+        }
+    }
+}

@@ -1,0 +1,572 @@
+//! Runs the controller over a series on the simulated cluster's virtual
+//! clock: the same embedded sim, fake metrics server (in-process) and
+//! controller the Gherkin world uses, one sync per sync period.
+
+use std::sync::Arc;
+
+use fake_metrics_server::script::{
+    ContainerSpec, ExternalSpec, MetricSpec as ScriptMetric, ObjectSpec, PodSpec, Script,
+    Value as ScriptValue,
+};
+use hpa_core::clock::{Clock, VirtualClock};
+use hpa_sim::{Backend, PodDelays, Sim, SimClock, SimConfig};
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use serde::Serialize;
+
+use super::manifest::{HpaManifest, Workload};
+use super::series::Series;
+use crate::controller::config::ControllerConfig;
+use crate::controller::decisions::DecisionRecord;
+use crate::gherkin::driver::Driver;
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The simulated cluster refused an object (it validates as the API
+    /// server does).
+    #[error("{file}:{line}: {what}: {source}")]
+    Create {
+        file: String,
+        line: u64,
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// A Kubernetes call of the replay itself failed.
+    #[error("{action}: {source}")]
+    Kube {
+        action: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// The HPA needs a metric the series does not have.
+    #[error(
+        "{hpa_file}:{line}: field {field}: the HPA scales on {metric:?} but the series ({files}) has no column {metric:?} (columns: {columns})"
+    )]
+    MissingColumn {
+        hpa_file: String,
+        line: u64,
+        field: String,
+        metric: String,
+        files: String,
+        columns: String,
+    },
+    /// The HPA has a metric type this version does not know.
+    #[error("{hpa_file}:{line}: field {field}: metric type {type_:?} cannot be replayed")]
+    MetricType {
+        hpa_file: String,
+        line: u64,
+        field: String,
+        type_: String,
+    },
+    /// The metrics could not be handed to the fake metrics server.
+    #[error("setting the metrics at +{at}: {reason}")]
+    Metrics { at: String, reason: String },
+    /// The controller could not be driven.
+    #[error("the HPA controller: {0}")]
+    Controller(#[from] crate::gherkin::driver::DriverError),
+    /// The series is longer than a replay may be.
+    #[error(
+        "the series spans {syncs} syncs of {period}; at most {max} are replayed (a week of 15s syncs)"
+    )]
+    TooLong {
+        syncs: u64,
+        period: String,
+        max: u64,
+    },
+}
+
+/// At most this many syncs (a week of 15 s syncs).
+pub const MAX_SYNCS: u64 = 7 * 24 * 60 * 4;
+
+/// How the series' values reach the pods.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Spread {
+    /// A pod metric's value is the total over the workload, spread evenly
+    /// over the ready pods (a CSV of the service's total CPU or requests).
+    #[default]
+    Total,
+    /// A pod metric's value is what each ready pod reports.
+    PerPod,
+}
+
+/// What a replay does beyond the manifests and the series.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// The controller's flags and feature gates.
+    pub config: ControllerConfig,
+    pub spread: Spread,
+    /// How long new pods take to run and to become Ready.
+    pub pod_delays: PodDelays,
+}
+
+/// Where one HPA metric's values come from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Feed {
+    /// Index in `spec.metrics`.
+    pub index: usize,
+    /// The series column feeding it.
+    pub column: String,
+    #[serde(skip)]
+    kind: FeedKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum FeedKind {
+    /// Pod resource usage on `container` (`None`: the first).
+    Resource {
+        resource: String,
+        container: Option<String>,
+    },
+    /// A custom metric of each pod.
+    Pods { metric: String },
+    /// A custom metric of one object.
+    Object {
+        resource: String,
+        name: String,
+        metric: String,
+    },
+    /// An external series.
+    External {
+        metric: String,
+        labels: std::collections::BTreeMap<String, String>,
+    },
+}
+
+/// What the replay observed: one decision per sync.
+#[derive(Debug, Clone)]
+pub struct ReplayRun {
+    /// `namespace/name` of the HPA.
+    pub hpa: String,
+    /// The virtual time of the series' start.
+    pub start: Timestamp,
+    pub sync_period: SignedDuration,
+    pub feeds: Vec<Feed>,
+    /// The decisions, oldest first.
+    pub decisions: Vec<DecisionRecord>,
+    /// Ready pods when each decision was taken.
+    pub ready: Vec<i32>,
+}
+
+/// Replays `series` against the HPA and its workload.
+pub async fn replay(
+    hpa: &HpaManifest,
+    workload: &Workload,
+    series: &Series,
+    options: &ReplayOptions,
+) -> Result<ReplayRun, ReplayError> {
+    let period = SignedDuration::try_from(options.config.sync_period)
+        .unwrap_or(SignedDuration::from_secs(15))
+        .max(SignedDuration::from_millis(1));
+    let syncs = (series.end() / period.as_secs_f64()).floor() as u64 + 1;
+    if syncs > MAX_SYNCS {
+        return Err(ReplayError::TooLong {
+            syncs,
+            period: crate::controller::config::format_go_duration(options.config.sync_period),
+            max: MAX_SYNCS,
+        });
+    }
+    let ns = hpa.namespace.clone();
+    let clock = VirtualClock::default();
+    let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::Virtual(
+        clock.clone(),
+    ));
+    let mut namespaces = SimConfig::default().namespaces;
+    if !namespaces.contains(&ns) {
+        namespaces.push(ns.clone());
+    }
+    let sim = Sim::new(SimConfig {
+        clock: SimClock::Virtual(clock.clone()),
+        metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
+        pod_delays: options.pod_delays,
+        namespaces,
+        hpa_scale_to_zero: options.config.feature_gates.enabled("HPAScaleToZero"),
+        ..SimConfig::default()
+    });
+    let client = sim.client();
+
+    // The workload first, its pods then aged ten minutes (as the Gherkin
+    // step "a deployment with N pods" makes them), so that the CPU
+    // initialization period is behind them when the series starts.
+    let kind = workload
+        .object
+        .get("kind")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("Deployment")
+        .to_owned();
+    let (w_file, w_line) = workload
+        .source
+        .as_ref()
+        .map_or(("(default workload)".to_owned(), 0), |(f, l)| {
+            (f.display().to_string(), *l)
+        });
+    create(&client, &ns, &apps_resource(&kind), workload.object.clone())
+        .await
+        .map_err(|source| ReplayError::Create {
+            file: w_file,
+            line: w_line,
+            what: format!("creating {kind} {ns}/{}", hpa.target_name),
+            source,
+        })?;
+    sim.advance(SignedDuration::from_mins(10));
+    let mut manifest = hpa.doc.value.clone();
+    manifest["metadata"]["namespace"] = serde_json::json!(ns);
+    create(&client, &ns, &hpa_resource(hpa.version), manifest)
+        .await
+        .map_err(|source| ReplayError::Create {
+            file: hpa.doc.file.display().to_string(),
+            line: hpa.doc.line,
+            what: format!("creating HorizontalPodAutoscaler {ns}/{}", hpa.name),
+            source,
+        })?;
+    let v2: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
+    let stored = v2
+        .get(&hpa.name)
+        .await
+        .map_err(|source| ReplayError::Kube {
+            action: format!("reading HPA {ns}/{} back", hpa.name),
+            source,
+        })?;
+    let feeds = feeds(hpa, &stored, series)?;
+
+    let start = clock.now();
+    let driver = Driver::start(
+        options.config.clone(),
+        client.clone(),
+        Arc::new(clock.clone()) as Arc<dyn Clock>,
+    )
+    .await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+    let selector = workload.selector();
+    let containers = workload.containers();
+    let mut decisions = Vec::with_capacity(usize::try_from(syncs).unwrap_or(0));
+    let mut ready_counts = Vec::with_capacity(decisions.capacity());
+    for k in 0..syncs {
+        if k > 0 {
+            sim.advance(period);
+        }
+        let t = (period * i32::try_from(k).unwrap_or(i32::MAX)).as_secs_f64();
+        let list = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|source| ReplayError::Kube {
+                action: format!("listing the pods of {ns}/{}", hpa.target_name),
+                source,
+            })?;
+        let ready: Vec<&Pod> = list.items.iter().filter(|p| is_ready(p)).collect();
+        let script = script(&ns, &ready, &containers, &feeds, series, t, options.spread);
+        metrics.load(&script).map_err(|e| ReplayError::Metrics {
+            at: crate::plot::svg::duration_label(t),
+            reason: e.to_string(),
+        })?;
+        driver.sync_all_now().await?;
+        if let Some(d) = driver.decisions(&ns, &hpa.name, 1).pop() {
+            decisions.push(d);
+            ready_counts.push(i32::try_from(ready.len()).unwrap_or(i32::MAX));
+        }
+    }
+    Ok(ReplayRun {
+        hpa: format!("{ns}/{}", hpa.name),
+        start,
+        sync_period: period,
+        feeds,
+        decisions,
+        ready: ready_counts,
+    })
+}
+
+async fn create(
+    client: &kube::Client,
+    ns: &str,
+    resource: &ApiResource,
+    object: serde_json::Value,
+) -> Result<(), kube::Error> {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, resource);
+    let object: DynamicObject = serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
+    api.create(&PostParams::default(), &object).await?;
+    Ok(())
+}
+
+fn apps_resource(kind: &str) -> ApiResource {
+    ApiResource {
+        group: "apps".into(),
+        version: "v1".into(),
+        api_version: "apps/v1".into(),
+        kind: kind.into(),
+        plural: format!("{}s", kind.to_ascii_lowercase()),
+    }
+}
+
+fn hpa_resource(version: &str) -> ApiResource {
+    ApiResource {
+        group: "autoscaling".into(),
+        version: version.into(),
+        api_version: format!("autoscaling/{version}"),
+        kind: "HorizontalPodAutoscaler".into(),
+        plural: "horizontalpodautoscalers".into(),
+    }
+}
+
+/// Running, Ready and not being deleted.
+fn is_ready(pod: &Pod) -> bool {
+    let status = pod.status.as_ref();
+    pod.metadata.deletion_timestamp.is_none()
+        && status.and_then(|s| s.phase.as_deref()) == Some("Running")
+        && status
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// Matches every metric of the stored (v2) HPA with a series column: the
+/// metric's name (`cpu`, `memory`, `CONTAINER/cpu` or `cpu`, the custom or
+/// external metric's name); a series of one column feeds an HPA of one
+/// metric whatever the column's name.
+fn feeds(
+    hpa: &HpaManifest,
+    stored: &HorizontalPodAutoscaler,
+    series: &Series,
+) -> Result<Vec<Feed>, ReplayError> {
+    let specs: Vec<MetricSpec> = stored.spec.metrics.clone().unwrap_or_default();
+    let file = hpa.doc.file.display().to_string();
+    let mut out = Vec::new();
+    for (index, spec) in specs.iter().enumerate() {
+        let field = format!("spec.metrics[{index}]");
+        let (kind, names) = match spec.type_.as_str() {
+            "Resource" => {
+                let r = spec
+                    .resource
+                    .as_ref()
+                    .map(|r| r.name.clone())
+                    .unwrap_or_default();
+                (
+                    FeedKind::Resource {
+                        resource: r.clone(),
+                        container: None,
+                    },
+                    vec![r],
+                )
+            }
+            "ContainerResource" => {
+                let (c, r) = spec
+                    .container_resource
+                    .as_ref()
+                    .map(|c| (c.container.clone(), c.name.clone()))
+                    .unwrap_or_default();
+                (
+                    FeedKind::Resource {
+                        resource: r.clone(),
+                        container: Some(c.clone()),
+                    },
+                    vec![format!("{c}/{r}"), r],
+                )
+            }
+            "Pods" => {
+                let m = spec
+                    .pods
+                    .as_ref()
+                    .map(|p| p.metric.name.clone())
+                    .unwrap_or_default();
+                (FeedKind::Pods { metric: m.clone() }, vec![m])
+            }
+            "Object" => {
+                let o = spec.object.as_ref();
+                let m = o.map(|o| o.metric.name.clone()).unwrap_or_default();
+                let described = o.map(|o| &o.described_object);
+                let resource = described
+                    .map(|d| {
+                        let group = d
+                            .api_version
+                            .as_deref()
+                            .and_then(|v| v.split_once('/'))
+                            .map(|(g, _)| g.to_owned());
+                        plural(&d.kind, group.as_deref())
+                    })
+                    .unwrap_or_default();
+                (
+                    FeedKind::Object {
+                        resource,
+                        name: described.map(|d| d.name.clone()).unwrap_or_default(),
+                        metric: m.clone(),
+                    },
+                    vec![m],
+                )
+            }
+            "External" => {
+                let e = spec.external.as_ref();
+                let m = e.map(|e| e.metric.name.clone()).unwrap_or_default();
+                let labels = e
+                    .and_then(|e| e.metric.selector.as_ref())
+                    .and_then(|s| s.match_labels.clone())
+                    .unwrap_or_default();
+                (
+                    FeedKind::External {
+                        metric: m.clone(),
+                        labels,
+                    },
+                    vec![m],
+                )
+            }
+            other => {
+                return Err(ReplayError::MetricType {
+                    hpa_file: file,
+                    line: hpa.doc.line_of(&field),
+                    field: format!("{field}.type"),
+                    type_: other.to_owned(),
+                });
+            }
+        };
+        let column = names
+            .iter()
+            .find(|n| series.column(n).is_some())
+            .cloned()
+            .or_else(|| match (specs.len(), series.columns.as_slice()) {
+                (1, [only]) => Some(only.name.clone()),
+                _ => None,
+            });
+        let Some(column) = column else {
+            let mut files: Vec<String> = series
+                .columns
+                .iter()
+                .map(|c| c.file.display().to_string())
+                .collect();
+            files.dedup();
+            let field_path = match spec.type_.as_str() {
+                "Resource" => format!("{field}.resource.name"),
+                "ContainerResource" => format!("{field}.containerResource.name"),
+                "Pods" => format!("{field}.pods.metric.name"),
+                "Object" => format!("{field}.object.metric.name"),
+                _ => format!("{field}.external.metric.name"),
+            };
+            return Err(ReplayError::MissingColumn {
+                hpa_file: file,
+                line: hpa.doc.line_of(&field_path),
+                field: field_path,
+                metric: names.first().cloned().unwrap_or_default(),
+                files: files.join(", "),
+                columns: series.names().join(", "),
+            });
+        };
+        out.push(Feed {
+            index,
+            column,
+            kind,
+        });
+    }
+    Ok(out)
+}
+
+/// The custom metrics API's resource of a kind (`deployments.apps`).
+fn plural(kind: &str, group: Option<&str>) -> String {
+    let lower = kind.to_ascii_lowercase();
+    let plural = if lower.ends_with('s') {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    };
+    match group {
+        Some(g) if !g.is_empty() => format!("{plural}.{g}"),
+        _ => plural,
+    }
+}
+
+/// A value for the fake metrics server, in milli-units.
+fn milli(v: f64) -> ScriptValue {
+    ScriptValue(format!("{}m", (v * 1000.0).round().max(0.0) as i64))
+}
+
+/// What the fake metrics server serves at `t`: every ready pod's usage and
+/// custom metrics, the objects' and the external series' values.
+fn script(
+    ns: &str,
+    ready: &[&Pod],
+    containers: &[String],
+    feeds: &[Feed],
+    series: &Series,
+    t: f64,
+    spread: Spread,
+) -> Script {
+    let share = |v: f64| match spread {
+        Spread::Total if !ready.is_empty() => v / ready.len() as f64,
+        _ => v,
+    };
+    let value = |f: &Feed| series.column(&f.column).and_then(|c| c.at(t));
+    let mut script = Script::default();
+    for pod in ready {
+        let mut spec = PodSpec {
+            namespace: ns.to_owned(),
+            name: pod.metadata.name.clone().unwrap_or_default(),
+            labels: pod.metadata.labels.clone().unwrap_or_default(),
+            // Every container reports (0 unless a feed says otherwise), so
+            // that pod sums see them all.
+            containers: containers
+                .iter()
+                .map(|c| ContainerSpec {
+                    name: c.clone(),
+                    cpu: Some(milli(0.0)),
+                    memory: Some(milli(0.0)),
+                })
+                .collect(),
+            ..PodSpec::default()
+        };
+        for feed in feeds {
+            let Some(v) = value(feed) else { continue };
+            match &feed.kind {
+                FeedKind::Resource {
+                    resource,
+                    container,
+                } => {
+                    let at = container
+                        .as_ref()
+                        .and_then(|c| spec.containers.iter().position(|x| &x.name == c))
+                        .unwrap_or(0);
+                    if let Some(c) = spec.containers.get_mut(at) {
+                        match resource.as_str() {
+                            "cpu" => c.cpu = Some(milli(share(v))),
+                            "memory" => c.memory = Some(milli(share(v))),
+                            _ => {}
+                        }
+                    }
+                }
+                FeedKind::Pods { metric } => {
+                    spec.metrics
+                        .insert(metric.clone(), ScriptMetric::Value(milli(share(v))));
+                }
+                FeedKind::Object { .. } | FeedKind::External { .. } => {}
+            }
+        }
+        script.pods.push(spec);
+    }
+    for feed in feeds {
+        let Some(v) = value(feed) else { continue };
+        match &feed.kind {
+            FeedKind::Object {
+                resource,
+                name,
+                metric,
+            } => script.objects.push(ObjectSpec {
+                resource: resource.clone(),
+                namespace: Some(ns.to_owned()),
+                name: name.clone(),
+                kind: None,
+                api_version: None,
+                labels: Default::default(),
+                metrics: [(metric.clone(), ScriptMetric::Value(milli(v)))].into(),
+            }),
+            FeedKind::External { metric, labels } => script.external.push(ExternalSpec {
+                namespace: ns.to_owned(),
+                metric: metric.clone(),
+                labels: labels.clone(),
+                value: milli(v),
+                timestamp: None,
+                window: None,
+            }),
+            FeedKind::Resource { .. } | FeedKind::Pods { .. } => {}
+        }
+    }
+    script
+}
