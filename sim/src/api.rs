@@ -590,7 +590,7 @@ fn list_response(
         let items: Vec<Value> = entries.iter().map(|e| to_view(def, e.value())).collect();
         let mut meta = json!({"resourceVersion": rv.to_string()});
         if let Some((n, name)) = &next {
-            meta["continue"] = json!(encode_continue(n, name));
+            meta["continue"] = json!(query::encode_continue(n, name));
         }
         let t = crate::table::table(def, &items, sim.clock().now(), meta, include);
         return Ok(json_response(&t));

@@ -829,7 +829,7 @@ impl Sim {
         let old = find(&st, def, ns, name)?.clone();
         let mut obj = old.value();
         match def.scale_paths {
-            Some(paths) => crate::crd::set_spec_replicas(paths, &mut obj, replicas),
+            Some(paths) => crate::crd::set_spec_replicas(paths, &mut obj, i64::from(replicas)),
             None => obj["spec"]["replicas"] = json!(replicas),
         }
         if let Some(rv) = scale.pointer("/metadata/resourceVersion") {

@@ -159,6 +159,18 @@ fn columns(storage: Storage) -> Vec<Column> {
             Column("Available", "string", 0),
             AGE,
         ],
+        Storage::Ingresses => vec![
+            NAME,
+            Column("Class", "string", 0),
+            Column("Hosts", "string", 0),
+            Column("Address", "string", 0),
+            Column("Ports", "string", 0),
+            AGE,
+        ],
+        Storage::ConfigMaps => vec![NAME, Column("Data", "string", 0), AGE],
+        // The apiextensions server's default table: name and creation time.
+        Storage::Crds => vec![NAME, Column("Created At", "date", 0)],
+        Storage::Custom(_) => vec![NAME, AGE],
     }
 }
 
@@ -324,7 +336,64 @@ fn cells(storage: Storage, o: &Value, now: Timestamp) -> Vec<Value> {
             );
             vec![name, json!(service), json!(available), age]
         }
+        Storage::Ingresses => ingress_cells(o, name, age),
+        Storage::ConfigMaps => {
+            let data = o.get("data").and_then(Value::as_object).map_or(0, Map::len)
+                + o.get("binaryData")
+                    .and_then(Value::as_object)
+                    .map_or(0, Map::len);
+            vec![name, json!(data), age]
+        }
+        Storage::Crds => vec![name, json!(s(o, "/metadata/creationTimestamp"))],
+        Storage::Custom(_) => vec![name, age],
     }
+}
+
+/// Upstream's ingress printer: class, hosts, load-balancer address, ports
+/// (80, and 443 when TLS is set).
+fn ingress_cells(o: &Value, name: Value, age: Value) -> Vec<Value> {
+    let class = or_none(s(o, "/spec/ingressClassName"));
+    let hosts: Vec<&str> = o
+        .pointer("/spec/rules")
+        .and_then(Value::as_array)
+        .map(|rules| {
+            rules
+                .iter()
+                .map(|r| r.get("host").and_then(Value::as_str).unwrap_or("*"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let hosts = if hosts.is_empty() {
+        "*".to_owned()
+    } else {
+        hosts.join(",")
+    };
+    let address: Vec<&str> = o
+        .pointer("/status/loadBalancer/ingress")
+        .and_then(Value::as_array)
+        .map(|lbs| {
+            lbs.iter()
+                .filter_map(|lb| {
+                    lb.get("ip")
+                        .or_else(|| lb.get("hostname"))
+                        .and_then(Value::as_str)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let tls = o
+        .pointer("/spec/tls")
+        .and_then(Value::as_array)
+        .is_some_and(|t| !t.is_empty());
+    let ports = if tls { "80, 443" } else { "80" };
+    vec![
+        name,
+        json!(class),
+        json!(hosts),
+        json!(address.join(",")),
+        json!(ports),
+        age,
+    ]
 }
 
 /// `spec.replicas`, which the API server defaults to 1.
