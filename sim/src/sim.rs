@@ -269,6 +269,8 @@ impl Sim {
                 Storage::ApiServices,
                 Storage::Ingresses,
                 Storage::ConfigMaps,
+                Storage::Secrets,
+                Storage::ServiceAccounts,
                 Storage::Crds,
                 Storage::Namespaces,
             ];
@@ -992,6 +994,8 @@ fn reset_status_on_create(s: Storage, obj: &mut Value) {
         | Storage::Nodes
         | Storage::Ingresses
         | Storage::ConfigMaps
+        | Storage::Secrets
+        | Storage::ServiceAccounts
         | Storage::Custom(_) => {}
     }
 }

@@ -342,7 +342,12 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
     let writer = HpaWorld::cucumber::<PathBuf>()
         .with_parser(load::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
-        .before(|_feature, _rule, scenario, world| {
+        .before(|feature, _rule, scenario, world| {
+            world.feature_dir = feature
+                .path
+                .as_ref()
+                .and_then(|p| p.parent())
+                .map(std::path::Path::to_path_buf);
             world.real_node = scenario
                 .tags
                 .iter()
