@@ -277,6 +277,51 @@ async fn the_real_cluster_path_runs_the_seed_scenario_on_a_fake_node() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenarios_on_a_real_cluster_are_isolated_by_namespace_and_event_ownership() {
+    let servers = Servers::start("isolation", false).await;
+    let mut remote = servers.remote(ControllerKind::Ours, Duration::from_secs(15));
+    remote.assume_real = true;
+    remote.skip_preflight = true;
+    let summary = runner::run(&RunOptions {
+        paths: vec![root().join("tests/e2e/isolation.feature")],
+        backend: BackendKind::Kubeconfig,
+        remote,
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    let verdicts: Vec<(&str, &Verdict)> = summary
+        .scenarios
+        .iter()
+        .map(|s| (s.scenario.as_str(), &s.verdict))
+        .collect();
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, v)| **v == Verdict::Passed),
+        "{verdicts:?}"
+    );
+    // The namespaces made for scenarios are gone with them.
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&servers.kubeconfig).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    let client = kube::Client::try_from(config).unwrap();
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client);
+    let left: Vec<String> = namespaces
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .filter(|n| n.starts_with("hpa-scenario-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_mode_refuses_a_virtual_clock_nobody_else_moves() {
     let servers = Servers::start("upstream-virtual", true).await;
     let err = runner::run(&RunOptions {

@@ -32,6 +32,10 @@ pub enum Storage {
     Ingresses,
     /// core/v1 configmaps.
     ConfigMaps,
+    /// core/v1 secrets (charts render them next to their workloads).
+    Secrets,
+    /// core/v1 serviceaccounts (charts render them next to their workloads).
+    ServiceAccounts,
     /// apiextensions.k8s.io/v1 CustomResourceDefinitions (cluster-scoped).
     Crds,
     /// The objects of one custom resource (group and plural), in a slot
@@ -41,7 +45,7 @@ pub enum Storage {
 
 impl Storage {
     /// The built-in storages, in table order.
-    pub const ALL: [Storage; 14] = [
+    pub const ALL: [Storage; 16] = [
         Storage::Namespaces,
         Storage::Pods,
         Storage::Events,
@@ -55,6 +59,8 @@ impl Storage {
         Storage::Nodes,
         Storage::Ingresses,
         Storage::ConfigMaps,
+        Storage::Secrets,
+        Storage::ServiceAccounts,
         Storage::Crds,
     ];
 
@@ -82,6 +88,8 @@ impl Storage {
             Storage::Custom(slot) => return crate::crd::storage_def(slot).unwrap_or(&RESOURCES[0]),
             Storage::Ingresses => ("networking.k8s.io", "v1", "ingresses"),
             Storage::ConfigMaps => ("", "v1", "configmaps"),
+            Storage::Secrets => ("", "v1", "secrets"),
+            Storage::ServiceAccounts => ("", "v1", "serviceaccounts"),
             Storage::Crds => ("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
             Storage::Namespaces => ("", "v1", "namespaces"),
             Storage::Pods => ("", "v1", "pods"),
@@ -291,6 +299,30 @@ pub static RESOURCES: &[ResourceDef] = &[
         false,
         false,
         &["cm"]
+    ),
+    res!(
+        "",
+        "v1",
+        "secrets",
+        "secret",
+        "Secret",
+        true,
+        Storage::Secrets,
+        false,
+        false,
+        &[]
+    ),
+    res!(
+        "",
+        "v1",
+        "serviceaccounts",
+        "serviceaccount",
+        "ServiceAccount",
+        true,
+        Storage::ServiceAccounts,
+        false,
+        false,
+        &["sa"]
     ),
     res!(
         "networking.k8s.io",

@@ -308,6 +308,8 @@ impl Sim {
                 Storage::ApiServices,
                 Storage::Ingresses,
                 Storage::ConfigMaps,
+                Storage::Secrets,
+                Storage::ServiceAccounts,
                 Storage::Crds,
                 Storage::Namespaces,
             ];
@@ -1042,6 +1044,8 @@ fn reset_status_on_create(s: Storage, obj: &mut Value) {
         | Storage::Nodes
         | Storage::Ingresses
         | Storage::ConfigMaps
+        | Storage::Secrets
+        | Storage::ServiceAccounts
         | Storage::Custom(_) => {}
     }
 }

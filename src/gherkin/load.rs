@@ -84,7 +84,8 @@ pub fn load_file(path: &Path) -> Result<Feature, LoadError> {
         path: path.to_path_buf(),
         source,
     })?;
-    let mut feature = Feature::parse(&text, GherkinEnv::default()).map_err(|e| syntax(path, &e))?;
+    let mut feature = Feature::parse(&text, GherkinEnv::default())
+        .map_err(|e| first_bad_line(path, &text).unwrap_or_else(|| syntax(path, &e)))?;
     feature.path = Some(path.to_path_buf());
     fix_doc_strings(&mut feature, &text);
     feature.expand_examples().map_err(|e| LoadError::Examples {
@@ -106,6 +107,89 @@ fn syntax(path: &Path, e: &gherkin::ParseError) -> LoadError {
         col: col.parse().unwrap_or(0),
         expected: expected.to_owned(),
     }
+}
+
+/// English step and block keywords (the crate's parser knows the others;
+/// this check only explains what it refused).
+const STEP_KEYWORDS: [&str; 6] = ["Given ", "When ", "Then ", "And ", "But ", "* "];
+const BLOCK_KEYWORDS: [&str; 9] = [
+    "Feature:",
+    "Rule:",
+    "Background:",
+    "Scenario Outline:",
+    "Scenario Template:",
+    "Scenario:",
+    "Example:",
+    "Examples:",
+    "Scenarios:",
+];
+
+/// The first line that breaks Gherkin's line structure, with its column:
+/// free text after a step, a table row without its closing `|`, a doc
+/// string never closed, text before `Feature:`. The crate's parser reports
+/// where its grammar gave up, which is often lines later.
+fn first_bad_line(path: &Path, text: &str) -> Option<LoadError> {
+    let bad = |line: usize, col: usize, expected: &str| LoadError::Syntax {
+        path: path.to_path_buf(),
+        line,
+        col,
+        expected: expected.to_owned(),
+    };
+    let mut feature_seen = false;
+    // Free text is a description right after a block keyword, until a step.
+    let mut description = false;
+    let mut doc: Option<(&str, usize, usize)> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let t = raw.trim();
+        let col = raw.chars().count() - raw.trim_start().chars().count() + 1;
+        if let Some((delimiter, _, _)) = doc {
+            if t.starts_with(delimiter) {
+                doc = None;
+            }
+            continue;
+        }
+        if t.is_empty() || t.starts_with('#') || t.starts_with('@') {
+            continue;
+        }
+        if BLOCK_KEYWORDS.iter().any(|k| t.starts_with(k)) {
+            feature_seen |= t.starts_with("Feature:");
+            if !feature_seen {
+                return Some(bad(line, col, "Feature: first"));
+            }
+            description = true;
+            continue;
+        }
+        if !feature_seen {
+            return Some(bad(line, col, "Feature:"));
+        }
+        if STEP_KEYWORDS.iter().any(|k| t.starts_with(k)) {
+            description = false;
+            continue;
+        }
+        if t.starts_with('|') {
+            if !t.ends_with('|') || t.len() < 2 {
+                return Some(bad(
+                    line,
+                    raw.chars().count() + 1,
+                    "| at the end of the table row",
+                ));
+            }
+            continue;
+        }
+        if let Some(d) = ["\"\"\"", "```"].into_iter().find(|d| t.starts_with(d)) {
+            doc = Some((d, line, col));
+            continue;
+        }
+        if !description {
+            return Some(bad(
+                line,
+                col,
+                "a step (Given, When, Then, And, But), a table, a doc string, a tag, a comment or a keyword such as Scenario:",
+            ));
+        }
+    }
+    doc.map(|(d, line, col)| bad(line, col, &format!("a closing {d} for this doc string")))
 }
 
 /// Every feature of `files`.
@@ -276,7 +360,7 @@ mod tests {
         let mut f = Feature::parse(text, GherkinEnv::default()).unwrap();
         assert_eq!(
             f.scenarios[0].steps[0].docstring.as_deref(),
-            Some("yaml\nkind: X\n"),
+            Some("yaml\n      kind: X\n"),
             "the gherkin crate's reading, which this module corrects"
         );
         fix_doc_strings(&mut f, text);
@@ -289,6 +373,29 @@ mod tests {
             docs,
             [Some("kind: X".to_owned()), Some("scaleUp: {}".to_owned())]
         );
+    }
+
+    #[test]
+    fn the_first_bad_line_is_named_with_its_column() {
+        let at = |text: &str| match first_bad_line(Path::new("f.feature"), text) {
+            Some(LoadError::Syntax { line, col, .. }) => Some((line, col)),
+            _ => None,
+        };
+        let ok = "# c\n@tag\nFeature: x\n  about it\n  Scenario: y\n    a description\n    Given a:\n      | a | b |\n    And b:\n      \"\"\"yaml\n      free: text\n      \"\"\"\n";
+        assert_eq!(at(ok), None);
+        assert_eq!(
+            at("Feature: x\n  Scenario: y\n    Given a\n  Oops what\n"),
+            Some((4, 3))
+        );
+        assert_eq!(
+            at("Feature: x\n  Scenario: y\n    Given a\n      | a | b\n"),
+            Some((4, 14))
+        );
+        assert_eq!(
+            at("Feature: x\n  Scenario: y\n    Given a\n      ```\n      x\n"),
+            Some((4, 7))
+        );
+        assert_eq!(at("Feture: x\n  Scenario: y\n"), Some((1, 1)));
     }
 
     #[test]

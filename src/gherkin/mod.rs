@@ -13,6 +13,7 @@ pub mod cleanup;
 pub mod conformance;
 pub mod driver;
 pub mod explain;
+pub mod kinds;
 pub mod load;
 pub mod params;
 pub mod remote;

@@ -342,7 +342,12 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
     let writer = HpaWorld::cucumber::<PathBuf>()
         .with_parser(load::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
-        .before(|_feature, _rule, scenario, world| {
+        .before(|feature, _rule, scenario, world| {
+            world.feature_dir = feature
+                .path
+                .as_ref()
+                .and_then(|p| p.parent())
+                .map(std::path::Path::to_path_buf);
             world.real_node = scenario
                 .tags
                 .iter()
@@ -630,6 +635,105 @@ mod tests {
         let k3s = check_backend_tools(BackendKind::K3s, nowhere).unwrap_err();
         assert!(k3s.to_string().contains("`docker` was not found"), "{k3s}");
         assert!(check_backend_tools(BackendKind::Sim, nowhere).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_run_that_selects_nothing_fails_saying_what_it_found() {
+        let scratch = Scratch::new("empty");
+        let empty_dir = scratch.0.join("none");
+        std::fs::create_dir_all(&empty_dir).unwrap();
+        let err = run(&RunOptions {
+            paths: vec![empty_dir.clone()],
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with(": 0 feature files, 0 scenarios, 0 selected (a run that runs no scenario fails; --allow-empty permits it)"),
+            "{err}"
+        );
+        let feature = scratch.feature("two.feature", TWO_SCENARIOS);
+        let err = run(&RunOptions {
+            paths: vec![feature.clone()],
+            tags: Some("@nothing-has-this".to_owned()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("1 feature file, 2 scenarios, 0 selected"),
+            "{err}"
+        );
+        let no_scenario = scratch.feature("bare.feature", "Feature: nothing yet\n");
+        let err = run(&RunOptions {
+            paths: vec![no_scenario.clone()],
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, RunError::Empty { .. }), "{err}");
+        // Permitted when asked.
+        let summary = run(&RunOptions {
+            paths: vec![empty_dir, no_scenario],
+            allow_empty: true,
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        assert!(summary.scenarios.is_empty() && !summary.failed());
+    }
+
+    #[tokio::test]
+    async fn a_syntax_error_names_file_line_and_column() {
+        let scratch = Scratch::new("syntax");
+        let bad = scratch.feature(
+            "bad.feature",
+            "Feature: x\n  Scenario: y\n    Given a deployment \"web\" with 2 pods\n  Nonsense here\n",
+        );
+        let err = run(&RunOptions {
+            paths: vec![bad.clone()],
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}:4:", bad.display())),
+            "{err}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_junit_report_holds_the_features_of_every_path() {
+        let scratch = Scratch::new("junit-paths");
+        let one = scratch.0.join("one");
+        let two = scratch.0.join("two");
+        std::fs::create_dir_all(&one).unwrap();
+        std::fs::create_dir_all(&two).unwrap();
+        let scenario = |feature: &str| {
+            format!(
+                "Feature: {feature}\n  Scenario: s\n    Given a deployment \"web\" with 1 pods\n    Then the deployment \"web\" has 1 replicas\n"
+            )
+        };
+        std::fs::write(one.join("a.feature"), scenario("First path")).unwrap();
+        std::fs::write(two.join("b.feature"), scenario("Second path")).unwrap();
+        let junit = scratch.0.join("r.xml");
+        let summary = run(&RunOptions {
+            paths: vec![one, two],
+            junit: Some(junit.clone()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        assert_eq!(summary.scenarios.len(), 2);
+        let xml = std::fs::read_to_string(&junit).unwrap();
+        assert!(
+            xml.contains("First path") && xml.contains("Second path"),
+            "{xml}"
+        );
+        assert!(!scratch.0.join("r.xml.1").exists());
     }
 
     #[tokio::test]

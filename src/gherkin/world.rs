@@ -118,6 +118,9 @@ pub struct Workload {
     /// `spec.replicas` when the scenario declared it ("not rescaled" compares
     /// with it).
     pub initial_replicas: i32,
+    /// The label selector of its pods (`app=NAME` for workloads the steps
+    /// make; a manifest's `spec.selector.matchLabels`).
+    pub selector: String,
 }
 
 /// What the fake metrics server is told about one pod: usage per container,
@@ -260,7 +263,9 @@ impl Env {
         // A simulated cluster answers its admin API; a real one does not.
         let admin = AdminClient::new(cluster_url.trim_end_matches('/'))
             .map_err(|e| StepError::Start(format!("sim admin client: {e}")))?;
-        let sim_clock = if remote.assume_real {
+        // The simulated cluster serves plain HTTP: an https API server is a
+        // real one, and probing it without its CA would only log TLS errors.
+        let sim_clock = if remote.assume_real || cluster_url.starts_with("https:") {
             None
         } else {
             admin.clock().await.ok()
@@ -518,6 +523,9 @@ pub struct HpaWorld {
     pod_names: HashMap<(String, String), Vec<String>>,
     /// The workload of each pod-table name, by (namespace, pod).
     pod_owner: HashMap<(String, String), String>,
+    /// What the cluster serves, for the kinds steps name (refreshed when a
+    /// name is not found: a CRD may have come since).
+    served_kinds: Option<Vec<super::kinds::Served>>,
     /// The scenario is tagged `@real-node`: on a real cluster its pods run
     /// on a real node (a real kubelet, the pause image), not the fake one.
     pub real_node: bool,
@@ -526,6 +534,8 @@ pub struct HpaWorld {
     own_namespace: Option<String>,
     /// The scenario named its namespace (`Given a namespace`).
     pub namespace_named: bool,
+    /// The folder of the feature file (manifest paths are relative to it).
+    pub feature_dir: Option<std::path::PathBuf>,
 }
 
 /// History to hand to the controller once it exists (ages as of the step,
@@ -564,9 +574,11 @@ impl HpaWorld {
             next_index: HashMap::new(),
             pod_names: HashMap::new(),
             pod_owner: HashMap::new(),
+            served_kinds: None,
             real_node: false,
             own_namespace: None,
             namespace_named: false,
+            feature_dir: None,
         }
     }
 
@@ -811,8 +823,12 @@ impl HpaWorld {
     /// step name in creation order the first time they are seen.
     pub async fn pods_of(&mut self, ns: &str, workload: &str) -> Result<Vec<Pod>, StepError> {
         let api: Api<Pod> = self.api(ns).await?;
+        let selector = self
+            .workloads
+            .get(&(ns.to_owned(), workload.to_owned()))
+            .map_or_else(|| format!("app={workload}"), |w| w.selector.clone());
         let list = api
-            .list(&ListParams::default().labels(&format!("app={workload}")))
+            .list(&ListParams::default().labels(&selector))
             .await
             .map_err(StepError::kube(format!(
                 "listing the pods of {ns}/{workload}"
@@ -847,6 +863,27 @@ impl HpaWorld {
         }
         self.pod_names
             .insert((ns.to_owned(), workload.to_owned()), names);
+    }
+
+    /// The kind a step names (`deployment`, `Ingress`, `ingresses`,
+    /// `ingress.networking.k8s.io`, a custom resource's kind).
+    pub async fn resolve_kind(&mut self, word: &str) -> Result<super::kinds::KindRef, StepError> {
+        if let Some(served) = &self.served_kinds
+            && let Ok(k) = super::kinds::resolve_in(word, served)
+        {
+            return Ok(k);
+        }
+        let client = self.env().await?.client.clone();
+        let served = super::kinds::served(&client).await?;
+        let found = super::kinds::resolve_in(word, &served);
+        self.served_kinds = Some(served);
+        found
+    }
+
+    /// Forgets what the cluster serves (a CRD came), so the next kind a
+    /// step names is looked up again.
+    pub fn forget_served_kinds(&mut self) {
+        self.served_kinds = None;
     }
 
     /// The pod names a workload's pod table gave.

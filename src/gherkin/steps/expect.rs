@@ -61,7 +61,9 @@ async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) ->
             .as_ref()
             .and_then(|r| r.name.clone())
             .unwrap_or_default();
-        if target_of(world, &ns, &hpa).await? == Some(n.clone()) {
+        let uid = hpa_uid(world, &ns, &hpa).await?;
+        if same_object(&e, uid.as_deref()) && target_of(world, &ns, &hpa).await? == Some(n.clone())
+        {
             targeted.push(e.note.unwrap_or_default());
         }
     }
@@ -555,7 +557,11 @@ async fn check_event(
 ) -> StepResult {
     let (ns, n) = world.qualify(name);
     let all = events(world, &ns).await?;
-    let of_hpa: Vec<&Event> = all.iter().filter(|e| regards(e, &n)).collect();
+    let uid = hpa_uid(world, &ns, &n).await?;
+    let of_hpa: Vec<&Event> = all
+        .iter()
+        .filter(|e| regards(e, &n) && same_object(e, uid.as_deref()))
+        .collect();
     let matching = of_hpa.iter().any(|e| {
         e.reason.as_deref() == Some(reason) && message.is_none_or(|m| e.note.as_deref() == Some(m))
     });
@@ -598,7 +604,8 @@ fn regards(e: &Event, name: &str) -> bool {
     })
 }
 
-/// Events of a namespace, oldest first.
+/// Events of a namespace, oldest first: only those of this scenario's time
+/// (a shared cluster still lists an earlier scenario's).
 async fn events(world: &mut HpaWorld, ns: &str) -> Result<Vec<Event>, StepError> {
     let api: Api<Event> = world.api(ns).await?;
     let mut list = api
@@ -608,8 +615,41 @@ async fn events(world: &mut HpaWorld, ns: &str) -> Result<Vec<Event>, StepError>
             "listing the events of namespace {ns}"
         )))?
         .items;
-    list.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+    let started = world.env().await?.started_at;
+    // Event times may be whole seconds.
+    let since = started - SignedDuration::from_secs(1);
+    list.retain(|e| event_time(e).is_none_or(|t| t >= since));
+    list.sort_by_key(event_time);
     Ok(list)
+}
+
+/// When an event happened (its eventTime, else its last or creation time).
+fn event_time(e: &Event) -> Option<jiff::Timestamp> {
+    e.event_time
+        .as_ref()
+        .map(|t| t.0)
+        .or_else(|| e.deprecated_last_timestamp.as_ref().map(|t| t.0))
+        .or_else(|| e.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
+/// The uid of HPA `ns/name`, if it exists: events of an earlier HPA of the
+/// same name (another scenario's) do not count.
+async fn hpa_uid(world: &mut HpaWorld, ns: &str, name: &str) -> Result<Option<String>, StepError> {
+    let api: Api<HorizontalPodAutoscaler> = world.api(ns).await?;
+    Ok(api
+        .get_opt(name)
+        .await
+        .map_err(StepError::kube(format!("reading HPA {ns}/{name}")))?
+        .and_then(|h| h.metadata.uid))
+}
+
+/// Whether an event about an object is about this one (same uid when both
+/// say).
+fn same_object(e: &Event, uid: Option<&str>) -> bool {
+    match (e.regarding.as_ref().and_then(|r| r.uid.as_deref()), uid) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 /// The name of the scale target of HPA `ns/name`, if it exists.

@@ -7,6 +7,7 @@ use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
 use super::doc_string;
+use crate::gherkin::kinds::KindRef;
 use crate::gherkin::params::{Quantity, WorkloadKind};
 use crate::gherkin::world::{HpaWorld, StepError, StepResult, hpa_resource, yaml};
 
@@ -120,6 +121,7 @@ async fn scales_on_object_value(
     object: String,
     value: Quantity,
 ) -> StepResult {
+    let kind = world.resolve_kind(&kind).await?;
     let spec = object_metric(
         &metric,
         &kind,
@@ -140,6 +142,7 @@ async fn scales_on_object_average(
     object: String,
     value: Quantity,
 ) -> StepResult {
+    let kind = world.resolve_kind(&kind).await?;
     let spec = object_metric(
         &metric,
         &kind,
@@ -255,29 +258,9 @@ async fn update_spec(world: &mut HpaWorld, name: &str, change: impl Fn(&mut Valu
     Ok(())
 }
 
-/// The apiVersion of a described object's kind.
-pub(crate) fn api_version_of(kind: &str) -> &'static str {
-    match kind {
-        "Deployment" | "StatefulSet" | "ReplicaSet" | "DaemonSet" => "apps/v1",
-        "Ingress" => "networking.k8s.io/v1",
-        _ => "v1",
-    }
-}
-
-/// The custom-metrics resource (plural, with group) of a kind.
-pub(crate) fn resource_of(kind: &str) -> String {
-    match kind {
-        "Deployment" | "StatefulSet" | "ReplicaSet" | "DaemonSet" => {
-            format!("{}s.apps", kind.to_ascii_lowercase())
-        }
-        "Ingress" => "ingresses.networking.k8s.io".to_owned(),
-        other => format!("{}s", other.to_ascii_lowercase()),
-    }
-}
-
-fn object_metric(metric: &str, kind: &str, object: &str, target: Value) -> Value {
+fn object_metric(metric: &str, kind: &KindRef, object: &str, target: Value) -> Value {
     json!({"type": "Object", "object": {
-        "describedObject": {"apiVersion": api_version_of(kind), "kind": kind, "name": object},
+        "describedObject": {"apiVersion": kind.api_version, "kind": kind.kind, "name": object},
         "metric": {"name": metric},
         "target": target}})
 }

@@ -6,7 +6,7 @@ use cucumber::gherkin::Step;
 use cucumber::{given, when};
 use fake_metrics_server::script::Api as MetricsApi;
 
-use super::hpa::{resource_of, selector_labels};
+use super::hpa::selector_labels;
 use super::{Table, age, per_container};
 use crate::gherkin::params::{Quantity, Values};
 use crate::gherkin::world::{HpaWorld, StepError, StepResult};
@@ -92,9 +92,10 @@ async fn object_metric_is(
     value: Quantity,
 ) -> StepResult {
     let (ns, n) = world.qualify(&object);
-    let resource = resource_of(&kind);
+    let described = world.resolve_kind(&kind).await?;
+    let resource = described.resource;
     let client = world.env().await?.metrics.clone();
-    let namespace = (kind != "Namespace").then_some(ns.as_str());
+    let namespace = described.namespaced.then_some(ns.as_str());
     client
         .set_object_metric(&resource, namespace, &n, &metric, Some(&value.0))
         .await

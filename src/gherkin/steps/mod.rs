@@ -4,6 +4,7 @@
 pub mod controller;
 pub mod expect;
 pub mod hpa;
+pub mod manifests;
 pub mod metrics;
 pub mod time;
 pub mod workloads;

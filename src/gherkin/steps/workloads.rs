@@ -578,6 +578,7 @@ async fn create_workload(
         Workload {
             kind,
             initial_replicas: replicas,
+            selector: format!("app={n}"),
         },
     );
     let now = world.now().await?;

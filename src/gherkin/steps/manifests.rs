@@ -1,0 +1,308 @@
+//! `Given the manifests in {string}`: a YAML file or a folder of them, as
+//! `helm template` or kustomize render a chart, applied as written.
+
+use std::path::{Path, PathBuf};
+
+use cucumber::given;
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use serde_json::{Value, json};
+
+use crate::gherkin::params::WorkloadKind;
+use crate::gherkin::world::{HpaWorld, StepError, StepResult, Workload};
+
+/// One document of a manifest file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// `file#n` (1-based), for messages.
+    pub origin: String,
+    pub object: Value,
+}
+
+#[given(expr = "the manifests in {string}")]
+async fn the_manifests_in(world: &mut HpaWorld, path: String) -> StepResult {
+    let base = world.feature_dir.clone().unwrap_or_default();
+    let manifests = read_manifests(&base.join(&path))?;
+    if manifests.is_empty() {
+        return Err(StepError::Input(format!(
+            "the manifests in {path:?}: no Kubernetes object found"
+        )));
+    }
+    for m in in_apply_order(manifests) {
+        apply(world, &m).await?;
+    }
+    Ok(())
+}
+
+/// The documents of a YAML file, or of every `.yaml`/`.yml` file under a
+/// folder (in path order). Empty documents (a chart's `---` lines between
+/// `# Source:` comments) are left out.
+pub fn read_manifests(path: &Path) -> Result<Vec<Manifest>, StepError> {
+    let files = if path.is_dir() {
+        let mut files = Vec::new();
+        yaml_files(path, &mut files)?;
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut out = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| StepError::Input(format!("the manifests in {}: {e}", file.display())))?;
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&text).map_err(|e| {
+            StepError::Input(format!(
+                "the manifests in {}: the YAML does not parse: {e}",
+                file.display()
+            ))
+        })?;
+        for (i, doc) in docs.into_iter().enumerate() {
+            if doc.is_null() || doc.as_object().is_some_and(serde_json::Map::is_empty) {
+                continue;
+            }
+            let origin = format!("{} (document {})", file.display(), i + 1);
+            if doc.get("kind").and_then(Value::as_str) == Some("List") {
+                for item in doc
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.push(Manifest {
+                        origin: origin.clone(),
+                        object: item.clone(),
+                    });
+                }
+            } else {
+                out.push(Manifest {
+                    origin,
+                    object: doc,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), StepError> {
+    let read =
+        |e: std::io::Error| StepError::Input(format!("the manifests in {}: {e}", dir.display()));
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(read)?;
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            yaml_files(&p, out)?;
+        } else if p
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
+        {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// CRDs and namespaces first (what the rest needs), HPAs last (after their
+/// targets); otherwise the order of the files.
+pub fn in_apply_order(mut manifests: Vec<Manifest>) -> Vec<Manifest> {
+    let rank = |m: &Manifest| match m.object.get("kind").and_then(Value::as_str) {
+        Some("CustomResourceDefinition") => 0,
+        Some("Namespace") => 1,
+        Some("HorizontalPodAutoscaler") => 3,
+        _ => 2,
+    };
+    manifests.sort_by_key(rank);
+    manifests
+}
+
+/// How long a new CRD's kind may take to be served (a real API server
+/// establishes it a moment after the create).
+const ESTABLISH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
+    let text = |k: &str| m.object.get(k).and_then(Value::as_str).unwrap_or_default();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    if api_version.is_empty() || kind.is_empty() {
+        return Err(StepError::Input(format!(
+            "{}: an object needs apiVersion and kind",
+            m.origin
+        )));
+    }
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let word = if group.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}.{group}")
+    };
+    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
+    let described = loop {
+        match world.resolve_kind(&word).await {
+            Ok(k) => break k,
+            Err(e) => {
+                let wall_clock = world.env().await?.is_real() || !world.env().await?.is_virtual();
+                if !wall_clock || tokio::time::Instant::now() >= deadline {
+                    return Err(StepError::Input(format!("{}: {e}", m.origin)));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+        }
+    };
+    let resource = ApiResource {
+        group: group.to_owned(),
+        version: version.to_owned(),
+        api_version: api_version.to_owned(),
+        kind: kind.to_owned(),
+        plural: described.plural.clone(),
+    };
+    let name = m
+        .object
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut obj = m.object.clone();
+    let ns = if described.namespaced {
+        let ns = obj
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .map_or_else(|| world.namespace.clone(), str::to_owned);
+        obj["metadata"]["namespace"] = json!(ns);
+        Some(ns)
+    } else {
+        None
+    };
+    let status = obj.get("status").cloned();
+    match &ns {
+        Some(ns) => {
+            world.create_dynamic(ns, &resource, obj.clone()).await?;
+        }
+        None => {
+            obj["metadata"]["labels"][crate::gherkin::cleanup::SCENARIO_LABEL] = json!("true");
+            let client = world.env().await?.client.clone();
+            let api: Api<DynamicObject> = Api::all_with(client, &resource);
+            let dynamic: DynamicObject = serde_json::from_value(obj.clone())
+                .map_err(|e| StepError::Input(format!("{}: {e}", m.origin)))?;
+            api.create(&PostParams::default(), &dynamic)
+                .await
+                .map_err(StepError::kube(format!(
+                    "{}: creating {kind} {name}",
+                    m.origin
+                )))?;
+        }
+    }
+    if kind == "CustomResourceDefinition" {
+        // Its kind is served from now on: look again when asked.
+        world.forget_served_kinds();
+    }
+    let ns_name = ns.clone().unwrap_or_default();
+    if let Some(workload) = workload_kind(group, kind) {
+        world.workloads.insert(
+            (ns_name.clone(), name.clone()),
+            Workload {
+                kind: workload,
+                initial_replicas: obj
+                    .pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .and_then(|r| i32::try_from(r).ok())
+                    .unwrap_or(1),
+                selector: match_labels(&obj),
+            },
+        );
+    } else if let Some(status) = status.filter(|_| !is_builtin(group)) {
+        // A custom resource's status is its operator's to write; a
+        // scenario stands in for the operator, through `/status` where the
+        // CRD has it (on create the API server drops it).
+        let client = world.env().await?.client.clone();
+        let api: Api<DynamicObject> = match &ns {
+            Some(ns) => Api::namespaced_with(client, ns, &resource),
+            None => Api::all_with(client, &resource),
+        };
+        match api
+            .patch_status(
+                &name,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": status})),
+            )
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if matches!(s.code, 404 | 405) => {}
+            Err(e) => {
+                return Err(StepError::kube(format!(
+                    "{}: writing the status of {kind} {name}",
+                    m.origin
+                ))(e));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn workload_kind(group: &str, kind: &str) -> Option<WorkloadKind> {
+    match (group, kind) {
+        ("apps", "Deployment") => Some(WorkloadKind::Deployment),
+        ("apps", "StatefulSet") => Some(WorkloadKind::StatefulSet),
+        ("apps", "ReplicaSet") => Some(WorkloadKind::ReplicaSet),
+        _ => None,
+    }
+}
+
+/// Groups of the API server's own kinds (their status is the cluster's).
+fn is_builtin(group: &str) -> bool {
+    group.is_empty() || !group.contains('.') || group.ends_with(".k8s.io")
+}
+
+/// `spec.selector.matchLabels` as a label selector (`a=b,c=d`).
+fn match_labels(obj: &Value) -> String {
+    obj.pointer("/spec/selector/matchLabels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_helm_render_splits_into_objects_in_apply_order() {
+        let dir =
+            std::env::temp_dir().join(format!("hpa-harness-manifests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("render.yaml");
+        std::fs::write(
+            &file,
+            "---\n# Source: chart/templates/hpa.yaml\napiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web}\n---\n# Source: chart/templates/deployment.yaml\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x}\n",
+        )
+        .unwrap();
+        let kinds: Vec<String> = in_apply_order(read_manifests(&dir).unwrap())
+            .into_iter()
+            .map(|m| m.object["kind"].as_str().unwrap().to_owned())
+            .collect();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(
+            kinds,
+            [
+                "CustomResourceDefinition",
+                "Deployment",
+                "HorizontalPodAutoscaler"
+            ]
+        );
+    }
+
+    #[test]
+    fn match_labels_make_a_selector() {
+        let obj = json!({"spec": {"selector": {"matchLabels": {"app.kubernetes.io/name": "web", "tier": "api"}}}});
+        assert_eq!(match_labels(&obj), "app.kubernetes.io/name=web,tier=api");
+    }
+}
