@@ -880,7 +880,11 @@ mod tests {
             "target": {"type": "Average", "averageValue": "1"}}});
         let errs = errors_of(bad_type);
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].1.contains("must be either Utilization, Value, or AverageValue"));
+        assert!(
+            errs[0]
+                .1
+                .contains("must be either Utilization, Value, or AverageValue")
+        );
     }
 
     #[test]
