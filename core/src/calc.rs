@@ -22,6 +22,9 @@ pub enum CalcError {
     /// The pod list for the selector is empty.
     #[error("no pods returned by selector while calculating replica count")]
     NoPods,
+    /// Counting ready pods for a value target failed (upstream wraps it).
+    #[error("unable to calculate ready pods: {0}")]
+    ReadyPods(Box<CalcError>),
     /// Every sample belonged to an ignored or unready pod.
     #[error("did not receive metrics for targeted pods (pods might be unready)")]
     NoReadyMetrics,
@@ -825,7 +828,7 @@ fn usage_ratio_replica_count(
     if tolerances.is_within(ratio) {
         return Ok((current_replicas, None));
     }
-    let ready = ready_pods_count(pods)?;
+    let ready = ready_pods_count(pods).map_err(|e| CalcError::ReadyPods(Box::new(e)))?;
     let want = ratio * ready as f64;
     let replicas = if want > f64::from(i32::MAX) {
         i32::MAX
