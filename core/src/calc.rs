@@ -530,7 +530,7 @@ fn ceil_i32(x: f64) -> i32 {
     reason = "in range: plain truncation, as Go"
 )]
 pub fn go_int32(x: f64) -> i32 {
-    if x.is_nan() || x >= 2_147_483_648.0 || x < -2_147_483_648.0 {
+    if !(-2_147_483_648.0..2_147_483_648.0).contains(&x) {
         i32::MIN
     } else {
         x as i32
@@ -544,7 +544,7 @@ pub fn go_int32(x: f64) -> i32 {
     reason = "in range: plain truncation, as Go"
 )]
 pub fn go_int64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9_223_372_036_854_775_808.0 || x < -9_223_372_036_854_775_808.0 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
         i64::MIN
     } else {
         x as i64

@@ -633,11 +633,13 @@ fn a_scale_up_driven_by_stabilization_history_has_an_empty_reason() {
     let pods: Vec<_> = (0..3).map(|i| pod(&format!("web-{i}"), None)).collect();
     let samples = custom_samples(&[("web-0", "60"), ("web-1", "60"), ("web-2", "60")]);
     let input = input(&hpa, 3, 3, pods, vec![samples]);
-    let mut history = HpaHistory::default();
-    history.recommendations = Some(vec![hpa_core::normalize::Recommendation {
-        replicas: 5,
-        timestamp: t0() - SignedDuration::from_secs(30),
-    }]);
+    let history = HpaHistory {
+        recommendations: Some(vec![hpa_core::normalize::Recommendation {
+            replicas: 5,
+            timestamp: t0() - SignedDuration::from_secs(30),
+        }]),
+        ..HpaHistory::default()
+    };
     let (scale_to, o) = run(&input, &history, &ControllerConfig::default());
     assert_eq!(scale_to, Some(5));
     assert_eq!(o.events[0].message, "New size: 5; reason: ");

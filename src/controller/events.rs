@@ -112,7 +112,7 @@ impl EventRecorder {
             return Ok(());
         };
         let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
-        let series = (count > 1).then(|| EventSeries {
+        let series = (count > 1).then_some(EventSeries {
             count,
             last_observed_time: MicroTime(now),
         });
