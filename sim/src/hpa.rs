@@ -106,6 +106,29 @@ pub fn omit_empty_status(hpa: &mut Value) {
     }
 }
 
+/// Upstream's `dropDisabledFields`: with `HPAConfigurableTolerance` off,
+/// `behavior.scaleUp/scaleDown.tolerance` is dropped on create and update,
+/// unless the stored object already uses a tolerance.
+pub fn drop_disabled_fields(hpa: &mut Value, old: Option<&Value>, tolerance_gate: bool) {
+    let uses_tolerance = |h: &Value| {
+        ["scaleUp", "scaleDown"].iter().any(|dir| {
+            h.pointer(&format!("/spec/behavior/{dir}/tolerance"))
+                .is_some_and(|t| !t.is_null())
+        })
+    };
+    if tolerance_gate || old.is_some_and(uses_tolerance) {
+        return;
+    }
+    for dir in ["scaleUp", "scaleDown"] {
+        if let Some(rules) = hpa
+            .pointer_mut(&format!("/spec/behavior/{dir}"))
+            .and_then(Value::as_object_mut)
+        {
+            rules.remove("tolerance");
+        }
+    }
+}
+
 /// What HPA validation depends on besides the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ValidationOptions {
@@ -895,6 +918,26 @@ mod tests {
         default_v2(&mut h);
         let fields: Vec<String> = validate_v2(&h).into_iter().map(|e| e.field).collect();
         assert_eq!(fields, vec!["spec.behavior.scaleUp.tolerance"]);
+    }
+
+    #[test]
+    fn tolerance_is_dropped_when_its_gate_is_off_unless_already_in_use() {
+        let with = |t: &str| {
+            hpa(json!({"maxReplicas": 5,
+                "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                "behavior": {"scaleUp": {"tolerance": t}}}))
+        };
+        let tolerance = |h: &Value| h.pointer("/spec/behavior/scaleUp/tolerance").cloned();
+        let mut on = with("0.05");
+        drop_disabled_fields(&mut on, None, true);
+        assert_eq!(tolerance(&on), Some(json!("0.05")));
+        let mut off = with("0.05");
+        drop_disabled_fields(&mut off, None, false);
+        assert_eq!(tolerance(&off), None);
+        let stored = with("0.01");
+        let mut update = with("0.05");
+        drop_disabled_fields(&mut update, Some(&stored), false);
+        assert_eq!(tolerance(&update), Some(json!("0.05")));
     }
 
     #[test]
