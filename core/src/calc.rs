@@ -82,7 +82,9 @@ pub enum CalcError {
         api: &'static str,
     },
     /// A named container is absent from a pod's metrics.
-    #[error("container {container} not present in metrics for pod {namespace}/{pod}")]
+    #[error(
+        "failed to get container metrics: container {container} not present in metrics for pod {namespace}/{pod}"
+    )]
     ContainerNotInMetrics {
         /// The container name.
         container: String,
@@ -1086,6 +1088,19 @@ mod tests {
 
     fn cpu(m: &str) -> serde_json::Value {
         serde_json::json!({"requests": {"cpu": m}})
+    }
+
+    #[test]
+    fn a_container_no_pod_reports_is_named_as_upstream_names_it() {
+        let err = CalcError::ContainerNotInMetrics {
+            container: "app".into(),
+            namespace: "ns".into(),
+            pod: "web-0".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "failed to get container metrics: container app not present in metrics for pod ns/web-0"
+        );
     }
 
     #[test]
