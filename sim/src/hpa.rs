@@ -94,16 +94,21 @@ fn default_rules(given: Option<&Value>, window: Option<i64>, policies: Value) ->
     Value::Object(out)
 }
 
-/// Drops what the real API server never stores in an autoscaling/v2 status:
-/// `currentReplicas` is a Go `omitempty` int32, so 0 is not written and a
-/// client reads the field back absent (a controller comparing its computed
-/// status with the stored one must treat the two alike).
+/// Drops what the real API server never stores in an autoscaling/v2 status
+/// (Go `omitempty`): `currentReplicas` of 0, empty `currentMetrics` and
+/// `conditions`, and nulls; a client reads them back absent (a controller
+/// comparing its computed status with the stored one must treat the two
+/// alike). `desiredReplicas` has no `omitempty` and stays.
 pub fn omit_empty_status(hpa: &mut Value) {
-    if let Some(status) = hpa.get_mut("status").and_then(Value::as_object_mut)
-        && status.get("currentReplicas").and_then(Value::as_i64) == Some(0)
-    {
-        status.remove("currentReplicas");
-    }
+    let Some(status) = hpa.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    status.retain(|key, value| match (key.as_str(), &*value) {
+        (_, Value::Null) => false,
+        ("currentReplicas", v) => v.as_i64() != Some(0),
+        ("currentMetrics" | "conditions", Value::Array(items)) => !items.is_empty(),
+        _ => true,
+    });
 }
 
 /// Upstream's `dropDisabledFields`: with `HPAConfigurableTolerance` off,
@@ -938,6 +943,19 @@ mod tests {
         let mut update = with("0.05");
         drop_disabled_fields(&mut update, Some(&stored), false);
         assert_eq!(tolerance(&update), Some(json!("0.05")));
+    }
+
+    #[test]
+    fn the_status_is_stored_without_its_omitempty_zero_values() {
+        let mut h = json!({"status": {"currentReplicas": 0, "desiredReplicas": 0,
+            "currentMetrics": [], "conditions": [], "lastScaleTime": null}});
+        omit_empty_status(&mut h);
+        assert_eq!(h, json!({"status": {"desiredReplicas": 0}}));
+        let mut kept = json!({"status": {"currentReplicas": 2, "desiredReplicas": 3,
+            "conditions": [{"type": "AbleToScale", "status": "True"}]}});
+        let before = kept.clone();
+        omit_empty_status(&mut kept);
+        assert_eq!(kept, before);
     }
 
     #[test]
