@@ -22,6 +22,9 @@ pub enum CalcError {
     /// The pod list for the selector is empty.
     #[error("no pods returned by selector while calculating replica count")]
     NoPods,
+    /// Counting ready pods for a value target failed (upstream wraps it).
+    #[error("unable to calculate ready pods: {0}")]
+    ReadyPods(Box<CalcError>),
     /// Every sample belonged to an ignored or unready pod.
     #[error("did not receive metrics for targeted pods (pods might be unready)")]
     NoReadyMetrics,
@@ -79,7 +82,9 @@ pub enum CalcError {
         api: &'static str,
     },
     /// A named container is absent from a pod's metrics.
-    #[error("container {container} not present in metrics for pod {namespace}/{pod}")]
+    #[error(
+        "failed to get container metrics: container {container} not present in metrics for pod {namespace}/{pod}"
+    )]
     ContainerNotInMetrics {
         /// The container name.
         container: String,
@@ -321,24 +326,108 @@ pub fn pod_requests_from_containers(
     Ok(request)
 }
 
-/// Pod-level `spec.resources.requests`, when set for a supported resource (KEP-2837).
-fn pod_level_requests(
-    pod: &Pod,
-) -> Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>> {
-    let requests = pod.spec.as_ref()?.resources.as_ref()?.requests.as_ref()?;
-    requests
-        .keys()
-        .any(|k| k == "cpu" || k == "memory" || k.starts_with("hugepages-"))
-        .then_some(requests)
+/// Whether pod-level `spec.resources.requests` name a supported resource
+/// (component-helpers `IsPodLevelRequestsSet`, KEP-2837).
+fn pod_level_requests_set(pod: &Pod) -> bool {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.resources.as_ref())
+        .and_then(|r| r.requests.as_ref())
+        .is_some_and(|requests| requests.keys().any(|k| supported_pod_level_resource(k)))
 }
 
-/// Request per pod, in milli-units (upstream `calculateRequests`): pod-level
-/// requests when the gate is on, they are set and no container is named;
-/// otherwise the container sum.
-///
-/// Deviation, documented: upstream's `PodRequests` falls back to aggregated
-/// container requests when pod-level requests lack the resource; this uses
-/// the plain container sum there.
+/// component-helpers `IsSupportedPodLevelResource`.
+fn supported_pod_level_resource(name: &str) -> bool {
+    name == "cpu" || name == "memory" || name.starts_with("hugepages-")
+}
+
+/// One resource of a `ResourceList` in nano units; `None` when absent.
+fn nano_of(
+    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    resource: &str,
+    container: &str,
+    pod: &str,
+) -> Result<Option<i128>, CalcError> {
+    let Some(q) = list.and_then(|l| l.get(resource)) else {
+        return Ok(None);
+    };
+    Quantity::parse(&q.0)
+        .map(|q| Some(q.scaled_value_i128(-9)))
+        .map_err(|_| CalcError::BadRequest {
+            resource: resource.to_owned(),
+            container: container.to_owned(),
+            pod: pod.to_owned(),
+            value: q.0.clone(),
+        })
+}
+
+/// `addResourceList` for one resource: absent plus absent stays absent.
+fn add_request(a: Option<i128>, b: Option<i128>) -> Option<i128> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.saturating_add(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `maxResourceList` for one resource.
+fn max_request(a: Option<i128>, b: Option<i128>) -> Option<i128> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// One resource of component-helpers `PodRequests(pod, {})`, in nano units
+/// (`None`: the resulting list lacks it): the containers' sum, raised to the
+/// largest init phase (an init container plus the sidecars started before
+/// it; sidecars also add to the sum), replaced by the pod-level request when
+/// pod-level requests are set, plus `spec.overhead`.
+pub fn pod_requests_nano(pod: &Pod, resource: &str) -> Result<Option<i128>, CalcError> {
+    let name = pod_name(pod);
+    let Some(spec) = pod.spec.as_ref() else {
+        return Ok(None);
+    };
+    let requests_of = |c: &k8s_openapi::api::core::v1::Container| {
+        nano_of(
+            c.resources.as_ref().and_then(|r| r.requests.as_ref()),
+            resource,
+            &c.name,
+            name,
+        )
+    };
+    let mut total = None;
+    for c in &spec.containers {
+        total = add_request(total, requests_of(c)?);
+    }
+    let mut sidecars = None;
+    let mut init_max = None;
+    for c in spec.init_containers.iter().flatten() {
+        let own = requests_of(c)?;
+        let phase = if c.restart_policy.as_deref() == Some("Always") {
+            total = add_request(total, own);
+            sidecars = add_request(sidecars, own);
+            sidecars
+        } else {
+            add_request(own, sidecars)
+        };
+        init_max = max_request(init_max, phase);
+    }
+    total = max_request(total, init_max);
+    if pod_level_requests_set(pod) && supported_pod_level_resource(resource) {
+        let level = spec.resources.as_ref().and_then(|r| r.requests.as_ref());
+        if let Some(level) = nano_of(level, resource, "pod-level", name)? {
+            total = Some(level);
+        }
+    }
+    let overhead = nano_of(spec.overhead.as_ref(), resource, "overhead", name)?;
+    Ok(add_request(total, overhead))
+}
+
+/// Request per pod, in milli-units (upstream `calculateRequests`): with the
+/// `PodLevelResources` gate on, pod-level requests set and no container
+/// named, `PodRequests` (containers, init phases, pod-level override and
+/// overhead; a missing resource is an error naming the pod); otherwise the
+/// sum over containers and sidecars, or the named container.
 pub fn calculate_requests(
     pods: &[Pod],
     container: &str,
@@ -347,13 +436,19 @@ pub fn calculate_requests(
 ) -> Result<BTreeMap<String, i64>, CalcError> {
     let mut requests = BTreeMap::new();
     for pod in pods {
-        let level = pod_level_requests(pod).filter(|_| pod_level_resources && container.is_empty());
-        let request = match level {
-            Some(level) => match level.get(resource) {
-                Some(q) => milli(q, resource, "pod-level", pod_name(pod))?,
-                None => pod_requests_from_containers(pod, container, resource)?,
-            },
-            None => pod_requests_from_containers(pod, container, resource)?,
+        let request = if pod_level_resources && pod_level_requests_set(pod) && container.is_empty()
+        {
+            let nano = pod_requests_nano(pod, resource)?.ok_or_else(|| {
+                CalcError::MissingPodLevelRequest {
+                    resource: resource.to_owned(),
+                    pod: pod_name(pod).to_owned(),
+                }
+            })?;
+            // resource.Quantity.MilliValue rounds up.
+            i64::try_from(nano.div_euclid(1_000_000) + i128::from(nano.rem_euclid(1_000_000) != 0))
+                .unwrap_or(i64::MAX)
+        } else {
+            pod_requests_from_containers(pod, container, resource)?
         };
         requests.insert(pod_name(pod).to_owned(), request);
     }
@@ -422,13 +517,40 @@ fn as_f64(v: i64) -> f64 {
     v as f64
 }
 
-/// Go's `int32(math.Ceil(x))`, saturating instead of wrapping.
+/// Go's `int32(math.Ceil(x))`.
+fn ceil_i32(x: f64) -> i32 {
+    go_int32(x.ceil())
+}
+
+/// Go's `int32(x)` for a float64 as kube-controller-manager runs it on
+/// amd64 (CVTTSD2SL): truncation toward zero, and for NaN or a value out of
+/// int32's range the "integer indefinite" 0x80000000, i.e. `i32::MIN`, not
+/// Rust's saturation. So an overflowing proposal becomes -2147483648 there
+/// (docs/fidelity.md).
 #[allow(
     clippy::cast_possible_truncation,
-    reason = "saturating float-to-int is intended"
+    reason = "in range: plain truncation, as Go"
 )]
-fn ceil_i32(x: f64) -> i32 {
-    x.ceil() as i32
+pub fn go_int32(x: f64) -> i32 {
+    if !(-2_147_483_648.0..2_147_483_648.0).contains(&x) {
+        i32::MIN
+    } else {
+        x as i32
+    }
+}
+
+/// Go's `int64(x)` for a float64 on amd64 (CVTTSD2SQ): `i64::MIN` for NaN
+/// or out of range.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "in range: plain truncation, as Go"
+)]
+pub fn go_int64(x: f64) -> i64 {
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
+        i64::MIN
+    } else {
+        x as i64
+    }
 }
 
 /// A pod's share in a pod-based proposal, for the decision trace.
@@ -708,7 +830,7 @@ fn usage_ratio_replica_count(
     if tolerances.is_within(ratio) {
         return Ok((current_replicas, None));
     }
-    let ready = ready_pods_count(pods)?;
+    let ready = ready_pods_count(pods).map_err(|e| CalcError::ReadyPods(Box::new(e)))?;
     let want = ratio * ready as f64;
     let replicas = if want > f64::from(i32::MAX) {
         i32::MAX
@@ -759,12 +881,9 @@ pub fn object_per_pod_metric_replicas(
     }
 }
 
-#[allow(
-    clippy::cast_possible_truncation,
-    reason = "saturating float-to-int is intended"
-)]
+/// Go's `int64(math.Ceil(x))`.
 fn ceil_i64(x: f64) -> i64 {
-    x.ceil() as i64
+    go_int64(x.ceil())
 }
 
 /// External metric with a Value target (upstream `GetExternalMetricReplicas`):
@@ -956,4 +1075,107 @@ pub fn pod_custom_metrics(
         })
         .collect();
     Ok((out, first.timestamp))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(spec: serde_json::Value) -> Pod {
+        serde_json::from_value(serde_json::json!({"metadata": {"name": "web-0"}, "spec": spec}))
+            .unwrap()
+    }
+
+    fn cpu(m: &str) -> serde_json::Value {
+        serde_json::json!({"requests": {"cpu": m}})
+    }
+
+    #[test]
+    fn a_container_no_pod_reports_is_named_as_upstream_names_it() {
+        let err = CalcError::ContainerNotInMetrics {
+            container: "app".into(),
+            namespace: "ns".into(),
+            pod: "web-0".into(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "failed to get container metrics: container app not present in metrics for pod ns/web-0"
+        );
+    }
+
+    #[test]
+    fn float_to_int_conversions_follow_go_on_amd64() {
+        let cases = [
+            (5.0, 5),
+            (5.9, 5),
+            (-0.5, 0),
+            (2_147_483_647.0, i32::MAX),
+            (2_147_483_648.0, i32::MIN),
+            (3e9, i32::MIN),
+            (-3e9, i32::MIN),
+            (f64::NAN, i32::MIN),
+            (f64::INFINITY, i32::MIN),
+        ];
+        for (x, want) in cases {
+            assert_eq!(go_int32(x), want, "int32({x})");
+        }
+        assert_eq!(ceil_i32(2_147_483_646.5), i32::MAX);
+        assert_eq!(go_int64(1e19), i64::MIN);
+        assert_eq!(go_int64(-7.9), -7);
+    }
+
+    #[test]
+    fn requests_follow_pod_requests_when_pod_level_requests_are_set() {
+        let app = |m: &str| serde_json::json!({"name": "app", "resources": cpu(m)});
+        let init = |name: &str, m: &str| serde_json::json!({"name": name, "resources": cpu(m)});
+        let sidecar = |name: &str, m: &str| serde_json::json!({"name": name, "resources": cpu(m), "restartPolicy": "Always"});
+        // (case, spec, gate, want milli-cpu or the error text)
+        let cases: Vec<(&str, serde_json::Value, bool, Result<i64, &str>)> = vec![
+            (
+                "pod-level cpu plus overhead",
+                serde_json::json!({"resources": cpu("1"), "overhead": {"cpu": "250m"},
+                                   "containers": [app("500m")]}),
+                true,
+                Ok(1250),
+            ),
+            (
+                "gate off: the container sum, no overhead",
+                serde_json::json!({"resources": cpu("1"), "overhead": {"cpu": "250m"},
+                                   "containers": [app("500m")]}),
+                false,
+                Ok(500),
+            ),
+            (
+                "pod-level memory only: containers raised to the largest init phase, plus overhead",
+                serde_json::json!({"resources": {"requests": {"memory": "1Gi"}},
+                                   "overhead": {"cpu": "100m"},
+                                   "initContainers": [sidecar("proxy", "200m"), init("migrate", "900m")],
+                                   "containers": [app("500m")]}),
+                true,
+                // containers 500 + sidecar 200 = 700; init phase 900 + 200 = 1100; + 100.
+                Ok(1200),
+            ),
+            (
+                "pod-level memory only and no cpu anywhere",
+                serde_json::json!({"resources": {"requests": {"memory": "1Gi"}},
+                                   "containers": [{"name": "app"}]}),
+                true,
+                Err("missing pod-level request for cpu in Pod web-0"),
+            ),
+            (
+                "no pod-level requests: containers and sidecars, init containers ignored",
+                serde_json::json!({"overhead": {"cpu": "100m"},
+                                   "initContainers": [sidecar("proxy", "200m"), init("migrate", "900m")],
+                                   "containers": [app("500m")]}),
+                true,
+                Ok(700),
+            ),
+        ];
+        for (case, spec, gate, want) in cases {
+            let got = calculate_requests(&[pod(spec)], "", "cpu", gate)
+                .map(|r| r["web-0"])
+                .map_err(|e| e.to_string());
+            assert_eq!(got, want.map_err(str::to_owned), "{case}");
+        }
+    }
 }

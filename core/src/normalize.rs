@@ -218,12 +218,8 @@ pub fn convert_desired_replicas_with_rules(
     scale_up_limit_factor: f64,
     scale_up_limit_minimum: f64,
 ) -> Limited {
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "Go's int32(float64) truncation, saturating"
-    )]
     let scale_up_limit =
-        (scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum) as i32;
+        f64_to_i32((scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum));
     let (maximum, why) = if max > scale_up_limit {
         (scale_up_limit, UP_LIMIT)
     } else {
@@ -328,12 +324,9 @@ pub fn replicas_change_per_period(
         .fold(0i32, |acc, e| acc.saturating_add(e.replica_change))
 }
 
-#[allow(
-    clippy::cast_possible_truncation,
-    reason = "Go's int32(float64) conversion, saturating"
-)]
+/// Go's `int32(float64)` conversion on amd64.
 fn f64_to_i32(x: f64) -> i32 {
-    x as i32
+    crate::calc::go_int32(x)
 }
 
 /// The highest replica count the scale-up rules allow now (upstream

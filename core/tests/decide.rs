@@ -633,12 +633,29 @@ fn a_scale_up_driven_by_stabilization_history_has_an_empty_reason() {
     let pods: Vec<_> = (0..3).map(|i| pod(&format!("web-{i}"), None)).collect();
     let samples = custom_samples(&[("web-0", "60"), ("web-1", "60"), ("web-2", "60")]);
     let input = input(&hpa, 3, 3, pods, vec![samples]);
-    let mut history = HpaHistory::default();
-    history.recommendations = Some(vec![hpa_core::normalize::Recommendation {
-        replicas: 5,
-        timestamp: t0() - SignedDuration::from_secs(30),
-    }]);
+    let history = HpaHistory {
+        recommendations: Some(vec![hpa_core::normalize::Recommendation {
+            replicas: 5,
+            timestamp: t0() - SignedDuration::from_secs(30),
+        }]),
+        ..HpaHistory::default()
+    };
     let (scale_to, o) = run(&input, &history, &ControllerConfig::default());
     assert_eq!(scale_to, Some(5));
     assert_eq!(o.events[0].message, "New size: 5; reason: ");
+}
+
+#[test]
+fn an_object_value_target_without_pods_reports_the_ready_pods_failure() {
+    let hpa = Hpa::test().object_value("depth", "10");
+    let input = input(&hpa, 2, 2, vec![], vec![object_value("50")]);
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(scale_to, None);
+    assert!(
+        message(&o, "ScalingActive").ends_with(
+            "unable to calculate ready pods: no pods returned by selector while calculating replica count"
+        ),
+        "{}",
+        message(&o, "ScalingActive")
+    );
 }

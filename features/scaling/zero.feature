@@ -72,3 +72,45 @@ Feature: A target scaled to zero
     Then the deployment "worker" has 4 replicas
     And the HPA "worker" has condition "ScaledToZero" "False"
     And the HPA "worker" has condition "ScalingActive" "True" with reason "ValidMetricFound"
+
+  Scenario: With HPAScaleToZero every rescale not to zero records ScaledToZero False
+    # upstream sets the condition on every successful rescale that is not to
+    # zero, adding it when the HPA has never been at zero.
+    Given the HPA controller runs with:
+      | flag          | value               |
+      | feature-gates | HPAScaleToZero=true |
+    And a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 5 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 60
+    And the pods of "web" report "http_requests" of 50 and 100
+    When the HPA controller syncs
+    Then the deployment "web" has 3 replicas
+    And the HPA "web" has condition "ScaledToZero" "False" with reason "NotScaledToZero" and message "the HPA controller did not scale the workload to zero"
+    And an event "SuccessfulRescale" with message "New size: 3; reason: pods metric http_requests above target" is recorded for the HPA "web"
+
+  Scenario: Scaling from zero to minReplicas when the metric asks for none keeps an empty reason
+    # held at zero by the HPA (ScaledToZero True), minReplicas 2, an empty
+    # queue: normalization lifts 0 to minReplicas before upstream's fallback
+    # reason could apply, so kube-controller-manager records "reason: ".
+    Given the HPA controller runs with:
+      | flag          | value               |
+      | feature-gates | HPAScaleToZero=true |
+    And a deployment "worker" with 0 pods
+    And an HPA "worker" for deployment "worker" with min 2 and max 10 replicas
+    And the HPA "worker" scales on external metric "queue_messages" with selector "" and value 10
+    And the HPA "worker" has status:
+      """
+      currentReplicas: 0
+      desiredReplicas: 0
+      conditions:
+      - type: ScaledToZero
+        status: "True"
+        reason: ScaledToZero
+        message: the HPA controller scaled the workload to zero
+        lastTransitionTime: "2025-12-31T23:00:00Z"
+      """
+    And external metric "queue_messages" with selector "" is 0
+    When the HPA controller syncs
+    Then the deployment "worker" has 2 replicas
+    And an event "SuccessfulRescale" with message "New size: 2; reason: " is recorded for the HPA "worker"
+    And the HPA "worker" has condition "ScaledToZero" "False" with reason "NotScaledToZero"

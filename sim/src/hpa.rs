@@ -94,15 +94,43 @@ fn default_rules(given: Option<&Value>, window: Option<i64>, policies: Value) ->
     Value::Object(out)
 }
 
-/// Drops what the real API server never stores in an autoscaling/v2 status:
-/// `currentReplicas` is a Go `omitempty` int32, so 0 is not written and a
-/// client reads the field back absent (a controller comparing its computed
-/// status with the stored one must treat the two alike).
+/// Drops what the real API server never stores in an autoscaling/v2 status
+/// (Go `omitempty`): `currentReplicas` of 0, empty `currentMetrics` and
+/// `conditions`, and nulls; a client reads them back absent (a controller
+/// comparing its computed status with the stored one must treat the two
+/// alike). `desiredReplicas` has no `omitempty` and stays.
 pub fn omit_empty_status(hpa: &mut Value) {
-    if let Some(status) = hpa.get_mut("status").and_then(Value::as_object_mut)
-        && status.get("currentReplicas").and_then(Value::as_i64) == Some(0)
-    {
-        status.remove("currentReplicas");
+    let Some(status) = hpa.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    status.retain(|key, value| match (key.as_str(), &*value) {
+        (_, Value::Null) => false,
+        ("currentReplicas", v) => v.as_i64() != Some(0),
+        ("currentMetrics" | "conditions", Value::Array(items)) => !items.is_empty(),
+        _ => true,
+    });
+}
+
+/// Upstream's `dropDisabledFields`: with `HPAConfigurableTolerance` off,
+/// `behavior.scaleUp/scaleDown.tolerance` is dropped on create and update,
+/// unless the stored object already uses a tolerance.
+pub fn drop_disabled_fields(hpa: &mut Value, old: Option<&Value>, tolerance_gate: bool) {
+    let uses_tolerance = |h: &Value| {
+        ["scaleUp", "scaleDown"].iter().any(|dir| {
+            h.pointer(&format!("/spec/behavior/{dir}/tolerance"))
+                .is_some_and(|t| !t.is_null())
+        })
+    };
+    if tolerance_gate || old.is_some_and(uses_tolerance) {
+        return;
+    }
+    for dir in ["scaleUp", "scaleDown"] {
+        if let Some(rules) = hpa
+            .pointer_mut(&format!("/spec/behavior/{dir}"))
+            .and_then(Value::as_object_mut)
+        {
+            rules.remove("tolerance");
+        }
     }
 }
 
@@ -292,7 +320,23 @@ fn validate_metric(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
                     "must specify a container",
                 ));
             }
-            validate_target(src.get("target"), &format!("{sp}.target"), true, errs);
+            validate_target(src.get("target"), &format!("{sp}.target"), errs);
+            let (util, avg) = (
+                target_has(src, "averageUtilization"),
+                target_has(src, "averageValue"),
+            );
+            if !util && !avg {
+                errs.push(FieldError::required(
+                    format!("{sp}.target.averageUtilization"),
+                    "must set either a target raw value or a target utilization",
+                ));
+            }
+            if util && avg {
+                errs.push(FieldError::forbidden(
+                    format!("{sp}.target.averageValue"),
+                    "may not set both a target raw value and a target utilization",
+                ));
+            }
         }
         "Object" => {
             validate_ref(
@@ -301,21 +345,18 @@ fn validate_metric(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 errs,
             );
             validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
-            validate_target(src.get("target"), &format!("{sp}.target"), false, errs);
-            let t = src.get("target");
-            if t.and_then(|t| t.get("value")).is_none()
-                && t.and_then(|t| t.get("averageValue")).is_none()
-            {
+            validate_target(src.get("target"), &format!("{sp}.target"), errs);
+            if !target_has(src, "value") && !target_has(src, "averageValue") {
                 errs.push(FieldError::required(
-                    format!("{sp}.target"),
+                    format!("{sp}.target.averageValue"),
                     "must set either a target value or averageValue",
                 ));
             }
         }
         "Pods" => {
             validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
-            validate_target(src.get("target"), &format!("{sp}.target"), false, errs);
-            if src.pointer("/target/averageValue").is_none() {
+            validate_target(src.get("target"), &format!("{sp}.target"), errs);
+            if !target_has(src, "averageValue") {
                 errs.push(FieldError::required(
                     format!("{sp}.target.averageValue"),
                     "must specify a positive target averageValue",
@@ -324,13 +365,10 @@ fn validate_metric(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
         }
         _ => {
             validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
-            validate_target(src.get("target"), &format!("{sp}.target"), false, errs);
-            let t = src.get("target");
-            if t.and_then(|t| t.get("value")).is_none()
-                && t.and_then(|t| t.get("averageValue")).is_none()
-            {
+            validate_target(src.get("target"), &format!("{sp}.target"), errs);
+            if !target_has(src, "value") && !target_has(src, "averageValue") {
                 errs.push(FieldError::required(
-                    format!("{sp}.target"),
+                    format!("{sp}.target.averageValue"),
                     "must set either a target value for metric or a per-pod target",
                 ));
             }
@@ -351,51 +389,33 @@ fn validate_identifier(id: Option<&Value>, path: &str, errs: &mut Vec<FieldError
     }
 }
 
-const TARGET_TYPES: [&str; 3] = ["AverageValue", "Utilization", "Value"];
-
-fn validate_target(t: Option<&Value>, path: &str, allow_util: bool, errs: &mut Vec<FieldError>) {
-    let Some(t) = t.filter(|t| !t.is_null()) else {
-        errs.push(FieldError::required(
-            format!("{path}.type"),
-            "must specify a metric target type",
-        ));
-        return;
-    };
-    let ty = t.get("type").and_then(Value::as_str).unwrap_or_default();
+/// Upstream `validateMetricTarget`: the type must be one of the three, and
+/// each value present must be positive. Which values are set is not tied to
+/// the type here (upstream's own scale-to-zero test uses `{type: Value,
+/// averageValue: 100}`); each source checks what it needs.
+fn validate_target(t: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+    let t = t.filter(|t| !t.is_null());
+    let ty = t
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
     if ty.is_empty() {
         errs.push(FieldError::required(
             format!("{path}.type"),
             "must specify a metric target type",
         ));
-    } else if !TARGET_TYPES.contains(&ty) {
-        errs.push(FieldError::not_supported(
+    }
+    if !["Utilization", "Value", "AverageValue"].contains(&ty) {
+        errs.push(FieldError::invalid(
             format!("{path}.type"),
-            ty,
-            &TARGET_TYPES,
+            format!("\"{ty}\""),
+            "must be either Utilization, Value, or AverageValue",
         ));
     }
-    if let Some(u) = t.get("averageUtilization").and_then(Value::as_i64) {
-        if !allow_util {
-            errs.push(FieldError::forbidden(
-                format!("{path}.averageUtilization"),
-                "may only be set for resource metrics",
-            ));
-        } else if u < 1 {
-            errs.push(FieldError::invalid(
-                format!("{path}.averageUtilization"),
-                u,
-                "must be greater than 0",
-            ));
-        }
-    } else if ty == "Utilization" {
-        errs.push(FieldError::required(
-            format!("{path}.averageUtilization"),
-            "must set averageUtilization when type is Utilization",
-        ));
-    }
-    for (field, needed) in [("value", "Value"), ("averageValue", "AverageValue")] {
-        match t.get(field).filter(|v| !v.is_null()) {
-            Some(q) => match quantity_sign(q) {
+    let Some(t) = t else { return };
+    for field in ["value", "averageValue"] {
+        if let Some(q) = t.get(field).filter(|v| !v.is_null()) {
+            match quantity_sign(q) {
                 Some(s) if s > 0 => {}
                 Some(_) => errs.push(FieldError::invalid(
                     format!("{path}.{field}"),
@@ -407,14 +427,25 @@ fn validate_target(t: Option<&Value>, path: &str, allow_util: bool, errs: &mut V
                     q.to_string(),
                     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
                 )),
-            },
-            None if ty == needed => errs.push(FieldError::required(
-                format!("{path}.{field}"),
-                &format!("must set {field} when type is {needed}"),
-            )),
-            None => {}
+            }
         }
     }
+    if let Some(u) = t.get("averageUtilization").and_then(Value::as_i64)
+        && u < 1
+    {
+        errs.push(FieldError::invalid(
+            format!("{path}.averageUtilization"),
+            u,
+            "must be greater than 0",
+        ));
+    }
+}
+
+/// Whether the target sets `field` (a JSON null is unset).
+fn target_has(src: &Value, field: &str) -> bool {
+    src.get("target")
+        .and_then(|t| t.get(field))
+        .is_some_and(|v| !v.is_null())
 }
 
 /// The sign of a Kubernetes quantity (`"500m"`, `"2"`, `"1e3"`), or `None` if
@@ -466,6 +497,15 @@ fn validate_rules(r: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 "must be less than or equal to 3600",
             ));
         }
+    }
+    if let Some(t) = r.get("tolerance").filter(|t| !t.is_null())
+        && quantity_sign(t).is_some_and(|s| s < 0)
+    {
+        errs.push(FieldError::invalid(
+            format!("{path}.tolerance"),
+            t.as_str().map_or_else(|| t.to_string(), str::to_owned),
+            "must be greater than or equal to zero",
+        ));
     }
     if let Some(p) = r.get("selectPolicy").and_then(Value::as_str)
         && !SELECT_POLICIES.contains(&p)
@@ -818,6 +858,104 @@ mod tests {
                 .message
                 .contains("at least one Object or External metric")
         );
+    }
+
+    fn errors_of(metric: Value) -> Vec<(String, String)> {
+        let mut h = hpa(json!({"maxReplicas": 5,
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "metrics": [metric]}));
+        default_v2(&mut h);
+        validate_v2(&h)
+            .into_iter()
+            .map(|e| (e.field, e.message))
+            .collect()
+    }
+
+    #[test]
+    fn target_values_are_not_tied_to_the_target_type() {
+        // Upstream's own scale-to-zero test: type Value with an averageValue.
+        let object = json!({"type": "Object", "object": {
+            "describedObject": {"kind": "Service", "name": "q", "apiVersion": "v1"},
+            "metric": {"name": "depth"},
+            "target": {"type": "Value", "averageValue": "100"}}});
+        assert_eq!(errors_of(object), vec![]);
+        let external = json!({"type": "External", "external": {
+            "metric": {"name": "depth"},
+            "target": {"type": "AverageValue", "value": "5"}}});
+        assert_eq!(errors_of(external), vec![]);
+        let resource = json!({"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageValue": "500m"}}});
+        assert_eq!(errors_of(resource), vec![]);
+    }
+
+    #[test]
+    fn each_source_requires_the_values_it_reads() {
+        let object = json!({"type": "Object", "object": {
+            "describedObject": {"kind": "Service", "name": "q", "apiVersion": "v1"},
+            "metric": {"name": "depth"}, "target": {"type": "Value"}}});
+        assert_eq!(
+            errors_of(object),
+            vec![(
+                "spec.metrics[0].object.target.averageValue".to_owned(),
+                "Required value: must set either a target value or averageValue".to_owned()
+            )]
+        );
+        let both = json!({"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 50, "averageValue": "1"}}});
+        let fields: Vec<String> = errors_of(both).into_iter().map(|e| e.0).collect();
+        assert_eq!(fields, vec!["spec.metrics[0].resource.target.averageValue"]);
+        let bad_type = json!({"type": "Pods", "pods": {"metric": {"name": "qps"},
+            "target": {"type": "Average", "averageValue": "1"}}});
+        let errs = errors_of(bad_type);
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0]
+                .1
+                .contains("must be either Utilization, Value, or AverageValue")
+        );
+    }
+
+    #[test]
+    fn a_negative_tolerance_is_refused() {
+        let mut h = hpa(json!({"maxReplicas": 5,
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "behavior": {"scaleUp": {"tolerance": "-0.1"}, "scaleDown": {"tolerance": "0.05"}}}));
+        default_v2(&mut h);
+        let fields: Vec<String> = validate_v2(&h).into_iter().map(|e| e.field).collect();
+        assert_eq!(fields, vec!["spec.behavior.scaleUp.tolerance"]);
+    }
+
+    #[test]
+    fn tolerance_is_dropped_when_its_gate_is_off_unless_already_in_use() {
+        let with = |t: &str| {
+            hpa(json!({"maxReplicas": 5,
+                "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                "behavior": {"scaleUp": {"tolerance": t}}}))
+        };
+        let tolerance = |h: &Value| h.pointer("/spec/behavior/scaleUp/tolerance").cloned();
+        let mut on = with("0.05");
+        drop_disabled_fields(&mut on, None, true);
+        assert_eq!(tolerance(&on), Some(json!("0.05")));
+        let mut off = with("0.05");
+        drop_disabled_fields(&mut off, None, false);
+        assert_eq!(tolerance(&off), None);
+        let stored = with("0.01");
+        let mut update = with("0.05");
+        drop_disabled_fields(&mut update, Some(&stored), false);
+        assert_eq!(tolerance(&update), Some(json!("0.05")));
+    }
+
+    #[test]
+    fn the_status_is_stored_without_its_omitempty_zero_values() {
+        let mut h = json!({"status": {"currentReplicas": 0, "desiredReplicas": 0,
+            "currentMetrics": [], "conditions": [], "lastScaleTime": null}});
+        omit_empty_status(&mut h);
+        assert_eq!(h, json!({"status": {"desiredReplicas": 0}}));
+        let mut kept = json!({"status": {"currentReplicas": 2, "desiredReplicas": 3,
+            "conditions": [{"type": "AbleToScale", "status": "True"}]}});
+        let before = kept.clone();
+        omit_empty_status(&mut kept);
+        assert_eq!(kept, before);
     }
 
     #[test]

@@ -145,6 +145,9 @@ pub(crate) struct Inner {
     pub shutdown: CancellationToken,
     /// The `HPAScaleToZero` gate of HPA validation.
     pub hpa_scale_to_zero: std::sync::atomic::AtomicBool,
+    /// The `HPAConfigurableTolerance` gate (on by default in v1.36): off,
+    /// new tolerances are dropped.
+    pub hpa_configurable_tolerance: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -203,6 +206,7 @@ impl Sim {
                 faults: Faults::default(),
                 stats: RequestStats::default(),
                 hpa_scale_to_zero: std::sync::atomic::AtomicBool::new(config.hpa_scale_to_zero),
+                hpa_configurable_tolerance: std::sync::atomic::AtomicBool::new(true),
                 config,
                 backends: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
@@ -271,6 +275,20 @@ impl Sim {
         self.inner
             .hpa_scale_to_zero
             .store(enabled, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Turns the API server's `HPAConfigurableTolerance` gate on or off
+    /// (off: `behavior.*.tolerance` is dropped from new objects).
+    pub fn set_hpa_configurable_tolerance(&self, enabled: bool) {
+        self.inner
+            .hpa_configurable_tolerance
+            .store(enabled, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn tolerance_gate(&self) -> bool {
+        self.inner
+            .hpa_configurable_tolerance
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Whether the `HPAScaleToZero` gate is on.
@@ -361,6 +379,7 @@ impl Sim {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clear();
         self.set_hpa_scale_to_zero(self.inner.config.hpa_scale_to_zero);
+        self.set_hpa_configurable_tolerance(true);
         removed
     }
 
@@ -497,6 +516,9 @@ impl Sim {
             }
         }
         reset_status_on_create(def.storage, &mut obj);
+        if def.storage == Storage::Hpas {
+            hpa::drop_disabled_fields(&mut obj, None, self.tolerance_gate());
+        }
         default_object(def.storage, &mut obj);
         validate(def, &obj, &name, self.hpa_validation(None))?;
         if dry_run {
@@ -652,6 +674,9 @@ impl Sim {
                         Some(s) => map.insert("status".into(), s.clone()),
                         None => map.remove("status"),
                     };
+                }
+                if def.storage == Storage::Hpas {
+                    hpa::drop_disabled_fields(&mut o, Some(&old_val), self.tolerance_gate());
                 }
                 default_object(def.storage, &mut o);
                 if has_generation(def.storage) && o.get("spec") != old_val.get("spec") {

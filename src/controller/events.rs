@@ -3,43 +3,26 @@
 //!
 //! Like kube-runtime's `Recorder`, but every timestamp comes from the
 //! injected clock, so that in the simulated cluster events carry virtual
-//! time; a repeat of the same event within [`SERIES_WINDOW`] updates the
-//! event's series count instead of creating a new object, as the API's
-//! event deduplication does.
+//! time; and which events are written, merged or dropped is decided by
+//! client-go's event correlator ([`super::event_correlator`]), as upstream's
+//! recorder does: a repeat updates the first event's count (the API's
+//! `series`), similar ones are combined, a burst is rate limited.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hpa_core::clock::Clock;
-use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
+use super::event_correlator::{Correlated, EventCorrelator, Incoming};
+
 /// Upstream's event source component.
 pub const REPORTING_CONTROLLER: &str = "horizontal-pod-autoscaler";
 
-/// How long a repeated event is folded into the first one's series.
-pub const SERIES_WINDOW: SignedDuration = SignedDuration::from_secs(6 * 60);
-
 pub use hpa_core::decide::{Event as HpaEvent, EventType};
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct SeriesKey {
-    namespace: String,
-    regarding: String,
-    type_: &'static str,
-    reason: String,
-    message: String,
-}
-
-#[derive(Debug, Clone)]
-struct Seen {
-    name: String,
-    count: i32,
-    last: jiff::Timestamp,
-}
 
 /// Writes events through a kube client.
 #[derive(Clone)]
@@ -47,7 +30,9 @@ pub struct EventRecorder {
     client: kube::Client,
     clock: Arc<dyn Clock>,
     instance: String,
-    series: Arc<Mutex<HashMap<SeriesKey, Seen>>>,
+    correlator: Arc<Mutex<EventCorrelator>>,
+    /// The event object written for each correlation key.
+    names: Arc<Mutex<HashMap<String, String>>>,
     counter: Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -66,7 +51,8 @@ impl EventRecorder {
             client,
             clock,
             instance: instance.to_string(),
-            series: Arc::default(),
+            correlator: Arc::default(),
+            names: Arc::default(),
             counter: Arc::default(),
         }
     }
@@ -94,40 +80,55 @@ impl EventRecorder {
             .namespace
             .clone()
             .unwrap_or_else(|| "default".to_string());
+        let object = [
+            regarding.kind.as_deref(),
+            Some(namespace.as_str()),
+            regarding.name.as_deref(),
+            regarding.uid.as_deref(),
+            regarding.api_version.as_deref(),
+        ]
+        .map(Option::unwrap_or_default)
+        .join("/");
+        let correlated = self
+            .correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .correlate(
+                &Incoming {
+                    object: &object,
+                    type_: event.type_.as_str(),
+                    reason: &event.reason,
+                    message: &event.message,
+                },
+                now,
+            );
+        let Correlated::Write {
+            key,
+            message,
+            count,
+            first_seen,
+        } = correlated
+        else {
+            return Ok(());
+        };
         let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
-        let key = SeriesKey {
-            namespace: namespace.clone(),
-            regarding: regarding.name.clone().unwrap_or_default(),
-            type_: event.type_.as_str(),
-            reason: event.reason.clone(),
-            message: event.message.clone(),
-        };
-        let previous = {
-            let mut series = self
-                .series
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            series.retain(|_, seen| seen.last + SERIES_WINDOW > now);
-            series.get(&key).cloned()
-        };
-        if let Some(seen) = previous {
-            let count = seen.count + 1;
+        let series = (count > 1).then_some(EventSeries {
+            count,
+            last_observed_time: MicroTime(now),
+        });
+        let existing = self.lock_names().get(&key).cloned();
+        if let (Some(name), Some(series)) = (existing, series.clone()) {
             let patch = Event {
-                series: Some(EventSeries {
-                    count,
-                    last_observed_time: MicroTime(now),
-                }),
+                series: Some(series),
+                note: Some(message.clone()),
                 ..Event::default()
             };
-            let patched = api
-                .patch(&seen.name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await;
-            match patched {
-                Ok(_) => {
-                    self.remember(key, seen.name, count, now);
-                    return Ok(());
-                }
-                // Deleted meanwhile (TTL): start a new one.
+            match api
+                .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                .await
+            {
+                Ok(_) => return Ok(()),
+                // Deleted meanwhile (TTL): create it again, as client-go.
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
                 Err(err) => return Err(err),
             }
@@ -150,24 +151,28 @@ impl EventRecorder {
             },
             action: Some(action_of(&event.reason).to_string()),
             reason: Some(event.reason.clone()),
-            note: Some(event.message.clone()),
+            note: Some(message),
             type_: Some(event.type_.as_str().to_string()),
-            event_time: Some(MicroTime(now)),
+            event_time: Some(MicroTime(first_seen)),
+            series,
             regarding: Some(regarding.clone()),
             reporting_controller: Some(REPORTING_CONTROLLER.to_string()),
             reporting_instance: Some(self.instance.clone()),
             ..Event::default()
         };
         api.create(&PostParams::default(), &object).await?;
-        self.remember(key, name, 1, now);
+        let mut names = self.lock_names();
+        if names.len() >= 4096 {
+            names.clear();
+        }
+        names.insert(key, name);
         Ok(())
     }
 
-    fn remember(&self, key: SeriesKey, name: String, count: i32, last: jiff::Timestamp) {
-        self.series
+    fn lock_names(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.names
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(key, Seen { name, count, last });
     }
 }
 

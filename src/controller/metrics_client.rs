@@ -494,7 +494,7 @@ impl MetricsClient {
         // k8s.io/metrics' GetForObject: anything but exactly one value fails.
         match values.as_slice() {
             [(_, value, timestamp, _)] => Ok(ObjectSample {
-                value: value.clone(),
+                value: *value,
                 timestamp: *timestamp,
             }),
             other => Err(format!(

@@ -14,6 +14,7 @@
 //! - [`pod_index`]: the pod cache by namespace and label, read by reconciles;
 //! - [`metrics_client`]: the aggregated metrics APIs;
 //! - [`events`]: Kubernetes events on the injected clock;
+//! - [`event_correlator`]: client-go's event aggregation, dedup and spam filter;
 //! - [`history`]: per-HPA recommendations and scale events;
 //! - [`decisions`]: the decision log behind `/debug/decisions`;
 //! - [`metrics`]: Prometheus metrics with upstream's names;
@@ -25,6 +26,7 @@ pub mod client;
 pub mod config;
 pub mod context;
 pub mod decisions;
+pub mod event_correlator;
 pub mod events;
 pub mod history;
 pub mod leader;

@@ -83,9 +83,13 @@ fn core_error(e: hpa_core::decide::ErrorLabel) -> ErrorLabel {
 fn scale_read_error(err: &ScaleError) -> ScaleReadError {
     match err {
         ScaleError::InvalidApiVersion(v) => ScaleReadError::InvalidApiVersion(v.clone()),
-        ScaleError::UnknownKind { .. } | ScaleError::NoScaleSubresource { .. } => {
-            ScaleReadError::NoMapping(err.to_string())
+        // The RESTMapper's own text: the core adds upstream's
+        // "unable to determine resource ..." prefix to the returned error
+        // only, so the event and condition do not say it twice.
+        ScaleError::UnknownKind { group, kind, .. } => {
+            ScaleReadError::NoMapping(format!("no matches for kind {kind:?} in group {group:?}"))
         }
+        ScaleError::NoScaleSubresource { .. } => ScaleReadError::NoMapping(err.to_string()),
         ScaleError::Get { source } | ScaleError::Update { source } => {
             ScaleReadError::Failed(kube_error_text(source))
         }
@@ -395,6 +399,19 @@ mod tests {
         let result = reconcile("default/web", &ctx).await.unwrap();
         assert_eq!(result, Reconciled::Deleted);
         assert!(!ctx.history.contains("default/web"));
+    }
+
+    #[test]
+    fn an_unknown_kind_is_named_once_in_event_and_condition() {
+        let err = ScaleError::UnknownKind {
+            group: "apps".into(),
+            kind: "Dep".into(),
+            source: None,
+        };
+        assert_eq!(
+            scale_read_error(&err),
+            ScaleReadError::NoMapping("no matches for kind \"Dep\" in group \"apps\"".into())
+        );
     }
 
     #[tokio::test]

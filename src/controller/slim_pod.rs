@@ -42,6 +42,9 @@ pub struct SlimSpec {
     pub init_containers: Option<Vec<SlimContainer>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<SlimResources>,
+    /// `spec.overhead`: added to pod-level requests (upstream `PodRequests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead: Option<BTreeMap<String, Quantity>>,
 }
 
 /// A container's name, requests and (for init containers) restart policy,
@@ -159,6 +162,7 @@ impl SlimPod {
                     .as_ref()
                     .map(|c| c.iter().map(SlimContainer::to_container).collect()),
                 resources: spec.resources.as_ref().map(SlimResources::to_requirements),
+                overhead: spec.overhead.clone(),
                 ..PodSpec::default()
             }),
             status: self.status.as_ref().map(|status| PodStatus {
@@ -198,6 +202,7 @@ mod tests {
             "spec": {
                 "nodeName": "n1",
                 "resources": {"requests": {"cpu": "1"}},
+                "overhead": {"cpu": "250m"},
                 "containers": [{
                     "name": "app", "image": "nginx",
                     "env": [{"name": "A", "value": "1"}],
@@ -246,6 +251,8 @@ mod tests {
             spec.resources.unwrap().requests,
             full_spec.resources.unwrap().requests
         );
+        assert_eq!(spec.overhead, full_spec.overhead);
+        assert!(spec.overhead.is_some());
         let requests = |c: &Container| c.resources.as_ref().and_then(|r| r.requests.clone());
         assert_eq!(spec.containers[0].name, "app");
         assert_eq!(

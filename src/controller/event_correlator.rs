@@ -1,0 +1,259 @@
+//! client-go's `EventCorrelator` (tools/record/events_cache.go), which
+//! upstream's HPA controller records its core/v1 events through: pure, the
+//! time passed in. In order, for each event:
+//!
+//! 1. aggregation: the 10th distinct message with the same type and reason
+//!    about an object within 10 minutes of the previous one becomes one
+//!    event "(combined from similar events): MESSAGE", which later similar
+//!    events update;
+//! 2. deduplication: a repeat of an event (same type, reason and message)
+//!    updates the first one's count instead of creating another; the count
+//!    is kept even for repeats the spam filter drops;
+//! 3. spam filter: per object, a token bucket of 25 events refilled at one
+//!    per 5 minutes; events without a token are dropped.
+//!
+//! So `kubectl describe hpa` shows the counts a kube-controller-manager
+//! shows after the same failures. client-go's caches are LRUs of 4096
+//! entries; these maps are bounded the same way by dropping the stalest.
+
+use std::collections::{BTreeSet, HashMap};
+
+use jiff::{SignedDuration, Timestamp};
+
+/// `maxLruCacheEntries`.
+const CACHE_ENTRIES: usize = 4096;
+/// `defaultAggregateMaxEvents`.
+const AGGREGATE_MAX_EVENTS: usize = 10;
+/// `defaultAggregateIntervalInSeconds`.
+const AGGREGATE_INTERVAL: SignedDuration = SignedDuration::from_secs(600);
+/// `defaultSpamBurst`.
+const SPAM_BURST: f64 = 25.0;
+/// `defaultSpamQPS`: one token every 5 minutes.
+const SPAM_QPS: f64 = 1.0 / 300.0;
+/// `EventAggregatorByReasonMessageFunc`'s prefix.
+pub const COMBINED_PREFIX: &str = "(combined from similar events): ";
+
+/// An event as the correlator sees it: the object it is about (its kind,
+/// namespace, name, uid and apiVersion joined), type, reason, message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Incoming<'a> {
+    pub object: &'a str,
+    pub type_: &'a str,
+    pub reason: &'a str,
+    pub message: &'a str,
+}
+
+/// What to write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Correlated {
+    /// Dropped by the spam filter.
+    Skip,
+    /// Write the event with this message and count: the first of its key
+    /// when `count` is 1, else an update of the event recorded under `key`
+    /// (created if there is none, as client-go does when its patch finds no
+    /// event).
+    Write {
+        key: String,
+        message: String,
+        count: i32,
+        first_seen: Timestamp,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct AggregateRecord {
+    messages: BTreeSet<String>,
+    last: Timestamp,
+}
+
+#[derive(Debug, Clone)]
+struct Observation {
+    count: i32,
+    first_seen: Timestamp,
+    last: Timestamp,
+}
+
+#[derive(Debug, Clone)]
+struct Bucket {
+    tokens: f64,
+    last: Timestamp,
+}
+
+/// The correlator's caches.
+#[derive(Debug, Default)]
+pub struct EventCorrelator {
+    aggregates: HashMap<String, AggregateRecord>,
+    observations: HashMap<String, Observation>,
+    buckets: HashMap<String, Bucket>,
+}
+
+impl EventCorrelator {
+    /// Correlates `event` observed at `now`.
+    pub fn correlate(&mut self, event: &Incoming<'_>, now: Timestamp) -> Correlated {
+        let aggregate_key = format!("{}\u{0}{}\u{0}{}", event.object, event.type_, event.reason);
+        let event_key = format!("{aggregate_key}\u{0}{}", event.message);
+
+        // 1. Aggregation (EventAggregate).
+        let record = self
+            .aggregates
+            .entry(aggregate_key.clone())
+            .or_insert_with(|| AggregateRecord {
+                messages: BTreeSet::new(),
+                last: now,
+            });
+        if now.duration_since(record.last) > AGGREGATE_INTERVAL {
+            record.messages.clear();
+        }
+        record.messages.insert(event.message.to_owned());
+        record.last = now;
+        let (key, message) = if record.messages.len() < AGGREGATE_MAX_EVENTS {
+            (event_key, event.message.to_owned())
+        } else {
+            // Do not grow the set past the threshold (client-go's PopAny).
+            if let Some(any) = record.messages.iter().next().cloned() {
+                record.messages.remove(&any);
+            }
+            (aggregate_key, format!("{COMBINED_PREFIX}{}", event.message))
+        };
+        bound(&mut self.aggregates, |r| r.last);
+
+        // 2. Deduplication (eventObserve), recorded before the filter.
+        let observation = self
+            .observations
+            .entry(key.clone())
+            .and_modify(|o| {
+                o.count = o.count.saturating_add(1);
+                o.last = now;
+            })
+            .or_insert(Observation {
+                count: 1,
+                first_seen: now,
+                last: now,
+            })
+            .clone();
+        bound(&mut self.observations, |o| o.last);
+
+        // 3. Spam filter (EventSourceObjectSpamFilter).
+        let bucket = self
+            .buckets
+            .entry(event.object.to_owned())
+            .or_insert(Bucket {
+                tokens: SPAM_BURST,
+                last: now,
+            });
+        let elapsed = now.duration_since(bucket.last).as_secs_f64().max(0.0);
+        bucket.tokens = (bucket.tokens + elapsed * SPAM_QPS).min(SPAM_BURST);
+        bucket.last = now;
+        let accepted = bucket.tokens >= 1.0;
+        if accepted {
+            bucket.tokens -= 1.0;
+        }
+        bound(&mut self.buckets, |b| b.last);
+        if !accepted {
+            return Correlated::Skip;
+        }
+        Correlated::Write {
+            key,
+            message,
+            count: observation.count,
+            first_seen: observation.first_seen,
+        }
+    }
+}
+
+/// Keeps a cache at [`CACHE_ENTRIES`] by dropping its stalest entries.
+fn bound<V>(map: &mut HashMap<String, V>, last: impl Fn(&V) -> Timestamp) {
+    if map.len() <= CACHE_ENTRIES {
+        return;
+    }
+    let mut ages: Vec<(Timestamp, String)> =
+        map.iter().map(|(k, v)| (last(v), k.clone())).collect();
+    ages.sort();
+    for (_, key) in ages.into_iter().take(map.len() - CACHE_ENTRIES) {
+        map.remove(&key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(secs: i64) -> Timestamp {
+        Timestamp::from_second(1_767_225_600 + secs).unwrap()
+    }
+
+    fn event<'a>(reason: &'a str, message: &'a str) -> Incoming<'a> {
+        Incoming {
+            object: "HorizontalPodAutoscaler/default/web",
+            type_: "Warning",
+            reason,
+            message,
+        }
+    }
+
+    fn written(c: &Correlated) -> (String, i32) {
+        match c {
+            Correlated::Write { message, count, .. } => (message.clone(), *count),
+            Correlated::Skip => ("<skipped>".into(), 0),
+        }
+    }
+
+    #[test]
+    fn repeats_count_on_the_first_event() {
+        let mut c = EventCorrelator::default();
+        let got: Vec<_> = (0..3)
+            .map(|i| written(&c.correlate(&event("FailedGetScale", "boom"), t(15 * i))))
+            .collect();
+        assert_eq!(
+            got,
+            vec![("boom".into(), 1), ("boom".into(), 2), ("boom".into(), 3)]
+        );
+    }
+
+    #[test]
+    fn the_tenth_distinct_message_is_combined_and_later_ones_update_it() {
+        let mut c = EventCorrelator::default();
+        let messages: Vec<String> = (0..12).map(|i| format!("error {i}")).collect();
+        let got: Vec<_> = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| written(&c.correlate(&event("FailedRescale", m), t(i as i64))))
+            .collect();
+        assert_eq!(got[8], ("error 8".into(), 1));
+        assert_eq!(
+            got[9],
+            ("(combined from similar events): error 9".into(), 1)
+        );
+        assert_eq!(
+            got[11],
+            ("(combined from similar events): error 11".into(), 3)
+        );
+        // Ten minutes of quiet start a fresh record.
+        let later = written(&c.correlate(&event("FailedRescale", "error 99"), t(11 + 601)));
+        assert_eq!(later, ("error 99".into(), 1));
+    }
+
+    #[test]
+    fn a_burst_beyond_25_events_is_dropped_but_still_counted() {
+        let mut c = EventCorrelator::default();
+        let mut last = Correlated::Skip;
+        for i in 0..25 {
+            last = c.correlate(&event("FailedGetScale", "boom"), t(i));
+        }
+        assert_eq!(written(&last), ("boom".into(), 25));
+        assert_eq!(
+            c.correlate(&event("FailedGetScale", "boom"), t(25)),
+            Correlated::Skip
+        );
+        // Another reason about the same object shares the bucket.
+        assert_eq!(
+            c.correlate(&event("FailedComputeMetricsReplicas", "x"), t(26)),
+            Correlated::Skip
+        );
+        // One token every 5 minutes; the count includes the dropped repeat.
+        assert_eq!(
+            written(&c.correlate(&event("FailedGetScale", "boom"), t(24 + 300))),
+            ("boom".into(), 27)
+        );
+    }
+}
