@@ -188,7 +188,7 @@ pub async fn run(args: Args) -> CliResult {
     if let Some(task) = mirror_task {
         let _ = task.await;
     }
-    if let Some(c) = controller.and_then(|c| Arc::into_inner(c)) {
+    if let Some(c) = controller.and_then(Arc::into_inner) {
         c.shutdown().await.map_err(SimCliError::Controller)?;
     }
     if let Some(server) = metrics_server {
