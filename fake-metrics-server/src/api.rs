@@ -246,10 +246,36 @@ async fn api_resource_list(
                 .collect()
         }),
     };
+    let resources = if resources.is_empty() {
+        unscripted_resources(&group)
+    } else {
+        resources
+    };
     Ok(Json(APIResourceList {
         group_version: format!("{group}/{version}"),
         resources,
     }))
+}
+
+/// What the custom and external lists hold while the script declares no
+/// metric: kubectl (`api-resources`, any discovery) fails on an empty
+/// list ("received empty response"), so, as adapters do for metrics they
+/// discover later (KEDA lists `externalmetrics`), a wildcard entry per
+/// scope the server answers for.
+fn unscripted_resources(group: &str) -> Vec<APIResource> {
+    match group {
+        CUSTOM_GROUP => vec![
+            resource("pods/*", "MetricValueList", true, &["get"]),
+            resource("namespaces/*", "MetricValueList", false, &["get"]),
+        ],
+        METRICS_GROUP => Vec::new(),
+        _ => vec![resource(
+            "externalmetrics",
+            "ExternalMetricValueList",
+            true,
+            &["get"],
+        )],
+    }
 }
 
 fn window_of(model: &Model, own: Option<crate::script::Duration>) -> Option<SignedDuration> {

@@ -95,6 +95,23 @@ async fn discovery_resource_lists_follow_the_script() {
 }
 
 #[tokio::test]
+async fn discovery_is_never_empty_so_kubectl_discovery_does_not_fail() {
+    let s = start("{}").await;
+    for version in ["v1beta1", "v1beta2"] {
+        let custom: APIResourceList = s
+            .get_as(&format!("/apis/custom.metrics.k8s.io/{version}"))
+            .await;
+        let names: Vec<&str> = custom.resources.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["pods/*", "namespaces/*"]);
+    }
+    let external: APIResourceList = s.get_as("/apis/external.metrics.k8s.io/v1beta1").await;
+    assert_eq!(external.resources.len(), 1);
+    assert_eq!(external.resources[0].name, "externalmetrics");
+    assert_eq!(external.resources[0].kind, "ExternalMetricValueList");
+    s.stop().await;
+}
+
+#[tokio::test]
 async fn pod_metrics_list_per_namespace_with_per_container_usage() {
     let s = start(SCRIPT).await;
     let (status, body) = s

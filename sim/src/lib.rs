@@ -73,6 +73,18 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let router = sim.router();
+    serve_router(sim, router, listener, shutdown).await
+}
+
+/// [`serve`] with a router built from [`Sim::router`] by the caller (e.g.
+/// with a layer that runs a controller when the admin API moves the clock).
+pub async fn serve_router(
+    sim: Sim,
+    router: axum::Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let ticker_sim = sim.clone();
     let stop = tokio_util::sync::CancellationToken::new();
     let ticker_stop = stop.clone();
@@ -86,7 +98,7 @@ pub async fn serve(
         }
     });
     let closing = sim.clone();
-    let result = axum::serve(listener, sim.router())
+    let result = axum::serve(listener, router)
         .with_graceful_shutdown(async move {
             shutdown.await;
             closing.close_watches();

@@ -123,6 +123,18 @@ pub async fn run(
     on_ready: impl FnOnce(SocketAddr),
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StandaloneError> {
+    let router = sim.router();
+    run_router(sim, router, args, on_ready, shutdown).await
+}
+
+/// [`run`] serving `router` (built from [`Sim::router`] by the caller).
+pub async fn run_router(
+    sim: Sim,
+    router: axum::Router,
+    args: &Args,
+    on_ready: impl FnOnce(SocketAddr),
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StandaloneError> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|source| StandaloneError::Bind {
@@ -138,7 +150,7 @@ pub async fn run(
     write_kubeconfig(&args.kubeconfig, &format!("http://{addr}"))?;
     tracing::info!(%addr, kubeconfig = %args.kubeconfig.display(), "hpa-sim listening");
     on_ready(addr);
-    crate::serve(sim, listener, shutdown)
+    crate::serve_router(sim, router, listener, shutdown)
         .await
         .map_err(StandaloneError::Serve)
 }

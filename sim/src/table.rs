@@ -228,7 +228,17 @@ pub fn watch_table(
 
 fn row(def: &ResourceDef, obj: &Value, now: Timestamp, include: IncludeObject) -> Value {
     let mut r = Map::new();
-    r.insert("cells".into(), Value::Array(cells(def.storage, obj, now)));
+    // events.k8s.io/v1 events print as core ones do (upstream prints the
+    // internal type both versions convert to).
+    let printable = if def.storage == Storage::Events {
+        crate::convert::from_view(def, obj.clone())
+    } else {
+        obj.clone()
+    };
+    r.insert(
+        "cells".into(),
+        Value::Array(cells(def.storage, &printable, now)),
+    );
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
@@ -873,6 +883,43 @@ mod tests {
             "cpu: 40%/50%, 75/60 + 1 more..."
         );
         assert_eq!(format_hpa_metrics(&[], &[]), "<none>");
+    }
+
+    #[test]
+    fn events_print_alike_in_both_versions() {
+        let core = json!({"apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": "web.1", "namespace": "default"},
+            "involvedObject": {"kind": "HorizontalPodAutoscaler", "name": "web"},
+            "reason": "SuccessfulRescale", "type": "Normal", "message": "New size: 3",
+            "source": {"component": "horizontal-pod-autoscaler"},
+            "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:30Z",
+            "count": 2});
+        let now: Timestamp = "2026-01-01T00:01:00Z".parse().unwrap();
+        let want = json!([
+            "30s",
+            "Normal",
+            "SuccessfulRescale",
+            "horizontalpodautoscaler/web",
+            "",
+            "horizontal-pod-autoscaler",
+            "New size: 3",
+            "60s",
+            "2",
+            "web.1"
+        ]);
+        let v1_def = crate::resources::find("events.k8s.io", "v1", "events").unwrap();
+        let core_def = crate::resources::find("", "v1", "events").unwrap();
+        let t = table(
+            core_def,
+            std::slice::from_ref(&core),
+            now,
+            json!({}),
+            IncludeObject::None,
+        );
+        assert_eq!(t["rows"][0]["cells"], want);
+        let v1 = crate::convert::to_view(v1_def, core);
+        let t = table(v1_def, &[v1], now, json!({}), IncludeObject::None);
+        assert_eq!(t["rows"][0]["cells"], want);
     }
 
     #[test]

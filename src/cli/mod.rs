@@ -13,6 +13,8 @@ pub mod load;
 pub mod metrics_server;
 pub mod replay;
 pub mod sim;
+pub mod sim_controller;
+pub mod sim_load;
 pub mod test;
 
 /// What a subcommand returns: an exit code, or an error printed with its causes.

@@ -4,12 +4,19 @@
 //! `--metrics-url` names one. The controller binary, kubectl or any client
 //! can then use the kubeconfig.
 //!
+//! With `--controller`, our HPA controller runs in the process on the sim's
+//! clock, and each workload's load (set on the metrics server's
+//! `/control/v1/loads`) is shared among its running pods: the HPA
+//! walkthrough (docs/walkthrough.md) works with kubectl alone.
+//!
 //! Prints, one per line on stdout: `api-server: URL`, `kubeconfig: PATH`,
-//! `metrics-server: URL` so that scripts and tests can pick them up.
+//! `metrics-server: URL` (and `controller: in-process`) so that scripts and
+//! tests can pick them up.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use fake_metrics_server::script::{Script, from_yaml};
 use fake_metrics_server::{AppState, ServerClock, Transport};
@@ -19,6 +26,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::CliResult;
 use super::controller::shutdown_signal;
+use super::sim_controller::{InProcess, clock_layer};
+use super::sim_load::{Loads, Mirror};
+use crate::controller::ControllerConfig;
 
 /// Errors of `hpa-harness sim`.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +45,10 @@ pub enum SimCliError {
         #[source]
         source: std::io::Error,
     },
+    #[error("--controller needs the built-in metrics server: leave out --metrics-url")]
+    ControllerWithMetricsUrl,
+    #[error("the in-process controller failed to stop")]
+    Controller(#[source] crate::controller::RunError),
     #[error("invalid --metrics-script {path}")]
     Script {
         path: PathBuf,
@@ -58,6 +72,14 @@ pub struct Args {
     /// Script (YAML or JSON) the built-in fake metrics server starts with.
     #[arg(long)]
     pub metrics_script: Option<PathBuf>,
+
+    /// Run our HPA controller in this process, on the sim's clock (with
+    /// --virtual-clock: it syncs every 15 s of each `POST /admin/v1/clock`
+    /// advance), and report every running pod to the built-in metrics
+    /// server with its share of its workload's load
+    /// (`PUT /control/v1/loads/NAMESPACE/WORKLOAD` `{"cpu": "350m"}`).
+    #[arg(long)]
+    pub controller: bool,
 }
 
 fn load_script(path: &PathBuf) -> Result<Script, SimCliError> {
@@ -95,7 +117,12 @@ pub async fn run(args: Args) -> CliResult {
     } else {
         None
     };
+    if args.controller && own_metrics.is_none() {
+        return Err(SimCliError::ControllerWithMetricsUrl.into());
+    }
     let sim = Sim::new(standalone::config_from_args(&sim_args));
+    let mut controller = None;
+    let mut mirror_task = None;
     if let Some((listener, url)) = own_metrics {
         let clock = match sim.virtual_clock() {
             Some(clock) => ServerClock::Virtual(clock),
@@ -107,19 +134,48 @@ pub async fn run(args: Args) -> CliResult {
         };
         let state = AppState::with_script(clock, &script);
         let stop = stop_metrics.clone();
-        metrics_server = Some(tokio::spawn(fake_metrics_server::run(
-            listener,
-            state,
-            Transport::Plain,
-            async move { stop.cancelled().await },
-        )));
+        if args.controller {
+            let loads = Loads::default();
+            let mirror = Arc::new(Mirror::new(sim.client(), state.clone(), loads.clone()));
+            mirror_task = Some(tokio::spawn(Arc::clone(&mirror).run(stop_metrics.clone())));
+            let router = fake_metrics_server::app(state).merge(super::sim_load::routes(loads));
+            metrics_server = Some(tokio::spawn(async move {
+                axum::serve(listener, router)
+                    .with_graceful_shutdown(async move { stop.cancelled().await })
+                    .await
+                    .map_err(fake_metrics_server::server::ServerError::Io)
+            }));
+            controller = Some(Arc::new(InProcess::start(
+                &sim,
+                ControllerConfig::default(),
+                mirror,
+            )));
+        } else {
+            metrics_server = Some(tokio::spawn(fake_metrics_server::run(
+                listener,
+                state,
+                Transport::Plain,
+                async move { stop.cancelled().await },
+            )));
+        }
         println!("metrics-server: {url}");
     } else if let Some(url) = &sim_args.metrics_url {
         println!("metrics-server: {url}");
     }
     let kubeconfig = sim_args.kubeconfig.clone();
-    let result = standalone::run(
+    let mut router = sim.router();
+    if let Some(c) = &controller {
+        println!("controller: in-process");
+        if sim.virtual_clock().is_some() {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                Arc::clone(c),
+                clock_layer,
+            ));
+        }
+    }
+    let result = standalone::run_router(
         sim,
+        router,
         &sim_args,
         |addr| {
             println!("api-server: http://{addr}");
@@ -129,6 +185,12 @@ pub async fn run(args: Args) -> CliResult {
     )
     .await;
     stop_metrics.cancel();
+    if let Some(task) = mirror_task {
+        let _ = task.await;
+    }
+    if let Some(c) = controller.and_then(Arc::into_inner) {
+        c.shutdown().await.map_err(SimCliError::Controller)?;
+    }
     if let Some(server) = metrics_server {
         match server.await {
             Ok(Err(err)) => tracing::warn!(error = %err, "the fake metrics server failed"),
