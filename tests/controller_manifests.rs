@@ -34,6 +34,15 @@ fn the_deployment_arguments_parse_and_elect_a_leader_among_two_replicas() {
     };
     assert!(args.leader_elect);
     assert_eq!(args.bind_address.port(), 10257);
+    assert!(
+        args.bind_address.ip().is_loopback(),
+        "/metrics and /debug/decisions are plain HTTP without authentication: loopback only"
+    );
+    let health = args
+        .health_bind_address
+        .expect("the probes need a reachable port");
+    assert_eq!(container["ports"][0]["containerPort"], health.port());
+    assert_eq!(container["livenessProbe"]["httpGet"]["port"], "health");
     assert_eq!(
         container["livenessProbe"]["httpGet"]["path"], "/healthz",
         "liveness"

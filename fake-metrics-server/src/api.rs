@@ -41,6 +41,16 @@ pub enum ApiError {
     /// The thing asked for is not there.
     #[error("{0}")]
     NotFound(String),
+    /// A request the server refuses before reading it as a script: too
+    /// large (413), of an unsupported type (415), unauthorized (401), too
+    /// slow (408).
+    #[error("{message}")]
+    Refused {
+        /// Status to answer.
+        status: StatusCode,
+        /// Message.
+        message: String,
+    },
     /// A scripted fault.
     #[error("{message}")]
     Fault {
@@ -56,7 +66,7 @@ impl ApiError {
         match self {
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::Fault { status, .. } => *status,
+            Self::Fault { status, .. } | Self::Refused { status, .. } => *status,
         }
     }
 }

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use hpa_core::clock::VirtualClock;
 use jiff::Timestamp;
 
+use crate::auth::ControlToken;
 use crate::script::{Script, ScriptError};
 use crate::server::ServerError;
 use crate::{AppState, ServerClock, Transport};
@@ -49,6 +50,18 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// `--http` on a listener other than loopback: the metrics APIs stay
+    /// on TLS wherever others can reach them.
+    #[error(
+        "--http serves plain HTTP, which is only allowed on a loopback address, not {addr}; drop --http (a self-signed certificate is made) or listen on 127.0.0.1"
+    )]
+    PlainOnNetwork {
+        /// The address.
+        addr: SocketAddr,
+    },
+    /// The control token could not be generated.
+    #[error("generating the control token: {0}")]
+    Token(#[source] rustls::Error),
     /// The TLS setup or the server failed.
     #[error(transparent)]
     Server(#[from] ServerError),
@@ -101,6 +114,14 @@ pub struct Args {
     /// simulated cluster's clock.
     #[arg(long, env = "FMS_VIRTUAL_CLOCK")]
     pub virtual_clock: Option<Timestamp>,
+
+    /// Token the control API (/control/v1) requires, as `Authorization:
+    /// Bearer TOKEN` or `X-Control-Token: TOKEN`. On a loopback listener the
+    /// control API is open without one; on any other a token is always
+    /// required, and one is generated and printed (`control-token: TOKEN`)
+    /// when none is given.
+    #[arg(long, env = "FMS_CONTROL_TOKEN", hide_env_values = true)]
+    pub control_token: Option<String>,
 }
 
 impl Args {
@@ -150,6 +171,16 @@ impl Args {
         Ok(Transport::Tls(crate::self_signed_tls(&names)?))
     }
 
+    /// The control token to require, and whether it was generated (and so
+    /// must be printed for clients to learn it).
+    pub fn control_token(&self) -> Result<(ControlToken, bool), CliError> {
+        match self.control_token.as_deref().map(str::trim) {
+            Some(t) if !t.is_empty() => Ok((ControlToken::new(t), false)),
+            _ if self.listen.ip().is_loopback() => Ok((ControlToken::none(), false)),
+            _ => Ok((ControlToken::generate().map_err(CliError::Token)?, true)),
+        }
+    }
+
     /// `http` or `https`.
     pub fn scheme(&self) -> &'static str {
         if self.http { "http" } else { "https" }
@@ -164,7 +195,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CliError> {
     let script = args.load_script()?;
+    if args.http && !args.listen.ip().is_loopback() {
+        return Err(CliError::PlainOnNetwork { addr: args.listen });
+    }
     let transport = args.transport()?;
+    let (token, generated) = args.control_token()?;
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|source| CliError::Bind {
@@ -184,8 +219,15 @@ pub async fn serve(
         "serving"
     );
     let state = AppState::with_script(clock, &script);
+    if generated && let Some(t) = token.value() {
+        // Printed, not logged at a level someone may turn off: clients
+        // cannot reach the control API without it.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "control-token: {t}");
+        let _ = out.flush();
+    }
     on_ready(&url);
-    crate::run(listener, state, transport, shutdown).await?;
+    crate::server::run_with_token(listener, state, transport, token, shutdown).await?;
     Ok(())
 }
 
@@ -267,6 +309,26 @@ mod tests {
             "2026-01-01T00:00:00Z".parse::<Timestamp>().unwrap()
         );
         assert_eq!(cli.args.scheme(), "http");
+    }
+
+    #[test]
+    fn a_network_listener_always_has_a_control_token_and_loopback_may_go_without() {
+        let cli = Cli::parse_from(["fms", "--listen", "0.0.0.0:8443"]);
+        let (token, generated) = cli.args.control_token().unwrap();
+        assert!(generated);
+        assert_eq!(token.value().map(str::len), Some(32));
+        let cli = Cli::parse_from(["fms", "--listen", "0.0.0.0:8443", "--control-token", "t"]);
+        let (token, generated) = cli.args.control_token().unwrap();
+        assert_eq!((token.value(), generated), (Some("t"), false));
+        let cli = Cli::parse_from(["fms", "--listen", "127.0.0.1:0"]);
+        assert_eq!(cli.args.control_token().unwrap().0.value(), None);
+    }
+
+    #[tokio::test]
+    async fn plain_http_on_a_network_address_is_refused() {
+        let cli = Cli::parse_from(["fms", "--http", "--listen", "0.0.0.0:0"]);
+        let err = serve(&cli.args, |_| {}, async {}).await.unwrap_err();
+        assert!(matches!(err, CliError::PlainOnNetwork { .. }), "{err}");
     }
 
     #[test]

@@ -68,6 +68,7 @@ pub enum ClientError {
 pub struct ControlClient {
     http: reqwest::Client,
     base: String,
+    token: Option<String>,
 }
 
 impl ControlClient {
@@ -84,10 +85,21 @@ impl ControlClient {
         Ok(Self::with_http(http, base_url))
     }
 
-    /// A client using an existing reqwest client.
+    /// A client using an existing reqwest client. It sends the control
+    /// token of `FMS_CONTROL_TOKEN` when that is set (see [`Self::with_token`]).
     pub fn with_http(http: reqwest::Client, base_url: impl Into<String>) -> Self {
         let base = base_url.into().trim_end_matches('/').to_owned();
-        Self { http, base }
+        let token = std::env::var(crate::auth::TOKEN_ENV)
+            .ok()
+            .filter(|t| !t.trim().is_empty());
+        Self { http, base, token }
+    }
+
+    /// Sends `token` as the control API's token (none: send nothing).
+    #[must_use]
+    pub fn with_token(mut self, token: Option<String>) -> Self {
+        self.token = token;
+        self
     }
 
     /// The server's base URL.
@@ -104,6 +116,9 @@ impl ControlClient {
     ) -> Result<Option<T>, ClientError> {
         let url = format!("{}/control/v1/{path}", self.base);
         let mut request = self.http.request(method.clone(), &url);
+        if let Some(token) = &self.token {
+            request = request.header(crate::auth::TOKEN_HEADER, token);
+        }
         if let Some(body) = body {
             request = request
                 .header(reqwest::header::CONTENT_TYPE, content_type)

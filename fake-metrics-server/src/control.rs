@@ -6,7 +6,7 @@
 //! the line, column or field, and the data being served is left unchanged.
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
@@ -15,6 +15,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::api::ApiError;
+use crate::limits::ControlBody;
 use crate::log::{Counters, LogFilter, LogPage};
 use crate::script::{Api, Change, Fault, Faults, Script, ScriptPatch, from_body};
 use crate::state::{AppState, StateError};
@@ -98,19 +99,13 @@ pub fn routes() -> Router<AppState> {
         .route("/control/v1/counters", get(get_counters))
         .route("/control/v1/reset", post(post_reset))
         .route("/control/v1/clock", get(get_clock).post(post_clock))
-        // A script for a load of 100,000 pods is tens of MiB of YAML or
-        // JSON; axum's default limit (2 MiB) would refuse it.
+        // A script for a load of 100,000 pods is about 15 MiB of YAML;
+        // axum's default limit (2 MiB) would refuse it.
         .layer(axum::extract::DefaultBodyLimit::max(CONTROL_BODY_LIMIT))
 }
 
-/// The largest control request body accepted.
-pub const CONTROL_BODY_LIMIT: usize = 256 * 1024 * 1024;
-
-fn content_type(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-}
+/// The largest control request body accepted (see [`crate::limits`]).
+pub const CONTROL_BODY_LIMIT: usize = crate::limits::MAX_BODY;
 
 fn summary(state: &AppState) -> Summary {
     let script = state.script();
@@ -144,36 +139,51 @@ async fn get_script(
 
 async fn put_script(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: String,
+    body: ControlBody,
 ) -> Result<Json<Summary>, ApiError> {
-    let script = Script::parse(&body, content_type(&headers))?;
+    if body.is_blank() {
+        // An empty body would read as an empty script and drop every pod.
+        return Err(ApiError::BadRequest(
+            "the script body is empty: send `{}` to serve nothing, or POST /control/v1/reset"
+                .to_owned(),
+        ));
+    }
+    let script = body
+        .parse(|text, ct| Script::parse(text, ct).map_err(ApiError::from))
+        .await?;
     state.load(&script)?;
     Ok(Json(summary(&state)))
 }
 
 async fn patch_script(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: String,
+    body: ControlBody,
 ) -> Result<Json<Summary>, ApiError> {
-    let patch = ScriptPatch::parse(&body, content_type(&headers))?;
+    if body.is_blank() {
+        return Err(ApiError::BadRequest("the script patch is empty".to_owned()));
+    }
+    let patch = body
+        .parse(|text, ct| ScriptPatch::parse(text, ct).map_err(ApiError::from))
+        .await?;
     state.patch(&patch)?;
     Ok(Json(summary(&state)))
 }
 
 async fn post_changes(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: String,
+    body: ControlBody,
 ) -> Result<Json<Summary>, ApiError> {
     // A list (JSON `[` or YAML `-`) or a single change.
-    let trimmed = body.trim_start();
-    let changes = if trimmed.starts_with('[') || trimmed.starts_with('-') {
-        from_body::<Vec<Change>>(&body, content_type(&headers))?
-    } else {
-        vec![from_body::<Change>(&body, content_type(&headers))?]
-    };
+    let changes = body
+        .parse(|body, ct| {
+            let trimmed = body.trim_start();
+            Ok(if trimmed.starts_with('[') || trimmed.starts_with('-') {
+                from_body::<Vec<Change>>(body, ct)?
+            } else {
+                vec![from_body::<Change>(body, ct)?]
+            })
+        })
+        .await?;
     state.apply(&changes)?;
     Ok(Json(summary(&state)))
 }
@@ -184,10 +194,9 @@ async fn get_faults(State(state): State<AppState>) -> Json<Faults> {
 
 async fn put_faults(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: String,
+    body: ControlBody,
 ) -> Result<Json<Faults>, ApiError> {
-    let faults: Faults = from_body(&body, content_type(&headers))?;
+    let faults: Faults = from_body(&body.text, body.content_type.as_deref())?;
     for api in [Api::Resource, Api::Custom, Api::External] {
         if let Some(f) = faults.get(api) {
             crate::script::check_fault(&format!("{api}.status"), f.status)?;
@@ -209,11 +218,10 @@ fn parse_api(text: &str) -> Result<Api, ApiError> {
 async fn put_fault(
     State(state): State<AppState>,
     Path(api): Path<String>,
-    headers: HeaderMap,
-    body: String,
+    body: ControlBody,
 ) -> Result<Json<Faults>, ApiError> {
     let api = parse_api(&api)?;
-    let fault: Fault = from_body(&body, content_type(&headers))?;
+    let fault: Fault = from_body(&body.text, body.content_type.as_deref())?;
     crate::script::check_fault("status", fault.status)?;
     let mut faults = state.faults();
     faults.set(api, Some(fault));
@@ -268,17 +276,22 @@ async fn get_clock(State(state): State<AppState>) -> Json<ClockState> {
 
 async fn post_clock(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: String,
+    body: ControlBody,
 ) -> Result<Json<ClockState>, ApiError> {
-    let m: ClockMove = from_body(&body, content_type(&headers))?;
+    let m: ClockMove = from_body(&body.text, body.content_type.as_deref())?;
     match (&m.advance, m.set) {
         (Some(by), None) => {
             let by: SignedDuration = crate::script::parse_go_duration(by.trim())
                 .map_err(|e| ApiError::BadRequest(format!("clock field advance: {e}")))?;
+            crate::limits::clock_advance(state.clock().now(), by)
+                .map_err(|e| ApiError::BadRequest(format!("clock field advance: {e}")))?;
             state.clock().advance(by);
         }
-        (None, Some(at)) => state.clock().set(at),
+        (None, Some(at)) => {
+            let at = crate::limits::clock_set(at)
+                .map_err(|e| ApiError::BadRequest(format!("clock field set: {e}")))?;
+            state.clock().set(at);
+        }
         _ => {
             return Err(ApiError::BadRequest(
                 "clock: give exactly one of advance or set".to_owned(),

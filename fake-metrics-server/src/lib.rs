@@ -14,15 +14,19 @@
 //!   `hpa-harness metrics-server`.
 
 pub mod api;
+pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod control;
 pub mod labels;
+pub mod limits;
 pub mod log;
 pub mod script;
 pub mod server;
 pub mod state;
 pub mod types;
 
-pub use server::{Transport, app, run, self_signed_tls, tls_from_pem};
+pub use server::{
+    Transport, app, app_with_token, run, run_with_token, self_signed_tls, tls_from_pem,
+};
 pub use state::{AppState, ServerClock};

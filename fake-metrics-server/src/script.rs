@@ -57,7 +57,7 @@ impl ScriptError {
 
 /// Reads a YAML document into `T`, mapping errors to [`ScriptError::Yaml`].
 pub fn from_yaml<T: for<'de> Deserialize<'de>>(text: &str) -> Result<T, ScriptError> {
-    serde_saphyr::from_str(text).map_err(|e| {
+    serde_saphyr::from_str_with_options(text, crate::limits::yaml_options()).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))

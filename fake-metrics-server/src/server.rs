@@ -20,6 +20,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
 
 use crate::api::ApiError;
+use crate::auth::ControlToken;
 use crate::log::{Group, LogEntry};
 use crate::script::Api;
 use crate::state::AppState;
@@ -68,11 +69,21 @@ pub enum Transport {
 }
 
 /// The whole application: metrics APIs, discovery, health and control,
-/// behind the layer that applies faults and records the request log.
+/// behind the layer that applies faults and records the request log. The
+/// control API is open: for loopback listeners and in-process use.
 pub fn app(state: AppState) -> Router {
+    app_with_token(state, ControlToken::none())
+}
+
+/// [`app`] with the control API behind `token` ([`crate::auth`]).
+pub fn app_with_token(state: AppState, token: ControlToken) -> Router {
     crate::api::routes()
         .merge(crate::control::routes())
         .fallback(not_found)
+        .layer(middleware::from_fn_with_state(
+            token,
+            crate::auth::require_token,
+        ))
         .layer(middleware::from_fn_with_state(state.clone(), observe))
         .with_state(state)
 }
@@ -197,43 +208,95 @@ pub fn tls_from_pem(cert_path: &Path, key_path: &Path) -> Result<Arc<ServerConfi
 }
 
 /// Serves `state` on `listener` until `shutdown` completes, then lets open
-/// connections finish (bounded by a drain timeout).
+/// connections finish (bounded by a drain timeout). Plain or TLS, every
+/// connection gets the slow-client bounds of [`crate::limits`]: a TLS
+/// handshake and the request headers each have a deadline.
 pub async fn run(
     listener: TcpListener,
     state: AppState,
     transport: Transport,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let router = app(state);
-    match transport {
-        Transport::Plain => {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(shutdown)
-                .await?;
-            Ok(())
-        }
-        Transport::Tls(config) => serve_tls(listener, router, config, shutdown).await,
+    run_with_token(listener, state, transport, ControlToken::none(), shutdown).await
+}
+
+/// [`run`] with the control API behind `token`.
+pub async fn run_with_token(
+    listener: TcpListener,
+    state: AppState,
+    transport: Transport,
+    token: ControlToken,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let router = app_with_token(state, token);
+    let acceptor = match transport {
+        Transport::Plain => None,
+        Transport::Tls(config) => Some(tokio_rustls::TlsAcceptor::from(config)),
+    };
+    serve_loop(listener, router, acceptor, shutdown).await
+}
+
+/// Backs off when `accept` fails (out of file descriptors: the error repeats
+/// at once, so retrying at once spins a core and floods the log): waits
+/// 10 ms doubling to 1 s, and logs the first failure of a run only.
+#[derive(Debug, Default)]
+pub struct AcceptBackoff {
+    failures: u32,
+}
+
+impl AcceptBackoff {
+    /// After a failed accept: how long to wait, and whether to log it.
+    pub fn failed(&mut self) -> (Duration, bool) {
+        let log = self.failures == 0;
+        let wait = Duration::from_millis(10)
+            .saturating_mul(1 << self.failures.min(7))
+            .min(Duration::from_secs(1));
+        self.failures = self.failures.saturating_add(1);
+        (wait, log)
+    }
+
+    /// After a successful accept: how many failures the run had (to log
+    /// once that it ended), and a fresh start.
+    pub fn succeeded(&mut self) -> u32 {
+        std::mem::take(&mut self.failures)
     }
 }
 
-async fn serve_tls(
+async fn serve_loop(
     listener: TcpListener,
     router: Router,
-    config: Arc<ServerConfig>,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServerError> {
-    let acceptor = tokio_rustls::TlsAcceptor::from(config);
     let graceful = GracefulShutdown::new();
-    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(crate::limits::HEADER_TIMEOUT);
     let shutdown = std::pin::pin!(shutdown);
     let mut shutdown = shutdown;
+    let mut backoff = AcceptBackoff::default();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
-                    Ok(a) => a,
+                    Ok(a) => {
+                        let failures = backoff.succeeded();
+                        if failures > 0 {
+                            tracing::info!(failures, "accepting connections again");
+                        }
+                        a
+                    }
                     Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
+                        let (wait, log) = backoff.failed();
+                        if log {
+                            tracing::warn!(error = %e, "accept failed; backing off until it works again");
+                        }
+                        tokio::select! {
+                            () = tokio::time::sleep(wait) => {}
+                            () = &mut shutdown => break,
+                        }
                         continue;
                     }
                 };
@@ -259,23 +322,53 @@ async fn serve_tls(
 }
 
 async fn serve_connection(
-    acceptor: tokio_rustls::TlsAcceptor,
+    acceptor: Option<tokio_rustls::TlsAcceptor>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     router: Router,
     builder: hyper_util::server::conn::auto::Builder<TokioExecutor>,
     watcher: hyper_util::server::graceful::Watcher,
 ) {
-    let tls = match acceptor.accept(stream).await {
-        Ok(t) => t,
-        Err(e) => {
+    let service = hyper_util::service::TowerToHyperService::new(router);
+    let Some(acceptor) = acceptor else {
+        let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+        if let Err(e) = watcher.watch(conn.into_owned()).await {
+            tracing::debug!(%peer, error = %e, "connection ended with an error");
+        }
+        return;
+    };
+    let tls = match tokio::time::timeout(crate::limits::HANDSHAKE_TIMEOUT, acceptor.accept(stream))
+        .await
+    {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
             tracing::debug!(%peer, error = %e, "TLS handshake failed");
             return;
         }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake timed out");
+            return;
+        }
     };
-    let service = hyper_util::service::TowerToHyperService::new(router);
     let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls), service);
     if let Err(e) = watcher.watch(conn.into_owned()).await {
         tracing::debug!(%peer, error = %e, "connection ended with an error");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_accepts_back_off_to_a_second_and_log_once() {
+        let mut b = AcceptBackoff::default();
+        let runs: Vec<(Duration, bool)> = (0..12).map(|_| b.failed()).collect();
+        assert_eq!(runs.iter().filter(|(_, log)| *log).count(), 1);
+        assert_eq!(runs[0].0, Duration::from_millis(10));
+        assert!(runs.windows(2).all(|w| w[1].0 >= w[0].0));
+        assert_eq!(runs[11].0, Duration::from_secs(1));
+        assert_eq!(b.succeeded(), 12);
+        assert!(b.failed().1, "a new run of failures is logged again");
     }
 }

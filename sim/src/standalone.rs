@@ -24,6 +24,12 @@ pub enum StandaloneError {
         #[source]
         source: std::io::Error,
     },
+    /// The kubeconfig file exists and `--force` was not given.
+    #[error("the kubeconfig {path} exists; pass --force to replace it")]
+    KubeconfigExists {
+        /// The file.
+        path: PathBuf,
+    },
     /// The kubeconfig could not be written.
     #[error("cannot write the kubeconfig {path}")]
     Kubeconfig {
@@ -47,6 +53,10 @@ pub struct Args {
     /// Where to write a kubeconfig pointing at the sim.
     #[arg(long, default_value = "hpa-sim.kubeconfig", env = "HPA_SIM_KUBECONFIG")]
     pub kubeconfig: PathBuf,
+    /// Replace the --kubeconfig file if it exists (a symlink there is
+    /// replaced by the file, never followed).
+    #[arg(long)]
+    pub force: bool,
     /// Base URL of the metrics APIs backend (metrics.k8s.io, custom and
     /// external metrics). Without it, the caller starts its own.
     #[arg(long, env = "HPA_SIM_METRICS_URL")]
@@ -107,12 +117,54 @@ users:
     )
 }
 
-/// Writes the kubeconfig for `server` to `path`.
-pub fn write_kubeconfig(path: &Path, server: &str) -> Result<(), StandaloneError> {
-    std::fs::write(path, kubeconfig_yaml(server)).map_err(|source| StandaloneError::Kubeconfig {
+/// Writes the kubeconfig for `server` to `path`, readable by its owner only
+/// (0600). An existing file (or symlink, even a dangling one) is an error
+/// unless `force`; then it is replaced by renaming a fresh file over it, so
+/// a symlink is replaced, never followed.
+pub fn write_kubeconfig(path: &Path, server: &str, force: bool) -> Result<(), StandaloneError> {
+    use std::io::Write as _;
+    let io_err = |source| StandaloneError::Kubeconfig {
         path: path.to_owned(),
         source,
-    })
+    };
+    let exists = std::fs::symlink_metadata(path).is_ok();
+    if exists && !force {
+        return Err(StandaloneError::KubeconfigExists {
+            path: path.to_owned(),
+        });
+    }
+    let target = if exists {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        path.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+    } else {
+        path.to_owned()
+    };
+    let mut options = std::fs::OpenOptions::new();
+    // create_new is O_CREAT|O_EXCL: it fails on any existing path, symlinks
+    // included, so nothing is written through a link.
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&target).and_then(|mut f| {
+        f.write_all(kubeconfig_yaml(server).as_bytes())?;
+        f.sync_all()
+    });
+    if let Err(e) = written {
+        if target != path {
+            let _ = std::fs::remove_file(&target);
+        }
+        return Err(io_err(e));
+    }
+    if target != path {
+        std::fs::rename(&target, path).map_err(|e| {
+            let _ = std::fs::remove_file(&target);
+            io_err(e)
+        })?;
+    }
+    Ok(())
 }
 
 /// Binds `args.listen`, writes the kubeconfig and serves `sim` until
@@ -147,7 +199,7 @@ pub async fn run_router(
             addr: args.listen,
             source,
         })?;
-    write_kubeconfig(&args.kubeconfig, &format!("http://{addr}"))?;
+    write_kubeconfig(&args.kubeconfig, &format!("http://{addr}"), args.force)?;
     tracing::info!(%addr, kubeconfig = %args.kubeconfig.display(), "hpa-sim listening");
     on_ready(addr);
     crate::serve_router(sim, router, listener, shutdown)
@@ -164,6 +216,66 @@ mod tests {
     struct Cli {
         #[command(flatten)]
         args: Args,
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("hpa-sim-kubeconfig-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn an_existing_kubeconfig_is_kept_unless_forced() {
+        let dir = scratch("exists");
+        let path = dir.join("k");
+        std::fs::write(&path, "mine").unwrap();
+        let err = write_kubeconfig(&path, "http://127.0.0.1:1", false).unwrap_err();
+        assert!(
+            matches!(err, StandaloneError::KubeconfigExists { .. }),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine");
+        write_kubeconfig(&path, "http://127.0.0.1:1", true).unwrap();
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("127.0.0.1:1")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_kubeconfig_is_private_and_a_symlink_is_never_followed() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("symlink");
+        let fresh = dir.join("fresh");
+        write_kubeconfig(&fresh, "http://127.0.0.1:1", false).unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert!(write_kubeconfig(&link, "http://127.0.0.1:1", false).is_err());
+        let dangling = dir.join("dangling");
+        std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+        assert!(write_kubeconfig(&dangling, "http://127.0.0.1:1", false).is_err());
+        assert!(
+            !dir.join("nowhere").exists(),
+            "nothing written through the link"
+        );
+        write_kubeconfig(&link, "http://127.0.0.1:1", true).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(
+            !std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

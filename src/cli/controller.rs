@@ -118,9 +118,16 @@ pub struct Args {
     pub dry_run: bool,
 
     /// Where to serve /metrics, /healthz, /readyz and /debug/decisions
-    /// (plain HTTP; kube-controller-manager's port, on loopback).
+    /// (plain HTTP and unauthenticated, so on loopback by default;
+    /// kube-controller-manager's port).
     #[arg(long, default_value = DEFAULT_BIND_ADDRESS)]
     pub bind_address: SocketAddr,
+
+    /// Also serve /healthz, /livez and /readyz alone here (for the
+    /// kubelet's probes, e.g. 0.0.0.0:10258), keeping /metrics and
+    /// /debug/decisions on --bind-address.
+    #[arg(long)]
+    pub health_bind_address: Option<SocketAddr>,
 
     /// Run only while holding the leader Lease (for several replicas).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
@@ -253,6 +260,18 @@ pub async fn run(args: Args) -> CliResult {
         },
     );
     let stop_server = CancellationToken::new();
+    if let Some(addr) = args.health_bind_address {
+        let health = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ControllerCliError::Bind { addr, source })?;
+        let router = server::health_app(handle.server_state());
+        let stop = stop_server.clone();
+        tokio::spawn(async move {
+            if let Err(err) = server::serve(health, router, stop).await {
+                tracing::warn!(error = %err, "the health server failed");
+            }
+        });
+    }
     let server = tokio::spawn(server::run(
         listener,
         handle.server_state(),

@@ -42,7 +42,7 @@ pub enum HostMetricsError {
 
 /// A fake metrics server running on the host for a cluster; stops on drop.
 pub struct HostMetricsServer {
-    /// The control URL (`https://127.0.0.1:PORT`).
+    /// The control URL (`https://127.0.0.1:PORT`, a loopback-only listener).
     pub control_url: String,
     /// The port it listens on (all interfaces).
     pub port: u16,
@@ -73,24 +73,43 @@ impl HostMetricsServer {
             .local_addr()
             .map_err(|e| HostMetricsError::Start(e.to_string()))?
             .port();
+        // The network listener serves the aggregator; its control API takes
+        // a token nobody is told, so only the loopback listener (the
+        // harness's own) can script the server.
+        let control = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+            .await
+            .map_err(|e| HostMetricsError::Start(e.to_string()))?;
+        let control_port = control
+            .local_addr()
+            .map_err(|e| HostMetricsError::Start(e.to_string()))?
+            .port();
+        let locked = fake_metrics_server::auth::ControlToken::generate()
+            .map_err(|e| HostMetricsError::Start(e.to_string()))?;
         let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
         let stop = CancellationToken::new();
-        let stopped = stop.clone();
-        tokio::spawn(async move {
-            let shutdown = async move { stopped.cancelled().await };
-            if let Err(e) = fake_metrics_server::run(
-                listener,
-                state,
-                fake_metrics_server::Transport::Tls(tls),
-                shutdown,
-            )
-            .await
-            {
-                tracing::warn!(error = %e, "the host's fake metrics server stopped");
-            }
-        });
+        for (listener, token) in [
+            (listener, locked),
+            (control, fake_metrics_server::auth::ControlToken::none()),
+        ] {
+            let stopped = stop.clone();
+            let (state, tls) = (state.clone(), tls.clone());
+            tokio::spawn(async move {
+                let shutdown = async move { stopped.cancelled().await };
+                if let Err(e) = fake_metrics_server::run_with_token(
+                    listener,
+                    state,
+                    fake_metrics_server::Transport::Tls(tls),
+                    token,
+                    shutdown,
+                )
+                .await
+                {
+                    tracing::warn!(error = %e, "the host's fake metrics server stopped");
+                }
+            });
+        }
         Ok(Self {
-            control_url: format!("https://127.0.0.1:{port}"),
+            control_url: format!("https://127.0.0.1:{control_port}"),
             port,
             _stop: stop.drop_guard(),
         })

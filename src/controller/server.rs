@@ -5,7 +5,11 @@
 //! Served on `--bind-address`, by default `127.0.0.1:10257`: the port of
 //! kube-controller-manager's secure serving (which this controller
 //! replaces), on loopback because the endpoints are plain HTTP and
-//! unauthenticated. The Deployment binds `0.0.0.0` for the kubelet's probes.
+//! unauthenticated (kube-controller-manager serves them over HTTPS with
+//! authentication and authorization delegated to the API server; this
+//! controller does not, so it keeps them off the network). The kubelet's
+//! probes get the health endpoints alone on `--health-bind-address`
+//! ([`health_app`]), which the Deployment binds on the pod's address.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +46,27 @@ pub fn app(state: ServerState) -> Router {
         .route("/readyz", get(readyz))
         .route("/debug/decisions", get(decisions))
         .with_state(state)
+}
+
+/// The health endpoints alone (`/healthz`, `/livez`, `/readyz`): what a
+/// kubelet probes, safe to serve where others can reach it.
+pub fn health_app(state: ServerState) -> Router {
+    Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/livez", get(|| async { "ok" }))
+        .route("/readyz", get(readyz))
+        .with_state(state)
+}
+
+/// Serves `router` on `listener` until `shutdown`.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move { shutdown.cancelled().await })
+        .await
 }
 
 /// Serves `app` on `listener` until `shutdown`.
