@@ -67,6 +67,8 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// How to reach a cluster other than the embedded one.
     pub remote: RemoteOptions,
+    /// Records each scenario's decisions (for `--report` and `--plot`).
+    pub record: Option<crate::report::Recorder>,
 }
 
 impl Default for RunOptions {
@@ -79,6 +81,7 @@ impl Default for RunOptions {
             junit: None,
             concurrency: 8,
             remote: RemoteOptions::default(),
+            record: None,
         }
     }
 }
@@ -330,16 +333,21 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
         let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
         let collected = outcomes.clone();
         let path_text = path.display().to_string();
+        let recording = options.record.is_some();
+        let recorder = options.record.clone();
         let writer = HpaWorld::cucumber()
             .max_concurrent_scenarios(concurrency.max(1))
-            .before(|_feature, _rule, scenario, world| {
+            .before(move |_feature, _rule, scenario, world| {
                 world.real_node = scenario
                     .tags
                     .iter()
                     .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
+                if recording {
+                    crate::report::Recorder::prepare(&mut world.config);
+                }
                 Box::pin(async {})
             })
-            .after(move |feature, _rule, scenario, finished, _world| {
+            .after(move |feature, _rule, scenario, finished, world| {
                 let outcome = ScenarioOutcome {
                     feature: feature.name.clone(),
                     scenario: scenario.name.clone(),
@@ -353,6 +361,9 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
                     ),
                     verdict: verdict(finished),
                 };
+                if let Some(recorder) = &recorder {
+                    recorder.capture(&outcome, finished, world.as_deref());
+                }
                 if let Ok(mut all) = collected.lock() {
                     all.push(outcome);
                 }
