@@ -131,3 +131,34 @@ async fn the_default_scale_down_window_holds_the_replicas_longer_in_the_comparis
     let svg = hpa_harness::plot::render(&[a, b], Layout::SideBySide).unwrap();
     assert!(svg.contains("held by the stabilization window"));
 }
+
+#[tokio::test]
+async fn a_series_without_the_hpas_metric_names_the_manifest_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("traffic.csv");
+    std::fs::write(&csv, "timestamp,rps,latency\n0s,10,0.2\n").unwrap();
+    let hpa = manifest::hpa(&example("hpa.yaml"), None).unwrap();
+    let workload = manifest::workload(&hpa, Some(&example("deployment.yaml"))).unwrap();
+    let series = series::load(&[SeriesArg {
+        name: None,
+        file: csv.clone(),
+    }])
+    .unwrap();
+    let options = ReplayOptions {
+        config: ControllerConfig::default(),
+        spread: Spread::Total,
+        pod_delays: hpa_sim::PodDelays::default(),
+    };
+    let err = replay(&hpa, &workload, &series, &options)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "{}:17: field spec.metrics[0].resource.name: the HPA scales on \"cpu\" but the series ({}) has no column \"cpu\" (columns: rps, latency)",
+            example("hpa.yaml").display(),
+            csv.display()
+        )),
+        "{err}"
+    );
+}

@@ -396,7 +396,7 @@ fn draw_replicas<DB: DrawingBackend>(
     let actual = if samples.iter().any(|s| s.ready.is_some()) {
         "actual replicas (ready pods at each sync)"
     } else {
-        "actual replicas (the target's, at each sync)"
+        "actual replicas (the target at each sync)"
     };
     entries.push((Mark::Line(ACTUAL.mix(0.8), 5), actual.to_owned()));
     let mut recommended = false;
@@ -504,7 +504,7 @@ mod tests {
             "time since start",
             "cpu, target 50% utilization",
             "target (100%)",
-            "actual replicas (the target's, at each sync)",
+            "actual replicas",
             "desired replicas",
             "recommendation (before stabilization)",
             "held by the stabilization window",

@@ -230,6 +230,19 @@ pub fn hpa(file: &Path, name: Option<&str>) -> Result<HpaManifest, ManifestError
             ));
         }
     };
+    // k8s-openapi defaults what is missing; the API server does not.
+    for field in [
+        "spec",
+        "spec.scaleTargetRef",
+        "spec.scaleTargetRef.kind",
+        "spec.scaleTargetRef.name",
+        "spec.maxReplicas",
+    ] {
+        let pointer = format!("/{}", field.replace('.', "/"));
+        if doc.value.pointer(&pointer).is_none_or(Value::is_null) {
+            return Err(field_err(field.to_owned(), "missing".to_owned()));
+        }
+    }
     let text = |pointer: &str| {
         doc.value
             .pointer(pointer)
@@ -462,7 +475,7 @@ spec:
             (hpa.name.as_str(), hpa.version, hpa.min_replicas),
             ("web", "v2", 2)
         );
-        assert_eq!(hpa.doc.line, 22);
+        assert_eq!(hpa.doc.line, 21);
         let w = workload(&hpa, None).unwrap();
         assert_eq!(w.replicas(), 3);
         assert_eq!(w.containers(), ["php"]);
@@ -476,7 +489,7 @@ spec:
         let (_d, path) = write(&text);
         let err = hpa(&path, None).unwrap_err().to_string();
         assert!(
-            err.contains("chart.yaml:30: HorizontalPodAutoscaler web: field spec.maxReplicas:"),
+            err.contains("chart.yaml:29: HorizontalPodAutoscaler web: field spec.maxReplicas:"),
             "{err}"
         );
     }

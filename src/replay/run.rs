@@ -570,3 +570,110 @@ fn script(
     }
     script
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::series::Column;
+
+    fn pod(name: &str) -> Pod {
+        serde_json::from_value(
+            serde_json::json!({"metadata": {"name": name, "labels": {"app": "web"}}}),
+        )
+        .unwrap()
+    }
+
+    fn cpu_series(v: f64) -> Series {
+        Series {
+            columns: vec![Column {
+                name: "cpu".to_owned(),
+                file: "s.csv".into(),
+                line: 1,
+                samples: vec![(0.0, v)],
+            }],
+            start: None,
+        }
+    }
+
+    fn cpu_feed() -> Feed {
+        Feed {
+            index: 0,
+            column: "cpu".to_owned(),
+            kind: FeedKind::Resource {
+                resource: "cpu".to_owned(),
+                container: None,
+            },
+        }
+    }
+
+    #[test]
+    fn the_total_is_spread_evenly_over_the_ready_pods() {
+        let (a, b) = (pod("web-0"), pod("web-1"));
+        let containers = ["app".to_owned(), "sidecar".to_owned()];
+        let s = script(
+            "default",
+            &[&a, &b],
+            &containers,
+            &[cpu_feed()],
+            &cpu_series(0.5),
+            0.0,
+            Spread::Total,
+        );
+        assert_eq!(s.pods.len(), 2);
+        for p in &s.pods {
+            assert_eq!(p.containers[0].cpu, Some(ScriptValue("250m".to_owned())));
+            assert_eq!(
+                p.containers[1].cpu,
+                Some(ScriptValue("0m".to_owned())),
+                "other containers report 0"
+            );
+        }
+    }
+
+    #[test]
+    fn per_pod_values_go_to_each_ready_pod_as_given() {
+        let (a, b) = (pod("web-0"), pod("web-1"));
+        let s = script(
+            "default",
+            &[&a, &b],
+            &["app".to_owned()],
+            &[cpu_feed()],
+            &cpu_series(0.5),
+            0.0,
+            Spread::PerPod,
+        );
+        assert!(
+            s.pods
+                .iter()
+                .all(|p| p.containers[0].cpu == Some(ScriptValue("500m".to_owned())))
+        );
+    }
+
+    #[test]
+    fn object_metrics_are_served_as_given_on_their_object() {
+        let feed = Feed {
+            index: 0,
+            column: "cpu".to_owned(),
+            kind: FeedKind::Object {
+                resource: plural("Ingress", Some("networking.k8s.io")),
+                name: "main".to_owned(),
+                metric: "rps".to_owned(),
+            },
+        };
+        let a = pod("web-0");
+        let s = script(
+            "default",
+            &[&a],
+            &[],
+            &[feed],
+            &cpu_series(0.5),
+            0.0,
+            Spread::Total,
+        );
+        assert_eq!(s.objects[0].resource, "ingresses.networking.k8s.io");
+        assert_eq!(
+            s.objects[0].metrics["rps"],
+            ScriptMetric::Value(ScriptValue("500m".to_owned()))
+        );
+    }
+}
