@@ -3,6 +3,8 @@
 //! (features/replay/replay.feature) checks, the replicas it expects, and
 //! the scenario passes.
 
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
 use std::path::{Path, PathBuf};
 
 use hpa_harness::controller::config::ControllerConfig;
@@ -155,7 +157,7 @@ async fn a_series_without_the_hpas_metric_names_the_manifest_line_and_field() {
         .to_string();
     assert!(
         err.starts_with(&format!(
-            "{}:17: field spec.metrics[0].resource.name: the HPA scales on \"cpu\" but the series ({}) has no column \"cpu\" (columns: rps, latency)",
+            "{}:17: field spec.metrics[0].resource.name: the HPA scales on \"cpu\" but the series has no column \"cpu\" (columns of {}: rps, latency)",
             example("hpa.yaml").display(),
             csv.display()
         )),

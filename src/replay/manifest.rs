@@ -35,12 +35,12 @@ pub enum ManifestError {
     #[error("{file}: several HorizontalPodAutoscalers ({names}); choose one with --hpa NAME")]
     ManyHpas { file: PathBuf, names: String },
     /// A field has the wrong shape or is missing.
-    #[error("{file}:{line}: {kind} {name}: field {field}: {reason}")]
+    #[error("{file}:{line}: {object}: field {field}: {reason}")]
     Field {
         file: PathBuf,
         line: u64,
-        kind: String,
-        name: String,
+        /// Kind and name (`HorizontalPodAutoscaler web`).
+        object: String,
         field: String,
         reason: String,
     },
@@ -203,8 +203,7 @@ pub fn hpa(file: &Path, name: Option<&str>) -> Result<HpaManifest, ManifestError
     let field_err = |field: String, reason: String| ManifestError::Field {
         file: doc.file.clone(),
         line: doc.line_of(&field),
-        kind: "HorizontalPodAutoscaler".to_owned(),
-        name: doc.name().to_owned(),
+        object: format!("HorizontalPodAutoscaler {}", doc.name()),
         field,
         reason,
     };

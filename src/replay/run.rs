@@ -44,15 +44,15 @@ pub enum ReplayError {
     },
     /// The HPA needs a metric the series does not have.
     #[error(
-        "{hpa_file}:{line}: field {field}: the HPA scales on {metric:?} but the series ({files}) has no column {metric:?} (columns: {columns})"
+        "{hpa_file}:{line}: field {field}: the HPA scales on {metric:?} but the series has no column {metric:?} ({found})"
     )]
     MissingColumn {
         hpa_file: String,
         line: u64,
         field: String,
         metric: String,
-        files: String,
-        columns: String,
+        /// The files and the columns they have.
+        found: String,
     },
     /// The HPA has a metric type this version does not know.
     #[error("{hpa_file}:{line}: field {field}: metric type {type_:?} cannot be replayed")]
@@ -447,8 +447,11 @@ fn feeds(
                 line: hpa.doc.line_of(&field_path),
                 field: field_path,
                 metric: names.first().cloned().unwrap_or_default(),
-                files: files.join(", "),
-                columns: series.names().join(", "),
+                found: format!(
+                    "columns of {}: {}",
+                    files.join(", "),
+                    series.names().join(", ")
+                ),
             });
         };
         out.push(Feed {
