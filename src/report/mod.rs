@@ -123,3 +123,67 @@ fn location_key(location: &str) -> (String, u64) {
         None => (location.to_owned(), 0),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gherkin::{RunOptions, runner};
+
+    const FEATURE: &str = r#"Feature: Report self-test
+  Scenario: scales up
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 60
+    And the pods of "web" report "http_requests" of 50 and 100
+    When the HPA controller syncs
+    Then the deployment "web" has 3 replicas
+
+  Scenario: expects too much
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 60
+    And the pods of "web" report "http_requests" of 50 and 100
+    When 1m passes
+    Then the deployment "web" has 7 replicas
+"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_report_shows_failures_first_with_their_decisions_and_timelines() {
+        let dir = tempfile::tempdir().unwrap();
+        let feature = dir.path().join("report.feature");
+        std::fs::write(&feature, FEATURE).unwrap();
+        let recorder = Recorder::default();
+        runner::run(&RunOptions {
+            paths: vec![feature.clone()],
+            record: Some(recorder.clone()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        let records = recorder.scenarios();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].outcome.scenario, "expects too much");
+        assert!(matches!(records[0].outcome.verdict, Verdict::Failed(_)));
+        let failed = &records[0];
+        assert_eq!(failed.hpas.len(), 1);
+        // "1m passes" syncs at 15s, 30s, 45s and 1m.
+        assert_eq!(failed.hpas[0].decisions.len(), 4);
+        assert_eq!(failed.hpas[0].timeline.samples[0].t, 15.0);
+        assert!(
+            failed
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("expected deployment web to have 7 replicas")),
+            "{:?}",
+            failed.error
+        );
+
+        let out = html::write(&dir.path().join("report"), &records, &[feature], None).unwrap();
+        let page = std::fs::read_to_string(out).unwrap();
+        assert!(page.contains("1 failed"), "the counts");
+        assert!(page.find("expects too much") < page.find("scales up"), "failures first");
+        assert!(page.contains("<svg"), "a timeline per HPA");
+        assert!(page.contains("decision trace (4 syncs)"), "the trace");
+        assert!(page.contains("── sync at +15s"), "the explain table of each sync");
+    }
+}
