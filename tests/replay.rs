@@ -164,3 +164,34 @@ async fn a_series_without_the_hpas_metric_names_the_manifest_line_and_field() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn an_hpa_the_api_server_refuses_is_named_with_the_line_of_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hpa.yaml");
+    let text = std::fs::read_to_string(example("hpa.yaml")).unwrap();
+    std::fs::write(&file, text.replace("maxReplicas: 10", "maxReplicas: 0")).unwrap();
+    let hpa = manifest::hpa(&file, None).unwrap();
+    let workload = manifest::workload(&hpa, Some(&example("deployment.yaml"))).unwrap();
+    let series = series::load(&[SeriesArg {
+        name: None,
+        file: example("traffic.csv"),
+    }])
+    .unwrap();
+    let options = ReplayOptions {
+        config: ControllerConfig::default(),
+        spread: Spread::Total,
+        pod_delays: hpa_sim::PodDelays::default(),
+    };
+    let err = replay(&hpa, &workload, &series, &options)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "{}:13: HorizontalPodAutoscaler default/php-apache: field spec.maxReplicas: Invalid value: 0: must be greater than 0",
+            file.display()
+        )),
+        "{err}"
+    );
+}

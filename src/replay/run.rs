@@ -26,14 +26,13 @@ use crate::gherkin::driver::Driver;
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     /// The simulated cluster refused an object (it validates as the API
-    /// server does).
-    #[error("{file}:{line}: {what}: {source}")]
+    /// server does); the line is the first invalid field's, when known.
+    #[error("{file}:{line}: {what}: {reason}")]
     Create {
         file: String,
         line: u64,
         what: String,
-        #[source]
-        source: kube::Error,
+        reason: String,
     },
     /// A Kubernetes call of the replay itself failed.
     #[error("{action}: {source}")]
@@ -207,22 +206,25 @@ pub async fn replay(
         });
     create(&client, &ns, &apps_resource(&kind), workload.object.clone())
         .await
-        .map_err(|source| ReplayError::Create {
+        .map_err(|e| ReplayError::Create {
             file: w_file,
             line: w_line,
-            what: format!("creating {kind} {ns}/{}", hpa.target_name),
-            source,
+            what: format!("{kind} {ns}/{}", hpa.target_name),
+            reason: refusal(&e).1,
         })?;
     sim.advance(SignedDuration::from_mins(10));
     let mut manifest = hpa.doc.value.clone();
     manifest["metadata"]["namespace"] = serde_json::json!(ns);
     create(&client, &ns, &hpa_resource(hpa.version), manifest)
         .await
-        .map_err(|source| ReplayError::Create {
-            file: hpa.doc.file.display().to_string(),
-            line: hpa.doc.line,
-            what: format!("creating HorizontalPodAutoscaler {ns}/{}", hpa.name),
-            source,
+        .map_err(|e| {
+            let (field, reason) = refusal(&e);
+            ReplayError::Create {
+                file: hpa.doc.file.display().to_string(),
+                line: field.map_or(hpa.doc.line, |f| hpa.doc.line_of(&f)),
+                what: format!("HorizontalPodAutoscaler {ns}/{}", hpa.name),
+                reason,
+            }
         })?;
     let v2: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
     let stored = v2
@@ -290,6 +292,33 @@ async fn create(
     let object: DynamicObject = serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
     api.create(&PostParams::default(), &object).await?;
     Ok(())
+}
+
+/// Why the API server refused an object: the first invalid field, and
+/// every cause (`spec.maxReplicas: Invalid value: 0: must be greater than 0`).
+fn refusal(e: &kube::Error) -> (Option<String>, String) {
+    match e {
+        kube::Error::Api(status) => {
+            let causes = status
+                .details
+                .as_ref()
+                .map(|d| d.causes.as_slice())
+                .unwrap_or_default();
+            if causes.is_empty() {
+                (None, status.message.clone())
+            } else {
+                (
+                    causes.first().map(|c| c.field.clone()),
+                    causes
+                        .iter()
+                        .map(|c| format!("field {}: {}", c.field, c.message))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )
+            }
+        }
+        other => (None, other.to_string()),
+    }
 }
 
 fn apps_resource(kind: &str) -> ApiResource {

@@ -181,9 +181,15 @@ mod tests {
         let out = html::write(&dir.path().join("report"), &records, &[feature], None).unwrap();
         let page = std::fs::read_to_string(out).unwrap();
         assert!(page.contains("1 failed"), "the counts");
-        assert!(page.find("expects too much") < page.find("scales up"), "failures first");
+        assert!(
+            page.find("expects too much") < page.find("scales up"),
+            "failures first"
+        );
         assert!(page.contains("<svg"), "a timeline per HPA");
         assert!(page.contains("decision trace (4 syncs)"), "the trace");
-        assert!(page.contains("── sync at +15s"), "the explain table of each sync");
+        assert!(
+            page.contains("── sync at +15s"),
+            "the explain table of each sync"
+        );
     }
 }
