@@ -50,3 +50,34 @@ pub async fn run(args: Args) -> CliResult {
         ExitCode::SUCCESS
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn explain_plot_draws_the_timeline_of_each_hpa() {
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("out.svg");
+        let feature = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("features/walkthrough/php_apache.feature");
+        let code = run(Args {
+            file: feature,
+            tags: None,
+            plot: Some(svg.clone()),
+        })
+        .await
+        .unwrap();
+        world::set_explain(false);
+        assert_eq!(code, ExitCode::SUCCESS);
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            text.contains("HPA default/php-apache"),
+            "the title names the HPA"
+        );
+        assert!(
+            text.contains("scale down (rescale event)"),
+            "the rescales are marked"
+        );
+    }
+}
