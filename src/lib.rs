@@ -11,3 +11,4 @@ pub mod gherkin;
 pub mod load;
 pub mod plot;
 pub mod replay;
+pub mod report;

@@ -168,6 +168,13 @@ fn columns(storage: Storage) -> Vec<Column> {
             AGE,
         ],
         Storage::ConfigMaps => vec![NAME, Column("Data", "string", 0), AGE],
+        Storage::Secrets => vec![
+            NAME,
+            Column("Type", "string", 0),
+            Column("Data", "string", 0),
+            AGE,
+        ],
+        Storage::ServiceAccounts => vec![NAME, Column("Secrets", "string", 0), AGE],
         // The apiextensions server's default table: name and creation time.
         Storage::Crds => vec![NAME, Column("Created At", "date", 0)],
         Storage::Custom(_) => vec![NAME, AGE],
@@ -353,6 +360,17 @@ fn cells(storage: Storage, o: &Value, now: Timestamp) -> Vec<Value> {
                     .and_then(Value::as_object)
                     .map_or(0, Map::len);
             vec![name, json!(data), age]
+        }
+        Storage::Secrets => {
+            let data = o.get("data").and_then(Value::as_object).map_or(0, Map::len);
+            vec![name, json!(s(o, "/type")), json!(data), age]
+        }
+        Storage::ServiceAccounts => {
+            let secrets = o
+                .get("secrets")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            vec![name, json!(secrets), age]
         }
         Storage::Crds => vec![name, json!(s(o, "/metadata/creationTimestamp"))],
         Storage::Custom(_) => vec![name, age],

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::CliResult;
 use crate::gherkin::{RunOptions, runner, world};
+use crate::report::Recorder;
 
 /// Options of `hpa-harness explain`.
 #[derive(Debug, clap::Args)]
@@ -16,6 +17,10 @@ pub struct Args {
     /// Run only scenarios whose tags match this expression.
     #[arg(long, value_name = "EXPR")]
     pub tags: Option<String>,
+    /// Also draw each scenario's timeline (one per HPA, one under the
+    /// other) to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
 }
 
 /// Runs `hpa-harness explain`: the scenarios run one at a time so that the
@@ -26,12 +31,53 @@ pub async fn run(args: Args) -> CliResult {
         paths: vec![args.file],
         tags: args.tags,
         concurrency: 1,
+        record: args.plot.as_ref().map(|_| Recorder::default()),
         ..RunOptions::default()
     };
     let summary = runner::run(&options).await?;
+    if let (Some(path), Some(recorder)) = (&args.plot, &options.record) {
+        let timelines: Vec<_> = recorder
+            .scenarios()
+            .into_iter()
+            .flat_map(|s| s.hpas.into_iter().map(|h| h.timeline))
+            .collect();
+        crate::plot::write(path, &timelines, crate::plot::Layout::Stacked)?;
+        println!("timeline drawn to {}", path.display());
+    }
     Ok(if summary.failed() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn explain_plot_draws_the_timeline_of_each_hpa() {
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("out.svg");
+        let feature = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("features/walkthrough/php_apache.feature");
+        let code = run(Args {
+            file: feature,
+            tags: None,
+            plot: Some(svg.clone()),
+        })
+        .await
+        .unwrap();
+        world::set_explain(false);
+        assert_eq!(code, ExitCode::SUCCESS);
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            text.contains("HPA default/php-apache"),
+            "the title names the HPA"
+        );
+        assert!(
+            text.contains("scale down (rescale event)"),
+            "the rescales are marked"
+        );
+    }
 }

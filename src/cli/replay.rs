@@ -82,6 +82,15 @@ pub enum ReplayArgError {
     Json(#[from] serde_json::Error),
 }
 
+/// Writes to stdout; a reader that went away (`| head`) is no error.
+fn print_out(text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 /// The controller configuration of the flags.
 pub fn config(args: &Args) -> Result<ControllerConfig, ReplayArgError> {
     let mut config = ControllerConfig::default();
@@ -166,22 +175,20 @@ pub async fn run(args: Args) -> CliResult {
     if let Some(other) = &args.compare {
         runs.push(replay_file(other, args.hpa_name.as_deref(), &args, &series, &options).await?);
     }
-    match args.output {
-        Output::Text => {
-            for (i, r) in runs.iter().enumerate() {
-                if i > 0 {
-                    println!();
-                }
-                print!("{}", r.summary.text());
-            }
-        }
+    let text = match args.output {
+        Output::Text => runs
+            .iter()
+            .map(|r| r.summary.text())
+            .collect::<Vec<_>>()
+            .join("\n"),
         Output::Json => {
             let summaries: Vec<&Summary> = runs.iter().map(|r| &r.summary).collect();
             let json = serde_json::to_string_pretty(&serde_json::json!({ "runs": summaries }))
                 .map_err(ReplayArgError::Json)?;
-            println!("{json}");
+            format!("{json}\n")
         }
-    }
+    };
+    print_out(&text)?;
     if let Some(path) = &args.plot {
         let timelines: Vec<Timeline> = runs.iter().map(|r| r.timeline.clone()).collect();
         let layout = if timelines.len() > 1 {
@@ -191,7 +198,7 @@ pub async fn run(args: Args) -> CliResult {
         };
         crate::plot::write(path, &timelines, layout)?;
         if args.output == Output::Text {
-            println!("timeline drawn to {}", path.display());
+            print_out(&format!("timeline drawn to {}\n", path.display()))?;
         }
     }
     // Sync errors are part of the answer (the summary counts them), not a

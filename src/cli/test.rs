@@ -8,6 +8,7 @@ use crate::cluster::preflight::MetricsServerRef;
 use crate::gherkin::remote::RemoteOptions;
 use crate::gherkin::target::ControllerKind;
 use crate::gherkin::{BackendKind, RunOptions, runner};
+use crate::report::{Recorder, html};
 
 /// Options of `hpa-harness test`.
 #[derive(Debug, clap::Args)]
@@ -26,6 +27,10 @@ pub struct Args {
     /// Also write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write an HTML report to DIR/index.html: each scenario's result,
+    /// its decision trace and its timeline, failures first.
+    #[arg(long, value_name = "DIR")]
+    pub report: Option<PathBuf>,
     /// How many scenarios run at the same time (each in its own cluster;
     /// on a shared cluster they run one at a time).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
@@ -106,12 +111,22 @@ pub async fn run(args: Args) -> CliResult {
         backend: args.backend,
         tags: args.tags,
         exclude_known_bugs: false,
-        junit: args.junit,
+        junit: args.junit.clone(),
         concurrency: usize::from(args.concurrency),
         remote: args.cluster.remote_options(),
         allow_empty: args.allow_empty,
+        record: args.report.as_ref().map(|_| Recorder::default()),
     };
     let summary = runner::run(&options).await?;
+    if let (Some(dir), Some(recorder)) = (&args.report, &options.record) {
+        let file = html::write(
+            dir,
+            &recorder.scenarios(),
+            &options.paths,
+            args.junit.as_deref(),
+        )?;
+        println!("HTML report: {}", file.display());
+    }
     Ok(if summary.failed() {
         ExitCode::FAILURE
     } else {

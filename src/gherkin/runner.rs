@@ -70,6 +70,8 @@ pub struct RunOptions {
     pub remote: RemoteOptions,
     /// A run that selects no scenario passes instead of failing.
     pub allow_empty: bool,
+    /// Records each scenario's decisions (for `--report` and `--plot`).
+    pub record: Option<crate::report::Recorder>,
 }
 
 impl Default for RunOptions {
@@ -83,6 +85,7 @@ impl Default for RunOptions {
             concurrency: 8,
             remote: RemoteOptions::default(),
             allow_empty: false,
+            record: None,
         }
     }
 }
@@ -339,10 +342,12 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
     };
     let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
     let collected = outcomes.clone();
+    let recording = options.record.is_some();
+    let recorder = options.record.clone();
     let writer = HpaWorld::cucumber::<PathBuf>()
         .with_parser(load::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
-        .before(|feature, _rule, scenario, world| {
+        .before(move |feature, _rule, scenario, world| {
             world.feature_dir = feature
                 .path
                 .as_ref()
@@ -352,6 +357,9 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
                 .tags
                 .iter()
                 .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
+            if recording {
+                crate::report::Recorder::prepare(&mut world.config);
+            }
             Box::pin(world.prepare())
         })
         .after(move |feature, _rule, scenario, finished, world| {
@@ -368,6 +376,9 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
                 ),
                 verdict: verdict(finished),
             };
+            if let Some(recorder) = &recorder {
+                recorder.capture(&outcome, finished, world.as_deref());
+            }
             if let Ok(mut all) = collected.lock() {
                 all.push(outcome);
             }

@@ -393,10 +393,12 @@ fn draw_replicas<DB: DrawingBackend>(
     for seg in steps(samples, end, |s| s.actual().map(f64::from)) {
         chart.draw_series(LineSeries::new(seg, ACTUAL.mix(0.8).stroke_width(5)))?;
     }
-    entries.push((
-        Mark::Line(ACTUAL.mix(0.8), 5),
-        "actual replicas (ready pods at each sync)".to_owned(),
-    ));
+    let actual = if samples.iter().any(|s| s.ready.is_some()) {
+        "actual replicas (ready pods at each sync)"
+    } else {
+        "actual replicas (the target at each sync)"
+    };
+    entries.push((Mark::Line(ACTUAL.mix(0.8), 5), actual.to_owned()));
     let mut recommended = false;
     for seg in steps(samples, end, |s| s.recommendation.map(f64::from)) {
         chart.draw_series(DashedLineSeries::new(
@@ -502,7 +504,7 @@ mod tests {
             "time since start",
             "cpu, target 50% utilization",
             "target (100%)",
-            "actual replicas (ready pods at each sync)",
+            "actual replicas",
             "desired replicas",
             "recommendation (before stabilization)",
             "held by the stabilization window",

@@ -35,12 +35,12 @@ pub enum ManifestError {
     #[error("{file}: several HorizontalPodAutoscalers ({names}); choose one with --hpa NAME")]
     ManyHpas { file: PathBuf, names: String },
     /// A field has the wrong shape or is missing.
-    #[error("{file}:{line}: {kind} {name}: field {field}: {reason}")]
+    #[error("{file}:{line}: {object}: field {field}: {reason}")]
     Field {
         file: PathBuf,
         line: u64,
-        kind: String,
-        name: String,
+        /// Kind and name (`HorizontalPodAutoscaler web`).
+        object: String,
         field: String,
         reason: String,
     },
@@ -203,8 +203,7 @@ pub fn hpa(file: &Path, name: Option<&str>) -> Result<HpaManifest, ManifestError
     let field_err = |field: String, reason: String| ManifestError::Field {
         file: doc.file.clone(),
         line: doc.line_of(&field),
-        kind: "HorizontalPodAutoscaler".to_owned(),
-        name: doc.name().to_owned(),
+        object: format!("HorizontalPodAutoscaler {}", doc.name()),
         field,
         reason,
     };
@@ -230,6 +229,19 @@ pub fn hpa(file: &Path, name: Option<&str>) -> Result<HpaManifest, ManifestError
             ));
         }
     };
+    // k8s-openapi defaults what is missing; the API server does not.
+    for field in [
+        "spec",
+        "spec.scaleTargetRef",
+        "spec.scaleTargetRef.kind",
+        "spec.scaleTargetRef.name",
+        "spec.maxReplicas",
+    ] {
+        let pointer = format!("/{}", field.replace('.', "/"));
+        if doc.value.pointer(&pointer).is_none_or(Value::is_null) {
+            return Err(field_err(field.to_owned(), "missing".to_owned()));
+        }
+    }
     let text = |pointer: &str| {
         doc.value
             .pointer(pointer)
@@ -462,7 +474,7 @@ spec:
             (hpa.name.as_str(), hpa.version, hpa.min_replicas),
             ("web", "v2", 2)
         );
-        assert_eq!(hpa.doc.line, 22);
+        assert_eq!(hpa.doc.line, 21);
         let w = workload(&hpa, None).unwrap();
         assert_eq!(w.replicas(), 3);
         assert_eq!(w.containers(), ["php"]);
@@ -476,7 +488,7 @@ spec:
         let (_d, path) = write(&text);
         let err = hpa(&path, None).unwrap_err().to_string();
         assert!(
-            err.contains("chart.yaml:30: HorizontalPodAutoscaler web: field spec.maxReplicas:"),
+            err.contains("chart.yaml:29: HorizontalPodAutoscaler web: field spec.maxReplicas:"),
             "{err}"
         );
     }

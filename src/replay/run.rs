@@ -26,14 +26,13 @@ use crate::gherkin::driver::Driver;
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     /// The simulated cluster refused an object (it validates as the API
-    /// server does).
-    #[error("{file}:{line}: {what}: {source}")]
+    /// server does); the line is the first invalid field's, when known.
+    #[error("{file}:{line}: {what}: {reason}")]
     Create {
         file: String,
         line: u64,
         what: String,
-        #[source]
-        source: kube::Error,
+        reason: String,
     },
     /// A Kubernetes call of the replay itself failed.
     #[error("{action}: {source}")]
@@ -44,15 +43,15 @@ pub enum ReplayError {
     },
     /// The HPA needs a metric the series does not have.
     #[error(
-        "{hpa_file}:{line}: field {field}: the HPA scales on {metric:?} but the series ({files}) has no column {metric:?} (columns: {columns})"
+        "{hpa_file}:{line}: field {field}: the HPA scales on {metric:?} but the series has no column {metric:?} ({found})"
     )]
     MissingColumn {
         hpa_file: String,
         line: u64,
         field: String,
         metric: String,
-        files: String,
-        columns: String,
+        /// The files and the columns they have.
+        found: String,
     },
     /// The HPA has a metric type this version does not know.
     #[error("{hpa_file}:{line}: field {field}: metric type {type_:?} cannot be replayed")]
@@ -207,22 +206,25 @@ pub async fn replay(
         });
     create(&client, &ns, &apps_resource(&kind), workload.object.clone())
         .await
-        .map_err(|source| ReplayError::Create {
+        .map_err(|e| ReplayError::Create {
             file: w_file,
             line: w_line,
-            what: format!("creating {kind} {ns}/{}", hpa.target_name),
-            source,
+            what: format!("{kind} {ns}/{}", hpa.target_name),
+            reason: refusal(&e).1,
         })?;
     sim.advance(SignedDuration::from_mins(10));
     let mut manifest = hpa.doc.value.clone();
     manifest["metadata"]["namespace"] = serde_json::json!(ns);
     create(&client, &ns, &hpa_resource(hpa.version), manifest)
         .await
-        .map_err(|source| ReplayError::Create {
-            file: hpa.doc.file.display().to_string(),
-            line: hpa.doc.line,
-            what: format!("creating HorizontalPodAutoscaler {ns}/{}", hpa.name),
-            source,
+        .map_err(|e| {
+            let (field, reason) = refusal(&e);
+            ReplayError::Create {
+                file: hpa.doc.file.display().to_string(),
+                line: field.map_or(hpa.doc.line, |f| hpa.doc.line_of(&f)),
+                what: format!("HorizontalPodAutoscaler {ns}/{}", hpa.name),
+                reason,
+            }
         })?;
     let v2: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
     let stored = v2
@@ -290,6 +292,33 @@ async fn create(
     let object: DynamicObject = serde_json::from_value(object).map_err(kube::Error::SerdeError)?;
     api.create(&PostParams::default(), &object).await?;
     Ok(())
+}
+
+/// Why the API server refused an object: the first invalid field, and
+/// every cause (`spec.maxReplicas: Invalid value: 0: must be greater than 0`).
+fn refusal(e: &kube::Error) -> (Option<String>, String) {
+    match e {
+        kube::Error::Api(status) => {
+            let causes = status
+                .details
+                .as_ref()
+                .map(|d| d.causes.as_slice())
+                .unwrap_or_default();
+            if causes.is_empty() {
+                (None, status.message.clone())
+            } else {
+                (
+                    causes.first().map(|c| c.field.clone()),
+                    causes
+                        .iter()
+                        .map(|c| format!("field {}: {}", c.field, c.message))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                )
+            }
+        }
+        other => (None, other.to_string()),
+    }
 }
 
 fn apps_resource(kind: &str) -> ApiResource {
@@ -447,8 +476,11 @@ fn feeds(
                 line: hpa.doc.line_of(&field_path),
                 field: field_path,
                 metric: names.first().cloned().unwrap_or_default(),
-                files: files.join(", "),
-                columns: series.names().join(", "),
+                found: format!(
+                    "columns of {}: {}",
+                    files.join(", "),
+                    series.names().join(", ")
+                ),
             });
         };
         out.push(Feed {
@@ -569,4 +601,111 @@ fn script(
         }
     }
     script
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::series::Column;
+
+    fn pod(name: &str) -> Pod {
+        serde_json::from_value(
+            serde_json::json!({"metadata": {"name": name, "labels": {"app": "web"}}}),
+        )
+        .unwrap()
+    }
+
+    fn cpu_series(v: f64) -> Series {
+        Series {
+            columns: vec![Column {
+                name: "cpu".to_owned(),
+                file: "s.csv".into(),
+                line: 1,
+                samples: vec![(0.0, v)],
+            }],
+            start: None,
+        }
+    }
+
+    fn cpu_feed() -> Feed {
+        Feed {
+            index: 0,
+            column: "cpu".to_owned(),
+            kind: FeedKind::Resource {
+                resource: "cpu".to_owned(),
+                container: None,
+            },
+        }
+    }
+
+    #[test]
+    fn the_total_is_spread_evenly_over_the_ready_pods() {
+        let (a, b) = (pod("web-0"), pod("web-1"));
+        let containers = ["app".to_owned(), "sidecar".to_owned()];
+        let s = script(
+            "default",
+            &[&a, &b],
+            &containers,
+            &[cpu_feed()],
+            &cpu_series(0.5),
+            0.0,
+            Spread::Total,
+        );
+        assert_eq!(s.pods.len(), 2);
+        for p in &s.pods {
+            assert_eq!(p.containers[0].cpu, Some(ScriptValue("250m".to_owned())));
+            assert_eq!(
+                p.containers[1].cpu,
+                Some(ScriptValue("0m".to_owned())),
+                "other containers report 0"
+            );
+        }
+    }
+
+    #[test]
+    fn per_pod_values_go_to_each_ready_pod_as_given() {
+        let (a, b) = (pod("web-0"), pod("web-1"));
+        let s = script(
+            "default",
+            &[&a, &b],
+            &["app".to_owned()],
+            &[cpu_feed()],
+            &cpu_series(0.5),
+            0.0,
+            Spread::PerPod,
+        );
+        assert!(
+            s.pods
+                .iter()
+                .all(|p| p.containers[0].cpu == Some(ScriptValue("500m".to_owned())))
+        );
+    }
+
+    #[test]
+    fn object_metrics_are_served_as_given_on_their_object() {
+        let feed = Feed {
+            index: 0,
+            column: "cpu".to_owned(),
+            kind: FeedKind::Object {
+                resource: plural("Ingress", Some("networking.k8s.io")),
+                name: "main".to_owned(),
+                metric: "rps".to_owned(),
+            },
+        };
+        let a = pod("web-0");
+        let s = script(
+            "default",
+            &[&a],
+            &[],
+            &[feed],
+            &cpu_series(0.5),
+            0.0,
+            Spread::Total,
+        );
+        assert_eq!(s.objects[0].resource, "ingresses.networking.k8s.io");
+        assert_eq!(
+            s.objects[0].metrics["rps"],
+            ScriptMetric::Value(ScriptValue("500m".to_owned()))
+        );
+    }
 }

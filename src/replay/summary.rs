@@ -10,6 +10,9 @@ use super::run::{Feed, ReplayRun, Spread};
 use crate::plot::svg::duration_label;
 use crate::plot::{Sample, Timeline};
 
+/// Changes of the replicas the text lists before it says "and N more".
+const MAX_CHANGES_SHOWN: usize = 24;
+
 /// One rescale.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -180,19 +183,25 @@ impl Summary {
                 pct(o.seconds)
             );
         }
-        let mut over_time = String::new();
+        let mut changes: Vec<String> = Vec::new();
         let mut last = None;
         for s in &self.samples {
             let now = s.after();
             if now != last {
-                if !over_time.is_empty() {
-                    over_time.push_str(", ");
-                }
-                let _ = write!(over_time, "{} at +{}", show(now), duration_label(s.t));
+                changes.push(format!("{} at +{}", show(now), duration_label(s.t)));
                 last = now;
             }
         }
-        let _ = writeln!(out, "replicas over time: {over_time}");
+        let shown = changes.len().min(MAX_CHANGES_SHOWN);
+        let _ = write!(out, "replicas over time: {}", changes[..shown].join(", "));
+        if changes.len() > shown {
+            let _ = write!(
+                out,
+                " ... and {} more changes (--output json has every sync)",
+                changes.len() - shown
+            );
+        }
+        let _ = writeln!(out);
         let _ = writeln!(out, "rescales: {}", self.rescales.len());
         for r in &self.rescales {
             let _ = writeln!(

@@ -1,0 +1,195 @@
+//! What a scenario run leaves for people to look at: each scenario's
+//! verdict with its controller decisions ([`Recorder`], filled by the
+//! runner's hooks), drawn as timelines (`explain --plot`) or written as one
+//! HTML page per run (`test --report DIR`, [`html`]).
+
+pub mod html;
+
+use std::sync::{Arc, Mutex};
+
+use crate::controller::config::ControllerConfig;
+use crate::controller::decisions::DecisionRecord;
+use crate::gherkin::{HpaWorld, ScenarioOutcome, Verdict};
+use crate::plot::Timeline;
+
+/// Decisions kept per HPA while recording: every sync of any scenario
+/// (an hour of 15 s syncs is 240).
+pub const DECISIONS_KEPT: usize = 5_000;
+
+/// One HPA's decisions in a scenario.
+#[derive(Debug, Clone)]
+pub struct HpaRecord {
+    /// `namespace/name`.
+    pub key: String,
+    /// Oldest first.
+    pub decisions: Vec<DecisionRecord>,
+    pub timeline: Timeline,
+}
+
+/// One scenario as it ended.
+#[derive(Debug, Clone)]
+pub struct ScenarioRecord {
+    pub outcome: ScenarioOutcome,
+    /// The failing step's whole error text.
+    pub error: Option<String>,
+    /// The virtual (or wall) time the scenario started at.
+    pub started_at: Option<jiff::Timestamp>,
+    pub hpas: Vec<HpaRecord>,
+}
+
+/// Collects [`ScenarioRecord`]s from the runner's hooks; clones share the
+/// records.
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    records: Arc<Mutex<Vec<ScenarioRecord>>>,
+}
+
+impl Recorder {
+    /// Makes the controller of a scenario keep every decision.
+    pub fn prepare(config: &mut ControllerConfig) {
+        config.decisions_kept = config.decisions_kept.max(DECISIONS_KEPT);
+    }
+
+    /// Records a finished scenario with what its controller decided.
+    pub fn capture(
+        &self,
+        outcome: &ScenarioOutcome,
+        finished: &cucumber::event::ScenarioFinished,
+        world: Option<&HpaWorld>,
+    ) {
+        let error = match finished {
+            cucumber::event::ScenarioFinished::StepFailed(_, _, e) => Some(e.to_string()),
+            _ => None,
+        };
+        let started_at = world.and_then(|w| w.env_if_started().map(|e| e.started_at));
+        let hpas = match (world, started_at) {
+            (Some(w), Some(start)) => w
+                .driver_if_started()
+                .map(|driver| {
+                    driver
+                        .keys()
+                        .into_iter()
+                        .filter_map(|key| {
+                            let (ns, name) = key.split_once('/')?;
+                            let decisions = driver.decisions(ns, name, DECISIONS_KEPT);
+                            let timeline = Timeline::from_decisions(
+                                format!("{} — HPA {key}", outcome.scenario),
+                                start,
+                                &decisions,
+                                None,
+                                w.config.tolerance,
+                            );
+                            Some(HpaRecord {
+                                key,
+                                decisions,
+                                timeline,
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let record = ScenarioRecord {
+            outcome: outcome.clone(),
+            error,
+            started_at,
+            hpas,
+        };
+        if let Ok(mut all) = self.records.lock() {
+            all.push(record);
+        }
+    }
+
+    /// The records so far, failures first, then in file order.
+    pub fn scenarios(&self) -> Vec<ScenarioRecord> {
+        let mut all = self.records.lock().map(|r| r.clone()).unwrap_or_default();
+        all.sort_by_key(|r| {
+            let rank = match r.outcome.verdict {
+                Verdict::Failed(_) => 0,
+                Verdict::Unsupported(_) => 1,
+                Verdict::Passed => 2,
+            };
+            (rank, location_key(&r.outcome.location))
+        });
+        all
+    }
+}
+
+/// `file:line` sorted by file, then by line as a number.
+fn location_key(location: &str) -> (String, u64) {
+    match location.rsplit_once(':') {
+        Some((file, line)) => (file.to_owned(), line.parse().unwrap_or(0)),
+        None => (location.to_owned(), 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gherkin::{RunOptions, runner};
+
+    const FEATURE: &str = r#"Feature: Report self-test
+  Scenario: scales up
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 60
+    And the pods of "web" report "http_requests" of 50 and 100
+    When the HPA controller syncs
+    Then the deployment "web" has 3 replicas
+
+  Scenario: expects too much
+    Given a deployment "web" with 2 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on pods metric "http_requests" with average value 60
+    And the pods of "web" report "http_requests" of 50 and 100
+    When 1m passes
+    Then the deployment "web" has 7 replicas
+"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_report_shows_failures_first_with_their_decisions_and_timelines() {
+        let dir = tempfile::tempdir().unwrap();
+        let feature = dir.path().join("report.feature");
+        std::fs::write(&feature, FEATURE).unwrap();
+        let recorder = Recorder::default();
+        runner::run(&RunOptions {
+            paths: vec![feature.clone()],
+            record: Some(recorder.clone()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        let records = recorder.scenarios();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].outcome.scenario, "expects too much");
+        assert!(matches!(records[0].outcome.verdict, Verdict::Failed(_)));
+        let failed = &records[0];
+        assert_eq!(failed.hpas.len(), 1);
+        // "1m passes" syncs at 15s, 30s, 45s and 1m.
+        assert_eq!(failed.hpas[0].decisions.len(), 4);
+        assert_eq!(failed.hpas[0].timeline.samples[0].t, 15.0);
+        assert!(
+            failed
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("expected deployment web to have 7 replicas")),
+            "{:?}",
+            failed.error
+        );
+
+        let out = html::write(&dir.path().join("report"), &records, &[feature], None).unwrap();
+        let page = std::fs::read_to_string(out).unwrap();
+        assert!(page.contains("1 failed"), "the counts");
+        assert!(
+            page.find("expects too much") < page.find("scales up"),
+            "failures first"
+        );
+        assert!(page.contains("<svg"), "a timeline per HPA");
+        assert!(page.contains("decision trace (4 syncs)"), "the trace");
+        assert!(
+            page.contains("── sync at +15s"),
+            "the explain table of each sync"
+        );
+    }
+}
