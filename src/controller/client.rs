@@ -9,13 +9,15 @@
 //!   fails the sync, sets its condition and event, and the worker moves on;
 //! - a bounded request time: [`REQUEST_TIMEOUT`], the API server's default
 //!   `--request-timeout`, which bounds every non-watch request upstream sees;
-//! - the client-side rate limit of `--kube-api-qps` / `--kube-api-burst`.
+//! - the client-side rate limit of `--kube-api-qps` / `--kube-api-burst`,
+//!   one bucket per clientset upstream gives the HPA controller
+//!   ([`PerClientsetLayer`]).
 
 use std::time::Duration;
 
 use tower::timeout::TimeoutLayer;
 
-use super::ratelimit::RateLimitLayer;
+use super::ratelimit::PerClientsetLayer;
 
 /// How long a request may wait for its response headers (watch streams
 /// are not cut: their headers arrive at once).
@@ -33,7 +35,7 @@ pub fn controller_client(
     let builder = kube::client::ClientBuilder::try_from(config)?;
     Ok(builder
         .with_layer(&TimeoutLayer::new(timeout))
-        .with_layer(&RateLimitLayer::new(qps, burst))
+        .with_layer(&PerClientsetLayer::new(qps, burst))
         .build())
 }
 
