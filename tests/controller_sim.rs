@@ -1008,3 +1008,44 @@ async fn periodic_mode_queues_a_new_hpa_one_sync_period_away() {
     assert_eq!(env.replicas("web").await, 2);
     ctl.shutdown().await.unwrap();
 }
+
+#[tokio::test]
+async fn repeated_failures_are_counted_on_one_event_and_rate_limited_as_client_go() {
+    // Two warnings a sync (FailedGetPodsMetric, FailedComputeMetricsReplicas)
+    // for 15 syncs 15 s apart: client-go's correlator counts repeats on one
+    // event each and lets 25 events through, then one per 5 minutes.
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.metrics
+        .set_faults(from_yaml::<Faults>("custom: {status: 500}").unwrap());
+    for _ in 0..15 {
+        ctl.sync_all_now().await.unwrap();
+        env.sim.advance(jiff::SignedDuration::from_secs(15));
+    }
+    let mut counts: Vec<(String, i32)> = Api::<Event>::namespaced(env.client(), "default")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("web"))
+        .map(|e| {
+            (
+                e.reason.unwrap_or_default(),
+                e.series.map_or(1, |s| s.count),
+            )
+        })
+        .collect();
+    counts.sort();
+    assert_eq!(
+        counts,
+        vec![
+            ("FailedComputeMetricsReplicas".to_string(), 12),
+            ("FailedGetPodsMetric".to_string(), 13),
+        ]
+    );
+    ctl.shutdown().await.unwrap();
+}

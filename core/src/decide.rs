@@ -1539,7 +1539,9 @@ fn build_status(
         last_scale_time,
         current_metrics: state.statuses.clone(),
         conditions: Some(state.conditions.clone()),
-        observed_generation: state.original.observed_generation,
+        // v1.36's setStatus builds a fresh status without it (setting it is
+        // newer, k/k #138228), so a stored value is dropped.
+        observed_generation: None,
     }
 }
 

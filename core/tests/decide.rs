@@ -659,3 +659,20 @@ fn an_object_value_target_without_pods_reports_the_ready_pods_failure() {
         message(&o, "ScalingActive")
     );
 }
+
+#[test]
+fn a_sync_that_sets_the_status_drops_observed_generation_as_v1_36() {
+    let hpa = Hpa::test()
+        .pods_avg("qps", "60")
+        .status(json!({"observedGeneration": 3, "currentReplicas": 2, "desiredReplicas": 2}));
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "60"), ("web-1", "60")])],
+    );
+    let (_, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(o.status.observed_generation, None);
+    assert!(o.status_changed);
+}
