@@ -16,7 +16,9 @@ use crate::controller::client::{REQUEST_TIMEOUT, controller_client};
 use crate::controller::config::{ControllerConfig, FeatureGates, parse_go_duration};
 use crate::controller::leader::{LeaseTiming, default_identity};
 use crate::controller::server::{self, DEFAULT_BIND_ADDRESS};
-use crate::controller::{ControllerHandle, ControllerOptions, LeaderElection, RunError, SyncMode};
+use crate::controller::{
+    ControllerHandle, ControllerOptions, Extensions, LeaderElection, RunError, SyncMode,
+};
 
 /// Errors of starting the controller.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +51,13 @@ pub enum ControllerCliError {
 
 pub(crate) fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+/// How long one namespace-wide metrics list serves the HPAs synced after
+/// it: a tenth of the sync period, at most a second, far below any metrics
+/// pipeline's resolution (metrics-server scrapes every 15 s or more).
+pub fn shared_list_window(sync_period: Duration) -> Duration {
+    (sync_period / 10).min(Duration::from_secs(1))
 }
 
 /// Options of `hpa-harness controller`.
@@ -112,6 +121,15 @@ pub struct Args {
     #[arg(long = "kube-api-burst", default_value_t = 30)]
     pub kube_api_burst: u32,
 
+    /// Make upstream's requests exactly: a GET of `/scale` per sync and one
+    /// metrics list per HPA and metric. Without it the controller reads
+    /// Deployment scale targets from a Deployment watch cache and shares
+    /// one namespace-wide `metrics.k8s.io` pod list among the HPAs of a
+    /// namespace synced within one window (a tenth of the sync period, at
+    /// most 1s); neither changes a decision (docs/fidelity.md says why).
+    #[arg(long)]
+    pub upstream_requests: bool,
+
     /// Decide and record, never write scales, statuses or events: shadow the
     /// cluster's own HPA controller and compare on /debug/decisions.
     #[arg(long)]
@@ -173,6 +191,20 @@ impl Args {
                 .map_err(ControllerCliError::FeatureGates)?,
             ..ControllerConfig::default()
         })
+    }
+
+    /// The request-saving caches, unless `--upstream-requests`.
+    pub fn extensions(&self) -> Extensions {
+        if self.upstream_requests {
+            return Extensions::default();
+        }
+        Extensions {
+            observer: None,
+            scale_from_cache: true,
+            metrics_cache: Some(shared_list_window(self.sync_period)),
+            // Off: an external metrics server may need the selector (KEDA).
+            share_external: false,
+        }
     }
 
     /// A kube client from the kubeconfig (or the environment), rate limited,
@@ -248,7 +280,7 @@ pub async fn run(args: Args) -> CliResult {
         workers = config.workers,
         "starting the HPA controller"
     );
-    let handle = ControllerHandle::start(
+    let handle = ControllerHandle::start_with(
         client,
         ControllerOptions {
             config,
@@ -258,6 +290,7 @@ pub async fn run(args: Args) -> CliResult {
             leader_election,
             sync_timeout: Duration::from_secs(60),
         },
+        args.extensions(),
     );
     let stop_server = CancellationToken::new();
     if let Some(addr) = args.health_bind_address {
