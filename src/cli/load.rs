@@ -72,6 +72,14 @@ pub struct Args {
     /// Run twice, with and without the request-saving caches, and report both.
     #[arg(long, conflicts_with = "no_cache")]
     pub compare: bool,
+    /// The controller's client-side limit as `hpa-harness controller
+    /// --kube-api-qps`: requests a second, per upstream clientset (0: none,
+    /// the default here). Needs --backend sim-process or kubeconfig.
+    #[arg(long = "kube-api-qps", default_value_t = 0.0)]
+    pub kube_api_qps: f64,
+    /// The controller's request burst per clientset (`--kube-api-burst`).
+    #[arg(long = "kube-api-burst", default_value_t = 30)]
+    pub kube_api_burst: u32,
     /// HPAs per namespace.
     #[arg(long, default_value_t = 100)]
     pub hpas_per_namespace: usize,
@@ -121,6 +129,8 @@ impl Args {
             progress: !self.quiet,
             kubeconfig: self.kubeconfig.clone(),
             metrics_control_url: self.metrics_control_url.clone(),
+            kube_api_qps: self.kube_api_qps,
+            kube_api_burst: self.kube_api_burst,
         }
     }
 }

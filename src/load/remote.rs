@@ -105,9 +105,37 @@ pub struct Remote {
     fake_node: Option<FakeNode>,
     /// The child's kubeconfig lives here.
     dir: Option<PathBuf>,
+    /// The kubeconfig the clients come from.
+    kubeconfig: PathBuf,
 }
 
 impl Remote {
+    /// A client for the controller under test, built as `hpa-harness
+    /// controller` builds its own: no retries, bounded requests, and a
+    /// `--kube-api-qps` / `--kube-api-burst` bucket per upstream clientset.
+    pub async fn controller_client(
+        &self,
+        qps: f64,
+        burst: u32,
+    ) -> Result<kube::Client, RemoteError> {
+        let bad = |message: String| RemoteError::Kubeconfig {
+            path: self.kubeconfig.clone(),
+            message,
+        };
+        let kubeconfig = kube::config::Kubeconfig::read_from(&self.kubeconfig)
+            .map_err(|e| bad(e.to_string()))?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .map_err(|e| bad(e.to_string()))?;
+        crate::controller::client::controller_client(
+            config,
+            qps,
+            burst,
+            crate::controller::client::REQUEST_TIMEOUT,
+        )
+        .map_err(|e| bad(e.to_string()))
+    }
+
     /// The fake metrics server's control client.
     pub fn control(&self) -> &ControlClient {
         &self.control
@@ -202,6 +230,7 @@ impl Remote {
             child: Some(child),
             fake_node: None,
             dir: Some(dir),
+            kubeconfig,
         })
     }
 
@@ -250,6 +279,7 @@ impl Remote {
             child: None,
             fake_node,
             dir: None,
+            kubeconfig: kubeconfig.to_path_buf(),
         })
     }
 

@@ -154,6 +154,12 @@ pub struct LoadOptions {
     /// With `--backend kubeconfig`: the fake metrics server's base URL
     /// (its `/control/v1` API), where the cluster's metrics APIs point.
     pub metrics_control_url: Option<String>,
+    /// The controller's client-side limit, requests a second per clientset
+    /// as `hpa-harness controller --kube-api-qps` (0: none). Needs a cluster
+    /// outside this process.
+    pub kube_api_qps: f64,
+    /// The controller's request burst per clientset (`--kube-api-burst`).
+    pub kube_api_burst: u32,
 }
 
 impl Default for LoadOptions {
@@ -173,6 +179,8 @@ impl Default for LoadOptions {
             progress: false,
             kubeconfig: None,
             metrics_control_url: None,
+            kube_api_qps: 0.0,
+            kube_api_burst: 30,
         }
     }
 }
@@ -759,9 +767,21 @@ async fn run_on(
             )),
         )
     } else {
+        let controller_client = if options.kube_api_qps > 0.0 {
+            let Cluster::Remote(remote) = cluster else {
+                return Err(LoadError::Unsupported(
+                    "--kube-api-qps needs a cluster in its own process (--backend sim-process or kubeconfig)".into(),
+                ));
+            };
+            remote
+                .controller_client(options.kube_api_qps, options.kube_api_burst)
+                .await?
+        } else {
+            client.clone()
+        };
         (
             Some(ControllerHandle::start_with(
-                client.clone(),
+                controller_client,
                 ControllerOptions {
                     config,
                     clock: Arc::new(SystemClock),
