@@ -58,7 +58,9 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// Base URL of the metrics APIs backend (metrics.k8s.io, custom and
-    /// external metrics). Without it, the caller starts its own.
+    /// external metrics). Without it, the caller starts its own. An https
+    /// backend's certificate is not verified, as for an APIService with
+    /// `insecureSkipTLSVerify` (the fake metrics server's is self-signed).
     #[arg(long, env = "HPA_SIM_METRICS_URL")]
     pub metrics_url: Option<String>,
     /// Run on a virtual clock starting at this instant (RFC 3339) instead of

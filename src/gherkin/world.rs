@@ -1399,3 +1399,39 @@ pub fn set_explain(on: bool) {
 pub fn explaining() -> bool {
     EXPLAIN.load(std::sync::atomic::Ordering::Relaxed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_pod_names_are_aliased_to_the_table_names_in_creation_order() {
+        let mut world = HpaWorld::new();
+        world.declare_pod_names(
+            "default",
+            "api",
+            vec!["api-blue".to_owned(), "api-canary".to_owned()],
+        );
+        for real in ["api-7d4b9-xk2zq", "api-7d4b9-abcde", "api-7d4b9-later"] {
+            world.alias("default", "api", real);
+        }
+        let step = |real: &str| world.step_name("default", real);
+        assert_eq!(step("api-7d4b9-xk2zq"), "api-blue");
+        assert_eq!(step("api-7d4b9-abcde"), "api-canary");
+        // A pod the workload makes later continues the numbering.
+        assert_eq!(step("api-7d4b9-later"), "api-2");
+        assert_eq!(
+            world
+                .aliases
+                .get(&("default".to_owned(), "api-canary".to_owned())),
+            Some(&"api-7d4b9-abcde".to_owned())
+        );
+        // Pods the cluster named as the table does keep their names.
+        let mut sim = HpaWorld::new();
+        sim.declare_pod_names("default", "api", vec!["api-blue".to_owned()]);
+        sim.alias("default", "api", "api-blue");
+        sim.alias("default", "api", "api-1");
+        assert_eq!(sim.step_name("default", "api-blue"), "api-blue");
+        assert_eq!(sim.step_name("default", "api-1"), "api-1");
+    }
+}
