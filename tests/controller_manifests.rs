@@ -83,6 +83,9 @@ fn the_cluster_role_grants_only_what_the_controller_uses() {
         "*/*/scale:update",
         "/pods:list",
         "/pods:watch",
+        // The Deployment scale cache (off with --upstream-requests).
+        "apps/deployments:list",
+        "apps/deployments:watch",
         "metrics.k8s.io/pods:list",
         "custom.metrics.k8s.io/*:get",
         "custom.metrics.k8s.io/*:list",

@@ -184,6 +184,8 @@ fn stand_in_controller(servers: &Servers) -> Child {
             "--bind-address",
             "127.0.0.1:0",
             "--leader-elect=false",
+            // A stand-in for upstream's controller makes upstream's requests.
+            "--upstream-requests",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())

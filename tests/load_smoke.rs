@@ -140,7 +140,8 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
     // Our controller binary stands in for the cluster's own: the load run
     // neither starts nor observes it, and sees its syncs only in the fake
-    // metrics server's request log.
+    // metrics server's request log, so it makes upstream's requests (one
+    // metrics list per HPA) with --upstream-requests.
     let mut controller = tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
         .args(["controller", "--kubeconfig"])
         .arg(&kubeconfig)
@@ -150,6 +151,7 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
             "--bind-address",
             "127.0.0.1:0",
             "--leader-elect=false",
+            "--upstream-requests",
         ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
