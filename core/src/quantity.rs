@@ -576,6 +576,19 @@ mod tests {
     }
 
     #[test]
+    fn a_quantity_finer_than_a_nano_prints_rounded_up_and_reparses_to_a_fixed_point() {
+        // Found by the `quantity` fuzz target: "0.000000001n" (1e-18) prints
+        // as "1n", as Go's canonical form rounds up to the nano, so printing
+        // is not an exact round trip below a nano; it never rounds down.
+        let q = Quantity::parse("0.000000001n").unwrap();
+        let printed = q.to_string();
+        assert_eq!(printed, "1n");
+        let again = Quantity::parse(&printed).unwrap();
+        assert!(again > q);
+        assert_eq!(again.to_string(), printed);
+    }
+
+    #[test]
     fn canonical_strings_match_apimachinery() {
         let cases = [
             ("500m", "500m"),
