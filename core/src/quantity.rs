@@ -586,6 +586,10 @@ mod tests {
         let again = Quantity::parse(&printed).unwrap();
         assert!(again > q);
         assert_eq!(again.to_string(), printed);
+        // Away from zero for a negative one: "-.000000010n" prints "-1n".
+        let neg = Quantity::parse("-.000000010n").unwrap();
+        assert_eq!(neg.to_string(), "-1n");
+        assert!(Quantity::parse("-1n").unwrap() < neg);
     }
 
     #[test]
