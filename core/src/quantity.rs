@@ -64,8 +64,10 @@ pub struct Quantity {
     format: Format,
 }
 
-/// Exponents beyond this are clamped: such values saturate every integer
-/// accessor anyway, and it keeps `10^n` arithmetic bounded.
+/// Exponents beyond this are refused (too large): such values would
+/// saturate every integer accessor anyway, and refusing keeps `10^n`
+/// arithmetic bounded without silently changing a value (clamping made
+/// `100.e30002` read as `1e10002`, which the fuzzer found).
 const MAX_EXPONENT: i32 = 10_000;
 
 fn pow10(n: u32) -> Option<i128> {
@@ -138,9 +140,10 @@ impl Quantity {
             mantissa = -mantissa;
         }
         let frac_len = i32::try_from(frac_digits.len()).map_err(|_| too_large())?;
-        let exponent = suffix_exp
-            .saturating_sub(frac_len)
-            .clamp(-MAX_EXPONENT, MAX_EXPONENT);
+        let exponent = suffix_exp.saturating_sub(frac_len);
+        if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
+            return Err(too_large());
+        }
         Ok(Self {
             mantissa,
             exponent,
@@ -351,7 +354,6 @@ fn parse_suffix(suffix: &str) -> Option<(Format, i32, u32)> {
             // Like apimachinery, an exponent outside the int32 range is refused;
             // large ones inside it saturate every accessor anyway.
             let exp = rest.parse::<i32>().ok().filter(|e| *e != i32::MIN)?;
-            let exp = exp.clamp(-MAX_EXPONENT, MAX_EXPONENT);
             Some((Format::DecimalExponent, exp, 0))
         }
     }
@@ -573,6 +575,26 @@ mod tests {
         assert_eq!(err, QuantityError::Negative { input: "-1".into() });
         let err = Quantity::parse("1".repeat(50).as_str()).unwrap_err();
         assert!(matches!(err, QuantityError::TooLarge { .. }));
+    }
+
+    #[test]
+    fn a_quantity_finer_than_a_nano_prints_rounded_up_and_reparses_to_a_fixed_point() {
+        // Found by the `quantity` fuzz target: "0.000000001n" (1e-18) prints
+        // as "1n", as Go's canonical form rounds up to the nano, so printing
+        // is not an exact round trip below a nano; it never rounds down.
+        let q = Quantity::parse("0.000000001n").unwrap();
+        let printed = q.to_string();
+        assert_eq!(printed, "1n");
+        let again = Quantity::parse(&printed).unwrap();
+        assert!(again > q);
+        assert_eq!(again.to_string(), printed);
+        // Exponents past the bound are refused, not clamped (fuzzer).
+        assert!(Quantity::parse("100.e30002").is_err());
+        assert!(Quantity::parse("1e-20000").is_err());
+        // Away from zero for a negative one: "-.000000010n" prints "-1n".
+        let neg = Quantity::parse("-.000000010n").unwrap();
+        assert_eq!(neg.to_string(), "-1n");
+        assert!(Quantity::parse("-1n").unwrap() < neg);
     }
 
     #[test]

@@ -1,5 +1,7 @@
-//! Kubernetes quantities (`500m`, `1.5Gi`, `1e3`): parsing never panics, and
-//! what parses prints as text that parses back to the same amount.
+//! Kubernetes quantities (`500m`, `1.5Gi`, `1e3`): parsing never panics;
+//! what parses prints as text that parses back to no nearer zero than it
+//! (finer than a nano it is rounded away from zero, as Go's canonical form
+//! is), and printing that again changes nothing.
 #![no_main]
 
 use hpa_core::quantity::Quantity;
@@ -16,6 +18,13 @@ fuzz_target!(|text: &str| {
     let printed = q.to_string();
     let again = Quantity::parse(&printed)
         .unwrap_or_else(|e| panic!("{text:?} printed as {printed:?}, which does not parse: {e}"));
-    assert_eq!(q.cmp(&again), std::cmp::Ordering::Equal, "{text:?} -> {printed:?}");
+    // Rounding is away from zero (Go's inf.RoundUp): never towards it.
+    let towards_zero = if q.is_negative() {
+        std::cmp::Ordering::Greater
+    } else {
+        std::cmp::Ordering::Less
+    };
+    assert_ne!(again.cmp(&q), towards_zero, "{text:?} -> {printed:?}");
+    assert_eq!(again.to_string(), printed, "{text:?} -> {printed:?} is not canonical");
     let _ = Quantity::parse_non_negative(text);
 });

@@ -57,6 +57,7 @@ async fn start(tag: &str) -> Server {
     let args = Args {
         listen: "127.0.0.1:0".parse().unwrap(),
         kubeconfig: dir.join("kubeconfig"),
+        force: true,
         metrics_url: None,
         virtual_clock: None,
         pod_start_delay: jiff::SignedDuration::ZERO,
