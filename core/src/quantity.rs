@@ -141,15 +141,18 @@ impl Quantity {
         }
         let frac_len = i32::try_from(frac_digits.len()).map_err(|_| too_large())?;
         let exponent = suffix_exp.saturating_sub(frac_len);
-        if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&exponent) {
-            return Err(too_large());
-        }
-        Ok(Self {
+        let q = Self {
             mantissa,
             exponent,
             format,
         }
-        .normalized())
+        .normalized();
+        // Checked after normalization: `100e10000` is `1e10002`, which must
+        // be refused as its printed form would be.
+        if !(-MAX_EXPONENT..=MAX_EXPONENT).contains(&q.exponent) {
+            return Err(too_large());
+        }
+        Ok(q)
     }
 
     /// Parses and refuses negative values (requests, targets, tolerances).
@@ -307,9 +310,10 @@ impl Quantity {
         }
         let mut m = self.mantissa;
         let mut e = self.exponent;
-        while m % 10 == 0 && e < MAX_EXPONENT {
+        while m % 10 == 0 {
+            let Some(next) = e.checked_add(1) else { break };
             m /= 10;
-            e += 1;
+            e = next;
         }
         Self {
             mantissa: m,
@@ -591,6 +595,15 @@ mod tests {
         // Exponents past the bound are refused, not clamped (fuzzer).
         assert!(Quantity::parse("100.e30002").is_err());
         assert!(Quantity::parse("1e-20000").is_err());
+        // BinarySI without an exact binary suffix prints plain digits, as
+        // Go's AsCanonicalBase1024Bytes; read back they are DecimalSI.
+        assert_eq!(Quantity::parse("62.5Ki").unwrap().to_string(), "64000");
+        assert_eq!(Quantity::parse("64000").unwrap().to_string(), "64k");
+        // At the bound before normalization, past it after (fuzzer):
+        // "100E010000" is 1e10002, refused as its printed form would be.
+        assert!(Quantity::parse("100E010000").is_err());
+        let at_bound = Quantity::parse("1e10000").unwrap();
+        assert_eq!(Quantity::parse(&at_bound.to_string()).unwrap(), at_bound);
         // Away from zero for a negative one: "-.000000010n" prints "-1n".
         let neg = Quantity::parse("-.000000010n").unwrap();
         assert_eq!(neg.to_string(), "-1n");

@@ -63,7 +63,6 @@ async fn start(tag: &str) -> Server {
         pod_start_delay: jiff::SignedDuration::ZERO,
         pod_ready_delay: jiff::SignedDuration::ZERO,
         watch_history: 1000,
-        force: true,
     };
     let sim = Sim::new(config_from_args(&args));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
