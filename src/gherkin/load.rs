@@ -54,10 +54,18 @@ pub fn feature_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, LoadError> {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
-    let read = |source| LoadError::Read {
-        path: dir.to_path_buf(),
-        source,
-    };
+    files_under(dir, &["feature"], out).map_err(|(path, source)| LoadError::Read { path, source })
+}
+
+/// The files under `dir` (recursively) whose extension is one of
+/// `extensions` (any case), each folder's entries in name order. An error
+/// names the folder that could not be read.
+pub(crate) fn files_under(
+    dir: &Path,
+    extensions: &[&str],
+    out: &mut Vec<PathBuf>,
+) -> Result<(), (PathBuf, std::io::Error)> {
+    let read = |source| (dir.to_path_buf(), source);
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(read)?
         .map(|e| e.map(|e| e.path()))
@@ -66,10 +74,10 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), LoadError> {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            walk(&path, out)?;
+            files_under(&path, extensions, out)?;
         } else if path
             .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("feature"))
+            .is_some_and(|e| extensions.iter().any(|x| e.eq_ignore_ascii_case(x)))
         {
             out.push(path);
         }

@@ -83,25 +83,8 @@ pub fn read_manifests(path: &Path) -> Result<Vec<Manifest>, StepError> {
 }
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), StepError> {
-    let read =
-        |e: std::io::Error| StepError::Input(format!("the manifests in {}: {e}", dir.display()));
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(read)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(read)?;
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            yaml_files(&p, out)?;
-        } else if p
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"))
-        {
-            out.push(p);
-        }
-    }
-    Ok(())
+    crate::gherkin::load::files_under(dir, &["yaml", "yml"], out)
+        .map_err(|(_, e)| StepError::Input(format!("the manifests in {}: {e}", dir.display())))
 }
 
 /// CRDs and namespaces first (what the rest needs), HPAs last (after their
