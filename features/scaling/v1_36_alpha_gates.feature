@@ -56,7 +56,7 @@ Feature: The v1.36 alpha gates HPASelectionStrategy and HPAExternalMetricFallbac
     And a deployment "worker" with 2 pods
     And an HPA "worker" for deployment "worker" with min 1 and max 10 replicas
     And the HPA "worker" scales on external metric "queue_depth" with selector "" and average value 10
-    And external metric "queue_depth" with selector "" is 60
+    And external metric "queue_depth" with selector "" is 40
     When the HPA controller syncs
-    Then the deployment "worker" has 6 replicas
+    Then the deployment "worker" has 4 replicas
     And the HPA "worker" has condition "ScalingActive" "True" with reason "ValidMetricFound"
