@@ -27,6 +27,7 @@ pub mod calc;
 pub mod clock;
 pub mod config;
 pub mod decide;
+mod label_parse;
 pub mod normalize;
 pub mod quantity;
 pub mod selector;

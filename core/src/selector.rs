@@ -14,45 +14,22 @@ use std::str::FromStr;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// Why a selector was refused.
+/// Why a selector was refused. The messages are apimachinery's, word for
+/// word, because the controller shows them in its `InvalidSelector` event
+/// and condition.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SelectorError {
-    /// The text does not follow the selector grammar.
-    #[error("unable to parse selector {input:?} at position {position}: {reason}")]
+    /// `labels.Parse` refused the text.
+    #[error("{message}")]
     Syntax {
         /// The whole selector text.
         input: String,
-        /// Byte offset where parsing stopped.
-        position: usize,
-        /// What was expected.
-        reason: String,
+        /// Go's error text.
+        message: String,
     },
-    /// A label key is not a valid qualified name.
-    #[error("invalid label key {key:?}: {reason}")]
-    InvalidKey {
-        /// The key.
-        key: String,
-        /// Why it is invalid.
-        reason: &'static str,
-    },
-    /// A label value is not valid.
-    #[error("invalid label value {value:?} for key {key:?}: {reason}")]
-    InvalidValue {
-        /// The key it belongs to.
-        key: String,
-        /// The value.
-        value: String,
-        /// Why it is invalid.
-        reason: &'static str,
-    },
-    /// A `matchExpressions` entry is inconsistent.
-    #[error("matchExpressions entry for key {key:?}: {reason}")]
-    InvalidExpression {
-        /// The key of the entry.
-        key: String,
-        /// What is wrong.
-        reason: String,
-    },
+    /// `metav1.LabelSelectorAsSelector` refused a selector object.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// A selector operator.
@@ -162,7 +139,15 @@ impl Selector {
 
     /// Parses the string form (`app=web,tier in (a,b),!canary`).
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
-        Parser::new(input).parse()
+        let requirements =
+            crate::label_parse::parse(input).map_err(|message| SelectorError::Syntax {
+                input: input.to_owned(),
+                message,
+            })?;
+        Ok(Self {
+            requirements,
+            nothing: false,
+        })
     }
 
     /// `metav1.LabelSelectorAsSelector`: `None` selects nothing, an empty
@@ -173,56 +158,32 @@ impl Selector {
         };
         let mut requirements = Vec::new();
         for (key, value) in selector.match_labels.iter().flatten() {
-            validate_key(key)?;
-            validate_value(key, value)?;
-            requirements.push(Requirement {
-                key: key.clone(),
-                operator: Operator::Equals,
-                values: vec![value.clone()],
-            });
+            requirements.push(
+                crate::label_parse::new_requirement(key, Operator::Equals, vec![value.clone()])
+                    .map_err(SelectorError::Invalid)?,
+            );
         }
         for expr in selector.match_expressions.iter().flatten() {
-            validate_key(&expr.key)?;
-            let values = expr.values.clone().unwrap_or_default();
-            let invalid = |reason: &str| SelectorError::InvalidExpression {
-                key: expr.key.clone(),
-                reason: reason.to_owned(),
-            };
             let operator = match expr.operator.as_str() {
                 "In" => Operator::In,
                 "NotIn" => Operator::NotIn,
                 "Exists" => Operator::Exists,
                 "DoesNotExist" => Operator::DoesNotExist,
                 other => {
-                    return Err(invalid(&format!(
-                        "{other:?} is not a valid label selector operator"
+                    return Err(SelectorError::Invalid(format!(
+                        "{} is not a valid label selector operator",
+                        crate::label_parse::go_quote(other)
                     )));
                 }
             };
-            match operator {
-                Operator::In | Operator::NotIn if values.is_empty() => {
-                    return Err(invalid(
-                        "for 'in', 'notin' operators, values set can't be empty",
-                    ));
-                }
-                Operator::Exists | Operator::DoesNotExist if !values.is_empty() => {
-                    return Err(invalid(
-                        "values set must be empty for exists and does not exist",
-                    ));
-                }
-                _ => {}
-            }
-            for v in &values {
-                validate_value(&expr.key, v)?;
-            }
-            let mut values = values;
-            values.sort();
-            values.dedup();
-            requirements.push(Requirement {
-                key: expr.key.clone(),
-                operator,
-                values,
-            });
+            requirements.push(
+                crate::label_parse::new_requirement(
+                    &expr.key,
+                    operator,
+                    expr.values.clone().unwrap_or_default(),
+                )
+                .map_err(SelectorError::Invalid)?,
+            );
         }
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(Self {
@@ -287,266 +248,6 @@ impl<'de> Deserialize<'de> for Selector {
     }
 }
 
-fn is_name_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'
-}
-
-fn check_name(s: &str) -> Result<(), &'static str> {
-    if s.is_empty() {
-        return Err("name part must be non-empty");
-    }
-    if s.len() > 63 {
-        return Err("name part must be no more than 63 characters");
-    }
-    let first_last_ok = s.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && s.chars().last().is_some_and(|c| c.is_ascii_alphanumeric());
-    if !first_last_ok || !s.chars().all(is_name_char) {
-        return Err(
-            "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character",
-        );
-    }
-    Ok(())
-}
-
-fn validate_key(key: &str) -> Result<(), SelectorError> {
-    let invalid = |reason| SelectorError::InvalidKey {
-        key: key.to_owned(),
-        reason,
-    };
-    let name = match key.split_once('/') {
-        Some((prefix, name)) => {
-            let prefix_ok = !prefix.is_empty()
-                && prefix.len() <= 253
-                && prefix.split('.').all(|label| {
-                    !label.is_empty()
-                        && label.len() <= 63
-                        && label
-                            .chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                        && !label.starts_with('-')
-                        && !label.ends_with('-')
-                });
-            if !prefix_ok {
-                return Err(invalid("prefix part must be a lowercase DNS subdomain"));
-            }
-            name
-        }
-        None => key,
-    };
-    check_name(name).map_err(invalid)
-}
-
-fn validate_value(key: &str, value: &str) -> Result<(), SelectorError> {
-    if value.is_empty() {
-        return Ok(());
-    }
-    check_name(value).map_err(|reason| SelectorError::InvalidValue {
-        key: key.to_owned(),
-        value: value.to_owned(),
-        reason,
-    })
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Token {
-    Ident(String),
-    Comma,
-    OpenParen,
-    CloseParen,
-    Equals,
-    DoubleEquals,
-    NotEquals,
-    Bang,
-    Greater,
-    Less,
-    End,
-}
-
-struct Parser<'a> {
-    input: &'a str,
-    pos: usize,
-}
-
-impl<'a> Parser<'a> {
-    fn new(input: &'a str) -> Self {
-        Self { input, pos: 0 }
-    }
-
-    fn error(&self, reason: impl Into<String>) -> SelectorError {
-        SelectorError::Syntax {
-            input: self.input.to_owned(),
-            position: self.pos,
-            reason: reason.into(),
-        }
-    }
-
-    fn skip_ws(&mut self) {
-        let rest = &self.input[self.pos..];
-        self.pos += rest.len() - rest.trim_start().len();
-    }
-
-    fn next(&mut self) -> Token {
-        self.skip_ws();
-        let rest = &self.input[self.pos..];
-        let Some(c) = rest.chars().next() else {
-            return Token::End;
-        };
-        let (token, len) = match c {
-            ',' => (Token::Comma, 1),
-            '(' => (Token::OpenParen, 1),
-            ')' => (Token::CloseParen, 1),
-            '>' => (Token::Greater, 1),
-            '<' => (Token::Less, 1),
-            '=' if rest.starts_with("==") => (Token::DoubleEquals, 2),
-            '=' => (Token::Equals, 1),
-            '!' if rest.starts_with("!=") => (Token::NotEquals, 2),
-            '!' => (Token::Bang, 1),
-            _ => {
-                let len = rest
-                    .find(|ch: char| ch.is_whitespace() || ",()=!<>".contains(ch))
-                    .unwrap_or(rest.len());
-                (Token::Ident(rest[..len].to_owned()), len)
-            }
-        };
-        self.pos += len;
-        token
-    }
-
-    fn peek(&mut self) -> Token {
-        let save = self.pos;
-        let t = self.next();
-        self.pos = save;
-        t
-    }
-
-    fn parse(mut self) -> Result<Selector, SelectorError> {
-        let mut requirements = Vec::new();
-        if self.peek() == Token::End {
-            return Ok(Selector::everything());
-        }
-        loop {
-            requirements.push(self.requirement()?);
-            match self.next() {
-                Token::End => break,
-                Token::Comma => {
-                    if self.peek() == Token::End {
-                        return Err(self.error("found end of input, expected a requirement"));
-                    }
-                }
-                other => return Err(self.error(format!("found {other:?}, expected ','"))),
-            }
-        }
-        requirements.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(Selector {
-            requirements,
-            nothing: false,
-        })
-    }
-
-    fn requirement(&mut self) -> Result<Requirement, SelectorError> {
-        let negated = if self.peek() == Token::Bang {
-            self.next();
-            true
-        } else {
-            false
-        };
-        let key = match self.next() {
-            Token::Ident(k) => k,
-            other => return Err(self.error(format!("found {other:?}, expected a key"))),
-        };
-        validate_key(&key)?;
-        if negated {
-            return Ok(Requirement {
-                key,
-                operator: Operator::DoesNotExist,
-                values: Vec::new(),
-            });
-        }
-        let operator = match self.peek() {
-            Token::End | Token::Comma => {
-                return Ok(Requirement {
-                    key,
-                    operator: Operator::Exists,
-                    values: Vec::new(),
-                });
-            }
-            Token::Equals => Operator::Equals,
-            Token::DoubleEquals => Operator::DoubleEquals,
-            Token::NotEquals => Operator::NotEquals,
-            Token::Greater => Operator::GreaterThan,
-            Token::Less => Operator::LessThan,
-            Token::Ident(word) if word == "in" => Operator::In,
-            Token::Ident(word) if word == "notin" => Operator::NotIn,
-            other => {
-                return Err(self.error(format!(
-                    "found {other:?}, expected one of '=', '==', '!=', 'in', 'notin', '<', '>'"
-                )));
-            }
-        };
-        self.next();
-        let values = match operator {
-            Operator::In | Operator::NotIn => self.value_set(&key)?,
-            _ => {
-                let value = match self.peek() {
-                    Token::Ident(v) => {
-                        self.next();
-                        v
-                    }
-                    // `key=` selects an empty value.
-                    Token::End | Token::Comma => String::new(),
-                    other => return Err(self.error(format!("found {other:?}, expected a value"))),
-                };
-                if matches!(operator, Operator::GreaterThan | Operator::LessThan)
-                    && value.parse::<i64>().is_err()
-                {
-                    return Err(self.error(format!(
-                        "for '<', '>' operators, the value must be an integer, got {value:?}"
-                    )));
-                }
-                validate_value(&key, &value)?;
-                vec![value]
-            }
-        };
-        Ok(Requirement {
-            key,
-            operator,
-            values,
-        })
-    }
-
-    fn value_set(&mut self, key: &str) -> Result<Vec<String>, SelectorError> {
-        if self.next() != Token::OpenParen {
-            return Err(self.error("expected '('"));
-        }
-        let mut values = Vec::new();
-        loop {
-            match self.next() {
-                Token::Ident(v) => {
-                    validate_value(key, &v)?;
-                    values.push(v);
-                    match self.next() {
-                        Token::Comma => {}
-                        Token::CloseParen => break,
-                        other => {
-                            return Err(self.error(format!("found {other:?}, expected ',' or ')'")));
-                        }
-                    }
-                }
-                // `in (a,)` and `in ()` carry an empty value, as upstream allows.
-                Token::Comma => values.push(String::new()),
-                Token::CloseParen => {
-                    values.push(String::new());
-                    break;
-                }
-                other => return Err(self.error(format!("found {other:?}, expected a value"))),
-            }
-        }
-        values.sort();
-        values.dedup();
-        Ok(values)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -595,7 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn unparsable_selectors_are_errors_naming_the_input() {
+    fn unparsable_selectors_keep_the_input_and_go_s_message() {
         for s in [
             "cheddar cheese",
             "a=b,",
@@ -606,11 +307,17 @@ mod tests {
             "a>x",
             "Bad Key=1",
         ] {
-            let err = Selector::parse(s).unwrap_err();
-            assert!(
-                err.to_string().contains(s) || matches!(err, SelectorError::InvalidKey { .. }),
-                "{err}"
-            );
+            match Selector::parse(s).unwrap_err() {
+                SelectorError::Syntax { input, message } => {
+                    assert_eq!(input, s);
+                    assert!(
+                        message.starts_with("found")
+                            || message.starts_with("unable to parse requirement: "),
+                        "{message}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
         }
     }
 
@@ -653,6 +360,11 @@ mod tests {
             ]),
             ..Default::default()
         };
-        assert!(Selector::from_label_selector(Some(&bad)).is_err());
+        assert_eq!(
+            Selector::from_label_selector(Some(&bad))
+                .unwrap_err()
+                .to_string(),
+            "\"Near\" is not a valid label selector operator"
+        );
     }
 }

@@ -315,9 +315,22 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
     i.scale.selector = "cheddar cheese".to_owned();
     let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
     assert_eq!(o.events[0].reason, "InvalidSelector");
-    assert!(
-        message(&o, "ScalingActive")
-            .starts_with("couldn't convert selector into a corresponding internal selector object")
+    // labels.Parse's own words, after the controller's prefix.
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "couldn't convert selector into a corresponding internal selector object: \
+         unable to parse requirement: found 'cheese', expected: in, notin, =, ==, !=, gt, lt"
+    );
+    assert_eq!(o.events[0].message, message(&o, "ScalingActive"));
+    i.scale.selector = "app:web".to_owned();
+    let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    assert_eq!(
+        message(&o, "ScalingActive"),
+        "couldn't convert selector into a corresponding internal selector object: \
+         unable to parse requirement: <nil>: Invalid value: \"app:web\": name part must consist \
+         of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric \
+         character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+         '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
     );
 
     i.scale.selector = "app=web".to_owned();
@@ -328,6 +341,9 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
     let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
     assert_eq!(scale_to, None);
     assert_eq!(o.events[0].reason, "AmbiguousSelector");
+    // Upstream prints the `[]selectors.Key` (each `namespace/name`) in Go
+    // map order, which varies from run to run; we print one of its orders,
+    // the sorted one, so that the text is stable.
     assert_eq!(
         message(&o, "ScalingActive"),
         "pods by selector app=web are controlled by multiple HPAs: [test-namespace/other test-namespace/test-hpa]"

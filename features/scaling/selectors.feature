@@ -15,7 +15,8 @@ Feature: Selectors of the scale target
       | type          | status | reason            |
       | AbleToScale   | True   | SucceededGetScale |
       | ScalingActive | False  | InvalidSelector   |
-    And an event "InvalidSelector" is recorded for the HPA "web"
+    And the HPA "web" has condition "ScalingActive" "False" with reason "InvalidSelector" and message "couldn't convert selector into a corresponding internal selector object: unable to parse requirement: found 'cheese', expected: in, notin, =, ==, !=, gt, lt"
+    And an event "InvalidSelector" with message "couldn't convert selector into a corresponding internal selector object: unable to parse requirement: found 'cheese', expected: in, notin, =, ==, !=, gt, lt" is recorded for the HPA "web"
     And an event "FailedComputeMetricsReplicas" is recorded for the HPA "web"
 
   Scenario: Two HPAs selecting the same pods both stop

@@ -945,6 +945,27 @@ mod tests {
         assert_eq!(tolerance(&update), Some(json!("0.05")));
     }
 
+    /// v1.36's autoscaling/v2 has no `spec.selectionStrategy` and no
+    /// `external.fallback` (KEP-5325 and KEP-5679 did not land in it): the
+    /// API server prunes them as unknown fields, whatever the gates say.
+    #[test]
+    fn fields_v1_36_does_not_know_are_pruned_from_the_spec() {
+        let mut h = hpa(
+            json!({"maxReplicas": 5, "selectionStrategy": "OwnerReferences",
+            "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+            "metrics": [{"type": "External", "external": {
+                "metric": {"name": "queue"}, "target": {"type": "Value", "value": "10"},
+                "fallback": {"failureDurationSeconds": 180, "replicas": 4}}}]}),
+        );
+        default_v2(&mut h);
+        assert_eq!(h.pointer("/spec/selectionStrategy"), None);
+        assert_eq!(h.pointer("/spec/metrics/0/external/fallback"), None);
+        assert_eq!(
+            h.pointer("/spec/metrics/0/external/metric/name"),
+            Some(&json!("queue"))
+        );
+    }
+
     #[test]
     fn the_status_is_stored_without_its_omitempty_zero_values() {
         let mut h = json!({"status": {"currentReplicas": 0, "desiredReplicas": 0,

@@ -1020,14 +1020,15 @@ fn set_meta_ns(def: &ResourceDef, obj: &mut Value, ns: &str) -> Result<(), ApiEr
     Ok(())
 }
 
+/// Kinds whose registry strategy sets `metadata.generation` (1 on create,
+/// +1 on a spec change). Not HPAs: v1.36's HPA strategy leaves it alone
+/// (k/k #138228 adds it in v1.37, behind `HPAGeneration`), so a created HPA
+/// keeps whatever generation the client sent (usually none) and an update
+/// keeps the stored one, as the generic registry's `BeforeUpdate` does.
 fn has_generation(s: Storage) -> bool {
     matches!(
         s,
-        Storage::Deployments
-            | Storage::ReplicaSets
-            | Storage::StatefulSets
-            | Storage::Hpas
-            | Storage::Pods
+        Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets | Storage::Pods
     )
 }
 

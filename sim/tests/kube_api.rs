@@ -464,6 +464,51 @@ async fn hpas_are_defaulted_validated_and_served_as_v1_and_v2() {
     );
 }
 
+/// v1.36's HPA registry strategy does not manage `metadata.generation`
+/// (k/k #138228 adds that in v1.37): a create keeps what the client sent,
+/// an update keeps the stored value even when the spec changes.
+#[tokio::test]
+async fn hpas_get_no_generation_from_the_server_as_in_v1_36() {
+    let sim = sim();
+    let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+    let created = v2
+        .create(&PostParams::default(), &hpa("web", "web"))
+        .await
+        .unwrap();
+    assert_eq!(created.metadata.generation, None);
+    let mut edited = created.clone();
+    edited.spec.max_replicas = 20;
+    edited.metadata.generation = Some(7);
+    let updated = v2
+        .replace("web", &PostParams::default(), &edited)
+        .await
+        .unwrap();
+    assert_eq!(updated.spec.max_replicas, 20);
+    assert_eq!(updated.metadata.generation, None);
+
+    let mut own = hpa("own", "web");
+    own.metadata.generation = Some(5);
+    let created = v2.create(&PostParams::default(), &own).await.unwrap();
+    assert_eq!(created.metadata.generation, Some(5));
+    let patched = v2
+        .patch(
+            "own",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"maxReplicas": 30}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.metadata.generation, Some(5));
+
+    // Deployments still get theirs.
+    let deployments: Api<Deployment> = Api::default_namespaced(sim.client());
+    let d = deployments
+        .create(&PostParams::default(), &deployment("web", 1))
+        .await
+        .unwrap();
+    assert_eq!(d.metadata.generation, Some(1));
+}
+
 #[tokio::test]
 async fn leases_events_and_apiservices_have_crud() {
     let sim = sim();

@@ -829,8 +829,12 @@ async fn run_main(
         }
         queue.shut_down();
         for w in workers {
-            if let Err(err) = w.await {
-                tracing::error!(error = %err, "a worker panicked");
+            match worker_exit(w.await) {
+                WorkerExit::Finished => {}
+                WorkerExit::Cancelled => {
+                    tracing::debug!("a worker was cancelled (its runtime is shutting down)");
+                }
+                WorkerExit::Panicked(err) => tracing::error!(error = %err, "a worker panicked"),
             }
         }
         ctx.metrics.is_leader.set(0);
@@ -842,6 +846,23 @@ async fn run_main(
         let _ = elector.await;
     }
     result
+}
+
+/// How a worker task ended. A runtime that shuts down (at the end of a
+/// scenario or a test) cancels its tasks: no panic, and not logged as one.
+#[derive(Debug, PartialEq, Eq)]
+enum WorkerExit {
+    Finished,
+    Cancelled,
+    Panicked(String),
+}
+
+fn worker_exit(result: Result<(), tokio::task::JoinError>) -> WorkerExit {
+    match result {
+        Ok(()) => WorkerExit::Finished,
+        Err(err) if err.is_cancelled() => WorkerExit::Cancelled,
+        Err(err) => WorkerExit::Panicked(err.to_string()),
+    }
 }
 
 async fn worker(
@@ -922,6 +943,24 @@ mod tests {
         assert!(
             !caught_up(&list, Some(9), &cache, 9),
             "b's deletion is not seen yet"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_worker_is_told_apart_from_a_panicked_one() {
+        let pending = tokio::spawn(std::future::pending::<()>());
+        pending.abort();
+        assert_eq!(worker_exit(pending.await), WorkerExit::Cancelled);
+
+        let panicking = tokio::spawn(async { panic!("boom") });
+        match worker_exit(panicking.await) {
+            WorkerExit::Panicked(msg) => assert!(msg.contains("boom"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
+
+        assert_eq!(
+            worker_exit(tokio::spawn(async {}).await),
+            WorkerExit::Finished
         );
     }
 }
