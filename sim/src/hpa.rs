@@ -140,12 +140,21 @@ pub struct ValidationOptions {
     /// 0 with the `HPAScaleToZero` gate on (or when the stored object already
     /// had 0), else 1.
     pub min_replicas_lower_bound: i64,
+    /// An update that keeps `scaleTargetRef`'s apiVersion and kind: its
+    /// apiVersion is not checked (upstream's ratchet, so HPAs stored before
+    /// the check stay updatable).
+    pub allow_invalid_target_api_version: bool,
+    /// An update of an HPA whose stored Object metrics already fail the
+    /// `describedObject.apiVersion` check: not checked.
+    pub allow_invalid_object_api_version: bool,
 }
 
 impl Default for ValidationOptions {
     fn default() -> Self {
         Self {
             min_replicas_lower_bound: 1,
+            allow_invalid_target_api_version: false,
+            allow_invalid_object_api_version: false,
         }
     }
 }
@@ -201,10 +210,17 @@ pub fn validate_v2_with(hpa: &Value, opts: ValidationOptions) -> Vec<FieldError>
             "must be greater than or equal to `minReplicas`",
         ));
     }
-    validate_ref(spec.get("scaleTargetRef"), "spec.scaleTargetRef", &mut errs);
+    let target = spec.get("scaleTargetRef");
+    validate_ref(target, "spec.scaleTargetRef", &mut errs);
+    if !opts.allow_invalid_target_api_version {
+        // Only the one scalable core/v1 kind may name no API group.
+        let core_kind = target.and_then(|t| t.get("kind")).and_then(Value::as_str)
+            == Some("ReplicationController");
+        validate_api_version(target, "spec.scaleTargetRef", !core_kind, &mut errs);
+    }
     if let Some(metrics) = spec.get("metrics").and_then(Value::as_array) {
         for (i, m) in metrics.iter().enumerate() {
-            validate_metric(m, &format!("spec.metrics[{i}]"), &mut errs);
+            validate_metric(m, &format!("spec.metrics[{i}]"), opts, &mut errs);
         }
     }
     if let Some(b) = spec.get("behavior").filter(|b| !b.is_null()) {
@@ -228,6 +244,82 @@ fn has_object_or_external_metric(spec: &Value) -> bool {
                 )
             })
         })
+}
+
+/// Upstream's `ValidateAPIVersion` of a cross-version reference: the
+/// apiVersion must parse as a GroupVersion and, where `require_group`, name
+/// an API group (so a missing apiVersion, or `v1` for a Deployment, is
+/// refused on create).
+fn validate_api_version(
+    r: Option<&Value>,
+    path: &str,
+    require_group: bool,
+    errs: &mut Vec<FieldError>,
+) {
+    let v = r
+        .and_then(|r| r.get("apiVersion"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let group = match group_of(v) {
+        Ok(g) => g,
+        Err(msg) => {
+            errs.push(FieldError::invalid(
+                format!("{path}.apiVersion"),
+                format!("\"{v}\""),
+                &msg,
+            ));
+            return;
+        }
+    };
+    if require_group && group.is_empty() {
+        errs.push(FieldError::invalid(
+            format!("{path}.apiVersion"),
+            format!("\"{v}\""),
+            "apiVersion must specify API group",
+        ));
+    }
+}
+
+/// The group of an apiVersion as apimachinery's `ParseGroupVersion` reads
+/// it: "" and "/" are the empty GroupVersion, no slash is a core version,
+/// one slash splits group and version, more is an error.
+fn group_of(api_version: &str) -> Result<&str, String> {
+    if api_version.is_empty() || api_version == "/" {
+        return Ok("");
+    }
+    match api_version.matches('/').count() {
+        0 => Ok(""),
+        1 => Ok(api_version.split('/').next().unwrap_or_default()),
+        _ => Err(format!("unexpected GroupVersion string: {api_version}")),
+    }
+}
+
+/// Upstream's ratchets on update (`validationOptionsForHorizontalPodAutoscaler`):
+/// the target's apiVersion is not checked again when the update keeps its
+/// apiVersion and kind, and Object metrics' apiVersions are not checked when
+/// one of the stored ones already fails the check.
+pub fn api_version_ratchets(new: &Value, old: &Value) -> (bool, bool) {
+    let same = |field: &str| {
+        let p = format!("/spec/scaleTargetRef/{field}");
+        new.pointer(&p) == old.pointer(&p)
+    };
+    let keep_target = same("apiVersion") && same("kind");
+    let mut objects = Vec::new();
+    for m in old
+        .pointer("/spec/metrics")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| m.get("type").and_then(Value::as_str) == Some("Object"))
+    {
+        validate_api_version(
+            m.pointer("/object/describedObject"),
+            "",
+            false,
+            &mut objects,
+        );
+    }
+    (keep_target, !objects.is_empty())
 }
 
 fn validate_ref(r: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
@@ -255,7 +347,7 @@ const SOURCE_TYPES: [&str; 5] = [
     "Resource",
 ];
 
-fn validate_metric(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn validate_metric(m: &Value, path: &str, opts: ValidationOptions, errs: &mut Vec<FieldError>) {
     let ty = m.get("type").and_then(Value::as_str).unwrap_or_default();
     if ty.is_empty() {
         errs.push(FieldError::required(
@@ -344,6 +436,16 @@ fn validate_metric(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 &format!("{sp}.describedObject"),
                 errs,
             );
+            if !opts.allow_invalid_object_api_version {
+                // Object metrics may name a core kind (a Service): no group
+                // needed, but the apiVersion must parse.
+                validate_api_version(
+                    src.get("describedObject"),
+                    &format!("{sp}.describedObject"),
+                    false,
+                    errs,
+                );
+            }
             validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
             validate_target(src.get("target"), &format!("{sp}.target"), errs);
             if !target_has(src, "value") && !target_has(src, "averageValue") {
@@ -845,6 +947,7 @@ mod tests {
         assert!(gate_off[0].message.contains("greater than or equal to 1"));
         let gate_on = ValidationOptions {
             min_replicas_lower_bound: 0,
+            ..ValidationOptions::default()
         };
         assert!(validate_v2_with(&h, gate_on).is_empty());
         let mut cpu_only = hpa(json!({"minReplicas": 0, "maxReplicas": 5,
@@ -993,5 +1096,66 @@ mod tests {
         assert_eq!(v1["spec"]["targetCPUUtilizationPercentage"], 50);
         assert!(v1["spec"].get("metrics").is_none());
         assert_eq!(v1_to_v2(v1), h);
+    }
+
+    #[test]
+    fn a_scale_target_without_an_api_group_is_refused_on_create() {
+        let with = |target: Value| {
+            let mut h = hpa(json!({"maxReplicas": 5, "scaleTargetRef": target}));
+            default_v2(&mut h);
+            validate_v2(&h)
+        };
+        let missing = with(json!({"kind": "Deployment", "name": "web"}));
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert_eq!(missing[0].field, "spec.scaleTargetRef.apiVersion");
+        assert_eq!(missing[0].message, "apiVersion must specify API group");
+        let core = with(json!({"kind": "Deployment", "name": "web", "apiVersion": "v1"}));
+        assert_eq!(core[0].field, "spec.scaleTargetRef.apiVersion");
+        let bad = with(json!({"kind": "Deployment", "name": "web", "apiVersion": "a/b/c"}));
+        assert_eq!(bad[0].message, "unexpected GroupVersion string: a/b/c");
+        // The one scalable core kind may name no group.
+        assert!(with(json!({"kind": "ReplicationController", "name": "rc"})).is_empty());
+        assert!(
+            with(json!({"kind": "ReplicationController", "name": "rc", "apiVersion": "v1"}))
+                .is_empty()
+        );
+        assert!(
+            with(json!({"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"})).is_empty()
+        );
+    }
+
+    #[test]
+    fn object_metrics_may_name_a_core_kind_but_their_api_version_must_parse() {
+        let with = |described: Value| {
+            let mut h = hpa(json!({"maxReplicas": 5,
+                "scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
+                "metrics": [{"type": "Object", "object": {"describedObject": described,
+                    "metric": {"name": "hits"}, "target": {"type": "Value", "value": "10"}}}]}));
+            default_v2(&mut h);
+            validate_v2(&h)
+        };
+        assert!(with(json!({"kind": "Service", "name": "s", "apiVersion": "v1"})).is_empty());
+        assert!(with(json!({"kind": "Service", "name": "s"})).is_empty());
+        let bad = with(json!({"kind": "Service", "name": "s", "apiVersion": "x/y/z"}));
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert_eq!(
+            bad[0].field,
+            "spec.metrics[0].object.describedObject.apiVersion"
+        );
+    }
+
+    #[test]
+    fn updates_keeping_the_stored_target_skip_the_api_version_check() {
+        let stored = json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"},
+            "metrics": [{"type": "Object", "object": {"describedObject":
+                {"kind": "Service", "name": "s", "apiVersion": "x/y/z"}}}]}});
+        let same = json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "other"}}});
+        assert_eq!(api_version_ratchets(&same, &stored), (true, true));
+        let changed = json!({"spec": {"scaleTargetRef":
+            {"kind": "Deployment", "name": "web", "apiVersion": "v1"}}});
+        assert_eq!(api_version_ratchets(&changed, &stored).0, false);
+        let valid_objects =
+            json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}}});
+        assert_eq!(api_version_ratchets(&same, &valid_objects), (true, false));
     }
 }

@@ -386,7 +386,7 @@ impl Sim {
     /// HPA validation options: the gate, and (on update) whether the stored
     /// object already had `minReplicas: 0`, which the API server keeps
     /// accepting with the gate off.
-    fn hpa_validation(&self, old: Option<&Value>) -> hpa::ValidationOptions {
+    fn hpa_validation(&self, new: &Value, old: Option<&Value>) -> hpa::ValidationOptions {
         let gate = self
             .inner
             .hpa_scale_to_zero
@@ -395,8 +395,13 @@ impl Sim {
             .and_then(|o| o.pointer("/spec/minReplicas"))
             .and_then(Value::as_i64)
             == Some(0);
+        let (old_target, old_objects) = old
+            .map(|old| hpa::api_version_ratchets(new, old))
+            .unwrap_or_default();
         hpa::ValidationOptions {
             min_replicas_lower_bound: if gate || old_zero { 0 } else { 1 },
+            allow_invalid_target_api_version: old_target,
+            allow_invalid_object_api_version: old_objects,
         }
     }
 
@@ -520,7 +525,7 @@ impl Sim {
             hpa::drop_disabled_fields(&mut obj, None, self.tolerance_gate());
         }
         default_object(def.storage, &mut obj);
-        validate(def, &obj, &name, self.hpa_validation(None))?;
+        validate(def, &obj, &name, self.hpa_validation(&obj, None))?;
         if dry_run {
             return Ok(to_view(def, obj));
         }
@@ -689,7 +694,7 @@ impl Sim {
                 o
             }
         };
-        validate(def, &obj, &name, self.hpa_validation(Some(&old_val)))?;
+        validate(def, &obj, &name, self.hpa_validation(&obj, Some(&old_val)))?;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(old.rv.to_string()));
         if obj == old_val || dry_run {
             return Ok(to_view(def, obj));
