@@ -123,12 +123,22 @@ pub struct Args {
 
     /// Make upstream's requests exactly: a GET of `/scale` per sync and one
     /// metrics list per HPA and metric. Without it the controller reads
-    /// Deployment scale targets from a Deployment watch cache and shares
-    /// one namespace-wide `metrics.k8s.io` pod list among the HPAs of a
-    /// namespace synced within one window (a tenth of the sync period, at
-    /// most 1s); neither changes a decision (docs/fidelity.md says why).
+    /// Deployment scale targets from a Deployment watch cache, and within
+    /// one window (a tenth of the sync period, at most 1s) the HPAs of a
+    /// namespace share one `metrics.k8s.io` pod list, one custom metrics
+    /// list per Pods metric (each HPA's pods picked with the pod cache,
+    /// else its own request) and identical external requests; none changes
+    /// a decision (docs/fidelity.md says why).
     #[arg(long)]
     pub upstream_requests: bool,
+
+    /// List each external metric's series once per namespace and window
+    /// and filter them by each HPA's metric selector on the series' labels.
+    /// Only for external metrics servers that return every series of a
+    /// metric, with its labels, when asked without a selector (not KEDA,
+    /// which needs the selector). Ignored with --upstream-requests.
+    #[arg(long)]
+    pub share_external_lists: bool,
 
     /// Decide and record, never write scales, statuses or events: shadow the
     /// cluster's own HPA controller and compare on /debug/decisions.
@@ -202,8 +212,8 @@ impl Args {
             observer: None,
             scale_from_cache: true,
             metrics_cache: Some(shared_list_window(self.sync_period)),
-            // Off: an external metrics server may need the selector (KEDA).
-            share_external: false,
+            // Off unless asked: a server may need the selector (KEDA).
+            share_external: self.share_external_lists,
         }
     }
 
@@ -327,5 +337,37 @@ pub async fn run(args: Args) -> CliResult {
             Ok(ExitCode::FAILURE)
         }
         Err(err) => Err(err.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn args(flags: &[&str]) -> Args {
+        let argv = ["hpa-harness", "controller"].iter().chain(flags);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Controller(args) => args,
+            other => panic!("not the controller: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_caches_are_on_by_default_and_external_lists_only_when_asked() {
+        let default = args(&[]).extensions();
+        assert!(default.scale_from_cache);
+        assert_eq!(default.metrics_cache, Some(Duration::from_secs(1)));
+        assert!(!default.share_external);
+        assert!(
+            args(&["--share-external-lists"])
+                .extensions()
+                .share_external
+        );
+        let upstream = args(&["--upstream-requests", "--share-external-lists"]).extensions();
+        assert!(!upstream.scale_from_cache);
+        assert_eq!(upstream.metrics_cache, None);
+        assert!(!upstream.share_external);
     }
 }

@@ -27,6 +27,7 @@ use kube::core::GroupVersion;
 use tokio::time::Instant;
 
 use super::config::parse_go_duration;
+use super::pod_index::{ListedPods, PodIndex};
 use super::scale::parse_group_version;
 
 /// Which custom metrics API version to speak.
@@ -57,6 +58,9 @@ pub struct MetricsClient {
     resources: Arc<Mutex<HashMap<(String, String), String>>>,
     /// Opt-in: namespace-wide pod metrics lists shared within a window.
     shared: Option<Arc<SharedLists>>,
+    /// The controller's pod cache, to pick an HPA's pods out of a shared
+    /// namespace-wide custom metrics answer (with `shared`).
+    pod_cache: Option<PodIndex>,
 }
 
 /// One slot per key: its latest response and when it was fetched.
@@ -65,19 +69,31 @@ type Slot<T> = Arc<tokio::sync::Mutex<Option<(Instant, Arc<T>)>>>;
 /// A custom metrics response: (object name, value, timestamp, window).
 type CustomValues = Vec<(String, Quantity, jiff::Timestamp, Option<i64>)>;
 
+/// A namespace-wide custom metrics answer for `pods/*/METRIC` and its pod
+/// names; `None` when that request failed (each HPA then asks with its
+/// selector, as upstream).
+type NamespacePodValues = Option<(CustomValues, ListedPods)>;
+
 /// Responses reused by every HPA synced within `window` (concurrent fetches
 /// of one key wait for one request):
 /// - `metrics.k8s.io` pod lists per namespace, each HPA filtering by its
 ///   own selector, so it sees the pods a list by selector would return;
+/// - `custom.metrics.k8s.io` `pods/*/METRIC` answers per namespace, metric
+///   and metric selector, without the pod selector, each HPA picking its
+///   pods with the pod cache ([`PodIndex::pick`], which declines when in
+///   doubt: the HPA then makes its own request);
 /// - `custom.metrics.k8s.io` responses per exact request path (HPAs asking
 ///   the same thing: same namespace, metric and selectors);
-/// - optionally `external.metrics.k8s.io` series per namespace and metric,
-///   each HPA filtering them by its metric selector on the series' labels.
+/// - `external.metrics.k8s.io` responses per exact request path (same
+///   namespace, metric and metric selector), or with `share_external` the
+///   series per namespace and metric, each HPA filtering them by its
+///   metric selector on the series' labels.
 #[derive(Debug)]
 struct SharedLists {
     window: Duration,
     share_external: bool,
     pods: Mutex<HashMap<String, Slot<PodMetricsList>>>,
+    pod_values: Mutex<HashMap<String, Slot<NamespacePodValues>>>,
     custom: Mutex<HashMap<String, Slot<CustomValues>>>,
     external: Mutex<HashMap<String, Slot<ExternalMetricValueList>>>,
 }
@@ -172,6 +188,7 @@ impl MetricsClient {
             rediscover_after,
             resources: Arc::default(),
             shared: None,
+            pod_cache: None,
         }
     }
 
@@ -188,9 +205,19 @@ impl MetricsClient {
             window,
             share_external,
             pods: Mutex::default(),
+            pod_values: Mutex::default(),
             custom: Mutex::default(),
             external: Mutex::default(),
         }));
+        self
+    }
+
+    /// This client, with shared lists, answering Pods metrics from one
+    /// namespace-wide custom metrics list per window, each HPA's pods
+    /// picked by `pods` (the controller's pod cache).
+    #[must_use]
+    pub fn with_pod_cache(mut self, pods: PodIndex) -> Self {
+        self.pod_cache = Some(pods);
         self
     }
 
@@ -400,17 +427,25 @@ impl MetricsClient {
         selector: &Selector,
         metric_selector: &Selector,
     ) -> Result<Vec<PodCustomSample>, String> {
-        let tail = with_selectors(
-            format!("namespaces/{namespace}/pods/*/{metric}"),
-            Some(selector),
-            Some(metric_selector),
-        );
-        let values = self.custom_values(&tail).await.map_err(|e| {
-            format!(
-                "unable to fetch metrics from custom metrics API: {}",
-                error_text(&e)
-            )
-        })?;
+        let values = match self
+            .shared_pod_values(namespace, metric, selector, metric_selector)
+            .await
+        {
+            Some(values) => values,
+            None => {
+                let tail = with_selectors(
+                    format!("namespaces/{namespace}/pods/*/{metric}"),
+                    Some(selector),
+                    Some(metric_selector),
+                );
+                self.custom_values(&tail).await.map_err(|e| {
+                    format!(
+                        "unable to fetch metrics from custom metrics API: {}",
+                        error_text(&e)
+                    )
+                })?
+            }
+        };
         Ok(values
             .into_iter()
             .map(|(pod, value, timestamp, window)| PodCustomSample {
@@ -420,6 +455,43 @@ impl MetricsClient {
                 window: window.map(SignedDuration::from_secs),
             })
             .collect())
+    }
+
+    /// The share of `selector` in the namespace's `pods/*/METRIC` answer
+    /// (listed once per window without a pod selector), picked with the pod
+    /// cache; `None` when sharing is off, the selector selects everything
+    /// (the per-HPA request is then that same request), the namespace-wide
+    /// request failed, or the pod cache cannot tell which entries the
+    /// selector's request would return.
+    async fn shared_pod_values(
+        &self,
+        namespace: &str,
+        metric: &str,
+        selector: &Selector,
+        metric_selector: &Selector,
+    ) -> Option<CustomValues> {
+        let (shared, pods) = (self.shared.as_ref()?, self.pod_cache.as_ref()?);
+        if selector.is_everything() {
+            return None;
+        }
+        let tail = with_selectors(
+            format!("namespaces/{namespace}/pods/*/{metric}"),
+            None,
+            Some(metric_selector),
+        );
+        let fetch = async {
+            Ok(self.fetch_custom_values(&tail).await.ok().map(|values| {
+                let listed = ListedPods::new(values.iter().map(|(pod, ..)| pod.as_str()));
+                (values, listed)
+            }))
+        };
+        let answer = shared.get(&shared.pod_values, &tail, fetch).await.ok()?;
+        let (values, listed) = answer.as_ref().as_ref()?;
+        let picked = pods.pick(namespace, selector, listed)?;
+        picked
+            .into_iter()
+            .map(|at| values.get(at).cloned())
+            .collect()
     }
 
     /// The custom metrics resource name of a kind: `pods`, `deployments.apps`.
@@ -535,7 +607,22 @@ impl MetricsClient {
                     .cloned()
                     .collect()
             }
-            _ => {
+            Some(shared) => {
+                // The same request (namespace, metric, metric selector)
+                // within the window: one answer.
+                let path = with_selectors(all, Some(metric_selector), None);
+                shared
+                    .get(
+                        &shared.external,
+                        &path,
+                        self.get::<ExternalMetricValueList>(&path),
+                    )
+                    .await
+                    .map_err(failed)?
+                    .items
+                    .clone()
+            }
+            None => {
                 let path = with_selectors(all, Some(metric_selector), None);
                 self.get::<ExternalMetricValueList>(&path)
                     .await
@@ -687,7 +774,131 @@ mod tests {
         let b = Selector::parse("queue=b").unwrap();
         let got = client.external("ns", "queue_depth", &b).await.unwrap();
         assert_eq!(got.values, vec![Quantity::parse("7").unwrap()]);
-        client.external("ns", "queue_depth", &b).await.unwrap();
+        let a = Selector::parse("queue=a").unwrap();
+        client.external("ns", "queue_depth", &a).await.unwrap();
         assert_eq!(external_requests(&sim).await, 2);
+    }
+
+    /// Pods of two apps in `ns` with a `rps` custom metric, known to the
+    /// metrics server; a client sharing lists whose pod cache holds
+    /// `cached` of them (name, labels).
+    fn with_rps_pods(cached: &[(&str, &str)]) -> (hpa_sim::Sim, MetricsClient, MetricsClient) {
+        use fake_metrics_server::script::{MetricSpec, PodSpec, Script, Value};
+        let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+        let pod = |name: &str, app: &str, rps: &str| PodSpec {
+            namespace: "ns".into(),
+            name: name.into(),
+            labels: [("app".to_string(), app.to_string())].into(),
+            metrics: [("rps".to_string(), MetricSpec::Value(Value(rps.into())))].into(),
+            ..PodSpec::default()
+        };
+        metrics
+            .load(&Script {
+                pods: vec![
+                    pod("web-1", "web", "10"),
+                    pod("db-1", "db", "30"),
+                    pod("web-2", "web", "20"),
+                    pod("new-1", "web", "40"),
+                ],
+                ..Script::default()
+            })
+            .unwrap();
+        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+            metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(metrics))),
+            ..hpa_sim::SimConfig::default()
+        });
+        let index = PodIndex::default();
+        for (name, app) in cached {
+            let slim: super::super::slim_pod::SlimPod = serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns", "labels": {"app": app}}
+            }))
+            .unwrap();
+            index.apply(&kube::runtime::watcher::Event::Apply(slim));
+        }
+        let shared = MetricsClient::new(sim.client(), Duration::from_secs(15))
+            .with_shared_lists(Duration::from_secs(60), false)
+            .with_pod_cache(index);
+        let upstream = MetricsClient::new(sim.client(), Duration::from_secs(15));
+        (sim, shared, upstream)
+    }
+
+    fn custom_requests(sim: &hpa_sim::Sim) -> u64 {
+        sim.requests()
+            .snapshot()
+            .iter()
+            .filter(|((verb, resource), _)| {
+                verb == "list" && resource.starts_with("custom.metrics")
+            })
+            .map(|(_, n)| *n)
+            .sum()
+    }
+
+    /// Each pod's value, in the answer's order (timestamps are the
+    /// server's now, so they differ between two requests).
+    async fn rps(
+        client: &MetricsClient,
+        selector: &str,
+    ) -> Result<Vec<(String, Quantity)>, String> {
+        let selector = Selector::parse(selector).unwrap();
+        let samples = client
+            .pods_custom("ns", "rps", &selector, &Selector::everything())
+            .await?;
+        Ok(samples.into_iter().map(|s| (s.pod, s.value)).collect())
+    }
+
+    #[tokio::test]
+    async fn pods_metrics_are_listed_once_per_namespace_and_picked_with_the_pod_cache() {
+        let all = [
+            ("web-1", "web"),
+            ("db-1", "db"),
+            ("web-2", "web"),
+            ("new-1", "web"),
+        ];
+        let (sim, shared, upstream) = with_rps_pods(&all);
+        let web = rps(&shared, "app=web").await.unwrap();
+        let db = rps(&shared, "app=db").await.unwrap();
+        let web_cpu = rps(&shared, "app=web,tier!=cache").await.unwrap();
+        assert_eq!(custom_requests(&sim), 1, "one namespace-wide list");
+        // Exactly what each HPA's own request returns, in its order.
+        assert_eq!(web, rps(&upstream, "app=web").await.unwrap());
+        assert_eq!(db, rps(&upstream, "app=db").await.unwrap());
+        assert_eq!(web_cpu, web);
+        let pods: Vec<&str> = web.iter().map(|(pod, _)| pod.as_str()).collect();
+        assert_eq!(pods, ["new-1", "web-1", "web-2"]);
+    }
+
+    #[tokio::test]
+    async fn a_pod_the_cache_does_not_hold_sends_each_hpa_its_own_request() {
+        // new-1 carries app=web on the server; the cache has not seen it.
+        let (sim, shared, upstream) =
+            with_rps_pods(&[("web-1", "web"), ("db-1", "db"), ("web-2", "web")]);
+        let web = rps(&shared, "app=web").await.unwrap();
+        let db = rps(&shared, "app=db").await.unwrap();
+        assert_eq!(
+            custom_requests(&sim),
+            3,
+            "the namespace list, then one per HPA"
+        );
+        assert_eq!(web.len(), 3, "new-1 counts, as in upstream's request");
+        assert_eq!(web, rps(&upstream, "app=web").await.unwrap());
+        assert_eq!(db, rps(&upstream, "app=db").await.unwrap());
+    }
+
+    #[tokio::test]
+    async fn identical_external_requests_share_one_answer_without_listing_every_series() {
+        let (sim, client) = with_two_queues(false);
+        let a = Selector::parse("queue=a").unwrap();
+        let b = Selector::parse("queue=b").unwrap();
+        client.external("ns", "queue_depth", &a).await.unwrap();
+        let again = client.external("ns", "queue_depth", &a).await.unwrap();
+        assert_eq!(again.values, vec![Quantity::parse("3").unwrap()]);
+        assert_eq!(external_requests(&sim).await, 1);
+        let got_b = client.external("ns", "queue_depth", &b).await.unwrap();
+        assert_eq!(got_b.values, vec![Quantity::parse("7").unwrap()]);
+        assert_eq!(
+            external_requests(&sim).await,
+            2,
+            "another selector, another request"
+        );
     }
 }

@@ -13,6 +13,7 @@
 //! more memory than the rest of the controller).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use hpa_core::Selector;
@@ -36,6 +37,9 @@ struct IndexState {
     live: HashMap<String, NamespacePods>,
     /// A relist in progress: replaces `live` when it is done.
     relisting: Option<HashMap<String, NamespacePods>>,
+    /// Counts the changes of any namespace's pods and labels (never reset,
+    /// so a relisted namespace cannot repeat an earlier value).
+    changes: u64,
 }
 
 /// One namespace's pods: their labels by name, and their names by label.
@@ -44,10 +48,18 @@ struct NamespacePods {
     labels: BTreeMap<Arc<str>, Labels>,
     /// label key → label value → names of the pods carrying it.
     postings: HashMap<String, HashMap<String, BTreeSet<Arc<str>>>>,
+    /// `IndexState::changes` at this namespace's latest change of a pod's
+    /// presence or labels: a check of the pods by name made at this value
+    /// still holds.
+    changed_at: u64,
 }
 
 impl NamespacePods {
-    fn insert(&mut self, name: &str, labels: Labels) {
+    /// Inserts or relabels a pod; whether anything changed.
+    fn insert(&mut self, name: &str, labels: Labels) -> bool {
+        if self.labels.get(name) == Some(&labels) {
+            return false;
+        }
         self.remove(name);
         let name: Arc<str> = Arc::from(name);
         for (key, value) in &labels {
@@ -59,11 +71,13 @@ impl NamespacePods {
                 .insert(Arc::clone(&name));
         }
         self.labels.insert(name, labels);
+        true
     }
 
-    fn remove(&mut self, name: &str) {
+    /// Removes a pod; whether it was there.
+    fn remove(&mut self, name: &str) -> bool {
         let Some(labels) = self.labels.remove(name) else {
-            return;
+            return false;
         };
         for (key, value) in &labels {
             let Some(values) = self.postings.get_mut(key) else {
@@ -79,6 +93,7 @@ impl NamespacePods {
                 self.postings.remove(key);
             }
         }
+        true
     }
 
     /// The pods a clause `key in values` admits, or `None` when the clause
@@ -148,12 +163,40 @@ impl NamespacePods {
     }
 }
 
-fn insert(map: &mut HashMap<String, NamespacePods>, pod: &SlimPod) {
+fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
     let namespace = pod.metadata.namespace.clone().unwrap_or_default();
     let name = pod.metadata.name.as_deref().unwrap_or_default();
-    map.entry(namespace)
-        .or_default()
-        .insert(name, pod.metadata.labels.clone().unwrap_or_default());
+    let pods = map.entry(namespace).or_default();
+    if pods.insert(name, pod.metadata.labels.clone().unwrap_or_default()) {
+        *changes += 1;
+        pods.changed_at = *changes;
+    }
+}
+
+/// The pod names of a namespace-wide metrics answer (custom metrics
+/// `pods/*/METRIC` without a label selector), so [`PodIndex::pick`] can
+/// find one selector's share of it.
+#[derive(Debug, Default)]
+pub struct ListedPods {
+    /// Pod name → its entries' positions in the answer.
+    positions: HashMap<String, Vec<usize>>,
+    /// The namespace's `changed_at` when every listed pod was last found in
+    /// the cache; 0: not yet.
+    known_at: AtomicU64,
+}
+
+impl ListedPods {
+    /// The names of an answer's entries, in its order.
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
+        for (at, name) in names.into_iter().enumerate() {
+            positions.entry(name.to_string()).or_default().push(at);
+        }
+        Self {
+            positions,
+            known_at: AtomicU64::new(0),
+        }
+    }
 }
 
 impl PodIndex {
@@ -164,28 +207,81 @@ impl PodIndex {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         match event {
-            watcher::Event::Apply(pod) => insert(&mut state.live, pod),
+            watcher::Event::Apply(pod) => {
+                let IndexState { live, changes, .. } = &mut *state;
+                insert(live, changes, pod);
+            }
             watcher::Event::Delete(pod) => {
                 let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
                 let name = pod.metadata.name.as_deref().unwrap_or_default();
-                if let Some(pods) = state.live.get_mut(namespace) {
-                    pods.remove(name);
+                let IndexState { live, changes, .. } = &mut *state;
+                if let Some(pods) = live.get_mut(namespace) {
+                    if pods.remove(name) {
+                        *changes += 1;
+                        pods.changed_at = *changes;
+                    }
                     if pods.labels.is_empty() {
-                        state.live.remove(namespace);
+                        live.remove(namespace);
                     }
                 }
             }
             watcher::Event::Init => state.relisting = Some(HashMap::new()),
-            watcher::Event::InitApply(pod) => match state.relisting.as_mut() {
-                Some(relisting) => insert(relisting, pod),
-                None => insert(&mut state.live, pod),
-            },
+            watcher::Event::InitApply(pod) => {
+                let IndexState {
+                    live,
+                    relisting,
+                    changes,
+                } = &mut *state;
+                insert(relisting.as_mut().unwrap_or(live), changes, pod);
+            }
             watcher::Event::InitDone => {
                 if let Some(relisted) = state.relisting.take() {
                     state.live = relisted;
                 }
             }
         }
+    }
+
+    /// The positions of the entries of a namespace-wide metrics answer
+    /// (`listed`, from `namespace`) that a request with `selector` would
+    /// have been answered with: the entries of the pods the cache says
+    /// `selector` selects, in the answer's order. `None` when the cache
+    /// cannot tell, so that the caller asks with the selector instead: the
+    /// answer names a pod the cache does not hold (its labels are unknown),
+    /// a pod the selector selects has no entry (the answer may be partial),
+    /// or the selector selects no listed pod.
+    pub fn pick(
+        &self,
+        namespace: &str,
+        selector: &Selector,
+        listed: &ListedPods,
+    ) -> Option<Vec<usize>> {
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let pods = state.live.get(namespace)?;
+        // Whether every listed pod is cached is checked once per change of
+        // the namespace's pods, not once per HPA.
+        if listed.known_at.load(Ordering::Relaxed) != pods.changed_at {
+            if !listed
+                .positions
+                .keys()
+                .all(|name| pods.labels.contains_key(name.as_str()))
+            {
+                return None;
+            }
+            listed.known_at.store(pods.changed_at, Ordering::Relaxed);
+        }
+        let mut picked = Vec::new();
+        for name in pods.select(Some(selector)) {
+            picked.extend_from_slice(listed.positions.get(&*name)?);
+        }
+        if picked.is_empty() {
+            return None;
+        }
+        picked.sort_unstable();
+        Some(picked)
     }
 
     /// The pods of `namespace` that `selector` selects (all when `None`),
@@ -336,5 +432,95 @@ mod tests {
             assert_eq!(fed.select("ns", Some(selector)), expected, "{selector}");
         }
         assert!(fed.select("other", Some("app=web")).is_empty());
+    }
+
+    /// A namespace-wide answer naming `names`, in that order.
+    fn listed(names: &[&str]) -> ListedPods {
+        ListedPods::new(names.iter().copied())
+    }
+
+    fn pick(fed: &Fed, selector: &str, listed: &ListedPods) -> Option<Vec<usize>> {
+        fed.index
+            .pick("ns", &Selector::parse(selector).unwrap(), listed)
+    }
+
+    /// Three pods of two apps in `ns`, one of another namespace.
+    fn two_apps() -> Fed {
+        let mut fed = Fed::new();
+        fed.apply(watcher::Event::Apply(pod("ns", "web-1", &[("app", "web")])));
+        fed.apply(watcher::Event::Apply(pod("ns", "db-1", &[("app", "db")])));
+        fed.apply(watcher::Event::Apply(pod("ns", "web-2", &[("app", "web")])));
+        fed.apply(watcher::Event::Apply(pod("other", "x", &[("app", "web")])));
+        fed
+    }
+
+    #[test]
+    fn a_selector_picks_its_pods_entries_in_the_answers_order() {
+        let fed = two_apps();
+        // Answer order, not name order; a pod listed twice keeps both.
+        let answer = listed(&["web-2", "db-1", "web-1", "web-2"]);
+        assert_eq!(pick(&fed, "app=web", &answer), Some(vec![0, 2, 3]));
+        assert_eq!(pick(&fed, "app=db", &answer), Some(vec![1]));
+        assert_eq!(pick(&fed, "app!=db", &answer), Some(vec![0, 2, 3]));
+    }
+
+    #[test]
+    fn a_pick_declines_when_the_answer_names_a_pod_the_cache_does_not_hold() {
+        let mut fed = two_apps();
+        // "new-1" may carry app=web on the server: only its request can tell.
+        let answer = listed(&["web-1", "web-2", "db-1", "new-1"]);
+        assert_eq!(pick(&fed, "app=web", &answer), None);
+        assert_eq!(pick(&fed, "app=db", &answer), None);
+        // Once the cache holds it, its labels decide.
+        fed.apply(watcher::Event::Apply(pod("ns", "new-1", &[("app", "db")])));
+        assert_eq!(pick(&fed, "app=web", &answer), Some(vec![0, 1]));
+        assert_eq!(pick(&fed, "app=db", &answer), Some(vec![2, 3]));
+    }
+
+    #[test]
+    fn a_pick_declines_when_a_selected_pod_has_no_entry() {
+        let fed = two_apps();
+        // web-2 is selected but absent: the answer may be partial.
+        let answer = listed(&["web-1", "db-1"]);
+        assert_eq!(pick(&fed, "app=web", &answer), None);
+        assert_eq!(pick(&fed, "app=db", &answer), Some(vec![1]));
+        // Nothing selected: the HPA's own request gives the server's answer.
+        assert_eq!(pick(&fed, "app=none", &answer), None);
+        assert_eq!(
+            fed.index
+                .pick("empty", &Selector::parse("app=web").unwrap(), &answer),
+            None
+        );
+    }
+
+    #[test]
+    fn a_pick_checks_the_listed_pods_again_after_the_cache_changed() {
+        let mut fed = two_apps();
+        let answer = listed(&["web-1", "db-1", "web-2"]);
+        assert_eq!(pick(&fed, "app=db", &answer), Some(vec![1]));
+        // web-1 leaves the cache: the answer now names a pod it does not hold.
+        fed.apply(watcher::Event::Delete(pod(
+            "ns",
+            "web-1",
+            &[("app", "web")],
+        )));
+        assert_eq!(pick(&fed, "app=db", &answer), None);
+        // A relabel moves a pod from one selector's share to another's.
+        fed.apply(watcher::Event::Apply(pod("ns", "web-1", &[("app", "db")])));
+        assert_eq!(pick(&fed, "app=db", &answer), Some(vec![0, 1]));
+        assert_eq!(pick(&fed, "app=web", &answer), Some(vec![2]));
+    }
+
+    #[test]
+    fn an_update_that_keeps_the_labels_is_no_change() {
+        let mut fed = two_apps();
+        let before = fed.index.state.read().unwrap().live["ns"].changed_at;
+        fed.apply(watcher::Event::Apply(pod("ns", "web-1", &[("app", "web")])));
+        assert_eq!(
+            fed.index.state.read().unwrap().live["ns"].changed_at,
+            before
+        );
+        fed.apply(watcher::Event::Apply(pod("ns", "web-1", &[("app", "x")])));
+        assert!(fed.index.state.read().unwrap().live["ns"].changed_at > before);
     }
 }

@@ -242,7 +242,8 @@ impl ControllerHandle {
             ctx.metrics_client = ctx
                 .metrics_client
                 .clone()
-                .with_shared_lists(window, extensions.share_external);
+                .with_shared_lists(window, extensions.share_external)
+                .with_pod_cache(pod_index.clone());
         }
         let mut extra_tasks = Vec::new();
         if extensions.scale_from_cache {
