@@ -1,12 +1,13 @@
 //! Everything a reconcile needs, in one value shared by the workers.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use hpa_core::Selector;
 use hpa_core::clock::Clock;
 use hpa_core::decide::OtherHpa;
+use hpa_core::selector::{Operator, Requirement};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -25,13 +26,110 @@ use super::slim_pod::SlimPod;
 /// Kept by namespace, because a reconcile asks for its own namespace's only
 /// (scanning every HPA's key for a namespace prefix was a third of the
 /// controller's CPU at 10,000 HPAs); selectors are shared, not copied.
+/// Within a namespace they are indexed by the label `key=value` their first
+/// equality (or `in`) clause needs, so a reconcile hands the core only the
+/// selectors that may select one of its pods (matching its 10 pods against
+/// the namespace's 100 selectors was the largest part of a sync's CPU).
 #[derive(Debug, Clone, Default)]
 pub struct SelectorStore {
     by_namespace: Arc<Mutex<SelectorsByNamespace>>,
 }
 
-/// namespace → `namespace/name` → selector.
-type SelectorsByNamespace = HashMap<String, BTreeMap<String, Arc<Selector>>>;
+/// namespace → its selectors.
+type SelectorsByNamespace = HashMap<String, NamespaceSelectors>;
+
+/// One namespace's selectors by HPA key, and the index of their anchors.
+#[derive(Debug, Default)]
+struct NamespaceSelectors {
+    by_key: BTreeMap<String, Arc<Selector>>,
+    /// label key → label value → the HPAs whose anchor clause admits it.
+    anchored: HashMap<String, HashMap<String, BTreeSet<String>>>,
+    /// HPAs whose selector has no equality or `in` clause: any pod may match.
+    unanchored: BTreeSet<String>,
+}
+
+/// The clause a pod must satisfy with one of its `key=value` labels for
+/// `selector` to select it: the first equality or `in` clause.
+fn anchor(selector: &Selector) -> Option<&Requirement> {
+    selector.requirements().iter().find(|r| {
+        matches!(
+            r.operator,
+            Operator::Equals | Operator::DoubleEquals | Operator::In
+        )
+    })
+}
+
+impl NamespaceSelectors {
+    fn insert(&mut self, key: &str, selector: Arc<Selector>) {
+        self.remove(key);
+        // A match-nothing selector selects no pod: never a candidate.
+        if !selector.is_nothing() {
+            match anchor(&selector) {
+                Some(clause) => {
+                    for value in &clause.values {
+                        self.anchored
+                            .entry(clause.key.clone())
+                            .or_default()
+                            .entry(value.clone())
+                            .or_default()
+                            .insert(key.to_string());
+                    }
+                }
+                None => {
+                    self.unanchored.insert(key.to_string());
+                }
+            }
+        }
+        self.by_key.insert(key.to_string(), selector);
+    }
+
+    fn remove(&mut self, key: &str) {
+        let Some(old) = self.by_key.remove(key) else {
+            return;
+        };
+        self.unanchored.remove(key);
+        let Some(clause) = anchor(&old) else {
+            return;
+        };
+        let Some(values) = self.anchored.get_mut(&clause.key) else {
+            return;
+        };
+        for value in &clause.values {
+            if let Some(keys) = values.get_mut(value) {
+                keys.remove(key);
+                if keys.is_empty() {
+                    values.remove(value);
+                }
+            }
+        }
+        if values.is_empty() {
+            self.anchored.remove(&clause.key);
+        }
+    }
+
+    /// Every selector but `key`'s that may select one of `pods`: a superset
+    /// of those that do (a selector selects a pod only if the pod has a
+    /// label its anchor admits), so the core's check decides the same.
+    fn candidates(&self, key: &str, pods: &[Pod]) -> Vec<OtherHpa> {
+        let mut keys: BTreeSet<&String> = self.unanchored.iter().collect();
+        for labels in pods.iter().filter_map(|p| p.metadata.labels.as_ref()) {
+            for (label, value) in labels {
+                if let Some(found) = self.anchored.get(label).and_then(|v| v.get(value)) {
+                    keys.extend(found);
+                }
+            }
+        }
+        keys.into_iter()
+            .filter(|k| k.as_str() != key)
+            .filter_map(|k| {
+                self.by_key.get(k).map(|s| OtherHpa {
+                    key: k.clone(),
+                    selector: Arc::clone(s),
+                })
+            })
+            .collect()
+    }
+}
 
 impl SelectorStore {
     fn lock(&self) -> MutexGuard<'_, SelectorsByNamespace> {
@@ -45,13 +143,14 @@ impl SelectorStore {
         let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
         let mut entries = self.lock();
         let selectors = entries.entry(namespace.to_string()).or_default();
-        match selectors.get_mut(key) {
-            Some(known) if **known == selector => {}
-            Some(known) => *known = Arc::new(selector),
-            None => {
-                selectors.insert(key.to_string(), Arc::new(selector));
-            }
+        if selectors
+            .by_key
+            .get(key)
+            .is_some_and(|known| **known == selector)
+        {
+            return;
         }
+        selectors.insert(key, Arc::new(selector));
     }
 
     /// Forgets `key`.
@@ -60,26 +159,18 @@ impl SelectorStore {
         let mut entries = self.lock();
         if let Some(selectors) = entries.get_mut(namespace) {
             selectors.remove(key);
-            if selectors.is_empty() {
+            if selectors.by_key.is_empty() {
                 entries.remove(namespace);
             }
         }
     }
 
-    /// The selectors of the other HPAs in `namespace`, by key.
-    pub fn others(&self, namespace: &str, key: &str) -> Vec<OtherHpa> {
+    /// The selectors of the other HPAs in `namespace` that may select one
+    /// of `pods` (every one that does), by key.
+    pub fn others(&self, namespace: &str, key: &str, pods: &[Pod]) -> Vec<OtherHpa> {
         self.lock()
             .get(namespace)
-            .map(|selectors| {
-                selectors
-                    .iter()
-                    .filter(|(k, _)| k.as_str() != key)
-                    .map(|(k, s)| OtherHpa {
-                        key: k.clone(),
-                        selector: Arc::clone(s),
-                    })
-                    .collect()
-            })
+            .map(|selectors| selectors.candidates(key, pods))
             .unwrap_or_default()
     }
 }
@@ -218,4 +309,88 @@ pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
         meta.namespace.as_deref().unwrap_or_default(),
         meta.name.as_deref().unwrap_or_default()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(labels: &[(&str, &str)]) -> Pod {
+        let mut pod = Pod::default();
+        pod.metadata.labels = Some(
+            labels
+                .iter()
+                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                .collect(),
+        );
+        pod
+    }
+
+    fn keys(others: &[OtherHpa]) -> Vec<&str> {
+        others.iter().map(|o| o.key.as_str()).collect()
+    }
+
+    fn store(selectors: &[(&str, &str)]) -> SelectorStore {
+        let store = SelectorStore::default();
+        for (key, selector) in selectors {
+            store.set(key, Selector::parse(selector).unwrap());
+        }
+        store
+    }
+
+    /// Every selector that selects one of the pods is handed to the core,
+    /// whatever its clauses; those that cannot are left out.
+    #[test]
+    fn others_are_the_selectors_that_may_select_the_pods() {
+        let store = store(&[
+            ("ns/own", "app=web"),
+            ("ns/same", "app=web,tier in (a,b)"),
+            ("ns/other-app", "app=db"),
+            ("ns/by-set", "tier in (b,c)"),
+            ("ns/exists", "tier"),
+            ("ns/not", "app!=db"),
+            ("ns/everything", ""),
+            ("other/web", "app=web"),
+        ]);
+        let pods = [pod(&[("app", "web"), ("tier", "b")])];
+        let others = store.others("ns", "ns/own", &pods);
+        assert_eq!(
+            keys(&others),
+            [
+                "ns/by-set",
+                "ns/everything",
+                "ns/exists",
+                "ns/not",
+                "ns/same"
+            ]
+        );
+        for other in &others {
+            assert!(other.selector.matches_opt(pods[0].metadata.labels.as_ref()));
+        }
+        assert_eq!(
+            keys(&store.others("ns", "ns/own", &[pod(&[("app", "api")])])),
+            ["ns/everything", "ns/exists", "ns/not"]
+        );
+    }
+
+    #[test]
+    fn a_changed_or_removed_selector_leaves_the_index() {
+        let store = store(&[("ns/a", "app=web"), ("ns/b", "app=web")]);
+        let web = [pod(&[("app", "web")])];
+        assert_eq!(keys(&store.others("ns", "ns/a", &web)), ["ns/b"]);
+        store.set("ns/b", Selector::parse("app=db").unwrap());
+        assert!(store.others("ns", "ns/a", &web).is_empty());
+        assert_eq!(
+            keys(&store.others("ns", "ns/a", &[pod(&[("app", "db")])])),
+            ["ns/b"]
+        );
+        store.remove("ns/b");
+        assert!(
+            store
+                .others("ns", "ns/a", &[pod(&[("app", "db")])])
+                .is_empty()
+        );
+        store.set("ns/c", Selector::nothing());
+        assert!(store.others("ns", "ns/a", &web).is_empty());
+    }
 }

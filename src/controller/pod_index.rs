@@ -304,11 +304,16 @@ impl PodIndex {
                 .map(|pods| pods.select(selector))
                 .unwrap_or_default()
         };
-        names
-            .into_iter()
-            .filter_map(|name| store.get(&ObjectRef::new(&name).within(namespace)))
-            .map(|p| p.to_pod())
-            .collect()
+        // Sized at once: a `Pod` is large, and growing the vector moved
+        // them several times per reconcile.
+        let mut pods = Vec::with_capacity(names.len());
+        pods.extend(
+            names
+                .into_iter()
+                .filter_map(|name| store.get(&ObjectRef::new(&name).within(namespace)))
+                .map(|p| p.to_pod()),
+        );
+        pods
     }
 }
 

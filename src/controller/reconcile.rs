@@ -188,13 +188,14 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let (metrics, durations): (Vec<_>, Vec<_>) = join_all(fetches).await.into_iter().unzip();
     let durations: Vec<f64> = durations.into_iter().flatten().collect();
 
+    // Only the target's pods: the core selects them again, and the
+    // ambiguity check needs no others.
+    let pods = ctx.cached_pods(namespace, selector.as_ref());
     let input = DecisionInput {
-        hpa: hpa.clone(),
+        hpa,
         scale: scale_info,
-        // Only the target's pods: the core selects them again, and the
-        // ambiguity check needs no others.
-        pods: ctx.cached_pods(namespace, selector.as_ref()),
-        other_hpas: ctx.selectors.others(namespace, key),
+        other_hpas: ctx.selectors.others(namespace, key, &pods),
+        pods,
         metrics,
     };
     let decision = hpa_core::decide(&input, &history, &core, now);
@@ -224,7 +225,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let result = apply(
         key,
         ctx,
-        &hpa,
+        &input.hpa,
         observed_status,
         outcome,
         true,

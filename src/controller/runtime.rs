@@ -144,20 +144,28 @@ impl Progress {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn start(&self, key: &str) -> u64 {
+    /// Updates the key's entry, allocating its key only the first time
+    /// (every sync passes here twice).
+    fn update<T>(&self, key: &str, f: impl FnOnce(&mut RunState) -> T) -> T {
         let mut runs = self.lock();
-        let run = runs.entry(key.to_string()).or_default();
-        run.started += 1;
-        run.started
+        if let Some(run) = runs.get_mut(key) {
+            return f(run);
+        }
+        f(runs.entry(key.to_string()).or_default())
+    }
+
+    fn start(&self, key: &str) -> u64 {
+        self.update(key, |run| {
+            run.started += 1;
+            run.started
+        })
     }
 
     fn complete(&self, key: &str, seq: u64, error: Option<String>) {
-        {
-            let mut runs = self.lock();
-            let run = runs.entry(key.to_string()).or_default();
+        self.update(key, |run| {
             run.completed = run.completed.max(seq);
             run.last_error = error;
-        }
+        });
         if let Some(tx) = self
             .tick
             .lock()

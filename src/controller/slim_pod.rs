@@ -140,11 +140,21 @@ impl SlimContainer {
 
 impl SlimPod {
     /// Drops what the decision never reads and the slim form would still
-    /// keep: managed fields, annotations, owner references.
+    /// keep: managed fields, annotations, owner references, and the
+    /// metadata the core never looks at (uid, generate name, creation time,
+    /// finalizers), which every reconcile would otherwise copy 10 times.
+    /// Kept: name, namespace, labels, deletion timestamp and resource
+    /// version (the watch's progress).
     pub fn trim(&mut self) {
-        self.metadata.managed_fields = None;
-        self.metadata.annotations = None;
-        self.metadata.owner_references = None;
+        let meta = &mut self.metadata;
+        meta.managed_fields = None;
+        meta.annotations = None;
+        meta.owner_references = None;
+        meta.uid = None;
+        meta.generate_name = None;
+        meta.creation_timestamp = None;
+        meta.finalizers = None;
+        meta.generation = None;
     }
 
     /// The `Pod` the decision core reads, with everything it reads.
@@ -195,7 +205,8 @@ mod tests {
             "kind": "Pod",
             "metadata": {
                 "name": "web-1", "namespace": "ns", "labels": {"app": "web"},
-                "annotations": {"a": "b"}, "resourceVersion": "12",
+                "annotations": {"a": "b"}, "resourceVersion": "12", "uid": "u-1",
+                "generateName": "web-", "creationTimestamp": "2026-01-01T00:00:00Z",
                 "deletionTimestamp": "2026-01-01T00:00:09Z",
                 "managedFields": [{"manager": "kubectl", "operation": "Update"}]
             },
@@ -246,6 +257,7 @@ mod tests {
         );
         assert_eq!(pod.metadata.resource_version.as_deref(), Some("12"));
         assert_eq!(pod.metadata.managed_fields, None);
+        assert_eq!(pod.metadata.uid, None);
         let (spec, full_spec) = (pod.spec.unwrap(), full.spec.unwrap());
         assert_eq!(
             spec.resources.unwrap().requests,

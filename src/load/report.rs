@@ -81,6 +81,18 @@ pub struct LoadReport {
     /// is not our simulated one: nothing counts its requests).
     #[serde(default = "counted_default")]
     pub requests_counted: bool,
+    /// CPU time of the harness's disagreement checker (its replay of the
+    /// core for every sync) in the measured window: part of `cpu_seconds`,
+    /// but the load harness's, not the controller's.
+    #[serde(default)]
+    pub checker_cpu_seconds: f64,
+    /// Milliseconds of CPU per sync: `cpu_seconds` less
+    /// `checker_cpu_seconds`, divided by `syncs`. With `sim-process` that is
+    /// the controller's own (the cluster is apart); with `sim` the cluster
+    /// and the fake metrics server are in it too. 0 when no controller of
+    /// ours ran (`--controller upstream`).
+    #[serde(default)]
+    pub cpu_ms_per_sync: f64,
 }
 
 fn counted_default() -> bool {
@@ -88,6 +100,15 @@ fn counted_default() -> bool {
 }
 
 impl LoadReport {
+    /// Milliseconds of process CPU per sync, the checker's replay left out
+    /// (see [`LoadReport::cpu_ms_per_sync`]).
+    pub fn cpu_ms_per_sync_of(cpu_seconds: f64, checker_cpu_seconds: f64, syncs: u64) -> f64 {
+        if syncs == 0 {
+            return 0.0;
+        }
+        (cpu_seconds - checker_cpu_seconds).max(0.0) * 1000.0 / syncs as f64
+    }
+
     /// The invariants every run must hold whatever the machine's speed:
     /// every HPA synced, no disagreement with the core. Returns the broken ones.
     pub fn invariant_violations(&self) -> Vec<String> {
@@ -154,7 +175,7 @@ pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError
 }
 
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -163,7 +184,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4}",
             r.controller,
             r.optimized,
             r.backend,
@@ -191,6 +212,8 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.hpas_not_synced_after_warmup,
             r.cluster_peak_rss_bytes,
             r.cluster_cpu_seconds,
+            r.checker_cpu_seconds,
+            r.cpu_ms_per_sync,
         );
     }
     out
@@ -221,6 +244,7 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         "disagree",
         "peak RSS",
         "CPU",
+        "CPU/sync",
     ];
     let rows: Vec<Vec<String>> = reports
         .iter()
@@ -243,6 +267,11 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 r.disagreements.to_string(),
                 bytes(r.peak_rss_bytes),
                 format!("{:.1}s", r.cpu_seconds),
+                if r.cpu_ms_per_sync > 0.0 {
+                    format!("{:.3}ms", r.cpu_ms_per_sync)
+                } else {
+                    "-".to_string()
+                },
             ]
         })
         .collect();
@@ -298,6 +327,13 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 first.cluster_cpu_seconds
             );
         }
+        if first.checker_cpu_seconds > 0.0 && reports.len() == 1 {
+            let _ = writeln!(
+                out,
+                "CPU/sync leaves out the disagreement checker's replay of the core ({:.1}s of the CPU above)",
+                first.checker_cpu_seconds
+            );
+        }
         if !first.requests_counted && reports.len() == 1 {
             let _ = writeln!(
                 out,
@@ -331,8 +367,59 @@ pub enum PlotAxis {
     Workers,
 }
 
-/// Draws reconcile latency p99 and sync interval p99 against HPAs or workers,
-/// one line per value of the other parameter, as SVG.
+/// kube-controller-manager's HPA controller as measured on a real
+/// kube-apiserver v1.36.2 (600 HPAs, the same fake metrics server; issue 16
+/// and docs/load-report.md): CPU milliseconds per sync, low and high.
+pub const UPSTREAM_CPU_MS_PER_SYNC: (f64, f64) = (0.46, 0.65);
+
+/// Upstream's API requests per sync in steady state: a scale GET and one
+/// metrics list.
+pub const UPSTREAM_REQUESTS_PER_SYNC: f64 = 2.0;
+
+/// A whole number with thousands separators, as axis labels read best:
+/// 100, 1,000, 10,000 (not 1e4 or 10000.0).
+pub fn thousands(x: f64) -> String {
+    let n = x.round() as i64;
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        out.insert(0, '-');
+    }
+    out
+}
+
+/// The legend name of one line: "1 worker", "5 workers", "1,000 HPAs".
+fn series_label(key: u64, axis: PlotAxis) -> String {
+    let (one, many) = match axis {
+        PlotAxis::Hpas => ("worker", "workers"),
+        PlotAxis::Workers => ("HPA", "HPAs"),
+    };
+    format!(
+        "{} {}",
+        thousands(key as f64),
+        if key == 1 { one } else { many }
+    )
+}
+
+/// One chart of the plot: title, y unit, what it draws per run, and
+/// upstream's figures as horizontal reference lines (label, value).
+struct Panel {
+    title: &'static str,
+    y_label: &'static str,
+    pick: fn(&LoadReport) -> f64,
+    references: Vec<(String, f64)>,
+}
+
+/// Draws four charts against HPAs or workers, one line per value of the
+/// other parameter, as SVG: reconcile latency p99, sync interval p99, CPU
+/// per sync and API requests per sync, the last two beside upstream's
+/// measured figures.
 pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result<(), ReportError> {
     use plotters::prelude::*;
 
@@ -348,10 +435,6 @@ pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result
         PlotAxis::Hpas => r.workers,
         PlotAxis::Workers => r.hpas,
     };
-    let series_name = match axis {
-        PlotAxis::Hpas => "workers",
-        PlotAxis::Workers => "HPAs",
-    };
     let mut groups: BTreeMap<u64, Vec<&LoadReport>> = BTreeMap::new();
     for r in reports {
         groups.entry(series_of(r)).or_default().push(r);
@@ -366,45 +449,63 @@ pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result
         .fold(f64::INFINITY, f64::min)
         .max(1.0)
         / 1.2;
-    let lat_max = reports
-        .iter()
-        .map(|r| r.reconcile_latency_seconds.p99 * 1000.0)
-        .fold(1.0_f64, f64::max)
-        * 1.2;
-    let int_max = reports
-        .iter()
-        .map(|r| r.sync_interval_seconds.p99.max(r.sync_period_seconds))
-        .fold(1.0_f64, f64::max)
-        * 1.2;
-
-    let root = SVGBackend::new(path, (1000, 800)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| plot_err(&e))?;
-    let (top, bottom) = root.split_vertically(400);
     let x_label = match axis {
         PlotAxis::Hpas => "HPAs",
         PlotAxis::Workers => "workers",
     };
-    let colors = [&BLUE, &RED, &GREEN, &MAGENTA, &BLACK, &CYAN];
+    let (cpu_low, cpu_high) = UPSTREAM_CPU_MS_PER_SYNC;
+    let panels = [
+        Panel {
+            title: "Reconcile latency p99",
+            y_label: "milliseconds",
+            pick: |r| r.reconcile_latency_seconds.p99 * 1000.0,
+            references: Vec::new(),
+        },
+        Panel {
+            title: "Interval between two syncs of one HPA, p99",
+            y_label: "seconds",
+            pick: |r| r.sync_interval_seconds.p99,
+            references: reports
+                .first()
+                .map(|r| vec![("sync period".to_string(), r.sync_period_seconds)])
+                .unwrap_or_default(),
+        },
+        Panel {
+            title: "CPU per sync (checker's replay left out)",
+            y_label: "milliseconds",
+            pick: |r| r.cpu_ms_per_sync,
+            references: vec![
+                (format!("kube-controller-manager, {cpu_low} ms"), cpu_low),
+                (format!("kube-controller-manager, {cpu_high} ms"), cpu_high),
+            ],
+        },
+        Panel {
+            title: "API requests per sync",
+            y_label: "requests",
+            pick: |r| r.api_requests_per_sync,
+            references: vec![(
+                format!("kube-controller-manager, {UPSTREAM_REQUESTS_PER_SYNC}"),
+                UPSTREAM_REQUESTS_PER_SYNC,
+            )],
+        },
+    ];
 
-    for (area, title, y_label, y_max, pick) in [
-        (
-            &top,
-            "Reconcile latency p99",
-            "milliseconds",
-            lat_max,
-            (|r: &LoadReport| r.reconcile_latency_seconds.p99 * 1000.0) as fn(&LoadReport) -> f64,
-        ),
-        (
-            &bottom,
-            "Interval between two syncs of one HPA, p99",
-            "seconds",
-            int_max,
-            (|r: &LoadReport| r.sync_interval_seconds.p99) as fn(&LoadReport) -> f64,
-        ),
-    ] {
+    let root = SVGBackend::new(path, (1400, 900)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| plot_err(&e))?;
+    let areas = root.split_evenly((2, 2));
+    let colors = [&BLUE, &RED, &GREEN, &MAGENTA, &BLACK, &CYAN];
+    let grey = RGBColor(110, 110, 110);
+
+    for (area, panel) in areas.iter().zip(&panels) {
+        let y_max = reports
+            .iter()
+            .map(panel.pick)
+            .chain(panel.references.iter().map(|(_, v)| *v))
+            .fold(1e-3_f64, f64::max)
+            * 1.25;
         let mut builder = ChartBuilder::on(area);
         builder
-            .caption(title, ("sans-serif", 22))
+            .caption(panel.title, ("sans-serif", 20))
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(60);
@@ -416,16 +517,30 @@ pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result
         chart
             .configure_mesh()
             .x_desc(x_label)
-            .y_desc(y_label)
+            .y_desc(panel.y_label)
+            .x_label_formatter(&|x| thousands(*x))
             .draw()
             .map_err(|e| plot_err(&e))?;
+        for (label, value) in &panel.references {
+            chart
+                .draw_series(DashedLineSeries::new(
+                    vec![(x_min, *value), (x_max, *value)],
+                    6,
+                    4,
+                    grey.stroke_width(2),
+                ))
+                .map_err(|e| plot_err(&e))?
+                .label(label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+        }
         for (i, (key, group)) in groups.iter().enumerate() {
             let color = colors[i % colors.len()];
-            let points: Vec<(f64, f64)> = group.iter().map(|r| (x_of(r), pick(r))).collect();
+            let points: Vec<(f64, f64)> =
+                group.iter().map(|r| (x_of(r), (panel.pick)(r))).collect();
             chart
                 .draw_series(LineSeries::new(points.clone(), color))
                 .map_err(|e| plot_err(&e))?
-                .label(format!("{key} {series_name}"))
+                .label(series_label(*key, axis))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             chart
                 .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
@@ -433,6 +548,7 @@ pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
             .border_style(BLACK)
             .background_style(WHITE.mix(0.8))
             .draw()
@@ -504,6 +620,12 @@ pub fn cpu_seconds_of(pid: u32) -> f64 {
     proc_cpu_seconds(&pid.to_string())
 }
 
+/// CPU time (user + system) of one thread, given as its `/proc` task path
+/// relative to `/proc` (`PID/task/TID`); 0 when unreadable.
+pub fn thread_cpu_seconds(task: &str) -> f64 {
+    proc_cpu_seconds(task)
+}
+
 fn proc_cpu_seconds(pid: &str) -> f64 {
     // Fields 14 and 15 of /proc/PID/stat, in clock ticks; the second field
     // (the command name) may hold spaces, so count from its closing paren.
@@ -568,6 +690,8 @@ mod tests {
             cluster_peak_rss_bytes: 0,
             cluster_cpu_seconds: 0.0,
             requests_counted: true,
+            checker_cpu_seconds: 0.5,
+            cpu_ms_per_sync: 0.3,
         }
     }
 
@@ -614,6 +738,34 @@ mod tests {
     }
 
     #[test]
+    fn axis_labels_have_thousands_separators() {
+        assert_eq!(thousands(100.0), "100");
+        assert_eq!(thousands(1000.0), "1,000");
+        assert_eq!(thousands(10000.0), "10,000");
+        assert_eq!(thousands(100000.0), "100,000");
+        assert_eq!(series_label(1, PlotAxis::Hpas), "1 worker");
+        assert_eq!(series_label(20, PlotAxis::Hpas), "20 workers");
+        assert_eq!(series_label(1000, PlotAxis::Workers), "1,000 HPAs");
+    }
+
+    #[test]
+    fn cpu_per_sync_leaves_out_the_checker() {
+        assert!((LoadReport::cpu_ms_per_sync_of(3.0, 1.0, 4000) - 0.5).abs() < 1e-12);
+        assert_eq!(LoadReport::cpu_ms_per_sync_of(3.0, 1.0, 0), 0.0);
+        let table = to_table(&[report(100, 1)]);
+        assert!(table.contains("CPU/sync"));
+        assert!(table.contains("0.300ms"));
+        assert!(table.contains("disagreement checker"));
+        let csv = to_csv(&[report(100, 1)]);
+        assert!(
+            csv.lines()
+                .next()
+                .unwrap()
+                .ends_with(",checker_cpu_seconds,cpu_ms_per_sync")
+        );
+    }
+
+    #[test]
     fn broken_invariants_are_named() {
         let mut r = report(10, 1);
         assert!(r.invariant_violations().is_empty());
@@ -640,6 +792,16 @@ mod tests {
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("Reconcile latency p99"));
         assert!(svg.contains("5 workers"));
+        assert!(
+            svg.contains("1 worker<") || svg.contains("1 worker\n"),
+            "singular"
+        );
+        assert!(svg.contains("CPU per sync"));
+        assert!(svg.contains("API requests per sync"));
+        assert!(svg.contains("kube-controller-manager, 0.46 ms"));
+        // Axis labels as people write them: 1,000, not 1000.0 or 1e3.
+        assert!(svg.contains("1,000"));
+        assert!(!svg.contains("1000.0"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -649,6 +811,10 @@ mod tests {
         assert!(current_rss_bytes() > 0);
         assert!(current_rss_bytes() <= peak_rss_bytes());
         assert!(cpu_seconds() >= 0.0);
+        let task = std::fs::read_link("/proc/thread-self").unwrap();
+        let task = task.to_string_lossy();
+        assert!(task.contains("/task/"), "{task}");
+        assert!(thread_cpu_seconds(&task) <= cpu_seconds());
         assert!(machine_description().contains("cores"));
     }
 }

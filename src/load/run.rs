@@ -520,10 +520,17 @@ impl ReconcileObserver for Collector {
 
 impl Collector {
     /// Starts the checker; reconciles that start before `measure_from` are
-    /// the warm-up: checked against the core, not measured.
-    fn start(measure_from: Instant) -> (Arc<Self>, std::thread::JoinHandle<Tally>) {
+    /// the warm-up: checked against the core, not measured. Also returns the
+    /// checker thread's `/proc` task path (`PID/task/TID`), so its CPU (the
+    /// harness's, not the controller's) can be told apart.
+    fn start(measure_from: Instant) -> (Arc<Self>, std::thread::JoinHandle<Tally>, Option<String>) {
         let (tx, rx) = mpsc::channel::<ReconcileObservation>();
+        let (task_tx, task_rx) = mpsc::channel::<Option<String>>();
         let checker = std::thread::spawn(move || {
+            let task = std::fs::read_link("/proc/thread-self")
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned());
+            let _ = task_tx.send(task);
             let mut tally = Tally::default();
             let mut last: HashMap<String, Instant> = HashMap::new();
             for o in rx {
@@ -555,7 +562,8 @@ impl Collector {
             tx: Mutex::new(Some(tx)),
             seen: AtomicU64::new(0),
         });
-        (collector, checker)
+        let task = task_rx.recv().ok().flatten();
+        (collector, checker, task)
     }
 
     /// Stops forwarding; the checker ends once it has drained the channel.
@@ -702,6 +710,13 @@ async fn run_on(
         ..Script::default()
     };
     cluster.load_script(&script).await?;
+    let pod_count = pods.len();
+    // The harness's own state should not be counted as the controller's
+    // memory: the script is loaded, and a steady load never rescripts pods.
+    drop(script);
+    if options.profile == MetricProfile::Steady {
+        pods = Vec::new();
+    }
     futures::stream::iter(targets.iter().map(|t| {
         let client = client.clone();
         async move {
@@ -718,7 +733,7 @@ async fn run_on(
     .await?;
     tracing::info!(
         hpas = options.hpas,
-        pods = pods.len(),
+        pods = pod_count,
         seconds = building.elapsed().as_secs_f64(),
         "load built"
     );
@@ -732,7 +747,13 @@ async fn run_on(
     let started = Instant::now();
     let measure_from = started + options.warmup;
     let total = options.warmup + options.duration;
-    let (collector, checker) = Collector::start(measure_from);
+    let (collector, checker, checker_task) = Collector::start(measure_from);
+    let checker_cpu = || {
+        checker_task
+            .as_deref()
+            .map_or(0.0, report::thread_cpu_seconds)
+    };
+    let mut checker_cpu_before = checker_cpu();
     let config = ControllerConfig {
         sync_period: options.sync_period,
         workers: options.workers.max(1),
@@ -813,6 +834,7 @@ async fn run_on(
             warming = false;
             cluster.reset_requests().await?;
             cpu_before = report::cpu_seconds();
+            checker_cpu_before = checker_cpu();
             cluster_cpu_before = cluster_cpu(cluster.child_pid());
         }
         cluster.tick();
@@ -858,6 +880,7 @@ async fn run_on(
     };
     bar.finish_and_clear();
     let cpu = report::cpu_seconds() - cpu_before;
+    let checker_cpu_seconds = checker_cpu() - checker_cpu_before;
     let cluster_cpu_seconds = cluster_cpu(cluster.child_pid()) - cluster_cpu_before;
     let cluster_peak_rss_bytes = cluster.child_pid().map_or(0, report::peak_rss_bytes_of);
     collector.close();
@@ -918,6 +941,12 @@ async fn run_on(
         machine: report::machine_description(),
         optimized: options.optimize,
         setup_rss_bytes: setup_rss,
+        checker_cpu_seconds,
+        cpu_ms_per_sync: if upstream {
+            0.0
+        } else {
+            LoadReport::cpu_ms_per_sync_of(cpu, checker_cpu_seconds, tally.syncs)
+        },
     })
 }
 
