@@ -383,23 +383,7 @@ fn failed_update_status(error: &str) -> HpaEvent {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use hpa_core::clock::VirtualClock;
-
     use super::*;
-
-    #[tokio::test]
-    async fn an_hpa_missing_from_the_cache_is_forgotten() {
-        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
-        let clock = VirtualClock::default();
-        let ctx = Context::for_tests(sim.client(), Arc::new(clock.clone()));
-        ctx.history
-            .seed_recommendations("default/web", hpa_core::clock::Clock::now(&clock), &[]);
-        let result = reconcile("default/web", &ctx).await.unwrap();
-        assert_eq!(result, Reconciled::Deleted);
-        assert!(!ctx.history.contains("default/web"));
-    }
 
     #[test]
     fn an_unknown_kind_is_named_once_in_event_and_condition() {
@@ -412,15 +396,5 @@ mod tests {
             scale_read_error(&err),
             ScaleReadError::NoMapping("no matches for kind \"Dep\" in group \"apps\"".into())
         );
-    }
-
-    #[tokio::test]
-    async fn a_key_without_a_namespace_is_refused() {
-        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
-        let ctx = Context::for_tests(sim.client(), Arc::new(VirtualClock::default()));
-        assert!(matches!(
-            reconcile("web", &ctx).await,
-            Err(ReconcileError::InvalidKey(_))
-        ));
     }
 }
