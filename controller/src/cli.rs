@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::{REQUEST_TIMEOUT, controller_client};
 use crate::config::{ControllerConfig, FeatureGates, parse_go_duration};
 use crate::leader::{LeaseTiming, default_identity};
+use crate::metrics::ControllerMetrics;
 use crate::server::{self, DEFAULT_BIND_ADDRESS};
 use crate::{ControllerHandle, ControllerOptions, Extensions, LeaderElection, RunError, SyncMode};
 
@@ -312,7 +313,9 @@ pub async fn run(args: Args) -> CliResult {
         workers = config.workers,
         "starting the HPA controller"
     );
-    let handle = ControllerHandle::start_with(
+    // The deployable owns the registry: the controller registers into it.
+    let metrics = ControllerMetrics::register(prometheus_client::registry::Registry::default());
+    let handle = ControllerHandle::start_with_metrics(
         client,
         ControllerOptions {
             config,
@@ -323,6 +326,7 @@ pub async fn run(args: Args) -> CliResult {
             sync_timeout: Duration::from_secs(60),
         },
         args.extensions(),
+        metrics,
     );
     let stop_server = CancellationToken::new();
     if let Some(addr) = args.health_bind_address {
@@ -359,5 +363,30 @@ pub async fn run(args: Args) -> CliResult {
             Ok(ExitCode::FAILURE)
         }
         Err(err) => Err(err.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Counts the lines of `report` that contain `text`.
+    fn lines_with(report: &str, text: &str) -> usize {
+        report.lines().filter(|l| l.contains(text)).count()
+    }
+
+    #[test]
+    fn the_error_report_prints_each_cause_once() {
+        let path = PathBuf::from("/nonexistent/hpa-controller-test.kubeconfig");
+        let source = Kubeconfig::read_from(&path).unwrap_err();
+        let cause = source.to_string();
+        let err = ControllerCliError::ReadKubeconfig { path, source };
+        let report = error_report(&err);
+        assert!(
+            report.starts_with("error: cannot read kubeconfig "),
+            "{report}"
+        );
+        assert_eq!(lines_with(&report, &cause), 1, "{report}");
+        assert_eq!(report.matches(&cause).count(), 1, "{report}");
     }
 }

@@ -17,7 +17,7 @@ use kube::api::{Api, PostParams};
 use super::context::{Context, split_key};
 use super::decisions::DecisionRecord;
 use super::events::HpaEvent;
-use super::metrics::{ActionLabel, ErrorLabel, HpaLabels};
+use super::metrics::{ErrorLabel, HpaLabels};
 use super::scale::ScaleError;
 
 /// Errors of one reconcile; each is retried by the queue.
@@ -61,22 +61,6 @@ fn reference(hpa: &HorizontalPodAutoscaler) -> ObjectReference {
         uid: hpa.metadata.uid.clone(),
         resource_version: hpa.metadata.resource_version.clone(),
         ..ObjectReference::default()
-    }
-}
-
-fn core_action(a: hpa_core::decide::ActionLabel) -> ActionLabel {
-    match a {
-        hpa_core::decide::ActionLabel::ScaleUp => ActionLabel::ScaleUp,
-        hpa_core::decide::ActionLabel::ScaleDown => ActionLabel::ScaleDown,
-        hpa_core::decide::ActionLabel::None => ActionLabel::None,
-    }
-}
-
-fn core_error(e: hpa_core::decide::ErrorLabel) -> ErrorLabel {
-    match e {
-        hpa_core::decide::ErrorLabel::Spec => ErrorLabel::Spec,
-        hpa_core::decide::ErrorLabel::Internal => ErrorLabel::Internal,
-        hpa_core::decide::ErrorLabel::None => ErrorLabel::None,
     }
 }
 
@@ -304,22 +288,19 @@ async fn apply(
     let monitor = &outcome.monitor;
     for (i, computation) in monitor.metric_computations.iter().enumerate() {
         ctx.metrics.record_metric_computation(
-            core_action(computation.action),
-            core_error(computation.error),
+            computation.action,
+            computation.error,
             &computation.metric_type,
             durations.get(i).copied().unwrap_or(0.0),
         );
     }
     // A failed status write is an internal error even when the decision had none.
-    let error_label = match (core_error(monitor.error), &error) {
+    let error_label = match (monitor.error, &error) {
         (ErrorLabel::None, Some(ReconcileError::UpdateStatus { .. })) => ErrorLabel::Internal,
         (label, _) => label,
     };
-    ctx.metrics.record_reconciliation(
-        core_action(monitor.action),
-        error_label,
-        started.elapsed().as_secs_f64(),
-    );
+    ctx.metrics
+        .record_reconciliation(monitor.action, error_label, started.elapsed().as_secs_f64());
     let desired = outcome.status.desired_replicas;
     if let Some((namespace, name)) = split_key(key) {
         ctx.metrics

@@ -32,15 +32,13 @@ pub enum ScaleError {
     #[error("the resource {resource} ({kind}) has no scale subresource")]
     NoScaleSubresource { resource: String, kind: String },
     /// GET of the scale failed.
-    #[error("{source}")]
+    #[error(transparent)]
     Get {
-        #[source]
         source: kube::Error,
     },
     /// PUT of the scale failed.
-    #[error("{source}")]
+    #[error(transparent)]
     Update {
-        #[source]
         source: kube::Error,
     },
 }

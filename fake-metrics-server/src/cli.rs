@@ -60,7 +60,7 @@ pub enum CliError {
         addr: SocketAddr,
     },
     /// The control token could not be generated.
-    #[error("generating the control token: {0}")]
+    #[error("generating the control token")]
     Token(#[source] rustls::Error),
     /// The TLS setup or the server failed.
     #[error(transparent)]
