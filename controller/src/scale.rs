@@ -33,14 +33,10 @@ pub enum ScaleError {
     NoScaleSubresource { resource: String, kind: String },
     /// GET of the scale failed.
     #[error(transparent)]
-    Get {
-        source: kube::Error,
-    },
+    Get { source: kube::Error },
     /// PUT of the scale failed.
     #[error(transparent)]
-    Update {
-        source: kube::Error,
-    },
+    Update { source: kube::Error },
 }
 
 impl ScaleError {
