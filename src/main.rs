@@ -28,12 +28,10 @@ fn main() -> ExitCode {
     match runtime.block_on(hpa_harness::cli::run(cli)) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err}");
-            let mut source = err.source();
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            eprintln!(
+                "{}",
+                hpa_harness::controller::cli::error_report(err.as_ref())
+            );
             ExitCode::FAILURE
         }
     }

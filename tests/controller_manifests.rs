@@ -20,7 +20,8 @@ fn the_deployment_arguments_parse_and_elect_a_leader_among_two_replicas() {
     let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
     assert_eq!(deployment["spec"]["replicas"], 2);
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
-    let mut argv = vec!["hpa-harness".to_string()];
+    // The image runs `hpa-controller`, whose flags are `hpa-harness controller`'s.
+    let mut argv = vec!["hpa-harness".to_string(), "controller".to_string()];
     argv.extend(
         container["args"]
             .as_array()

@@ -203,7 +203,7 @@ pub struct Event {
 }
 
 /// Monitor `action` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ActionLabel {
     /// `scale_up`
@@ -215,7 +215,7 @@ pub enum ActionLabel {
 }
 
 /// Monitor `error` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorLabel {
     /// `spec`: an invalid spec (bad apiVersion, unknown metric type).

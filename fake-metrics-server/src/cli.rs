@@ -60,7 +60,7 @@ pub enum CliError {
         addr: SocketAddr,
     },
     /// The control token could not be generated.
-    #[error("generating the control token: {0}")]
+    #[error("generating the control token")]
     Token(#[source] rustls::Error),
     /// The TLS setup or the server failed.
     #[error(transparent)]
@@ -246,34 +246,8 @@ pub async fn run(args: Args) -> Result<(), CliError> {
     .await
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(e) = tokio::signal::ctrl_c().await {
-            tracing::warn!(error = %e, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
-    }
-    tracing::info!("shutting down");
-}
+/// Resolves on Ctrl-C or SIGTERM (the one definition, shared with the controller).
+pub use hpa_shutdown::shutdown_signal;
 
 #[cfg(test)]
 mod tests {

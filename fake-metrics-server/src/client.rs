@@ -19,7 +19,7 @@ use crate::script::{Api, Change, Fault, Faults, PodSpec, Script, ScriptPatch};
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// The HTTP client could not be built.
-    #[error("building the HTTP client: {0}")]
+    #[error("building the HTTP client")]
     Build(#[source] reqwest::Error),
     /// The request did not reach the server or the answer was unreadable.
     #[error("{method} {url}: {source}")]

@@ -4,8 +4,8 @@
 //! metrics, a timeline and faults in a script ([`script`]); the server
 //! answers exactly that over HTTP(S) to any Kubernetes client, either as an
 //! aggregated APIService of a real cluster or beside the simulated one.
-//! [`types`] holds the metrics API wire types, which the controller also
-//! uses to read real metrics servers.
+//! [`types`] re-exports the metrics API wire types (crate `hpa-metrics-api`),
+//! which the controller also uses to read real metrics servers.
 //!
 //! - [`app`] builds the router (metrics APIs, discovery, health, control);
 //! - [`run`] serves it on a listener, plain or TLS, until shutdown;
@@ -24,7 +24,8 @@ pub mod log;
 pub mod script;
 pub mod server;
 pub mod state;
-pub mod types;
+/// The metrics API wire types, shared with the controller.
+pub use hpa_metrics_api as types;
 
 pub use server::{
     Transport, app, app_with_token, run, run_with_token, self_signed_tls, tls_from_pem,

@@ -32,7 +32,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
     /// The self-signed certificate could not be generated.
-    #[error("generating the self-signed certificate: {0}")]
+    #[error("generating the self-signed certificate")]
     Certificate(#[from] rcgen::Error),
     /// A PEM file could not be read.
     #[error("reading {path}: {source}")]
@@ -52,10 +52,10 @@ pub enum ServerError {
         what: String,
     },
     /// rustls refused the certificate or key.
-    #[error("TLS configuration: {0}")]
+    #[error("TLS configuration")]
     Tls(#[from] rustls::Error),
     /// Serving failed.
-    #[error("serving: {0}")]
+    #[error("serving")]
     Io(#[from] std::io::Error),
 }
 

@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod conformance;
-pub mod controller;
+/// `hpa-harness controller`: the `hpa-controller` binary's command line, as
+/// a subcommand (same flags, same behaviour).
+pub mod controller {
+    pub use hpa_controller::cli::*;
+}
 pub mod explain;
 pub mod load;
 pub mod metrics_server;
@@ -77,9 +81,9 @@ pub async fn run(cli: Cli) -> CliResult {
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
 pub fn init_tracing(verbose: u8) {
     let default = match verbose {
-        0 => "warn,hpa_harness=info",
-        1 => "info,hpa_harness=debug",
-        _ => "debug,hpa_harness=trace",
+        0 => "warn,hpa_harness=info,hpa_controller=info",
+        1 => "info,hpa_harness=debug,hpa_controller=debug",
+        _ => "debug,hpa_harness=trace,hpa_controller=trace",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));

@@ -78,7 +78,7 @@ pub enum ReplayArgError {
     #[error("--flag {arg:?}: {reason}")]
     Flag { arg: String, reason: String },
     /// The JSON result cannot be written.
-    #[error("writing the JSON result: {0}")]
+    #[error("writing the JSON result")]
     Json(#[from] serde_json::Error),
 }
 

@@ -20,7 +20,7 @@ use futures::stream;
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// A file could not be read.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Read {
         path: PathBuf,
         #[source]

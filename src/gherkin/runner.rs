@@ -149,7 +149,7 @@ pub enum RunError {
     #[error("tag expression {expr:?}: {reason}")]
     Tags { expr: String, reason: String },
     /// The JUnit report cannot be written.
-    #[error("JUnit report {path}: {source}")]
+    #[error("JUnit report {path}")]
     Junit {
         path: PathBuf,
         #[source]

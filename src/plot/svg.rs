@@ -15,7 +15,7 @@ pub enum PlotError {
     #[error("drawing the timeline: {0}")]
     Draw(String),
     /// The file cannot be written.
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Write {
         path: std::path::PathBuf,
         #[source]

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     /// The file cannot be read.
-    #[error("{file}: {source}")]
+    #[error("{file}")]
     Read {
         file: PathBuf,
         #[source]

@@ -35,7 +35,7 @@ pub enum ReplayError {
         reason: String,
     },
     /// A Kubernetes call of the replay itself failed.
-    #[error("{action}: {source}")]
+    #[error("{action}")]
     Kube {
         action: String,
         #[source]
@@ -65,7 +65,7 @@ pub enum ReplayError {
     #[error("setting the metrics at +{at}: {reason}")]
     Metrics { at: String, reason: String },
     /// The controller could not be driven.
-    #[error("the HPA controller: {0}")]
+    #[error("the HPA controller")]
     Controller(#[from] crate::gherkin::driver::DriverError),
     /// The series is longer than a replay may be.
     #[error(

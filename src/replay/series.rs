@@ -13,14 +13,14 @@ use serde::Deserialize;
 #[derive(Debug, thiserror::Error)]
 pub enum SeriesError {
     /// The file cannot be read.
-    #[error("{file}: {source}")]
+    #[error("{file}")]
     Read {
         file: PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// The CSV does not parse (quoting, a row with too many fields).
-    #[error("{file}: {source}")]
+    #[error("{file}")]
     Csv {
         file: PathBuf,
         #[source]

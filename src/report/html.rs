@@ -12,7 +12,7 @@ use crate::plot::Layout;
 /// Why the report could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("HTML report {path}: {source}")]
+    #[error("HTML report {path}")]
     Write {
         path: PathBuf,
         #[source]

@@ -32,6 +32,7 @@ use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::leader::{LeaderElector, LeaseTiming};
+use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
 use super::queue::{Backoff, WorkQueue};
 use super::reconcile::{Reconciled, reconcile};
@@ -234,6 +235,17 @@ impl ControllerHandle {
         options: ControllerOptions,
         extensions: Extensions,
     ) -> Self {
+        Self::start_with_metrics(client, options, extensions, ControllerMetrics::new())
+    }
+
+    /// [`start_with`](Self::start_with) with the caller's metrics (built on
+    /// a registry the caller owns, see [`ControllerMetrics::register`]).
+    pub fn start_with_metrics(
+        client: kube::Client,
+        options: ControllerOptions,
+        extensions: Extensions,
+        metrics: ControllerMetrics,
+    ) -> Self {
         let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
         let (pod_store, pod_writer) = reflector::store::<SlimPod>();
         let mut ctx = Context::new(
@@ -243,6 +255,7 @@ impl ControllerHandle {
             &options.identity,
             hpa_store.clone(),
             pod_store.clone(),
+            metrics,
         );
         ctx.observer = extensions.observer.clone();
         let pod_index = ctx.pod_index.clone();

@@ -1,5 +1,6 @@
-//! `hpa-harness controller`: the HPA controller against a cluster, with
-//! kube-controller-manager's flag names and defaults.
+//! The controller's command line (the `hpa-controller` binary, and
+//! `hpa-harness controller` which wraps it): the HPA controller against a
+//! cluster, with kube-controller-manager's flag names and defaults.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -11,14 +12,12 @@ use hpa_core::clock::SystemClock;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio_util::sync::CancellationToken;
 
-use super::CliResult;
-use crate::controller::client::{REQUEST_TIMEOUT, controller_client};
-use crate::controller::config::{ControllerConfig, FeatureGates, parse_go_duration};
-use crate::controller::leader::{LeaseTiming, default_identity};
-use crate::controller::server::{self, DEFAULT_BIND_ADDRESS};
-use crate::controller::{
-    ControllerHandle, ControllerOptions, Extensions, LeaderElection, RunError, SyncMode,
-};
+use crate::client::{REQUEST_TIMEOUT, controller_client};
+use crate::config::{ControllerConfig, FeatureGates, parse_go_duration};
+use crate::leader::{LeaseTiming, default_identity};
+use crate::metrics::ControllerMetrics;
+use crate::server::{self, DEFAULT_BIND_ADDRESS};
+use crate::{ControllerHandle, ControllerOptions, Extensions, LeaderElection, RunError, SyncMode};
 
 /// Errors of starting the controller.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +48,8 @@ pub enum ControllerCliError {
     FeatureGates(#[source] hpa_core::config::ConfigError),
 }
 
-pub(crate) fn duration(s: &str) -> Result<Duration, String> {
+/// A clap value parser of Go-style durations (`15s`, `1m30s`).
+pub fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s).map_err(|e| e.to_string())
 }
 
@@ -60,7 +60,7 @@ pub fn shared_list_window(sync_period: Duration) -> Duration {
     (sync_period / 10).min(Duration::from_secs(1))
 }
 
-/// Options of `hpa-harness controller`.
+/// Options of `hpa-controller` (and `hpa-harness controller`).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Kubeconfig to use. Without it: $KUBECONFIG (one or more files),
@@ -218,7 +218,7 @@ impl Args {
     }
 
     /// A kube client from the kubeconfig (or the environment), rate limited,
-    /// without hidden retries (see [`crate::controller::client`]).
+    /// without hidden retries (see [`crate::client`]).
     pub async fn client(&self) -> Result<kube::Client, ControllerCliError> {
         let options = KubeConfigOptions {
             context: self.context.clone(),
@@ -259,10 +259,43 @@ impl Args {
     }
 }
 
-/// Resolves on SIGTERM or SIGINT (one definition, the fake metrics server's).
-pub use fake_metrics_server::cli::shutdown_signal;
+/// Resolves on SIGTERM or SIGINT (one definition, shared with the fake
+/// metrics server).
+pub use hpa_shutdown::shutdown_signal;
 
-/// Runs `hpa-harness controller`.
+/// What running the controller returns: an exit code, or an error printed
+/// with its causes ([`error_report`]).
+pub type CliResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
+
+/// Logs to stderr; `RUST_LOG` wins over `-v`.
+pub fn init_tracing(verbose: u8) {
+    let default = match verbose {
+        0 => "warn,hpa_controller=info",
+        1 => "info,hpa_controller=debug",
+        _ => "debug,hpa_controller=trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// What a binary prints for an error: `error: ` and the error, then each
+/// cause of its [`source`](std::error::Error::source) chain on a line of its
+/// own (each layer's message says that layer only, so each cause shows once).
+pub fn error_report(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = format!("error: {err}");
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(&format!("\n  caused by: {cause}"));
+        source = cause.source();
+    }
+    text
+}
+
+/// Runs the controller until SIGTERM or SIGINT.
 pub async fn run(args: Args) -> CliResult {
     let config = args.config()?;
     let client = args.client().await?;
@@ -290,7 +323,9 @@ pub async fn run(args: Args) -> CliResult {
         workers = config.workers,
         "starting the HPA controller"
     );
-    let handle = ControllerHandle::start_with(
+    // The deployable owns the registry: the controller registers into it.
+    let metrics = ControllerMetrics::register(prometheus_client::registry::Registry::default());
+    let handle = ControllerHandle::start_with_metrics(
         client,
         ControllerOptions {
             config,
@@ -301,6 +336,7 @@ pub async fn run(args: Args) -> CliResult {
             sync_timeout: Duration::from_secs(60),
         },
         args.extensions(),
+        metrics,
     );
     let stop_server = CancellationToken::new();
     if let Some(addr) = args.health_bind_address {
@@ -346,12 +382,16 @@ mod tests {
 
     use super::*;
 
+    /// The controller's flags as a command line of their own.
+    #[derive(Debug, clap::Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
     fn args(flags: &[&str]) -> Args {
-        let argv = ["hpa-harness", "controller"].iter().chain(flags);
-        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
-            crate::cli::Command::Controller(args) => args,
-            other => panic!("not the controller: {other:?}"),
-        }
+        let argv = ["hpa-controller"].iter().chain(flags);
+        Command::try_parse_from(argv).unwrap().args
     }
 
     #[test]
@@ -369,5 +409,25 @@ mod tests {
         assert!(!upstream.scale_from_cache);
         assert_eq!(upstream.metrics_cache, None);
         assert!(!upstream.share_external);
+    }
+
+    /// Counts the lines of `report` that contain `text`.
+    fn lines_with(report: &str, text: &str) -> usize {
+        report.lines().filter(|l| l.contains(text)).count()
+    }
+
+    #[test]
+    fn the_error_report_prints_each_cause_once() {
+        let path = PathBuf::from("/nonexistent/hpa-controller-test.kubeconfig");
+        let source = Kubeconfig::read_from(&path).unwrap_err();
+        let cause = source.to_string();
+        let err = ControllerCliError::ReadKubeconfig { path, source };
+        let report = error_report(&err);
+        assert!(
+            report.starts_with("error: cannot read kubeconfig "),
+            "{report}"
+        );
+        assert_eq!(lines_with(&report, &cause), 1, "{report}");
+        assert_eq!(report.matches(&cause).count(), 1, "{report}");
     }
 }

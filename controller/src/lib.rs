@@ -1,7 +1,12 @@
 //! The HPA controller: a kube-rs shell around the pure decision core
 //! (`hpa-core`), meant to replace kube-controller-manager's HPA controller
 //! with the same flags and observable behaviour, or to shadow it (`--dry-run`).
+//! The deployable product, in a crate of its own so that its binary
+//! (`hpa-controller`, the image's entry point) links neither the test
+//! harness nor the simulated cluster nor the fake metrics server.
 //!
+//! - [`cli`]: the command line (flags, kubeconfig, `run`), shared with
+//!   `hpa-harness controller`;
 //! - [`runtime`]: reflectors, work queue, workers, leader election, and the
 //!   [`ControllerHandle`] that the CLI and the harness drive;
 //! - [`reconcile`]: one HPA once: gather, let the core decide, apply;
@@ -22,6 +27,7 @@
 //! - [`leader`]: Lease-based leader election;
 //! - [`observe`]: opt-in reconcile observer and request-saving caches (load runs).
 
+pub mod cli;
 pub mod client;
 pub mod config;
 pub mod context;

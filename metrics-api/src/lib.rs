@@ -3,7 +3,9 @@
 //! One definition for both sides: the fake server serializes these and the
 //! controller deserializes them when it reads a real metrics server, so a
 //! field name wrong here would show up in both places at once. Field names
-//! follow the Go JSON tags of `k8s.io/metrics` exactly.
+//! follow the Go JSON tags of `k8s.io/metrics` exactly. A crate of their
+//! own (not `hpa-core`, which decides, and not the fake server, which the
+//! shipped controller must not link): serde types, nothing else.
 //!
 //! [`PodMetrics`] and [`NodeMetrics`] implement `k8s_openapi::Resource` and
 //! `Metadata`, so kube's `Api<PodMetrics>` can get and list them.

@@ -32,17 +32,11 @@ pub enum ScaleError {
     #[error("the resource {resource} ({kind}) has no scale subresource")]
     NoScaleSubresource { resource: String, kind: String },
     /// GET of the scale failed.
-    #[error("{source}")]
-    Get {
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Get { source: kube::Error },
     /// PUT of the scale failed.
-    #[error("{source}")]
-    Update {
-        #[source]
-        source: kube::Error,
-    },
+    #[error(transparent)]
+    Update { source: kube::Error },
 }
 
 impl ScaleError {

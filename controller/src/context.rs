@@ -218,6 +218,7 @@ impl Context {
         identity: &str,
         hpas: Store<HorizontalPodAutoscaler>,
         pods: Store<SlimPod>,
+        metrics: ControllerMetrics,
     ) -> Self {
         let decisions = DecisionLog::new(config.decisions_kept);
         Self {
@@ -225,7 +226,7 @@ impl Context {
             metrics_client: MetricsClient::new(client.clone(), config.sync_period),
             client,
             clock,
-            metrics: ControllerMetrics::new(),
+            metrics,
             scales: ScaleResolver::default(),
             history: HistoryStore::default(),
             decisions,
@@ -251,6 +252,7 @@ impl Context {
             "test",
             hpas,
             pods,
+            ControllerMetrics::new(),
         )
     }
 

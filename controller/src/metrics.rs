@@ -8,89 +8,55 @@
 
 use std::sync::Arc;
 
-use std::fmt::Write as _;
-
-use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
+use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
-/// What a reconciliation or a metric computation decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ActionLabel {
-    ScaleUp,
-    ScaleDown,
-    None,
-}
-
-/// How it failed: `spec` for errors in the HPA's spec (bad apiVersion,
-/// unknown metric type), `internal` for the rest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ErrorLabel {
-    Spec,
-    Internal,
-    None,
-}
-
-impl ActionLabel {
-    /// The label value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::ScaleUp => "scale_up",
-            Self::ScaleDown => "scale_down",
-            Self::None => "none",
-        }
-    }
-
-    /// The action of a move from `current` to `desired` replicas.
-    pub fn of(current: i32, desired: i32) -> Self {
-        match desired.cmp(&current) {
-            std::cmp::Ordering::Greater => Self::ScaleUp,
-            std::cmp::Ordering::Less => Self::ScaleDown,
-            std::cmp::Ordering::Equal => Self::None,
-        }
-    }
-}
-
-impl ErrorLabel {
-    /// The label value.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Spec => "spec",
-            Self::Internal => "internal",
-            Self::None => "none",
-        }
-    }
-}
-
-impl EncodeLabelValue for ActionLabel {
-    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
-        encoder.write_str(self.as_str())
-    }
-}
-
-impl EncodeLabelValue for ErrorLabel {
-    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> Result<(), std::fmt::Error> {
-        encoder.write_str(self.as_str())
-    }
-}
+/// The `action` and `error` labels: the core's, which decides them
+/// (`hpa_core::decide::{ActionLabel, ErrorLabel}`), the one definition.
+pub use hpa_core::decide::{ActionLabel, ErrorLabel};
 
 /// Labels of the reconciliation metrics.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ReconcileLabels {
     pub action: ActionLabel,
     pub error: ErrorLabel,
 }
 
+// By hand: the label enums are the core's, which knows nothing of
+// prometheus-client (so no derive on their fields); the same pairs in the
+// same order as the derive would write.
+impl EncodeLabelSet for ReconcileLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> Result<(), std::fmt::Error> {
+        [
+            ("action", self.action.as_str()),
+            ("error", self.error.as_str()),
+        ]
+        .encode(encoder)
+    }
+}
+
 /// Labels of the metric computation metrics; `metric_type` is the spec's
 /// source type (`Resource`, `Pods`, `Object`, `External`, `ContainerResource`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ComputationLabels {
     pub action: ActionLabel,
     pub error: ErrorLabel,
     pub metric_type: String,
+}
+
+impl EncodeLabelSet for ComputationLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder<'_>) -> Result<(), std::fmt::Error> {
+        [
+            ("action", self.action.as_str()),
+            ("error", self.error.as_str()),
+            ("metric_type", self.metric_type.as_str()),
+        ]
+        .encode(encoder)
+    }
 }
 
 /// Labels of the per-HPA desired replicas gauge.
@@ -152,6 +118,13 @@ impl Default for ControllerMetrics {
 impl ControllerMetrics {
     /// Fresh metrics in a fresh registry.
     pub fn new() -> Self {
+        Self::register(Registry::default())
+    }
+
+    /// Fresh metrics registered into `registry`, which the caller built
+    /// (and may have registered its own metrics in); `/metrics` serves it
+    /// whole.
+    pub fn register(mut registry: Registry) -> Self {
         let reconciliations = Family::<ReconcileLabels, Counter>::default();
         let reconciliation_duration: HistogramFamily<ReconcileLabels> =
             Family::new_with_constructor(duration_histogram);
@@ -163,7 +136,6 @@ impl ControllerMetrics {
         let queue = QueueMetrics::default();
         let is_leader = Gauge::default();
 
-        let mut registry = Registry::default();
         {
             let hpa = registry.sub_registry_with_prefix("horizontal_pod_autoscaler_controller");
             hpa.register(
@@ -335,6 +307,25 @@ mod tests {
         ] {
             assert!(text.contains(name), "missing {name} in\n{text}");
         }
+    }
+
+    #[test]
+    fn metrics_register_into_the_callers_registry_beside_its_own() {
+        let mut registry = Registry::default();
+        let own = Counter::<u64>::default();
+        registry.register("callers_own", "A metric of the caller.", own.clone());
+        own.inc();
+        let metrics = ControllerMetrics::register(registry);
+        metrics.record_reconciliation(ActionLabel::None, ErrorLabel::None, 0.001);
+        let text = metrics.encode();
+        assert_eq!(sample_value(&text, "callers_own_total"), Some(1.0));
+        assert_eq!(
+            sample_value(
+                &text,
+                "horizontal_pod_autoscaler_controller_reconciliations_total{action=\"none\",error=\"none\"}"
+            ),
+            Some(1.0)
+        );
     }
 
     #[test]

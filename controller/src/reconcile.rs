@@ -17,7 +17,7 @@ use kube::api::{Api, PostParams};
 use super::context::{Context, split_key};
 use super::decisions::DecisionRecord;
 use super::events::HpaEvent;
-use super::metrics::{ActionLabel, ErrorLabel, HpaLabels};
+use super::metrics::{ErrorLabel, HpaLabels};
 use super::scale::ScaleError;
 
 /// Errors of one reconcile; each is retried by the queue.
@@ -61,22 +61,6 @@ fn reference(hpa: &HorizontalPodAutoscaler) -> ObjectReference {
         uid: hpa.metadata.uid.clone(),
         resource_version: hpa.metadata.resource_version.clone(),
         ..ObjectReference::default()
-    }
-}
-
-fn core_action(a: hpa_core::decide::ActionLabel) -> ActionLabel {
-    match a {
-        hpa_core::decide::ActionLabel::ScaleUp => ActionLabel::ScaleUp,
-        hpa_core::decide::ActionLabel::ScaleDown => ActionLabel::ScaleDown,
-        hpa_core::decide::ActionLabel::None => ActionLabel::None,
-    }
-}
-
-fn core_error(e: hpa_core::decide::ErrorLabel) -> ErrorLabel {
-    match e {
-        hpa_core::decide::ErrorLabel::Spec => ErrorLabel::Spec,
-        hpa_core::decide::ErrorLabel::Internal => ErrorLabel::Internal,
-        hpa_core::decide::ErrorLabel::None => ErrorLabel::None,
     }
 }
 
@@ -305,22 +289,19 @@ async fn apply(
     let monitor = &outcome.monitor;
     for (i, computation) in monitor.metric_computations.iter().enumerate() {
         ctx.metrics.record_metric_computation(
-            core_action(computation.action),
-            core_error(computation.error),
+            computation.action,
+            computation.error,
             &computation.metric_type,
             durations.get(i).copied().unwrap_or(0.0),
         );
     }
     // A failed status write is an internal error even when the decision had none.
-    let error_label = match (core_error(monitor.error), &error) {
+    let error_label = match (monitor.error, &error) {
         (ErrorLabel::None, Some(ReconcileError::UpdateStatus { .. })) => ErrorLabel::Internal,
         (label, _) => label,
     };
-    ctx.metrics.record_reconciliation(
-        core_action(monitor.action),
-        error_label,
-        started.elapsed().as_secs_f64(),
-    );
+    ctx.metrics
+        .record_reconciliation(monitor.action, error_label, started.elapsed().as_secs_f64());
     let desired = outcome.status.desired_replicas;
     if let Some((namespace, name)) = split_key(key) {
         ctx.metrics
@@ -384,23 +365,7 @@ fn failed_update_status(error: &str) -> HpaEvent {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use hpa_core::clock::VirtualClock;
-
     use super::*;
-
-    #[tokio::test]
-    async fn an_hpa_missing_from_the_cache_is_forgotten() {
-        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
-        let clock = VirtualClock::default();
-        let ctx = Context::for_tests(sim.client(), Arc::new(clock.clone()));
-        ctx.history
-            .seed_recommendations("default/web", hpa_core::clock::Clock::now(&clock), &[]);
-        let result = reconcile("default/web", &ctx).await.unwrap();
-        assert_eq!(result, Reconciled::Deleted);
-        assert!(!ctx.history.contains("default/web"));
-    }
 
     #[test]
     fn an_unknown_kind_is_named_once_in_event_and_condition() {
@@ -413,15 +378,5 @@ mod tests {
             scale_read_error(&err),
             ScaleReadError::NoMapping("no matches for kind \"Dep\" in group \"apps\"".into())
         );
-    }
-
-    #[tokio::test]
-    async fn a_key_without_a_namespace_is_refused() {
-        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
-        let ctx = Context::for_tests(sim.client(), Arc::new(VirtualClock::default()));
-        assert!(matches!(
-            reconcile("web", &ctx).await,
-            Err(ReconcileError::InvalidKey(_))
-        ));
     }
 }

@@ -1,0 +1,53 @@
+//! `hpa-controller`: the HPA controller against a cluster (kubeconfig or
+//! in-cluster), with kube-controller-manager's flag names and defaults. The
+//! container image's entry point; `hpa-harness controller` runs the same.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Kubernetes' HorizontalPodAutoscaler controller (v1.36), outside
+/// kube-controller-manager.
+#[derive(Debug, Parser)]
+#[command(name = "hpa-controller", version)]
+struct Cli {
+    /// More log output (-v: debug, -vv: trace). RUST_LOG overrides it.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+
+    #[command(flatten)]
+    args: hpa_controller::cli::Args,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    hpa_controller::cli::init_tracing(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(hpa_controller::cli::run(cli.args)) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("{}", hpa_controller::cli::error_report(err.as_ref()));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,270 @@
+//! Tests of single reconciles and of the metrics client that need a
+//! simulated cluster and a fake metrics server: here in the harness, so the
+//! `hpa-controller` crate itself depends on neither.
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hpa_controller::Context;
+use hpa_controller::metrics_client::MetricsClient;
+use hpa_controller::pod_index::PodIndex;
+use hpa_controller::reconcile::{ReconcileError, Reconciled, reconcile};
+use hpa_core::clock::VirtualClock;
+use hpa_core::{Quantity, Selector};
+use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
+
+#[tokio::test]
+async fn an_hpa_missing_from_the_cache_is_forgotten() {
+    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
+    let clock = VirtualClock::default();
+    let ctx = Context::for_tests(sim.client(), Arc::new(clock.clone()));
+    ctx.history
+        .seed_recommendations("default/web", hpa_core::clock::Clock::now(&clock), &[]);
+    let result = reconcile("default/web", &ctx).await.unwrap();
+    assert_eq!(result, Reconciled::Deleted);
+    assert!(!ctx.history.contains("default/web"));
+}
+
+#[tokio::test]
+async fn a_key_without_a_namespace_is_refused() {
+    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
+    let ctx = Context::for_tests(sim.client(), Arc::new(VirtualClock::default()));
+    assert!(matches!(
+        reconcile("web", &ctx).await,
+        Err(ReconcileError::InvalidKey(_))
+    ));
+}
+
+/// A custom metrics API answering an object metric with `n` values.
+fn object_metric_with(n: usize) -> MetricsClient {
+    let item = serde_json::json!({
+        "describedObject": {"kind": "Namespace", "name": "ns", "apiVersion": "v1"},
+        "metric": {"name": "queue"},
+        "timestamp": "2026-01-01T00:00:00Z",
+        "value": "5"
+    });
+    let list = serde_json::json!({
+        "kind": "MetricValueList",
+        "apiVersion": "custom.metrics.k8s.io/v1beta2",
+        "metadata": {},
+        "items": vec![item; n],
+    });
+    let router = axum::Router::new().route(
+        "/apis/custom.metrics.k8s.io/v1beta2/namespaces/ns/metrics/queue",
+        axum::routing::get(move || async move { axum::Json(list) }),
+    );
+    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+        metrics: Some(hpa_sim::Backend::Router(router)),
+        ..hpa_sim::SimConfig::default()
+    });
+    MetricsClient::new(sim.client(), Duration::from_secs(15))
+}
+
+#[tokio::test]
+async fn an_object_metric_needs_exactly_one_value() {
+    let namespace = CrossVersionObjectReference {
+        api_version: Some("v1".into()),
+        kind: "Namespace".into(),
+        name: "ns".into(),
+    };
+    let namespace = &namespace;
+    let fetch = |n| async move {
+        object_metric_with(n)
+            .object("ns", namespace, "queue", &Selector::everything())
+            .await
+    };
+    let one = fetch(1).await.unwrap();
+    assert_eq!(one.value, Quantity::parse("5").unwrap());
+    assert_eq!(
+        fetch(2).await.unwrap_err(),
+        "unable to fetch metrics from custom metrics API: the custom metrics API server returned 2 results when we asked for exactly one"
+    );
+    assert_eq!(
+        fetch(0).await.unwrap_err(),
+        "unable to fetch metrics from custom metrics API: the custom metrics API server returned 0 results when we asked for exactly one"
+    );
+}
+
+/// A client on a simulated cluster whose metrics APIs are a fake
+/// metrics server serving two `queue_depth` series in `ns`.
+fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
+    use fake_metrics_server::script::{ExternalSpec, Script, Value};
+    let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+    let series = |queue: &str, value: &str| ExternalSpec {
+        namespace: "ns".into(),
+        metric: "queue_depth".into(),
+        labels: [("queue".to_string(), queue.to_string())].into(),
+        value: Value(value.into()),
+        timestamp: None,
+        window: None,
+    };
+    metrics
+        .load(&Script {
+            external: vec![series("a", "3"), series("b", "7")],
+            ..Script::default()
+        })
+        .unwrap();
+    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+        metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(metrics))),
+        ..hpa_sim::SimConfig::default()
+    });
+    let client = MetricsClient::new(sim.client(), Duration::from_secs(15))
+        .with_shared_lists(Duration::from_secs(60), share_external);
+    (sim, client)
+}
+
+async fn external_requests(sim: &hpa_sim::Sim) -> u64 {
+    sim.requests()
+        .snapshot()
+        .iter()
+        .filter(|((_, resource), _)| resource.starts_with("external.metrics"))
+        .map(|(_, n)| *n)
+        .sum()
+}
+
+#[tokio::test]
+async fn shared_external_series_are_listed_once_and_filtered_by_labels() {
+    let (sim, client) = with_two_queues(true);
+    let a = Selector::parse("queue=a").unwrap();
+    let b = Selector::parse("queue=b").unwrap();
+    let got_a = client.external("ns", "queue_depth", &a).await.unwrap();
+    let got_b = client.external("ns", "queue_depth", &b).await.unwrap();
+    assert_eq!(got_a.values, vec![Quantity::parse("3").unwrap()]);
+    assert_eq!(got_b.values, vec![Quantity::parse("7").unwrap()]);
+    let none = client
+        .external("ns", "queue_depth", &Selector::parse("queue=c").unwrap())
+        .await
+        .unwrap();
+    assert!(none.values.is_empty());
+    assert_eq!(external_requests(&sim).await, 1);
+}
+
+#[tokio::test]
+async fn without_sharing_each_external_fetch_sends_its_selector() {
+    let (sim, client) = with_two_queues(false);
+    let b = Selector::parse("queue=b").unwrap();
+    let got = client.external("ns", "queue_depth", &b).await.unwrap();
+    assert_eq!(got.values, vec![Quantity::parse("7").unwrap()]);
+    let a = Selector::parse("queue=a").unwrap();
+    client.external("ns", "queue_depth", &a).await.unwrap();
+    assert_eq!(external_requests(&sim).await, 2);
+}
+
+/// Pods of two apps in `ns` with a `rps` custom metric, known to the
+/// metrics server; a client sharing lists whose pod cache holds
+/// `cached` of them (name, labels).
+fn with_rps_pods(cached: &[(&str, &str)]) -> (hpa_sim::Sim, MetricsClient, MetricsClient) {
+    use fake_metrics_server::script::{MetricSpec, PodSpec, Script, Value};
+    let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+    let pod = |name: &str, app: &str, rps: &str| PodSpec {
+        namespace: "ns".into(),
+        name: name.into(),
+        labels: [("app".to_string(), app.to_string())].into(),
+        metrics: [("rps".to_string(), MetricSpec::Value(Value(rps.into())))].into(),
+        ..PodSpec::default()
+    };
+    metrics
+        .load(&Script {
+            pods: vec![
+                pod("web-1", "web", "10"),
+                pod("db-1", "db", "30"),
+                pod("web-2", "web", "20"),
+                pod("new-1", "web", "40"),
+            ],
+            ..Script::default()
+        })
+        .unwrap();
+    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+        metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(metrics))),
+        ..hpa_sim::SimConfig::default()
+    });
+    let index = PodIndex::default();
+    for (name, app) in cached {
+        let slim: hpa_controller::slim_pod::SlimPod = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "ns", "labels": {"app": app}}
+        }))
+        .unwrap();
+        index.apply(&kube::runtime::watcher::Event::Apply(slim));
+    }
+    let shared = MetricsClient::new(sim.client(), Duration::from_secs(15))
+        .with_shared_lists(Duration::from_secs(60), false)
+        .with_pod_cache(index);
+    let upstream = MetricsClient::new(sim.client(), Duration::from_secs(15));
+    (sim, shared, upstream)
+}
+
+fn custom_requests(sim: &hpa_sim::Sim) -> u64 {
+    sim.requests()
+        .snapshot()
+        .iter()
+        .filter(|((verb, resource), _)| verb == "list" && resource.starts_with("custom.metrics"))
+        .map(|(_, n)| *n)
+        .sum()
+}
+
+/// Each pod's value, in the answer's order (timestamps are the
+/// server's now, so they differ between two requests).
+async fn rps(client: &MetricsClient, selector: &str) -> Result<Vec<(String, Quantity)>, String> {
+    let selector = Selector::parse(selector).unwrap();
+    let samples = client
+        .pods_custom("ns", "rps", &selector, &Selector::everything())
+        .await?;
+    Ok(samples.into_iter().map(|s| (s.pod, s.value)).collect())
+}
+
+#[tokio::test]
+async fn pods_metrics_are_listed_once_per_namespace_and_picked_with_the_pod_cache() {
+    let all = [
+        ("web-1", "web"),
+        ("db-1", "db"),
+        ("web-2", "web"),
+        ("new-1", "web"),
+    ];
+    let (sim, shared, upstream) = with_rps_pods(&all);
+    let web = rps(&shared, "app=web").await.unwrap();
+    let db = rps(&shared, "app=db").await.unwrap();
+    let web_cpu = rps(&shared, "app=web,tier!=cache").await.unwrap();
+    assert_eq!(custom_requests(&sim), 1, "one namespace-wide list");
+    // Exactly what each HPA's own request returns, in its order.
+    assert_eq!(web, rps(&upstream, "app=web").await.unwrap());
+    assert_eq!(db, rps(&upstream, "app=db").await.unwrap());
+    assert_eq!(web_cpu, web);
+    let pods: Vec<&str> = web.iter().map(|(pod, _)| pod.as_str()).collect();
+    assert_eq!(pods, ["new-1", "web-1", "web-2"]);
+}
+
+#[tokio::test]
+async fn a_pod_the_cache_does_not_hold_sends_each_hpa_its_own_request() {
+    // new-1 carries app=web on the server; the cache has not seen it.
+    let (sim, shared, upstream) =
+        with_rps_pods(&[("web-1", "web"), ("db-1", "db"), ("web-2", "web")]);
+    let web = rps(&shared, "app=web").await.unwrap();
+    let db = rps(&shared, "app=db").await.unwrap();
+    assert_eq!(
+        custom_requests(&sim),
+        3,
+        "the namespace list, then one per HPA"
+    );
+    assert_eq!(web.len(), 3, "new-1 counts, as in upstream's request");
+    assert_eq!(web, rps(&upstream, "app=web").await.unwrap());
+    assert_eq!(db, rps(&upstream, "app=db").await.unwrap());
+}
+
+#[tokio::test]
+async fn identical_external_requests_share_one_answer_without_listing_every_series() {
+    let (sim, client) = with_two_queues(false);
+    let a = Selector::parse("queue=a").unwrap();
+    let b = Selector::parse("queue=b").unwrap();
+    client.external("ns", "queue_depth", &a).await.unwrap();
+    let again = client.external("ns", "queue_depth", &a).await.unwrap();
+    assert_eq!(again.values, vec![Quantity::parse("3").unwrap()]);
+    assert_eq!(external_requests(&sim).await, 1);
+    let got_b = client.external("ns", "queue_depth", &b).await.unwrap();
+    assert_eq!(got_b.values, vec![Quantity::parse("7").unwrap()]);
+    assert_eq!(
+        external_requests(&sim).await,
+        2,
+        "another selector, another request"
+    );
+}
