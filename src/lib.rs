@@ -12,3 +12,4 @@ pub mod load;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod testbed;

@@ -9,7 +9,6 @@
 //! files or folders for `hpa-harness test`, `hpa-harness explain` and
 //! `tests/features.rs`.
 
-pub mod cleanup;
 pub mod conformance;
 pub mod driver;
 pub mod explain;

@@ -1,14 +1,6 @@
-//! The scenario world: a cluster, a fake metrics server and an HPA controller
-//! per scenario.
-//!
-//! On the embedded target each scenario gets its own simulated cluster and
-//! fake metrics server (on `127.0.0.1:0`, scripted only through its HTTP
-//! control API), all on one virtual clock. On a remote target (a kubeconfig)
-//! the scenarios share one cluster and one fake metrics server, one scenario
-//! at a time: a simulated cluster in another process is reset through its
-//! admin API and its virtual clock moved with the scenario's; a real cluster
-//! runs on the wall clock, so time passes for real and `Then` steps wait up
-//! to two sync periods for what they expect.
+//! The scenario world: what one scenario declared and the steps' view of
+//! its cluster, metrics server and HPA controller (the running parts are the
+//! testbed's [`Env`]).
 //!
 //! Everything starts lazily, at the first step that needs it, so that
 //! "the HPA controller runs with:" may come after workloads are declared but
@@ -17,24 +9,22 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use fake_metrics_server::client::{ClientError, ControlClient};
+use fake_metrics_server::client::ClientError;
 use fake_metrics_server::script::{
     Api as MetricsApi, Change, ContainerSpec, Duration as ScriptDuration, MetricSeries, MetricSpec,
     PodSpec, SampleTime, Value as ScriptValue,
 };
-use hpa_core::clock::{Clock, SystemClock, VirtualClock};
-use hpa_sim::admin::AdminClient;
-use hpa_sim::{Backend, PodDelays, Sim, SimClock, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::Value;
-use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::driver::{Driver, DriverError};
-use super::target::{self, ControllerKind, RemoteTarget, Target};
+use super::target::{self, ControllerKind, Target};
 use crate::controller::config::{ControllerConfig, FlagError};
+pub use crate::testbed::env::Env;
+use crate::testbed::env::EnvError;
 
 /// Why a step failed. Messages say what the scenario asked and what went
 /// wrong, naming the object.
@@ -108,6 +98,18 @@ impl StepError {
     }
 }
 
+impl From<EnvError> for StepError {
+    fn from(e: EnvError) -> Self {
+        match e {
+            EnvError::Start(m) => Self::Start(m),
+            EnvError::Kube { action, source } => Self::Kube { action, source },
+            EnvError::Metrics { action, source } => Self::Metrics { action, source },
+            EnvError::State(m) => Self::State(m),
+            EnvError::Unsupported(m) => Self::Unsupported(m),
+        }
+    }
+}
+
 /// What a step returns.
 pub type StepResult = Result<(), StepError>;
 
@@ -134,359 +136,6 @@ pub(crate) struct PodMetrics {
     pub custom: BTreeMap<String, String>,
     pub timestamp: Option<SignedDuration>,
     pub window: Option<SignedDuration>,
-}
-
-/// What the scenario can do to the cluster beyond the Kubernetes API.
-enum Control {
-    /// The embedded simulated cluster: faults, delays, gates and the clock
-    /// in-process.
-    Embedded(Sim),
-    /// A simulated cluster in another process, through its admin API.
-    Sim(AdminClient),
-    /// A real API server: none of that.
-    Real,
-}
-
-/// A fault the simulated API server can be told to inject.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SimFault {
-    /// `GET .../scale` fails (or answers again).
-    FailGetScale(bool),
-    /// Updates of `/scale` fail (or succeed again).
-    FailUpdateScale(bool),
-    /// The next `times` HPA status updates answer 409.
-    ConflictHpaStatus(u32),
-    /// The next `times` `/scale` updates answer 409.
-    ConflictUpdateScale(u32),
-    /// `/scale` reports these spec and status replicas.
-    OverrideScaleReplicas { spec: i32, status: i32 },
-    /// `/scale` reports this selector.
-    OverrideScaleSelector(String),
-}
-
-/// The running parts of a scenario.
-pub struct Env {
-    clock: Arc<dyn Clock>,
-    /// The scenario's virtual clock (embedded: shared with the sim; a sim
-    /// process: a mirror moved with it); `None` on the wall clock.
-    virtual_clock: Option<VirtualClock>,
-    control: Control,
-    pub client: kube::Client,
-    pub metrics: ControlClient,
-    /// The remote target, if the scenario is not embedded.
-    pub remote: Option<RemoteTarget>,
-    /// Wall-clock instant of the virtual start (for "ages").
-    pub started_at: Timestamp,
-    _metrics_server: Option<DropGuard>,
-}
-
-impl std::fmt::Debug for Env {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Env")
-            .field("metrics", &self.metrics.base_url())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Env {
-    async fn start(target: &Target) -> Result<Self, StepError> {
-        match target {
-            Target::Embedded => Self::start_embedded().await,
-            Target::Remote(remote) => Self::start_remote(remote).await,
-        }
-    }
-
-    async fn start_embedded() -> Result<Self, StepError> {
-        let clock = VirtualClock::default();
-        let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::Virtual(
-            clock.clone(),
-        ));
-        let router = fake_metrics_server::app(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| StepError::Start(format!("binding the metrics server: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| StepError::Start(format!("metrics server address: {e}")))?;
-        let stop = CancellationToken::new();
-        let stopped = stop.clone();
-        tokio::spawn(async move {
-            let shutdown = async move { stopped.cancelled().await };
-            if let Err(e) = fake_metrics_server::run(
-                listener,
-                state,
-                fake_metrics_server::Transport::Plain,
-                shutdown,
-            )
-            .await
-            {
-                tracing::warn!(error = %e, "the scenario's metrics server stopped");
-            }
-        });
-        let metrics = ControlClient::new(format!("http://{addr}"))
-            .map_err(|e| StepError::Start(format!("metrics control client: {e}")))?;
-        let sim = Sim::new(SimConfig {
-            clock: SimClock::Virtual(clock.clone()),
-            metrics: Some(Backend::Router(router)),
-            ..SimConfig::default()
-        });
-        let client = sim.client();
-        Ok(Self {
-            started_at: clock.now(),
-            clock: Arc::new(clock.clone()),
-            virtual_clock: Some(clock),
-            control: Control::Embedded(sim),
-            client,
-            metrics,
-            remote: None,
-            _metrics_server: Some(stop.drop_guard()),
-        })
-    }
-
-    /// Connects to the target's cluster and metrics server and clears what
-    /// earlier scenarios left there.
-    async fn start_remote(remote: &RemoteTarget) -> Result<Self, StepError> {
-        let config = kube_config(remote).await?;
-        let cluster_url = config.cluster_url.to_string();
-        let client = kube::Client::try_from(config)
-            .map_err(|e| StepError::Start(format!("a client for the kubeconfig's cluster: {e}")))?;
-        let metrics = ControlClient::new(remote.metrics_control_url.clone()).map_err(|e| {
-            StepError::Start(format!(
-                "fake metrics server control client for {}: {e}",
-                remote.metrics_control_url
-            ))
-        })?;
-        metrics.reset().await.map_err(StepError::metrics(format!(
-            "resetting the fake metrics server at {}",
-            remote.metrics_control_url
-        )))?;
-        // A simulated cluster answers its admin API; a real one does not.
-        let admin = AdminClient::new(cluster_url.trim_end_matches('/'))
-            .map_err(|e| StepError::Start(format!("sim admin client: {e}")))?;
-        // The simulated cluster serves plain HTTP: an https API server is a
-        // real one, and probing it without its CA would only log TLS errors.
-        let sim_clock = if remote.assume_real || cluster_url.starts_with("https:") {
-            None
-        } else {
-            admin.clock().await.ok()
-        };
-        let (control, clock, virtual_clock) = match sim_clock {
-            Some(state) => {
-                admin.reset().await.map_err(|e| {
-                    StepError::Start(format!("resetting the simulated cluster: {e}"))
-                })?;
-                if state.is_virtual {
-                    let mirror = VirtualClock::new(state.now);
-                    metrics
-                        .set_clock(state.now)
-                        .await
-                        .map_err(StepError::metrics(
-                            "putting the fake metrics server's clock at the cluster's",
-                        ))?;
-                    (
-                        Control::Sim(admin),
-                        Arc::new(mirror.clone()) as Arc<dyn Clock>,
-                        Some(mirror),
-                    )
-                } else {
-                    (
-                        Control::Sim(admin),
-                        Arc::new(SystemClock) as Arc<dyn Clock>,
-                        None,
-                    )
-                }
-            }
-            None => {
-                super::cleanup::scenario_objects(&client)
-                    .await
-                    .map_err(StepError::kube("removing the objects of earlier scenarios"))?;
-                (Control::Real, Arc::new(SystemClock) as Arc<dyn Clock>, None)
-            }
-        };
-        Ok(Self {
-            started_at: clock.now(),
-            clock,
-            virtual_clock,
-            control,
-            client,
-            metrics,
-            remote: Some(remote.clone()),
-            _metrics_server: None,
-        })
-    }
-
-    /// Now, on the scenario's clock.
-    pub fn now(&self) -> Timestamp {
-        self.clock.now()
-    }
-
-    /// The scenario's clock (for the controller).
-    pub fn clock(&self) -> Arc<dyn Clock> {
-        self.clock.clone()
-    }
-
-    /// Whether time is virtual (moves only when a step says so).
-    pub fn is_virtual(&self) -> bool {
-        self.virtual_clock.is_some()
-    }
-
-    /// Whether the cluster is a real one (no fault injection, wall clock).
-    pub fn is_real(&self) -> bool {
-        matches!(self.control, Control::Real)
-    }
-
-    /// Whose controller acts.
-    pub fn controller_kind(&self) -> ControllerKind {
-        self.remote
-            .as_ref()
-            .map_or(ControllerKind::Ours, |r| r.controller)
-    }
-
-    /// Moves the scenario's time on: the virtual clocks of the cluster, the
-    /// metrics server and the controller together, or the wall clock by
-    /// waiting.
-    pub async fn advance(&self, by: SignedDuration) -> StepResult {
-        match (&self.control, &self.virtual_clock) {
-            (Control::Embedded(sim), _) => sim.advance(by),
-            (Control::Sim(admin), Some(mirror)) => {
-                admin
-                    .advance(by)
-                    .await
-                    .map_err(|e| StepError::State(format!("moving the cluster's clock: {e}")))?;
-                self.metrics
-                    .advance_clock(by)
-                    .await
-                    .map_err(StepError::metrics("moving the metrics server's clock"))?;
-                mirror.advance(by);
-            }
-            _ => tokio::time::sleep(by.unsigned_abs()).await,
-        }
-        Ok(())
-    }
-
-    /// Makes the simulated API server inject a fault for object `ns/name`.
-    pub async fn fault(&self, ns: &str, name: &str, fault: SimFault) -> StepResult {
-        match &self.control {
-            Control::Embedded(sim) => {
-                let f = sim.faults();
-                match fault {
-                    SimFault::FailGetScale(on) => f.fail_get_scale(ns, name, on),
-                    SimFault::FailUpdateScale(on) => f.fail_update_scale(ns, name, on),
-                    SimFault::ConflictHpaStatus(n) => f.conflict_hpa_status(ns, name, n),
-                    SimFault::ConflictUpdateScale(n) => f.conflict_update_scale(ns, name, n),
-                    SimFault::OverrideScaleReplicas { spec, status } => {
-                        f.override_scale_replicas(ns, name, spec, status);
-                    }
-                    SimFault::OverrideScaleSelector(sel) => {
-                        f.override_scale_selector(ns, name, &sel)
-                    }
-                }
-                Ok(())
-            }
-            Control::Sim(admin) => admin
-                .set_fault(&fault.to_admin(ns, name))
-                .await
-                .map_err(|e| StepError::State(format!("injecting {fault:?} for {ns}/{name}: {e}"))),
-            Control::Real => Err(StepError::Unsupported(format!(
-                "injecting {fault:?} for {ns}/{name} needs the simulated API server; a real one cannot be told to fail"
-            ))),
-        }
-    }
-
-    /// How long new pods of workload `ns/name` stay Pending and unready.
-    pub async fn set_pod_delays(&self, ns: &str, name: &str, delays: PodDelays) -> StepResult {
-        match &self.control {
-            Control::Embedded(sim) => {
-                sim.set_pod_delays(ns, name, delays);
-                Ok(())
-            }
-            Control::Sim(admin) => admin
-                .set_pod_delays(ns, name, delays)
-                .await
-                .map_err(|e| StepError::State(format!("pod delays of {ns}/{name}: {e}"))),
-            Control::Real => Err(StepError::Unsupported(format!(
-                "delaying the readiness of new pods of {ns}/{name} needs the simulated cluster's kubelet"
-            ))),
-        }
-    }
-
-    /// Tells the simulated API server whether HPAScaleToZero is on (a real
-    /// one validates with its own gates).
-    pub async fn set_scale_to_zero(&self, enabled: bool) -> StepResult {
-        match &self.control {
-            Control::Embedded(sim) => sim.set_hpa_scale_to_zero(enabled),
-            Control::Sim(admin) => admin
-                .set_hpa_scale_to_zero(enabled)
-                .await
-                .map_err(|e| StepError::State(format!("the cluster's HPAScaleToZero gate: {e}")))?,
-            Control::Real => {}
-        }
-        Ok(())
-    }
-}
-
-impl SimFault {
-    fn to_admin(&self, ns: &str, name: &str) -> hpa_sim::admin::FaultAction {
-        use hpa_sim::admin::{
-            CountedFault, FaultAction as F, ReplicasOverride, SelectorOverride, ToggleFault,
-        };
-        let (namespace, name) = (ns.to_owned(), name.to_owned());
-        match self {
-            Self::FailGetScale(fail) => F::FailGetScale(ToggleFault {
-                namespace,
-                name,
-                fail: *fail,
-            }),
-            Self::FailUpdateScale(fail) => F::FailUpdateScale(ToggleFault {
-                namespace,
-                name,
-                fail: *fail,
-            }),
-            Self::ConflictHpaStatus(times) => F::ConflictHpaStatus(CountedFault {
-                namespace,
-                name,
-                times: *times,
-            }),
-            Self::ConflictUpdateScale(times) => F::ConflictUpdateScale(CountedFault {
-                namespace,
-                name,
-                times: *times,
-            }),
-            Self::OverrideScaleReplicas { spec, status } => {
-                F::OverrideScaleReplicas(ReplicasOverride {
-                    namespace,
-                    name,
-                    spec: *spec,
-                    status: *status,
-                })
-            }
-            Self::OverrideScaleSelector(selector) => F::OverrideScaleSelector(SelectorOverride {
-                namespace,
-                name,
-                selector: selector.clone(),
-            }),
-        }
-    }
-}
-
-/// The client configuration of a remote target's kubeconfig and context.
-async fn kube_config(remote: &RemoteTarget) -> Result<kube::Config, StepError> {
-    let options = kube::config::KubeConfigOptions {
-        context: remote.context.clone(),
-        ..Default::default()
-    };
-    let where_ = remote.kubeconfig.as_ref().map_or_else(
-        || "the default kubeconfig".to_owned(),
-        |p| p.display().to_string(),
-    );
-    let kubeconfig = match &remote.kubeconfig {
-        Some(path) => kube::config::Kubeconfig::read_from(path),
-        None => kube::config::Kubeconfig::read(),
-    }
-    .map_err(|e| StepError::Start(format!("reading {where_}: {e}")))?;
-    kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .map_err(|e| StepError::Start(format!("{where_}: {e}")))
 }
 
 /// One scenario's state. A fresh one per scenario; nothing is shared.
@@ -615,7 +264,7 @@ impl HpaWorld {
         let name = scenario_namespace();
         let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
         let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": name,
-            "labels": {super::cleanup::SCENARIO_LABEL: "true"}}}))
+            "labels": {crate::testbed::cleanup::SCENARIO_LABEL: "true"}}}))
         .map_err(|e| StepError::Start(format!("namespace {name}: {e}")))?;
         api.create(&PostParams::default(), &ns)
             .await
@@ -729,10 +378,7 @@ impl HpaWorld {
 
     /// Whose controller acts in this scenario.
     pub fn target_controller(&self) -> ControllerKind {
-        match &self.target {
-            Target::Embedded => ControllerKind::Ours,
-            Target::Remote(r) => r.controller,
-        }
+        self.target.controller()
     }
 
     /// The fake node scenario pods go to, on a real cluster.
@@ -1218,7 +864,7 @@ impl HpaWorld {
     ) -> Result<DynamicObject, StepError> {
         let mut obj = obj;
         // Marked so that a shared cluster can be cleared for the next scenario.
-        obj["metadata"]["labels"][super::cleanup::SCENARIO_LABEL] = Value::from("true");
+        obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = Value::from("true");
         let env = self.env().await?;
         let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
         let name = obj

@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use super::{Table, age, per_container};
 use crate::gherkin::params::{Duration, WorkloadKind};
 use crate::gherkin::world::{
-    HpaWorld, SimFault, StepError, StepResult, Workload, workload_api, workload_resource,
+    HpaWorld, StepError, StepResult, Workload, workload_api, workload_resource,
 };
+use hpa_sim::admin::{CountedFault, FaultAction, ReplicasOverride, SelectorOverride, ToggleFault};
 
 /// How long before the scenario starts the pods of "with N pods" started.
 const DEFAULT_AGE: SignedDuration = SignedDuration::from_secs(600);
@@ -110,8 +111,14 @@ async fn scale_reports_replicas(
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::OverrideScaleReplicas { spec, status })
-        .await
+        .fault(FaultAction::OverrideScaleReplicas(ReplicasOverride {
+            namespace: ns,
+            name: n,
+            spec,
+            status,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "the scale of {string} reports selector {string}")]
@@ -124,8 +131,13 @@ async fn scale_reports_selector(
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::OverrideScaleSelector(selector))
-        .await
+        .fault(FaultAction::OverrideScaleSelector(SelectorOverride {
+            namespace: ns,
+            name: n,
+            selector,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "reading the scale of {string} fails")]
@@ -134,8 +146,13 @@ async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::FailGetScale(true))
-        .await
+        .fault(FaultAction::FailGetScale(ToggleFault {
+            namespace: ns,
+            name: n,
+            fail: true,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "updating the scale of {string} fails")]
@@ -144,8 +161,13 @@ async fn updating_scale_fails(world: &mut HpaWorld, name: String) -> StepResult 
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::FailUpdateScale(true))
-        .await
+        .fault(FaultAction::FailUpdateScale(ToggleFault {
+            namespace: ns,
+            name: n,
+            fail: true,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "updating the status of HPA {string} conflicts {int} times")]
@@ -154,8 +176,13 @@ async fn hpa_status_conflicts(world: &mut HpaWorld, name: String, times: u32) ->
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::ConflictHpaStatus(times))
-        .await
+        .fault(FaultAction::ConflictHpaStatus(CountedFault {
+            namespace: ns,
+            name: n,
+            times,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "updating the scale of {string} conflicts {int} times")]
@@ -164,8 +191,13 @@ async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> Step
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::ConflictUpdateScale(times))
-        .await
+        .fault(FaultAction::ConflictUpdateScale(CountedFault {
+            namespace: ns,
+            name: n,
+            times,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "new pods of {string} become ready after {duration}")]
@@ -182,7 +214,8 @@ async fn new_pods_ready_after(world: &mut HpaWorld, name: String, after: Duratio
                 ready: after.0,
             },
         )
-        .await
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "pod {string} becomes ready")]
