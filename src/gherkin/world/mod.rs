@@ -26,6 +26,10 @@ use crate::controller::config::{ControllerConfig, FlagError};
 pub use crate::testbed::env::Env;
 use crate::testbed::env::EnvError;
 
+mod cluster;
+mod metrics;
+mod time;
+
 /// Why a step failed. Messages say what the scenario asked and what went
 /// wrong, naming the object.
 #[derive(Debug, thiserror::Error)]
@@ -187,22 +191,7 @@ pub struct HpaWorld {
     pub feature_dir: Option<std::path::PathBuf>,
 }
 
-/// History to hand to the controller once it exists (ages as of the step,
-/// which is also when the controller gets it: time only moves once the
-/// controller runs).
-#[derive(Debug, Clone)]
-pub enum Seed {
-    Recommendations {
-        namespace: String,
-        name: String,
-        entries: Vec<crate::controller::AgedRecommendation>,
-    },
-    ScaleEvents {
-        namespace: String,
-        name: String,
-        events: Vec<crate::controller::AgedScaleEvent>,
-    },
-}
+pub use super::driver::Seed;
 
 impl HpaWorld {
     fn new() -> Self {
@@ -414,6 +403,18 @@ impl HpaWorld {
         }
     }
 
+    /// The sync period as the scenario clock counts; one it cannot count
+    /// in is an error naming it.
+    fn signed_sync_period(&self) -> Result<SignedDuration, StepError> {
+        let period = self.sync_period();
+        SignedDuration::try_from(period).map_err(|e| {
+            StepError::Input(format!(
+                "sync period {}: {e}",
+                crate::controller::config::format_go_duration(period)
+            ))
+        })
+    }
+
     /// Runs `check` until it holds or [`Self::patience`] runs out; only
     /// unmet expectations are retried, other errors end the step at once.
     pub async fn eventually<F>(&mut self, mut check: F) -> StepResult
@@ -614,300 +615,6 @@ impl HpaWorld {
             .cloned()
             .unwrap_or_else(|| real.to_owned())
     }
-
-    // ----- metrics server -----
-
-    /// Sends one changed pod to the metrics server.
-    pub(crate) async fn push_pod(&mut self, ns: &str, pod: &str) -> StepResult {
-        let Some(model) = self.pods.get(&(ns.to_owned(), pod.to_owned())).cloned() else {
-            return Ok(());
-        };
-        let spec = pod_spec(ns, pod, &model)?;
-        let client = self.env().await?.metrics.clone();
-        client
-            .apply(&[Change::Pod(spec)])
-            .await
-            .map_err(StepError::metrics(format!(
-                "setting the metrics of pod {ns}/{pod}"
-            )))?;
-        Ok(())
-    }
-
-    /// The metrics model of a pod, created with the pod's labels on first use.
-    pub(crate) async fn pod_model(
-        &mut self,
-        ns: &str,
-        pod: &str,
-    ) -> Result<&mut PodMetrics, StepError> {
-        let key = (ns.to_owned(), pod.to_owned());
-        if !self.pods.contains_key(&key) {
-            let api: Api<Pod> = self.api(ns).await?;
-            let p = api
-                .get_opt(pod)
-                .await
-                .map_err(StepError::kube(format!("reading pod {ns}/{pod}")))?
-                .ok_or_else(|| {
-                    StepError::Input(format!(
-                        "pod {ns}/{pod} does not exist, so it cannot report metrics"
-                    ))
-                })?;
-            let labels = p.metadata.labels.unwrap_or_default().into_iter().collect();
-            self.pods.insert(
-                key.clone(),
-                PodMetrics {
-                    labels,
-                    ..PodMetrics::default()
-                },
-            );
-        }
-        self.pods
-            .get_mut(&key)
-            .ok_or_else(|| StepError::State(format!("pod {ns}/{pod} has no metrics model")))
-    }
-
-    /// Forgets, in the metrics server too, pods that no longer exist in the
-    /// cluster: a deleted pod's values go with it.
-    pub(crate) async fn prune_pods(&mut self) -> StepResult {
-        let known: Vec<(String, String)> = self.pods.keys().cloned().collect();
-        if known.is_empty() {
-            return Ok(());
-        }
-        let env = self.env().await?;
-        let client = env.client.clone();
-        let metrics = env.metrics.clone();
-        let mut existing = BTreeSet::new();
-        let namespaces: BTreeSet<&String> = known.iter().map(|(ns, _)| ns).collect();
-        for ns in namespaces {
-            let api: Api<Pod> = Api::namespaced(client.clone(), ns);
-            let list = api
-                .list(&ListParams::default())
-                .await
-                .map_err(StepError::kube(format!(
-                    "listing the pods of namespace {ns}"
-                )))?;
-            for p in list.items {
-                existing.insert((ns.clone(), p.metadata.name.unwrap_or_default()));
-            }
-        }
-        for key in known {
-            if !existing.contains(&key) {
-                self.pods.remove(&key);
-                metrics
-                    .remove_pod(&key.0, &key.1)
-                    .await
-                    .map_err(StepError::metrics(format!(
-                        "removing the metrics of deleted pod {}/{}",
-                        key.0, key.1
-                    )))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Makes one metrics API fail (500) or answer again.
-    pub async fn set_metrics_api_failing(&mut self, api: MetricsApi, failing: bool) -> StepResult {
-        let client = self.env().await?.metrics.clone();
-        let result = if failing {
-            client.fail(api, 500).await
-        } else {
-            client.clear_fault(api).await
-        };
-        result.map(|_| ()).map_err(StepError::metrics(format!(
-            "making the {api} metrics API {}",
-            if failing { "fail" } else { "recover" }
-        )))
-    }
-
-    // ----- time -----
-
-    /// "When the HPA controller syncs": ours reconciles every HPA once, now;
-    /// the cluster's own is given one of its sync periods to do so.
-    pub async fn sync_step(&mut self) -> StepResult {
-        if self.target_controller() == ControllerKind::Upstream {
-            let period = self.sync_period();
-            self.env()
-                .await?
-                .advance(SignedDuration::try_from(period).unwrap_or(SignedDuration::from_secs(15)))
-                .await?;
-            self.since_sync = SignedDuration::ZERO;
-            return self.prune_pods().await;
-        }
-        self.sync_now().await
-    }
-
-    /// Every HPA is reconciled once, now (by ours; the cluster's own syncs
-    /// on its own).
-    pub async fn sync_now(&mut self) -> StepResult {
-        if self.target_controller() == ControllerKind::Upstream {
-            self.since_sync = SignedDuration::ZERO;
-            return self.prune_pods().await;
-        }
-        self.driver().await?;
-        let driver = self
-            .driver
-            .as_ref()
-            .ok_or_else(|| StepError::State("the controller did not start".to_owned()))?;
-        driver
-            .sync_all_now()
-            .await
-            .map_err(StepError::controller("syncing every HPA"))?;
-        if explaining() {
-            let decisions: Vec<_> = driver
-                .keys()
-                .into_iter()
-                .filter_map(|k| {
-                    let (ns, n) = k.split_once('/')?;
-                    driver.decisions(ns, n, 1).pop().map(|d| (k.clone(), d))
-                })
-                .collect();
-            if let Some(env) = &self.env {
-                let offset = env.now().duration_since(env.started_at);
-                println!("{}", super::explain::table(offset, &decisions));
-            }
-        }
-        self.since_sync = SignedDuration::ZERO;
-        self.prune_pods().await
-    }
-
-    /// Moves the clock on by `by`, syncing every sync period meanwhile;
-    /// `check` runs after each sync (for "stays at").
-    pub async fn pass_time<F>(&mut self, by: SignedDuration, mut check: F) -> StepResult
-    where
-        F: AsyncCheck,
-    {
-        let period =
-            SignedDuration::try_from(self.sync_period()).unwrap_or(SignedDuration::from_secs(15));
-        if period.is_zero() || period.is_negative() {
-            return Err(StepError::State(
-                "the sync period must be positive".to_owned(),
-            ));
-        }
-        if self.target_controller() == ControllerKind::Ours {
-            self.driver().await?;
-        }
-        let mut left = by;
-        // Bounded: one iteration per sync period of the requested span.
-        while left.is_positive() {
-            let until_sync = period - self.since_sync;
-            let step = if left < until_sync { left } else { until_sync };
-            self.env().await?.advance(step).await?;
-            left -= step;
-            self.since_sync += step;
-            if self.since_sync >= period {
-                self.sync_now().await?;
-                check.check(self).await?;
-            }
-        }
-        Ok(())
-    }
-
-    // ----- reading the cluster -----
-
-    /// The HPA as the API serves it in autoscaling/v2.
-    pub async fn hpa(&mut self, name: &str) -> Result<HorizontalPodAutoscaler, StepError> {
-        let (ns, n) = self.qualify(name);
-        let api: Api<HorizontalPodAutoscaler> = self.api(&ns).await?;
-        api.get(&n)
-            .await
-            .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))
-    }
-
-    /// `spec.replicas` of a scale target (the workload object itself, not
-    /// what an overridden `/scale` reports).
-    pub async fn spec_replicas(
-        &mut self,
-        kind: super::params::WorkloadKind,
-        name: &str,
-    ) -> Result<i32, StepError> {
-        let (ns, n) = self.qualify(name);
-        let env = self.env().await?;
-        let api = workload_api(&env.client, &ns, kind);
-        let obj = api
-            .get(&n)
-            .await
-            .map_err(StepError::kube(format!("reading {} {ns}/{n}", kind.word())))?;
-        Ok(obj
-            .data
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .and_then(|v| i32::try_from(v).ok())
-            .unwrap_or(1))
-    }
-
-    /// `spec.replicas` as the target's scale subresource reports it (what
-    /// the HPA sees, an overridden scale included). Where reading the scale
-    /// is made to fail, the workload object's own count.
-    pub async fn scale_replicas(
-        &mut self,
-        kind: super::params::WorkloadKind,
-        name: &str,
-    ) -> Result<i32, StepError> {
-        let (ns, n) = self.qualify(name);
-        let env = self.env().await?;
-        let api = workload_api(&env.client, &ns, kind);
-        match api.get_scale(&n).await {
-            Ok(scale) => Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0)),
-            Err(kube::Error::Api(e)) if e.code >= 500 => self.spec_replicas(kind, name).await,
-            Err(e) => Err(StepError::kube(format!(
-                "reading the scale of {} {ns}/{n}",
-                kind.word()
-            ))(e)),
-        }
-    }
-
-    /// Creates or replaces an object given as JSON in a namespace.
-    pub async fn create_dynamic(
-        &mut self,
-        ns: &str,
-        resource: &ApiResource,
-        obj: Value,
-    ) -> Result<DynamicObject, StepError> {
-        let mut obj = obj;
-        // Marked so that a shared cluster can be cleared for the next scenario.
-        obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = Value::from("true");
-        let env = self.env().await?;
-        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let dynamic: DynamicObject = serde_json::from_value(obj)
-            .map_err(|e| StepError::Input(format!("{} {name}: {e}", resource.kind)))?;
-        api.create(&PostParams::default(), &dynamic)
-            .await
-            .map_err(StepError::kube(format!(
-                "creating {} {ns}/{name}",
-                resource.kind
-            )))
-    }
-
-    /// Merge-patches an object's main part or status.
-    pub async fn merge_patch(
-        &mut self,
-        ns: &str,
-        resource: &ApiResource,
-        name: &str,
-        patch: Value,
-        status: bool,
-    ) -> StepResult {
-        let env = self.env().await?;
-        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
-        let what = format!(
-            "updating {} {ns}/{name}{}",
-            resource.kind,
-            if status { " status" } else { "" }
-        );
-        let params = PatchParams::default();
-        let patch = Patch::Merge(&patch);
-        if status {
-            api.patch_status(name, &params, &patch).await
-        } else {
-            api.patch(name, &params, &patch).await
-        }
-        .map(|_| ())
-        .map_err(StepError::kube(what))
-    }
 }
 
 /// A check run after each sync while time passes.
@@ -1049,6 +756,15 @@ pub fn explaining() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sync_period_the_clock_cannot_count_is_an_error_naming_it() {
+        let mut world = HpaWorld::new();
+        world.config.sync_period = std::time::Duration::MAX;
+        let err = world.signed_sync_period().unwrap_err().to_string();
+        let named = crate::controller::config::format_go_duration(std::time::Duration::MAX);
+        assert!(err.contains(&format!("sync period {named}")), "{err}");
+    }
 
     #[test]
     fn generated_pod_names_are_aliased_to_the_table_names_in_creation_order() {
