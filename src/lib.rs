@@ -13,3 +13,4 @@ pub mod load;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod testbed;

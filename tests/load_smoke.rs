@@ -114,7 +114,7 @@ async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, std::path::
         .spawn()
         .unwrap();
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut announced = hpa_harness::load::remote::Announced::default();
+    let mut announced = hpa_harness::testbed::process::Announced::default();
     tokio::time::timeout(Duration::from_secs(30), async {
         while announced.api_server.is_none()
             || announced.kubeconfig.is_none()

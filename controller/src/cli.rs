@@ -13,7 +13,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{REQUEST_TIMEOUT, controller_client};
-use crate::config::{ControllerConfig, FeatureGates, parse_go_duration};
+use crate::config::{ControllerConfig, parse_go_duration};
+use crate::flags::HpaFlags;
 use crate::leader::{LeaseTiming, default_identity};
 use crate::metrics::ControllerMetrics;
 use crate::server::{self, DEFAULT_BIND_ADDRESS};
@@ -72,46 +73,9 @@ pub struct Args {
     #[arg(long)]
     pub context: Option<String>,
 
-    /// How often each HPA is synced.
-    #[arg(long = "horizontal-pod-autoscaler-sync-period", default_value = "15s", value_parser = duration)]
-    pub sync_period: Duration,
-
-    /// Minimum change (from 1.0) in the desired-to-actual metrics ratio for
-    /// the autoscaler to consider scaling.
-    #[arg(long = "horizontal-pod-autoscaler-tolerance", default_value_t = 0.1)]
-    pub tolerance: f64,
-
-    /// How far back a scale-down looks for the highest recommendation (HPAs
-    /// without behavior, and behavior without a scale-down window).
-    #[arg(long = "horizontal-pod-autoscaler-downscale-stabilization", default_value = "5m", value_parser = duration)]
-    pub downscale_stabilization: Duration,
-
-    /// After a pod starts, how long its CPU samples may be skipped.
-    #[arg(long = "horizontal-pod-autoscaler-cpu-initialization-period", default_value = "5m", value_parser = duration)]
-    pub cpu_initialization_period: Duration,
-
-    /// After a pod starts, how long a readiness change still counts as its
-    /// initial readiness.
-    #[arg(long = "horizontal-pod-autoscaler-initial-readiness-delay", default_value = "30s", value_parser = duration)]
-    pub initial_readiness_delay: Duration,
-
-    /// HPAs synced at once (workers).
-    #[arg(long = "concurrent-horizontal-pod-autoscaler-syncs", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
-    pub workers: u32,
-
-    /// Deprecated upstream no-op, accepted for compatibility.
-    #[arg(long = "horizontal-pod-autoscaler-upscale-delay", hide = true, value_parser = duration)]
-    pub upscale_delay: Option<Duration>,
-
-    /// Deprecated upstream no-op, accepted for compatibility.
-    #[arg(long = "horizontal-pod-autoscaler-downscale-delay", hide = true, value_parser = duration)]
-    pub downscale_delay: Option<Duration>,
-
-    /// Feature gates, `Name=true,Name=false` (HPAScaleToZero,
-    /// HPAConfigurableTolerance, PodLevelResources, HPASelectionStrategy,
-    /// HPAExternalMetricFallback; v1.36 defaults).
-    #[arg(long = "feature-gates", default_value = "")]
-    pub feature_gates: String,
+    /// The HPA controller's own flags.
+    #[command(flatten)]
+    pub hpa: HpaFlags,
 
     /// Requests per second to the API server (0: unlimited).
     #[arg(long = "kube-api-qps", default_value_t = 20.0)]
@@ -189,18 +153,14 @@ pub struct Args {
 impl Args {
     /// The controller settings these flags give.
     pub fn config(&self) -> Result<ControllerConfig, ControllerCliError> {
-        Ok(ControllerConfig {
-            sync_period: self.sync_period,
-            tolerance: self.tolerance,
-            downscale_stabilization: self.downscale_stabilization,
-            cpu_initialization_period: self.cpu_initialization_period,
-            initial_readiness_delay: self.initial_readiness_delay,
-            workers: usize::try_from(self.workers).unwrap_or(1),
+        let mut config = ControllerConfig {
             dry_run: self.dry_run,
-            feature_gates: FeatureGates::parse(&self.feature_gates)
-                .map_err(ControllerCliError::FeatureGates)?,
             ..ControllerConfig::default()
-        })
+        };
+        self.hpa
+            .apply(&mut config)
+            .map_err(ControllerCliError::FeatureGates)?;
+        Ok(config)
     }
 
     /// The request-saving caches, unless `--upstream-requests`.
@@ -211,7 +171,7 @@ impl Args {
         Extensions {
             observer: None,
             scale_from_cache: true,
-            metrics_cache: Some(shared_list_window(self.sync_period)),
+            metrics_cache: Some(shared_list_window(self.hpa.sync_period)),
             // Off unless asked: a server may need the selector (KEDA).
             share_external: self.share_external_lists,
         }

@@ -124,61 +124,6 @@ impl Default for ControllerConfig {
     }
 }
 
-impl ControllerConfig {
-    /// Sets one setting by its upstream flag name (without `--`), as the
-    /// Gherkin step "the HPA controller runs with:" gives them.
-    pub fn set_flag(&mut self, flag: &str, value: &str) -> Result<(), FlagError> {
-        let flag = flag.trim().trim_start_matches("--");
-        let bad = |reason: String| FlagError::Value {
-            flag: flag.to_string(),
-            value: value.to_string(),
-            reason,
-        };
-        match flag {
-            "horizontal-pod-autoscaler-sync-period" => {
-                self.sync_period = parse_go_duration(value).map_err(|e| bad(e.to_string()))?;
-            }
-            "horizontal-pod-autoscaler-tolerance" => {
-                self.tolerance = value
-                    .trim()
-                    .parse()
-                    .map_err(|e: std::num::ParseFloatError| bad(e.to_string()))?;
-            }
-            "horizontal-pod-autoscaler-downscale-stabilization" => {
-                self.downscale_stabilization =
-                    parse_go_duration(value).map_err(|e| bad(e.to_string()))?;
-            }
-            "horizontal-pod-autoscaler-cpu-initialization-period" => {
-                self.cpu_initialization_period =
-                    parse_go_duration(value).map_err(|e| bad(e.to_string()))?;
-            }
-            "horizontal-pod-autoscaler-initial-readiness-delay" => {
-                self.initial_readiness_delay =
-                    parse_go_duration(value).map_err(|e| bad(e.to_string()))?;
-            }
-            "concurrent-horizontal-pod-autoscaler-syncs" => {
-                self.workers = value
-                    .trim()
-                    .parse()
-                    .map_err(|e: std::num::ParseIntError| bad(e.to_string()))?;
-                if self.workers == 0 {
-                    return Err(bad("must be at least 1".into()));
-                }
-            }
-            "feature-gates" => {
-                self.feature_gates = FeatureGates::parse(value).map_err(|e| bad(e.to_string()))?;
-            }
-            // Deprecated upstream no-ops, accepted for compatibility.
-            "horizontal-pod-autoscaler-upscale-delay"
-            | "horizontal-pod-autoscaler-downscale-delay" => {
-                parse_go_duration(value).map_err(|e| bad(e.to_string()))?;
-            }
-            _ => return Err(FlagError::Unknown(flag.to_string())),
-        }
-        Ok(())
-    }
-}
-
 /// Errors of [`ControllerConfig::set_flag`].
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum FlagError {

@@ -34,6 +34,7 @@ pub mod context;
 pub mod decisions;
 pub mod event_correlator;
 pub mod events;
+pub mod flags;
 pub mod history;
 pub mod leader;
 pub mod metrics;

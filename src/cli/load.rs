@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, default_value = "15s", value_parser = duration)]
     pub sync_period: Duration,
     /// Which cluster: the in-process simulated one, or a real one.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    #[arg(long, default_value = "sim", value_parser = BackendKind::parser(BackendKind::LOAD))]
     pub backend: BackendKind,
     /// With --backend kubeconfig: the cluster's kubeconfig.
     #[arg(long, env = "KUBECONFIG")]
@@ -253,7 +253,7 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             ])
             .args(["--hpas-per-namespace", &args.hpas_per_namespace.to_string()])
             .args(["--metric-profile", profile_name(args.metric_profile)])
-            .args(["--backend", backend_name(args.backend)])
+            .args(["--backend", args.backend.name()])
             .arg("--json")
             .arg(&json);
         if !optimize {
@@ -280,14 +280,6 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(reports)
-}
-
-fn backend_name(b: BackendKind) -> &'static str {
-    match b {
-        BackendKind::Sim => "sim",
-        BackendKind::SimProcess => "sim-process",
-        BackendKind::Kubeconfig => "kubeconfig",
-    }
 }
 
 fn profile_name(p: MetricProfile) -> &'static str {

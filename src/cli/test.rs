@@ -18,7 +18,7 @@ pub struct Args {
     pub paths: Vec<PathBuf>,
     /// Where the scenarios run: the embedded simulated cluster (`sim`,
     /// virtual time, no Docker) or a real cluster.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    #[arg(long, default_value = "sim", value_parser = BackendKind::parser(BackendKind::SCENARIOS))]
     pub backend: BackendKind,
     /// Run only scenarios whose tags match this expression, e.g.
     /// `@smoke and not @known-bug`.

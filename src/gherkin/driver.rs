@@ -7,12 +7,28 @@ use std::sync::Arc;
 
 use hpa_core::clock::Clock;
 
-use super::world::Seed;
 use crate::controller::config::ControllerConfig;
 use crate::controller::decisions::DecisionRecord;
 use crate::controller::{
     AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, RunError,
 };
+
+/// History to hand to the controller once it exists (ages as of the step,
+/// which is also when the controller gets it: time only moves once the
+/// controller runs).
+#[derive(Debug, Clone)]
+pub enum Seed {
+    Recommendations {
+        namespace: String,
+        name: String,
+        entries: Vec<crate::controller::AgedRecommendation>,
+    },
+    ScaleEvents {
+        namespace: String,
+        name: String,
+        events: Vec<crate::controller::AgedScaleEvent>,
+    },
+}
 
 /// Why the controller could not be driven.
 #[derive(Debug, thiserror::Error)]

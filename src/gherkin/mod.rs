@@ -9,13 +9,14 @@
 //! files or folders for `hpa-harness test`, `hpa-harness explain` and
 //! `tests/features.rs`.
 
-pub mod cleanup;
+pub mod cluster_report;
 pub mod conformance;
 pub mod driver;
 pub mod explain;
 pub mod kinds;
 pub mod load;
 pub mod params;
+pub mod pods;
 pub mod remote;
 pub mod runner;
 pub mod steps;

@@ -1,20 +1,15 @@
-//! Preparing a cluster reached through a kubeconfig for a run: find out
-//! whether it is our simulated cluster (it answers the sim's admin API) or a
-//! real one; on a real one, check it first (preflight: the metrics
-//! APIServices are the fake metrics server's, the built-in HPA controller is
-//! off unless it is the one under test) and register the fake node the
-//! scenario pods go to.
+//! Preparing a cluster reached through a kubeconfig for a run of
+//! scenarios: the testbed connects ([`crate::testbed::connect`]); here the
+//! command-line options become its options and the connection the
+//! scenarios' target.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hpa_core::clock::SystemClock;
-use hpa_sim::admin::AdminClient;
-
 use super::target::{ControllerKind, RemoteTarget};
-use crate::cluster::fake_node::{self, FakeNode};
-use crate::cluster::preflight::{self, MetricsServerRef};
+use crate::cluster::preflight::MetricsServerRef;
+use crate::testbed::connect::{self, ConnectError, ConnectOptions};
 
 /// How to reach a cluster and its fake metrics server.
 #[derive(Debug, Clone)]
@@ -63,21 +58,9 @@ pub enum RemoteError {
         "--metrics-url is needed: the control URL (http://HOST:PORT) of the fake metrics server the cluster's metrics APIServices point at"
     )]
     NoMetricsUrl,
-    /// The kubeconfig cannot be read or used.
-    #[error("kubeconfig {what}: {reason}")]
-    Kubeconfig { what: String, reason: String },
-    /// Preflight found problems or could not look.
+    /// The cluster or its metrics server cannot be used.
     #[error(transparent)]
-    Preflight(#[from] preflight::PreflightError),
-    /// The fake node could not be registered.
-    #[error(transparent)]
-    FakeNode(#[from] fake_node::FakeNodeError),
-    /// Our simulated cluster runs on a virtual clock, which the cluster's own
-    /// controller would not follow.
-    #[error(
-        "--controller upstream needs a controller that syncs on its own; this simulated cluster runs on a virtual clock (start `hpa-harness sim` without --virtual-clock and run an HPA controller against it)"
-    )]
-    UpstreamOnVirtualClock,
+    Connect(#[from] ConnectError),
 }
 
 /// A prepared cluster: the scenarios' target, and the fake node to remove
@@ -92,11 +75,8 @@ pub struct RemoteSession {
 impl RemoteSession {
     /// Removes the fake node (its Node and Lease), if there is one.
     pub async fn finish(self) {
-        if let Some(node) = self.target.fake_node
-            && let Ok(node) = Arc::try_unwrap(node)
-            && let Err(e) = node.remove().await
-        {
-            tracing::warn!(error = %e, "removing the fake node");
+        if let Some(node) = self.target.fake_node {
+            connect::Connected::remove_fake_node(Arc::try_unwrap(node).ok()).await;
         }
     }
 }
@@ -105,69 +85,29 @@ impl RemoteSession {
 pub async fn connect(options: &RemoteOptions) -> Result<RemoteSession, RemoteError> {
     let metrics_url = options
         .metrics_url
-        .clone()
+        .as_deref()
         .ok_or(RemoteError::NoMetricsUrl)?;
-    let what = options
-        .kubeconfig
-        .as_ref()
-        .map_or_else(|| "(default)".to_owned(), |p| p.display().to_string());
-    let kube_err = |reason: String| RemoteError::Kubeconfig {
-        what: what.clone(),
-        reason,
-    };
-    let kubeconfig = match &options.kubeconfig {
-        Some(path) => kube::config::Kubeconfig::read_from(path),
-        None => kube::config::Kubeconfig::read(),
-    }
-    .map_err(|e| kube_err(e.to_string()))?;
-    let config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions {
-            context: options.context.clone(),
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(|e| kube_err(e.to_string()))?;
-    let url = config.cluster_url.to_string();
-    let admin = AdminClient::new(url.trim_end_matches('/')).map_err(|e| kube_err(e.to_string()))?;
-    let mut target = RemoteTarget {
-        kubeconfig: options.kubeconfig.clone(),
-        context: options.context.clone(),
-        metrics_control_url: metrics_url,
+    let connected = connect::connect(ConnectOptions {
+        kubeconfig: options.kubeconfig.as_deref(),
+        context: options.context.as_deref(),
+        metrics_url,
         controller: options.controller,
         upstream_sync_period: options.upstream_sync_period,
-        fake_node: None,
+        preflight: (!options.skip_preflight).then_some(&options.metrics_service),
         assume_real: options.assume_real,
-    };
-    if !options.assume_real
-        && let Ok(clock) = admin.clock().await
-    {
-        if clock.is_virtual && options.controller == ControllerKind::Upstream {
-            return Err(RemoteError::UpstreamOnVirtualClock);
-        }
-        return Ok(RemoteSession {
-            target,
-            simulated: true,
-        });
-    }
-    let client = kube::Client::try_from(config).map_err(|e| kube_err(e.to_string()))?;
-    if !options.skip_preflight {
-        let mut problems = preflight::api_services(&client, &options.metrics_service).await?;
-        problems.extend(
-            preflight::builtin_hpa_controller(
-                &client,
-                options.controller == ControllerKind::Upstream,
-                options.upstream_sync_period + Duration::from_secs(5),
-            )
-            .await?,
-        );
-        preflight::verdict(problems)?;
-    }
-    let node = FakeNode::start(client, fake_node::DEFAULT_NODE_NAME, Arc::new(SystemClock)).await?;
-    target.fake_node = Some(Arc::new(node));
+    })
+    .await?;
+    let simulated = !connected.is_real();
+    let admin = connected.shared_admin();
     Ok(RemoteSession {
-        target,
-        simulated: false,
+        target: RemoteTarget {
+            client: connected.client,
+            admin,
+            metrics_control_url: metrics_url.to_owned(),
+            controller: options.controller,
+            upstream_sync_period: options.upstream_sync_period,
+            fake_node: connected.fake_node.map(Arc::new),
+        },
+        simulated,
     })
 }

@@ -22,34 +22,7 @@ pub const KNOWN_BUG_TAG: &str = "known-bug";
 /// real (elsewhere it changes nothing).
 pub const REAL_NODE_TAG: &str = "real-node";
 
-/// Where the scenarios run.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-pub enum BackendKind {
-    /// The embedded simulated cluster with a virtual clock.
-    #[default]
-    Sim,
-    /// The cluster of the current kubeconfig.
-    Kubeconfig,
-    /// A kind cluster created for the run.
-    Kind,
-    /// A k3d cluster created for the run.
-    K3d,
-    /// A k3s container created for the run.
-    K3s,
-}
-
-impl BackendKind {
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Sim => "sim",
-            Self::Kubeconfig => "kubeconfig",
-            Self::Kind => "kind",
-            Self::K3d => "k3d",
-            Self::K3s => "k3s",
-        }
-    }
-}
+pub use crate::testbed::BackendKind;
 
 /// What to run and how.
 #[derive(Debug, Clone)]
@@ -201,7 +174,7 @@ pub fn check_backend_tools(
     use crate::cluster::tools::{self, Tool};
     let tool = |problem| RunError::Tool { backend, problem };
     match backend {
-        BackendKind::Sim | BackendKind::Kubeconfig => return Ok(()),
+        BackendKind::Sim | BackendKind::SimProcess | BackendKind::Kubeconfig => return Ok(()),
         BackendKind::Kind => {
             tools::require_in(Tool::Kind, path_var).map_err(tool)?;
         }

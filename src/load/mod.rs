@@ -2,10 +2,12 @@
 //! figures users compare (`hpa-harness load`).
 
 pub mod agree;
-pub mod remote;
+pub mod cluster;
+mod collect;
 pub mod report;
 pub mod run;
 pub mod stats;
 pub mod upstream;
+mod workload;
 
 pub use run::{BackendKind, ControllerKind, LoadError, LoadOptions, MetricProfile, run};

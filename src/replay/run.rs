@@ -9,7 +9,7 @@ use fake_metrics_server::script::{
     Value as ScriptValue,
 };
 use hpa_core::clock::{Clock, VirtualClock};
-use hpa_sim::{Backend, PodDelays, Sim, SimClock, SimConfig};
+use hpa_sim::{PodDelays, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
 use k8s_openapi::api::core::v1::Pod;
@@ -21,6 +21,7 @@ use super::series::Series;
 use crate::controller::config::ControllerConfig;
 use crate::controller::decisions::DecisionRecord;
 use crate::gherkin::driver::Driver;
+use crate::testbed::embedded::Embedded;
 
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
@@ -172,21 +173,19 @@ pub async fn replay(
     }
     let ns = hpa.namespace.clone();
     let clock = VirtualClock::default();
-    let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::Virtual(
-        clock.clone(),
-    ));
     let mut namespaces = SimConfig::default().namespaces;
     if !namespaces.contains(&ns) {
         namespaces.push(ns.clone());
     }
-    let sim = Sim::new(SimConfig {
-        clock: SimClock::Virtual(clock.clone()),
-        metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
-        pod_delays: options.pod_delays,
-        namespaces,
-        hpa_scale_to_zero: options.config.feature_gates.enabled("HPAScaleToZero"),
-        ..SimConfig::default()
-    });
+    let Embedded { sim, metrics } = Embedded::new(
+        Some(clock.clone()),
+        SimConfig {
+            pod_delays: options.pod_delays,
+            namespaces,
+            hpa_scale_to_zero: options.config.feature_gates.enabled("HPAScaleToZero"),
+            ..SimConfig::default()
+        },
+    );
     let client = sim.client();
 
     // The workload first, its pods then aged ten minutes (as the Gherkin

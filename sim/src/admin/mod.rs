@@ -24,8 +24,10 @@
 //! harness talking, not a Kubernetes client.
 
 mod client;
+mod control;
 
 pub use client::{AdminClient, AdminError};
+pub use control::SimAdmin;
 
 use std::collections::BTreeMap;
 
@@ -276,7 +278,7 @@ enum ClockChange {
     Set(Timestamp),
 }
 
-fn clock_state(sim: &Sim) -> ClockState {
+pub(crate) fn clock_state(sim: &Sim) -> ClockState {
     ClockState {
         now: sim.clock().now(),
         is_virtual: sim.virtual_clock().is_some(),

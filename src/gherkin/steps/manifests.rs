@@ -165,7 +165,7 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
             world.create_dynamic(ns, &resource, obj.clone()).await?;
         }
         None => {
-            obj["metadata"]["labels"][crate::gherkin::cleanup::SCENARIO_LABEL] = json!("true");
+            obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = json!("true");
             let client = world.env().await?.client.clone();
             let api: Api<DynamicObject> = Api::all_with(client, &resource);
             let dynamic: DynamicObject = serde_json::from_value(obj.clone())

@@ -1,23 +1,19 @@
 //! Steps about namespaces, workloads, their pods and the faults of the
 //! simulated cluster.
 
-use std::collections::BTreeMap;
-
 use cucumber::gherkin::Step;
 use cucumber::{given, when};
-use jiff::{SignedDuration, Timestamp};
+use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use serde_json::{Value, json};
+use serde_json::json;
 
-use super::{Table, age, per_container};
+use super::Table;
 use crate::gherkin::params::{Duration, WorkloadKind};
-use crate::gherkin::world::{
-    HpaWorld, SimFault, StepError, StepResult, Workload, workload_api, workload_resource,
-};
+use crate::gherkin::world::{HpaWorld, StepError, StepResult, workload_api};
+use hpa_sim::admin::{CountedFault, FaultAction, ReplicasOverride, SelectorOverride, ToggleFault};
 
-/// How long before the scenario starts the pods of "with N pods" started.
-const DEFAULT_AGE: SignedDuration = SignedDuration::from_secs(600);
+use crate::gherkin::pods::*;
 
 #[given(expr = "a namespace {string}")]
 async fn a_namespace(world: &mut HpaWorld, name: String) -> StepResult {
@@ -110,8 +106,14 @@ async fn scale_reports_replicas(
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::OverrideScaleReplicas { spec, status })
-        .await
+        .fault(FaultAction::OverrideScaleReplicas(ReplicasOverride {
+            namespace: ns,
+            name: n,
+            spec,
+            status,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "the scale of {string} reports selector {string}")]
@@ -124,8 +126,13 @@ async fn scale_reports_selector(
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::OverrideScaleSelector(selector))
-        .await
+        .fault(FaultAction::OverrideScaleSelector(SelectorOverride {
+            namespace: ns,
+            name: n,
+            selector,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "reading the scale of {string} fails")]
@@ -134,8 +141,13 @@ async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::FailGetScale(true))
-        .await
+        .fault(FaultAction::FailGetScale(ToggleFault {
+            namespace: ns,
+            name: n,
+            fail: true,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "updating the scale of {string} fails")]
@@ -144,8 +156,13 @@ async fn updating_scale_fails(world: &mut HpaWorld, name: String) -> StepResult 
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::FailUpdateScale(true))
-        .await
+        .fault(FaultAction::FailUpdateScale(ToggleFault {
+            namespace: ns,
+            name: n,
+            fail: true,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "updating the status of HPA {string} conflicts {int} times")]
@@ -154,8 +171,13 @@ async fn hpa_status_conflicts(world: &mut HpaWorld, name: String, times: u32) ->
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::ConflictHpaStatus(times))
-        .await
+        .fault(FaultAction::ConflictHpaStatus(CountedFault {
+            namespace: ns,
+            name: n,
+            times,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "updating the scale of {string} conflicts {int} times")]
@@ -164,8 +186,13 @@ async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> Step
     world
         .env()
         .await?
-        .fault(&ns, &n, SimFault::ConflictUpdateScale(times))
-        .await
+        .fault(FaultAction::ConflictUpdateScale(CountedFault {
+            namespace: ns,
+            name: n,
+            times,
+        }))
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "new pods of {string} become ready after {duration}")]
@@ -182,7 +209,8 @@ async fn new_pods_ready_after(world: &mut HpaWorld, name: String, after: Duratio
                 ready: after.0,
             },
         )
-        .await
+        .await?;
+    Ok(())
 }
 
 #[given(expr = "pod {string} becomes ready")]
@@ -241,485 +269,4 @@ async fn scaled_by_a_user(
         "scaling {kind} {ns}/{n} to {replicas}"
     )))?;
     world.prune_pods().await
-}
-
-/// One pod as a table row describes it.
-#[derive(Debug, Clone, PartialEq)]
-struct PodShape {
-    phase: String,
-    /// `None`: no Ready condition ("none").
-    ready: Option<bool>,
-    started: When,
-    ready_since: Option<When>,
-    deleted: bool,
-    /// Requests by container name.
-    containers: BTreeMap<String, Resources>,
-    pod_requests: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Resources {
-    cpu: Option<String>,
-    memory: Option<String>,
-    sidecar: bool,
-}
-
-/// A point in time a cell names.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum When {
-    Ago(SignedDuration),
-    Never,
-}
-
-impl Default for PodShape {
-    fn default() -> Self {
-        let mut containers = BTreeMap::new();
-        containers.insert(
-            "app".to_owned(),
-            Resources {
-                cpu: Some("1".to_owned()),
-                memory: Some("1Gi".to_owned()),
-                sidecar: false,
-            },
-        );
-        Self {
-            phase: "Running".to_owned(),
-            ready: Some(true),
-            started: When::Ago(DEFAULT_AGE),
-            ready_since: None,
-            deleted: false,
-            containers,
-            pod_requests: BTreeMap::new(),
-        }
-    }
-}
-
-fn when(text: &str, what: &str) -> Result<When, StepError> {
-    match text {
-        "never" => Ok(When::Never),
-        "now" => Ok(When::Ago(SignedDuration::ZERO)),
-        other => age(other, what).map(When::Ago),
-    }
-}
-
-impl PodShape {
-    fn from_row(table: &Table, row: &[String], pod: &str) -> Result<Self, StepError> {
-        let mut shape = Self::default();
-        let what = |col: &str| format!("pod {pod}, column {col}");
-        if let Some(phase) = table.cell(row, "phase").filter(|c| !c.is_empty()) {
-            if !matches!(phase, "Running" | "Pending" | "Succeeded" | "Failed") {
-                return Err(StepError::Input(format!(
-                    "{}: {phase:?} is not Running, Pending, Succeeded or Failed",
-                    what("phase")
-                )));
-            }
-            shape.phase = phase.to_owned();
-            if phase != "Running" {
-                shape.ready = Some(false);
-            }
-            if phase == "Pending" {
-                shape.started = When::Never;
-            }
-        }
-        if let Some(ready) = table.cell(row, "ready").filter(|c| !c.is_empty()) {
-            shape.ready = match ready {
-                "true" => Some(true),
-                "false" => Some(false),
-                "none" => None,
-                other => {
-                    return Err(StepError::Input(format!(
-                        "{}: {other:?} is not true, false or none",
-                        what("ready")
-                    )));
-                }
-            };
-        }
-        if let Some(started) = table.cell(row, "started").filter(|c| !c.is_empty()) {
-            shape.started = when(started, &what("started"))?;
-        }
-        if let Some(since) = table.cell(row, "ready since").filter(|c| !c.is_empty()) {
-            shape.ready_since = Some(when(since, &what("ready since"))?);
-        }
-        if let Some(deleted) = table.cell(row, "deleted").filter(|c| !c.is_empty()) {
-            shape.deleted = match deleted {
-                "true" => true,
-                "false" => false,
-                other => {
-                    return Err(StepError::Input(format!(
-                        "{}: {other:?} is not true or false",
-                        what("deleted")
-                    )));
-                }
-            };
-        }
-        let cpu = table.cell(row, "cpu request");
-        let memory = table.cell(row, "memory request");
-        if cpu.is_some() || memory.is_some() {
-            let cpu = cpu
-                .map(|c| per_container(c, &what("cpu request")))
-                .transpose()?;
-            let memory = memory
-                .map(|c| per_container(c, &what("memory request")))
-                .transpose()?;
-            let mut containers: BTreeMap<String, Resources> = BTreeMap::new();
-            for (name, _, sidecar) in cpu.iter().flatten().chain(memory.iter().flatten()) {
-                let entry = containers.entry(name.clone()).or_default();
-                entry.sidecar |= *sidecar;
-            }
-            if containers.is_empty() {
-                containers.insert("app".to_owned(), Resources::default());
-            }
-            for (name, res) in &mut containers {
-                res.cpu = match &cpu {
-                    Some(list) => list
-                        .iter()
-                        .find(|(n, _, _)| n == name)
-                        .and_then(|(_, q, _)| q.clone()),
-                    None => (name == "app").then(|| "1".to_owned()),
-                };
-                res.memory = match &memory {
-                    Some(list) => list
-                        .iter()
-                        .find(|(n, _, _)| n == name)
-                        .and_then(|(_, q, _)| q.clone()),
-                    None => (name == "app").then(|| "1Gi".to_owned()),
-                };
-            }
-            shape.containers = containers;
-        }
-        for (col, resource) in [("pod cpu request", "cpu"), ("pod memory request", "memory")] {
-            if let Some(q) = table.cell(row, col).filter(|c| !c.is_empty()) {
-                crate::gherkin::params::parse_quantity(q)
-                    .map_err(|e| StepError::Input(format!("{}: {e}", what(col))))?;
-                shape.pod_requests.insert(resource.to_owned(), q.to_owned());
-            }
-        }
-        Ok(shape)
-    }
-
-    /// The pod spec (containers, init containers, pod-level requests).
-    fn spec(&self) -> Value {
-        let container = |name: &str, r: &Resources| {
-            let mut requests = serde_json::Map::new();
-            if let Some(c) = &r.cpu {
-                requests.insert("cpu".into(), json!(c));
-            }
-            if let Some(m) = &r.memory {
-                requests.insert("memory".into(), json!(m));
-            }
-            let mut c = json!({"name": name, "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": requests}});
-            if r.sidecar {
-                c["restartPolicy"] = json!("Always");
-            }
-            c
-        };
-        let containers: Vec<Value> = self
-            .containers
-            .iter()
-            .filter(|(_, r)| !r.sidecar)
-            .map(|(n, r)| container(n, r))
-            .collect();
-        let init: Vec<Value> = self
-            .containers
-            .iter()
-            .filter(|(_, r)| r.sidecar)
-            .map(|(n, r)| container(n, r))
-            .collect();
-        let mut spec = json!({"containers": containers});
-        if !init.is_empty() {
-            spec["initContainers"] = json!(init);
-        }
-        if !self.pod_requests.is_empty() {
-            spec["resources"] = json!({"requests": self.pod_requests});
-        }
-        spec
-    }
-
-    /// Rewrites a pod status as this shape says, as of `now`.
-    fn apply_status(&self, status: &mut Value, now: Timestamp) {
-        status["phase"] = json!(self.phase);
-        let started = match self.started {
-            When::Ago(d) => Some(now - d),
-            When::Never => None,
-        };
-        match started {
-            Some(t) => status["startTime"] = json!(k8s_time(t)),
-            None => {
-                if let Some(m) = status.as_object_mut() {
-                    m.remove("startTime");
-                }
-            }
-        }
-        let since = match self.ready_since.or(Some(self.started)) {
-            Some(When::Ago(d)) => now - d,
-            _ => now,
-        };
-        let ready = self.ready.map(|r| if r { "True" } else { "False" });
-        set_condition(status, "Ready", ready, since);
-        set_condition(status, "ContainersReady", ready, since);
-    }
-}
-
-/// Kubernetes time (whole seconds, RFC 3339).
-pub(crate) fn k8s_time(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second())
-        .unwrap_or(t)
-        .to_string()
-}
-
-/// Sets (or with `None` removes) a pod condition.
-fn set_condition(status: &mut Value, type_: &str, value: Option<&str>, at: Timestamp) {
-    if !status.get("conditions").is_some_and(Value::is_array) {
-        status["conditions"] = json!([]);
-    }
-    let Some(conds) = status.get_mut("conditions").and_then(Value::as_array_mut) else {
-        return;
-    };
-    conds.retain(|c| c.get("type").and_then(Value::as_str) != Some(type_));
-    if let Some(v) = value {
-        conds.push(json!({"type": type_, "status": v, "lastTransitionTime": k8s_time(at)}));
-    }
-}
-
-async fn update_pod_status(
-    world: &mut HpaWorld,
-    ns: &str,
-    name: &str,
-    change: impl FnOnce(&mut Value),
-) -> StepResult {
-    let api: Api<Pod> = world.api(ns).await?;
-    let pod = api
-        .get(name)
-        .await
-        .map_err(StepError::kube(format!("reading pod {ns}/{name}")))?;
-    let mut value = serde_json::to_value(&pod)
-        .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
-    let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
-    change(&mut status);
-    if let Some(node) = world.fake_node() {
-        // The fake kubelet owns the status of its pods and keeps writing the
-        // state it was last given: hand it over (a patch, so a write of its
-        // own in between cannot make ours conflict).
-        return node
-            .set_pod_state(ns, name, pod_state(&status))
-            .await
-            .map_err(StepError::kube(format!(
-                "giving pod {ns}/{name} its state on the fake node"
-            )));
-    }
-    value["status"] = status;
-    let pod: Pod = serde_json::from_value(value)
-        .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
-    api.replace_status(name, &PostParams::default(), &pod)
-        .await
-        .map_err(StepError::kube(format!(
-            "updating the status of pod {ns}/{name}"
-        )))?;
-    Ok(())
-}
-
-async fn set_pod_ready(world: &mut HpaWorld, pod: &str, ready: bool) -> StepResult {
-    let (ns, n) = world.resolve_pod(pod).await?;
-    let now = world.now().await?;
-    let flag = if ready { "True" } else { "False" };
-    update_pod_status(world, &ns, &n, |status| {
-        set_condition(status, "Ready", Some(flag), now);
-        set_condition(status, "ContainersReady", Some(flag), now);
-    })
-    .await
-}
-
-/// Creates the workload with `rows.len()` replicas from `template`, then
-/// shapes each pod the sim created as its row says.
-async fn create_workload(
-    world: &mut HpaWorld,
-    kind: WorkloadKind,
-    name: &str,
-    template: &PodShape,
-    rows: &[PodShape],
-) -> StepResult {
-    let (ns, n) = world.qualify(name);
-    let replicas = i32::try_from(rows.len())
-        .map_err(|_| StepError::Input(format!("{kind} {n}: too many pods")))?;
-    let mut obj = json!({
-        "apiVersion": "apps/v1",
-        "kind": kind.kind(),
-        "metadata": {"name": n, "namespace": ns},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": n}},
-            "template": {"metadata": {"labels": {"app": n}}, "spec": template.spec()},
-        },
-    });
-    if kind == WorkloadKind::StatefulSet {
-        obj["spec"]["serviceName"] = json!(n);
-    }
-    let names = world.pod_names_of(&ns, &n);
-    if !names.is_empty() {
-        // The simulated cluster names the pods so; a real one ignores it
-        // (the names are then aliases, in creation order).
-        obj["metadata"]["annotations"][hpa_sim::POD_NAMES_ANNOTATION] = json!(names.join(","));
-    }
-    if world.fake_node().is_some() {
-        // On a real cluster the pods go to the harness's fake node, whose
-        // kubelet loop binds them and leaves their status to the steps.
-        use crate::cluster::fake_node;
-        let template = &mut obj["spec"]["template"];
-        template["metadata"]["labels"][fake_node::MANAGED_POD_LABEL] = json!("true");
-        template["spec"]["nodeSelector"] = json!(fake_node::node_selector());
-        template["spec"]["tolerations"] = json!([fake_node::toleration()]);
-    }
-    world
-        .create_dynamic(&ns, &workload_resource(kind), obj)
-        .await?;
-    world.workloads.insert(
-        (ns.clone(), n.clone()),
-        Workload {
-            kind,
-            initial_replicas: replicas,
-            selector: format!("app={n}"),
-        },
-    );
-    let now = world.now().await?;
-    // A real cluster's controllers create the pods a moment later.
-    let mut pods = Vec::new();
-    world
-        .eventually(async |w: &mut HpaWorld| {
-            pods = w.pods_of(&ns, &n).await?;
-            if pods.len() == rows.len() {
-                Ok(())
-            } else {
-                Err(StepError::Expectation(format!(
-                    "{kind} {ns}/{n} should have {} pods but the cluster made {}",
-                    rows.len(),
-                    pods.len()
-                )))
-            }
-        })
-        .await
-        .map_err(|e| StepError::State(e.to_string()))?;
-    if world.on_real_node() {
-        // A real kubelet runs these pods: they get the states it gives them.
-        if rows.iter().any(|r| *r != PodShape::default()) {
-            return Err(StepError::Unsupported(format!(
-                "{kind} {ns}/{n}: pods on a real node cannot be given states or requests of their own"
-            )));
-        }
-        return wait_running_and_ready(world, &ns, &n, rows.len()).await;
-    }
-    let api: Api<Pod> = world.api(&ns).await?;
-    for (pod, shape) in pods.into_iter().zip(rows) {
-        let pod_name = pod.metadata.name.clone().unwrap_or_default();
-        if shape.spec() != template.spec() {
-            let mut value = serde_json::to_value(&pod)
-                .map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
-            let node = value.pointer("/spec/nodeName").cloned();
-            value["spec"] = shape.spec();
-            if let Some(node) = node {
-                value["spec"]["nodeName"] = node;
-            }
-            let updated: Pod = serde_json::from_value(value)
-                .map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
-            api.replace(&pod_name, &PostParams::default(), &updated)
-                .await
-                .map_err(StepError::kube(format!(
-                    "setting the requests of pod {ns}/{pod_name}"
-                )))?;
-        }
-        update_pod_status(world, &ns, &pod_name, |status| {
-            shape.apply_status(status, now)
-        })
-        .await?;
-        if shape.deleted {
-            mark_terminating(world, &ns, &pod_name).await?;
-        }
-    }
-    Ok(())
-}
-
-/// The finalizer that holds a scenario's terminating pods in place.
-const TERMINATING_FINALIZER: &str = "hpa-harness.io/terminating";
-
-/// Gives a pod a deletion timestamp (a terminating pod that still exists): a
-/// finalizer of ours keeps it, then a delete marks it, as the API server does
-/// for any object with finalizers.
-async fn mark_terminating(world: &mut HpaWorld, ns: &str, pod: &str) -> StepResult {
-    let api: Api<Pod> = world.api(ns).await?;
-    let patch = json!({"metadata": {"finalizers": [TERMINATING_FINALIZER]}});
-    api.patch(pod, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(StepError::kube(format!(
-            "holding pod {ns}/{pod} with a finalizer"
-        )))?;
-    api.delete(pod, &Default::default())
-        .await
-        .map_err(StepError::kube(format!(
-            "marking pod {ns}/{pod} as terminating"
-        )))?;
-    Ok(())
-}
-
-/// The fake kubelet's view of a pod status the steps wrote.
-fn pod_state(status: &Value) -> crate::cluster::fake_node::PodState {
-    let time = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .and_then(|t| t.parse::<Timestamp>().ok())
-    };
-    let ready = status
-        .get("conditions")
-        .and_then(Value::as_array)
-        .and_then(|c| {
-            c.iter()
-                .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
-        });
-    crate::cluster::fake_node::PodState {
-        phase: status
-            .get("phase")
-            .and_then(Value::as_str)
-            .unwrap_or("Running")
-            .to_owned(),
-        ready: ready.and_then(|c| match c.get("status").and_then(Value::as_str) {
-            Some("True") => Some(true),
-            Some("False") => Some(false),
-            _ => None,
-        }),
-        started: time(status.get("startTime")),
-        ready_since: time(ready.and_then(|c| c.get("lastTransitionTime"))),
-    }
-}
-
-/// How long real pods may take to pull the pause image and start.
-const REAL_START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(180);
-
-/// Waits until `count` pods of the workload run and are Ready.
-async fn wait_running_and_ready(
-    world: &mut HpaWorld,
-    ns: &str,
-    workload: &str,
-    count: usize,
-) -> StepResult {
-    let deadline = tokio::time::Instant::now() + REAL_START_TIMEOUT;
-    loop {
-        let pods = world.pods_of(ns, workload).await?;
-        let ready = pods
-            .iter()
-            .filter(|p| {
-                let status = p.status.as_ref();
-                status.and_then(|s| s.phase.as_deref()) == Some("Running")
-                    && status
-                        .and_then(|s| s.conditions.as_ref())
-                        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-            })
-            .count();
-        if ready >= count {
-            return Ok(());
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return Err(StepError::State(format!(
-                "{ns}/{workload}: {ready} of {count} pods running and ready on a real node after {REAL_START_TIMEOUT:?}"
-            )));
-        }
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    }
 }

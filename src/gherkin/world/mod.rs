@@ -1,14 +1,6 @@
-//! The scenario world: a cluster, a fake metrics server and an HPA controller
-//! per scenario.
-//!
-//! On the embedded target each scenario gets its own simulated cluster and
-//! fake metrics server (on `127.0.0.1:0`, scripted only through its HTTP
-//! control API), all on one virtual clock. On a remote target (a kubeconfig)
-//! the scenarios share one cluster and one fake metrics server, one scenario
-//! at a time: a simulated cluster in another process is reset through its
-//! admin API and its virtual clock moved with the scenario's; a real cluster
-//! runs on the wall clock, so time passes for real and `Then` steps wait up
-//! to two sync periods for what they expect.
+//! The scenario world: what one scenario declared and the steps' view of
+//! its cluster, metrics server and HPA controller (the running parts are the
+//! testbed's [`Env`]).
 //!
 //! Everything starts lazily, at the first step that needs it, so that
 //! "the HPA controller runs with:" may come after workloads are declared but
@@ -17,24 +9,26 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-use fake_metrics_server::client::{ClientError, ControlClient};
+use fake_metrics_server::client::ClientError;
 use fake_metrics_server::script::{
     Api as MetricsApi, Change, ContainerSpec, Duration as ScriptDuration, MetricSeries, MetricSpec,
     PodSpec, SampleTime, Value as ScriptValue,
 };
-use hpa_core::clock::{Clock, SystemClock, VirtualClock};
-use hpa_sim::admin::AdminClient;
-use hpa_sim::{Backend, PodDelays, Sim, SimClock, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::Value;
-use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::driver::{Driver, DriverError};
-use super::target::{self, ControllerKind, RemoteTarget, Target};
+use super::target::{self, ControllerKind, Target};
 use crate::controller::config::{ControllerConfig, FlagError};
+pub use crate::testbed::env::Env;
+use crate::testbed::env::EnvError;
+
+mod cluster;
+mod metrics;
+mod time;
 
 /// Why a step failed. Messages say what the scenario asked and what went
 /// wrong, naming the object.
@@ -108,6 +102,18 @@ impl StepError {
     }
 }
 
+impl From<EnvError> for StepError {
+    fn from(e: EnvError) -> Self {
+        match e {
+            EnvError::Start(m) => Self::Start(m),
+            EnvError::Kube { action, source } => Self::Kube { action, source },
+            EnvError::Metrics { action, source } => Self::Metrics { action, source },
+            EnvError::State(m) => Self::State(m),
+            EnvError::Unsupported(m) => Self::Unsupported(m),
+        }
+    }
+}
+
 /// What a step returns.
 pub type StepResult = Result<(), StepError>;
 
@@ -134,359 +140,6 @@ pub(crate) struct PodMetrics {
     pub custom: BTreeMap<String, String>,
     pub timestamp: Option<SignedDuration>,
     pub window: Option<SignedDuration>,
-}
-
-/// What the scenario can do to the cluster beyond the Kubernetes API.
-enum Control {
-    /// The embedded simulated cluster: faults, delays, gates and the clock
-    /// in-process.
-    Embedded(Sim),
-    /// A simulated cluster in another process, through its admin API.
-    Sim(AdminClient),
-    /// A real API server: none of that.
-    Real,
-}
-
-/// A fault the simulated API server can be told to inject.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SimFault {
-    /// `GET .../scale` fails (or answers again).
-    FailGetScale(bool),
-    /// Updates of `/scale` fail (or succeed again).
-    FailUpdateScale(bool),
-    /// The next `times` HPA status updates answer 409.
-    ConflictHpaStatus(u32),
-    /// The next `times` `/scale` updates answer 409.
-    ConflictUpdateScale(u32),
-    /// `/scale` reports these spec and status replicas.
-    OverrideScaleReplicas { spec: i32, status: i32 },
-    /// `/scale` reports this selector.
-    OverrideScaleSelector(String),
-}
-
-/// The running parts of a scenario.
-pub struct Env {
-    clock: Arc<dyn Clock>,
-    /// The scenario's virtual clock (embedded: shared with the sim; a sim
-    /// process: a mirror moved with it); `None` on the wall clock.
-    virtual_clock: Option<VirtualClock>,
-    control: Control,
-    pub client: kube::Client,
-    pub metrics: ControlClient,
-    /// The remote target, if the scenario is not embedded.
-    pub remote: Option<RemoteTarget>,
-    /// Wall-clock instant of the virtual start (for "ages").
-    pub started_at: Timestamp,
-    _metrics_server: Option<DropGuard>,
-}
-
-impl std::fmt::Debug for Env {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Env")
-            .field("metrics", &self.metrics.base_url())
-            .finish_non_exhaustive()
-    }
-}
-
-impl Env {
-    async fn start(target: &Target) -> Result<Self, StepError> {
-        match target {
-            Target::Embedded => Self::start_embedded().await,
-            Target::Remote(remote) => Self::start_remote(remote).await,
-        }
-    }
-
-    async fn start_embedded() -> Result<Self, StepError> {
-        let clock = VirtualClock::default();
-        let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::Virtual(
-            clock.clone(),
-        ));
-        let router = fake_metrics_server::app(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(|e| StepError::Start(format!("binding the metrics server: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| StepError::Start(format!("metrics server address: {e}")))?;
-        let stop = CancellationToken::new();
-        let stopped = stop.clone();
-        tokio::spawn(async move {
-            let shutdown = async move { stopped.cancelled().await };
-            if let Err(e) = fake_metrics_server::run(
-                listener,
-                state,
-                fake_metrics_server::Transport::Plain,
-                shutdown,
-            )
-            .await
-            {
-                tracing::warn!(error = %e, "the scenario's metrics server stopped");
-            }
-        });
-        let metrics = ControlClient::new(format!("http://{addr}"))
-            .map_err(|e| StepError::Start(format!("metrics control client: {e}")))?;
-        let sim = Sim::new(SimConfig {
-            clock: SimClock::Virtual(clock.clone()),
-            metrics: Some(Backend::Router(router)),
-            ..SimConfig::default()
-        });
-        let client = sim.client();
-        Ok(Self {
-            started_at: clock.now(),
-            clock: Arc::new(clock.clone()),
-            virtual_clock: Some(clock),
-            control: Control::Embedded(sim),
-            client,
-            metrics,
-            remote: None,
-            _metrics_server: Some(stop.drop_guard()),
-        })
-    }
-
-    /// Connects to the target's cluster and metrics server and clears what
-    /// earlier scenarios left there.
-    async fn start_remote(remote: &RemoteTarget) -> Result<Self, StepError> {
-        let config = kube_config(remote).await?;
-        let cluster_url = config.cluster_url.to_string();
-        let client = kube::Client::try_from(config)
-            .map_err(|e| StepError::Start(format!("a client for the kubeconfig's cluster: {e}")))?;
-        let metrics = ControlClient::new(remote.metrics_control_url.clone()).map_err(|e| {
-            StepError::Start(format!(
-                "fake metrics server control client for {}: {e}",
-                remote.metrics_control_url
-            ))
-        })?;
-        metrics.reset().await.map_err(StepError::metrics(format!(
-            "resetting the fake metrics server at {}",
-            remote.metrics_control_url
-        )))?;
-        // A simulated cluster answers its admin API; a real one does not.
-        let admin = AdminClient::new(cluster_url.trim_end_matches('/'))
-            .map_err(|e| StepError::Start(format!("sim admin client: {e}")))?;
-        // The simulated cluster serves plain HTTP: an https API server is a
-        // real one, and probing it without its CA would only log TLS errors.
-        let sim_clock = if remote.assume_real || cluster_url.starts_with("https:") {
-            None
-        } else {
-            admin.clock().await.ok()
-        };
-        let (control, clock, virtual_clock) = match sim_clock {
-            Some(state) => {
-                admin.reset().await.map_err(|e| {
-                    StepError::Start(format!("resetting the simulated cluster: {e}"))
-                })?;
-                if state.is_virtual {
-                    let mirror = VirtualClock::new(state.now);
-                    metrics
-                        .set_clock(state.now)
-                        .await
-                        .map_err(StepError::metrics(
-                            "putting the fake metrics server's clock at the cluster's",
-                        ))?;
-                    (
-                        Control::Sim(admin),
-                        Arc::new(mirror.clone()) as Arc<dyn Clock>,
-                        Some(mirror),
-                    )
-                } else {
-                    (
-                        Control::Sim(admin),
-                        Arc::new(SystemClock) as Arc<dyn Clock>,
-                        None,
-                    )
-                }
-            }
-            None => {
-                super::cleanup::scenario_objects(&client)
-                    .await
-                    .map_err(StepError::kube("removing the objects of earlier scenarios"))?;
-                (Control::Real, Arc::new(SystemClock) as Arc<dyn Clock>, None)
-            }
-        };
-        Ok(Self {
-            started_at: clock.now(),
-            clock,
-            virtual_clock,
-            control,
-            client,
-            metrics,
-            remote: Some(remote.clone()),
-            _metrics_server: None,
-        })
-    }
-
-    /// Now, on the scenario's clock.
-    pub fn now(&self) -> Timestamp {
-        self.clock.now()
-    }
-
-    /// The scenario's clock (for the controller).
-    pub fn clock(&self) -> Arc<dyn Clock> {
-        self.clock.clone()
-    }
-
-    /// Whether time is virtual (moves only when a step says so).
-    pub fn is_virtual(&self) -> bool {
-        self.virtual_clock.is_some()
-    }
-
-    /// Whether the cluster is a real one (no fault injection, wall clock).
-    pub fn is_real(&self) -> bool {
-        matches!(self.control, Control::Real)
-    }
-
-    /// Whose controller acts.
-    pub fn controller_kind(&self) -> ControllerKind {
-        self.remote
-            .as_ref()
-            .map_or(ControllerKind::Ours, |r| r.controller)
-    }
-
-    /// Moves the scenario's time on: the virtual clocks of the cluster, the
-    /// metrics server and the controller together, or the wall clock by
-    /// waiting.
-    pub async fn advance(&self, by: SignedDuration) -> StepResult {
-        match (&self.control, &self.virtual_clock) {
-            (Control::Embedded(sim), _) => sim.advance(by),
-            (Control::Sim(admin), Some(mirror)) => {
-                admin
-                    .advance(by)
-                    .await
-                    .map_err(|e| StepError::State(format!("moving the cluster's clock: {e}")))?;
-                self.metrics
-                    .advance_clock(by)
-                    .await
-                    .map_err(StepError::metrics("moving the metrics server's clock"))?;
-                mirror.advance(by);
-            }
-            _ => tokio::time::sleep(by.unsigned_abs()).await,
-        }
-        Ok(())
-    }
-
-    /// Makes the simulated API server inject a fault for object `ns/name`.
-    pub async fn fault(&self, ns: &str, name: &str, fault: SimFault) -> StepResult {
-        match &self.control {
-            Control::Embedded(sim) => {
-                let f = sim.faults();
-                match fault {
-                    SimFault::FailGetScale(on) => f.fail_get_scale(ns, name, on),
-                    SimFault::FailUpdateScale(on) => f.fail_update_scale(ns, name, on),
-                    SimFault::ConflictHpaStatus(n) => f.conflict_hpa_status(ns, name, n),
-                    SimFault::ConflictUpdateScale(n) => f.conflict_update_scale(ns, name, n),
-                    SimFault::OverrideScaleReplicas { spec, status } => {
-                        f.override_scale_replicas(ns, name, spec, status);
-                    }
-                    SimFault::OverrideScaleSelector(sel) => {
-                        f.override_scale_selector(ns, name, &sel)
-                    }
-                }
-                Ok(())
-            }
-            Control::Sim(admin) => admin
-                .set_fault(&fault.to_admin(ns, name))
-                .await
-                .map_err(|e| StepError::State(format!("injecting {fault:?} for {ns}/{name}: {e}"))),
-            Control::Real => Err(StepError::Unsupported(format!(
-                "injecting {fault:?} for {ns}/{name} needs the simulated API server; a real one cannot be told to fail"
-            ))),
-        }
-    }
-
-    /// How long new pods of workload `ns/name` stay Pending and unready.
-    pub async fn set_pod_delays(&self, ns: &str, name: &str, delays: PodDelays) -> StepResult {
-        match &self.control {
-            Control::Embedded(sim) => {
-                sim.set_pod_delays(ns, name, delays);
-                Ok(())
-            }
-            Control::Sim(admin) => admin
-                .set_pod_delays(ns, name, delays)
-                .await
-                .map_err(|e| StepError::State(format!("pod delays of {ns}/{name}: {e}"))),
-            Control::Real => Err(StepError::Unsupported(format!(
-                "delaying the readiness of new pods of {ns}/{name} needs the simulated cluster's kubelet"
-            ))),
-        }
-    }
-
-    /// Tells the simulated API server whether HPAScaleToZero is on (a real
-    /// one validates with its own gates).
-    pub async fn set_scale_to_zero(&self, enabled: bool) -> StepResult {
-        match &self.control {
-            Control::Embedded(sim) => sim.set_hpa_scale_to_zero(enabled),
-            Control::Sim(admin) => admin
-                .set_hpa_scale_to_zero(enabled)
-                .await
-                .map_err(|e| StepError::State(format!("the cluster's HPAScaleToZero gate: {e}")))?,
-            Control::Real => {}
-        }
-        Ok(())
-    }
-}
-
-impl SimFault {
-    fn to_admin(&self, ns: &str, name: &str) -> hpa_sim::admin::FaultAction {
-        use hpa_sim::admin::{
-            CountedFault, FaultAction as F, ReplicasOverride, SelectorOverride, ToggleFault,
-        };
-        let (namespace, name) = (ns.to_owned(), name.to_owned());
-        match self {
-            Self::FailGetScale(fail) => F::FailGetScale(ToggleFault {
-                namespace,
-                name,
-                fail: *fail,
-            }),
-            Self::FailUpdateScale(fail) => F::FailUpdateScale(ToggleFault {
-                namespace,
-                name,
-                fail: *fail,
-            }),
-            Self::ConflictHpaStatus(times) => F::ConflictHpaStatus(CountedFault {
-                namespace,
-                name,
-                times: *times,
-            }),
-            Self::ConflictUpdateScale(times) => F::ConflictUpdateScale(CountedFault {
-                namespace,
-                name,
-                times: *times,
-            }),
-            Self::OverrideScaleReplicas { spec, status } => {
-                F::OverrideScaleReplicas(ReplicasOverride {
-                    namespace,
-                    name,
-                    spec: *spec,
-                    status: *status,
-                })
-            }
-            Self::OverrideScaleSelector(selector) => F::OverrideScaleSelector(SelectorOverride {
-                namespace,
-                name,
-                selector: selector.clone(),
-            }),
-        }
-    }
-}
-
-/// The client configuration of a remote target's kubeconfig and context.
-async fn kube_config(remote: &RemoteTarget) -> Result<kube::Config, StepError> {
-    let options = kube::config::KubeConfigOptions {
-        context: remote.context.clone(),
-        ..Default::default()
-    };
-    let where_ = remote.kubeconfig.as_ref().map_or_else(
-        || "the default kubeconfig".to_owned(),
-        |p| p.display().to_string(),
-    );
-    let kubeconfig = match &remote.kubeconfig {
-        Some(path) => kube::config::Kubeconfig::read_from(path),
-        None => kube::config::Kubeconfig::read(),
-    }
-    .map_err(|e| StepError::Start(format!("reading {where_}: {e}")))?;
-    kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-        .await
-        .map_err(|e| StepError::Start(format!("{where_}: {e}")))
 }
 
 /// One scenario's state. A fresh one per scenario; nothing is shared.
@@ -538,22 +191,7 @@ pub struct HpaWorld {
     pub feature_dir: Option<std::path::PathBuf>,
 }
 
-/// History to hand to the controller once it exists (ages as of the step,
-/// which is also when the controller gets it: time only moves once the
-/// controller runs).
-#[derive(Debug, Clone)]
-pub enum Seed {
-    Recommendations {
-        namespace: String,
-        name: String,
-        entries: Vec<crate::controller::AgedRecommendation>,
-    },
-    ScaleEvents {
-        namespace: String,
-        name: String,
-        events: Vec<crate::controller::AgedScaleEvent>,
-    },
-}
+pub use super::driver::Seed;
 
 impl HpaWorld {
     fn new() -> Self {
@@ -615,7 +253,7 @@ impl HpaWorld {
         let name = scenario_namespace();
         let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
         let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": name,
-            "labels": {super::cleanup::SCENARIO_LABEL: "true"}}}))
+            "labels": {crate::testbed::cleanup::SCENARIO_LABEL: "true"}}}))
         .map_err(|e| StepError::Start(format!("namespace {name}: {e}")))?;
         api.create(&PostParams::default(), &ns)
             .await
@@ -729,10 +367,7 @@ impl HpaWorld {
 
     /// Whose controller acts in this scenario.
     pub fn target_controller(&self) -> ControllerKind {
-        match &self.target {
-            Target::Embedded => ControllerKind::Ours,
-            Target::Remote(r) => r.controller,
-        }
+        self.target.controller()
     }
 
     /// The fake node scenario pods go to, on a real cluster.
@@ -766,6 +401,18 @@ impl HpaWorld {
             Target::Remote(r) if r.controller == ControllerKind::Upstream => r.upstream_sync_period,
             _ => self.config.sync_period,
         }
+    }
+
+    /// The sync period as the scenario clock counts; one it cannot count
+    /// in is an error naming it.
+    fn signed_sync_period(&self) -> Result<SignedDuration, StepError> {
+        let period = self.sync_period();
+        SignedDuration::try_from(period).map_err(|e| {
+            StepError::Input(format!(
+                "sync period {}: {e}",
+                crate::controller::config::format_go_duration(period)
+            ))
+        })
     }
 
     /// Runs `check` until it holds or [`Self::patience`] runs out; only
@@ -968,300 +615,6 @@ impl HpaWorld {
             .cloned()
             .unwrap_or_else(|| real.to_owned())
     }
-
-    // ----- metrics server -----
-
-    /// Sends one changed pod to the metrics server.
-    pub(crate) async fn push_pod(&mut self, ns: &str, pod: &str) -> StepResult {
-        let Some(model) = self.pods.get(&(ns.to_owned(), pod.to_owned())).cloned() else {
-            return Ok(());
-        };
-        let spec = pod_spec(ns, pod, &model)?;
-        let client = self.env().await?.metrics.clone();
-        client
-            .apply(&[Change::Pod(spec)])
-            .await
-            .map_err(StepError::metrics(format!(
-                "setting the metrics of pod {ns}/{pod}"
-            )))?;
-        Ok(())
-    }
-
-    /// The metrics model of a pod, created with the pod's labels on first use.
-    pub(crate) async fn pod_model(
-        &mut self,
-        ns: &str,
-        pod: &str,
-    ) -> Result<&mut PodMetrics, StepError> {
-        let key = (ns.to_owned(), pod.to_owned());
-        if !self.pods.contains_key(&key) {
-            let api: Api<Pod> = self.api(ns).await?;
-            let p = api
-                .get_opt(pod)
-                .await
-                .map_err(StepError::kube(format!("reading pod {ns}/{pod}")))?
-                .ok_or_else(|| {
-                    StepError::Input(format!(
-                        "pod {ns}/{pod} does not exist, so it cannot report metrics"
-                    ))
-                })?;
-            let labels = p.metadata.labels.unwrap_or_default().into_iter().collect();
-            self.pods.insert(
-                key.clone(),
-                PodMetrics {
-                    labels,
-                    ..PodMetrics::default()
-                },
-            );
-        }
-        self.pods
-            .get_mut(&key)
-            .ok_or_else(|| StepError::State(format!("pod {ns}/{pod} has no metrics model")))
-    }
-
-    /// Forgets, in the metrics server too, pods that no longer exist in the
-    /// cluster: a deleted pod's values go with it.
-    pub(crate) async fn prune_pods(&mut self) -> StepResult {
-        let known: Vec<(String, String)> = self.pods.keys().cloned().collect();
-        if known.is_empty() {
-            return Ok(());
-        }
-        let env = self.env().await?;
-        let client = env.client.clone();
-        let metrics = env.metrics.clone();
-        let mut existing = BTreeSet::new();
-        let namespaces: BTreeSet<&String> = known.iter().map(|(ns, _)| ns).collect();
-        for ns in namespaces {
-            let api: Api<Pod> = Api::namespaced(client.clone(), ns);
-            let list = api
-                .list(&ListParams::default())
-                .await
-                .map_err(StepError::kube(format!(
-                    "listing the pods of namespace {ns}"
-                )))?;
-            for p in list.items {
-                existing.insert((ns.clone(), p.metadata.name.unwrap_or_default()));
-            }
-        }
-        for key in known {
-            if !existing.contains(&key) {
-                self.pods.remove(&key);
-                metrics
-                    .remove_pod(&key.0, &key.1)
-                    .await
-                    .map_err(StepError::metrics(format!(
-                        "removing the metrics of deleted pod {}/{}",
-                        key.0, key.1
-                    )))?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Makes one metrics API fail (500) or answer again.
-    pub async fn set_metrics_api_failing(&mut self, api: MetricsApi, failing: bool) -> StepResult {
-        let client = self.env().await?.metrics.clone();
-        let result = if failing {
-            client.fail(api, 500).await
-        } else {
-            client.clear_fault(api).await
-        };
-        result.map(|_| ()).map_err(StepError::metrics(format!(
-            "making the {api} metrics API {}",
-            if failing { "fail" } else { "recover" }
-        )))
-    }
-
-    // ----- time -----
-
-    /// "When the HPA controller syncs": ours reconciles every HPA once, now;
-    /// the cluster's own is given one of its sync periods to do so.
-    pub async fn sync_step(&mut self) -> StepResult {
-        if self.target_controller() == ControllerKind::Upstream {
-            let period = self.sync_period();
-            self.env()
-                .await?
-                .advance(SignedDuration::try_from(period).unwrap_or(SignedDuration::from_secs(15)))
-                .await?;
-            self.since_sync = SignedDuration::ZERO;
-            return self.prune_pods().await;
-        }
-        self.sync_now().await
-    }
-
-    /// Every HPA is reconciled once, now (by ours; the cluster's own syncs
-    /// on its own).
-    pub async fn sync_now(&mut self) -> StepResult {
-        if self.target_controller() == ControllerKind::Upstream {
-            self.since_sync = SignedDuration::ZERO;
-            return self.prune_pods().await;
-        }
-        self.driver().await?;
-        let driver = self
-            .driver
-            .as_ref()
-            .ok_or_else(|| StepError::State("the controller did not start".to_owned()))?;
-        driver
-            .sync_all_now()
-            .await
-            .map_err(StepError::controller("syncing every HPA"))?;
-        if explaining() {
-            let decisions: Vec<_> = driver
-                .keys()
-                .into_iter()
-                .filter_map(|k| {
-                    let (ns, n) = k.split_once('/')?;
-                    driver.decisions(ns, n, 1).pop().map(|d| (k.clone(), d))
-                })
-                .collect();
-            if let Some(env) = &self.env {
-                let offset = env.now().duration_since(env.started_at);
-                println!("{}", super::explain::table(offset, &decisions));
-            }
-        }
-        self.since_sync = SignedDuration::ZERO;
-        self.prune_pods().await
-    }
-
-    /// Moves the clock on by `by`, syncing every sync period meanwhile;
-    /// `check` runs after each sync (for "stays at").
-    pub async fn pass_time<F>(&mut self, by: SignedDuration, mut check: F) -> StepResult
-    where
-        F: AsyncCheck,
-    {
-        let period =
-            SignedDuration::try_from(self.sync_period()).unwrap_or(SignedDuration::from_secs(15));
-        if period.is_zero() || period.is_negative() {
-            return Err(StepError::State(
-                "the sync period must be positive".to_owned(),
-            ));
-        }
-        if self.target_controller() == ControllerKind::Ours {
-            self.driver().await?;
-        }
-        let mut left = by;
-        // Bounded: one iteration per sync period of the requested span.
-        while left.is_positive() {
-            let until_sync = period - self.since_sync;
-            let step = if left < until_sync { left } else { until_sync };
-            self.env().await?.advance(step).await?;
-            left -= step;
-            self.since_sync += step;
-            if self.since_sync >= period {
-                self.sync_now().await?;
-                check.check(self).await?;
-            }
-        }
-        Ok(())
-    }
-
-    // ----- reading the cluster -----
-
-    /// The HPA as the API serves it in autoscaling/v2.
-    pub async fn hpa(&mut self, name: &str) -> Result<HorizontalPodAutoscaler, StepError> {
-        let (ns, n) = self.qualify(name);
-        let api: Api<HorizontalPodAutoscaler> = self.api(&ns).await?;
-        api.get(&n)
-            .await
-            .map_err(StepError::kube(format!("reading HPA {ns}/{n}")))
-    }
-
-    /// `spec.replicas` of a scale target (the workload object itself, not
-    /// what an overridden `/scale` reports).
-    pub async fn spec_replicas(
-        &mut self,
-        kind: super::params::WorkloadKind,
-        name: &str,
-    ) -> Result<i32, StepError> {
-        let (ns, n) = self.qualify(name);
-        let env = self.env().await?;
-        let api = workload_api(&env.client, &ns, kind);
-        let obj = api
-            .get(&n)
-            .await
-            .map_err(StepError::kube(format!("reading {} {ns}/{n}", kind.word())))?;
-        Ok(obj
-            .data
-            .pointer("/spec/replicas")
-            .and_then(Value::as_i64)
-            .and_then(|v| i32::try_from(v).ok())
-            .unwrap_or(1))
-    }
-
-    /// `spec.replicas` as the target's scale subresource reports it (what
-    /// the HPA sees, an overridden scale included). Where reading the scale
-    /// is made to fail, the workload object's own count.
-    pub async fn scale_replicas(
-        &mut self,
-        kind: super::params::WorkloadKind,
-        name: &str,
-    ) -> Result<i32, StepError> {
-        let (ns, n) = self.qualify(name);
-        let env = self.env().await?;
-        let api = workload_api(&env.client, &ns, kind);
-        match api.get_scale(&n).await {
-            Ok(scale) => Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0)),
-            Err(kube::Error::Api(e)) if e.code >= 500 => self.spec_replicas(kind, name).await,
-            Err(e) => Err(StepError::kube(format!(
-                "reading the scale of {} {ns}/{n}",
-                kind.word()
-            ))(e)),
-        }
-    }
-
-    /// Creates or replaces an object given as JSON in a namespace.
-    pub async fn create_dynamic(
-        &mut self,
-        ns: &str,
-        resource: &ApiResource,
-        obj: Value,
-    ) -> Result<DynamicObject, StepError> {
-        let mut obj = obj;
-        // Marked so that a shared cluster can be cleared for the next scenario.
-        obj["metadata"]["labels"][super::cleanup::SCENARIO_LABEL] = Value::from("true");
-        let env = self.env().await?;
-        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
-        let name = obj
-            .pointer("/metadata/name")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let dynamic: DynamicObject = serde_json::from_value(obj)
-            .map_err(|e| StepError::Input(format!("{} {name}: {e}", resource.kind)))?;
-        api.create(&PostParams::default(), &dynamic)
-            .await
-            .map_err(StepError::kube(format!(
-                "creating {} {ns}/{name}",
-                resource.kind
-            )))
-    }
-
-    /// Merge-patches an object's main part or status.
-    pub async fn merge_patch(
-        &mut self,
-        ns: &str,
-        resource: &ApiResource,
-        name: &str,
-        patch: Value,
-        status: bool,
-    ) -> StepResult {
-        let env = self.env().await?;
-        let api: Api<DynamicObject> = Api::namespaced_with(env.client.clone(), ns, resource);
-        let what = format!(
-            "updating {} {ns}/{name}{}",
-            resource.kind,
-            if status { " status" } else { "" }
-        );
-        let params = PatchParams::default();
-        let patch = Patch::Merge(&patch);
-        if status {
-            api.patch_status(name, &params, &patch).await
-        } else {
-            api.patch(name, &params, &patch).await
-        }
-        .map(|_| ())
-        .map_err(StepError::kube(what))
-    }
 }
 
 /// A check run after each sync while time passes.
@@ -1403,6 +756,15 @@ pub fn explaining() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sync_period_the_clock_cannot_count_is_an_error_naming_it() {
+        let mut world = HpaWorld::new();
+        world.config.sync_period = std::time::Duration::MAX;
+        let err = world.signed_sync_period().unwrap_err().to_string();
+        let named = crate::controller::config::format_go_duration(std::time::Duration::MAX);
+        assert!(err.contains(&format!("sync period {named}")), "{err}");
+    }
 
     #[test]
     fn generated_pod_names_are_aliased_to_the_table_names_in_creation_order() {

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 
 /// The label on every object a scenario creates.
@@ -22,7 +23,7 @@ fn resources() -> [ApiResource; 4] {
         plural: plural.into(),
     };
     [
-        super::world::hpa_resource("v2"),
+        ApiResource::erase::<HorizontalPodAutoscaler>(&()),
         apps("Deployment", "deployments"),
         apps("StatefulSet", "statefulsets"),
         apps("ReplicaSet", "replicasets"),

@@ -1,0 +1,197 @@
+//! The HPA controller's flags, declared once with kube-controller-manager's
+//! names and defaults: `hpa-harness controller` takes them on its command
+//! line, and the Gherkin step "the HPA controller runs with:" and
+//! `hpa-harness replay --flag` set them one at a time through the same
+//! declarations ([`ControllerConfig::set_flag`]).
+
+use std::time::Duration;
+
+use clap::error::ErrorKind;
+use clap::{Args, FromArgMatches};
+
+use hpa_core::config::ConfigError;
+
+use crate::config::{ControllerConfig, FeatureGates, FlagError, parse_go_duration};
+
+fn duration(s: &str) -> Result<Duration, String> {
+    parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+/// The flags that tune the HPA controller.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct HpaFlags {
+    /// How often each HPA is synced.
+    #[arg(long = "horizontal-pod-autoscaler-sync-period", default_value = "15s", value_parser = duration)]
+    pub sync_period: Duration,
+
+    /// Minimum change (from 1.0) in the desired-to-actual metrics ratio for
+    /// the autoscaler to consider scaling.
+    #[arg(long = "horizontal-pod-autoscaler-tolerance", default_value_t = 0.1)]
+    pub tolerance: f64,
+
+    /// How far back a scale-down looks for the highest recommendation (HPAs
+    /// without behavior, and behavior without a scale-down window).
+    #[arg(long = "horizontal-pod-autoscaler-downscale-stabilization", default_value = "5m", value_parser = duration)]
+    pub downscale_stabilization: Duration,
+
+    /// After a pod starts, how long its CPU samples may be skipped.
+    #[arg(long = "horizontal-pod-autoscaler-cpu-initialization-period", default_value = "5m", value_parser = duration)]
+    pub cpu_initialization_period: Duration,
+
+    /// After a pod starts, how long a readiness change still counts as its
+    /// initial readiness.
+    #[arg(long = "horizontal-pod-autoscaler-initial-readiness-delay", default_value = "30s", value_parser = duration)]
+    pub initial_readiness_delay: Duration,
+
+    /// HPAs synced at once (workers).
+    #[arg(long = "concurrent-horizontal-pod-autoscaler-syncs", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    pub workers: u32,
+
+    /// Deprecated upstream no-op, accepted for compatibility.
+    #[arg(long = "horizontal-pod-autoscaler-upscale-delay", hide = true, value_parser = duration)]
+    pub upscale_delay: Option<Duration>,
+
+    /// Deprecated upstream no-op, accepted for compatibility.
+    #[arg(long = "horizontal-pod-autoscaler-downscale-delay", hide = true, value_parser = duration)]
+    pub downscale_delay: Option<Duration>,
+
+    /// Feature gates, `Name=true,Name=false` (HPAScaleToZero,
+    /// HPAConfigurableTolerance, PodLevelResources, HPASelectionStrategy,
+    /// HPAExternalMetricFallback; v1.36 defaults).
+    #[arg(long = "feature-gates", default_value = "")]
+    pub feature_gates: String,
+}
+
+impl HpaFlags {
+    /// The flags that give `config`.
+    pub fn of(config: &ControllerConfig) -> Self {
+        Self {
+            sync_period: config.sync_period,
+            tolerance: config.tolerance,
+            downscale_stabilization: config.downscale_stabilization,
+            cpu_initialization_period: config.cpu_initialization_period,
+            initial_readiness_delay: config.initial_readiness_delay,
+            workers: u32::try_from(config.workers).unwrap_or(u32::MAX),
+            upscale_delay: None,
+            downscale_delay: None,
+            feature_gates: config.feature_gates.to_string(),
+        }
+    }
+
+    /// Sets the settings of `config` these flags give; the others stay.
+    pub fn apply(&self, config: &mut ControllerConfig) -> Result<(), ConfigError> {
+        config.feature_gates = FeatureGates::parse(&self.feature_gates)?;
+        config.sync_period = self.sync_period;
+        config.tolerance = self.tolerance;
+        config.downscale_stabilization = self.downscale_stabilization;
+        config.cpu_initialization_period = self.cpu_initialization_period;
+        config.initial_readiness_delay = self.initial_readiness_delay;
+        config.workers = usize::try_from(self.workers).unwrap_or(1);
+        Ok(())
+    }
+}
+
+impl ControllerConfig {
+    /// Sets one setting by its upstream flag name (with or without `--`), as
+    /// the Gherkin step "the HPA controller runs with:" gives them, parsed
+    /// by the declarations of [`HpaFlags`].
+    pub fn set_flag(&mut self, flag: &str, value: &str) -> Result<(), FlagError> {
+        let flag = flag.trim().trim_start_matches("--");
+        let bad = |reason: String| FlagError::Value {
+            flag: flag.to_owned(),
+            value: value.to_owned(),
+            reason,
+        };
+        // Without defaults, the matches hold only the flag given, and only
+        // its field is updated.
+        let command = HpaFlags::augment_args(
+            clap::Command::new("flags")
+                .no_binary_name(true)
+                .disable_help_flag(true),
+        )
+        .mut_args(|arg| arg.default_value(None));
+        let matches = command
+            .try_get_matches_from([format!("--{flag}={value}")])
+            .map_err(|e| match e.kind() {
+                ErrorKind::UnknownArgument => FlagError::Unknown(flag.to_owned()),
+                _ => bad(clap_reason(&e)),
+            })?;
+        let mut flags = HpaFlags::of(self);
+        flags
+            .update_from_arg_matches(&matches)
+            .map_err(|e| bad(clap_reason(&e)))?;
+        flags.apply(self).map_err(|e| bad(e.to_string()))
+    }
+}
+
+/// What clap found wrong with a value, without its usage text.
+fn clap_reason(e: &clap::Error) -> String {
+    use std::error::Error as _;
+    match e.source() {
+        Some(source) => source.to_string(),
+        None => e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("error: ")
+            .to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_changes_only_its_setting() {
+        let mut c = ControllerConfig {
+            decisions_kept: 50,
+            ..ControllerConfig::default()
+        };
+        c.set_flag("feature-gates", "HPAScaleToZero=true").unwrap();
+        c.set_flag("horizontal-pod-autoscaler-tolerance", "0.05")
+            .unwrap();
+        assert!(c.feature_gates.enabled("HPAScaleToZero"));
+        assert!((c.tolerance - 0.05).abs() < f64::EPSILON);
+        assert_eq!(c.sync_period, Duration::from_secs(15));
+        assert_eq!(c.decisions_kept, 50);
+    }
+
+    #[test]
+    fn a_bad_value_names_the_flag_and_the_value() {
+        let mut c = ControllerConfig::default();
+        let err = c
+            .set_flag("horizontal-pod-autoscaler-sync-period", "soon")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--horizontal-pod-autoscaler-sync-period"),
+            "{err}"
+        );
+        assert!(err.contains("soon"), "{err}");
+        assert_eq!(
+            c.set_flag("kube-api-qps", "5"),
+            Err(FlagError::Unknown("kube-api-qps".into()))
+        );
+    }
+
+    #[test]
+    fn the_defaults_are_the_config_defaults() {
+        let flags = HpaFlags::from_arg_matches(
+            &HpaFlags::augment_args(clap::Command::new("t").no_binary_name(true))
+                .get_matches_from(Vec::<String>::new()),
+        )
+        .unwrap();
+        let mut c = ControllerConfig {
+            sync_period: Duration::ZERO,
+            ..ControllerConfig::default()
+        };
+        flags.apply(&mut c).unwrap();
+        assert_eq!(c, ControllerConfig::default());
+        assert_eq!(
+            HpaFlags::of(&ControllerConfig::default()).sync_period,
+            flags.sync_period
+        );
+    }
+}

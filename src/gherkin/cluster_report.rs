@@ -1,0 +1,141 @@
+//! What the cluster shows when a `Then` step fails: every HPA of the
+//! scenario namespace (status, conditions, current metrics), the
+//! controller's latest decisions, the scale targets and recent events.
+
+use std::fmt::Write as _;
+
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams};
+use serde_json::Value;
+
+use super::world::{HpaWorld, workload_api};
+
+/// What the cluster shows: every HPA of the scenario namespace (status,
+/// conditions, current metrics), recent events, the scale targets and the
+/// controller's latest decision traces.
+pub async fn report(world: &mut HpaWorld) -> String {
+    let mut out = String::new();
+    let ns = world.namespace.clone();
+    let Some(env) = world.env_if_started() else {
+        return "(the cluster never started)".to_owned();
+    };
+    let client = env.client.clone();
+    let now = env.now();
+    let _ = writeln!(
+        out,
+        "--- what the cluster shows at {now} (namespace {ns}) ---"
+    );
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
+    let list = hpas
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
+    for hpa in &list {
+        let name = hpa.metadata.name.clone().unwrap_or_default();
+        let _ = writeln!(out, "HPA {name}:");
+        if let Some(s) = &hpa.status {
+            let _ = writeln!(
+                out,
+                "  currentReplicas {}, desiredReplicas {}, lastScaleTime {}",
+                s.current_replicas.unwrap_or_default(),
+                s.desired_replicas,
+                s.last_scale_time
+                    .as_ref()
+                    .map_or_else(|| "unset".to_owned(), |t| t.0.to_string())
+            );
+            for c in s.conditions.iter().flatten() {
+                let _ = writeln!(
+                    out,
+                    "  condition {}={} {}: {}",
+                    c.type_,
+                    c.status,
+                    c.reason.as_deref().unwrap_or_default(),
+                    c.message.as_deref().unwrap_or_default()
+                );
+            }
+            for m in s.current_metrics.iter().flatten() {
+                let _ = writeln!(
+                    out,
+                    "  current {}",
+                    serde_json::to_string(m).unwrap_or_default()
+                );
+            }
+        } else {
+            let _ = writeln!(out, "  no status");
+        }
+        if let Some(driver) = world.driver_if_started() {
+            let decisions = driver.decisions(&ns, &name, 3);
+            let last = decisions.len().saturating_sub(1);
+            for (i, d) in decisions.into_iter().enumerate() {
+                let _ = writeln!(
+                    out,
+                    "  decision at {}: current {:?} -> desired {:?}{}{}",
+                    d.at,
+                    d.current_replicas,
+                    d.desired_replicas,
+                    if d.rescaled { " (rescaled)" } else { "" },
+                    d.error
+                        .as_deref()
+                        .map(|e| format!(", error: {e}"))
+                        .unwrap_or_default()
+                );
+                if i == last
+                    && let Some(trace) = &d.trace
+                {
+                    for l in trace.to_string().lines() {
+                        let _ = writeln!(out, "    {l}");
+                    }
+                }
+            }
+        }
+    }
+    for ((wns, wname), w) in &world.workloads {
+        if *wns != ns {
+            continue;
+        }
+        let api = workload_api(&client, wns, w.kind);
+        if let Ok(obj) = api.get(wname).await {
+            let _ = writeln!(
+                out,
+                "{} {wname}: spec.replicas {}, status.replicas {}",
+                w.kind,
+                obj.data
+                    .pointer("/spec/replicas")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+                obj.data
+                    .pointer("/status/replicas")
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            );
+        }
+    }
+    let events: Api<Event> = Api::namespaced(client, &ns);
+    let mut evs = events
+        .list(&ListParams::default())
+        .await
+        .map(|l| l.items)
+        .unwrap_or_default();
+    evs.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+    let start = evs.len().saturating_sub(10);
+    let _ = writeln!(out, "recent events:");
+    for e in &evs[start..] {
+        let _ = writeln!(
+            out,
+            "  {} {} {}: {}",
+            e.event_time
+                .as_ref()
+                .map(|t| t.0.to_string())
+                .unwrap_or_default(),
+            e.regarding
+                .as_ref()
+                .and_then(|r| r.name.clone())
+                .unwrap_or_default(),
+            e.reason.as_deref().unwrap_or_default(),
+            e.note.as_deref().unwrap_or_default()
+        );
+    }
+    out
+}

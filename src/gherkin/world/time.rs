@@ -1,0 +1,83 @@
+//! Time in a scenario: syncs of the controller and time passing, with a
+//! sync every sync period.
+
+use super::*;
+
+impl HpaWorld {
+    /// "When the HPA controller syncs": ours reconciles every HPA once, now;
+    /// the cluster's own is given one of its sync periods to do so.
+    pub async fn sync_step(&mut self) -> StepResult {
+        if self.target_controller() == ControllerKind::Upstream {
+            let period = self.signed_sync_period()?;
+            self.env().await?.advance(period).await?;
+            self.since_sync = SignedDuration::ZERO;
+            return self.prune_pods().await;
+        }
+        self.sync_now().await
+    }
+
+    /// Every HPA is reconciled once, now (by ours; the cluster's own syncs
+    /// on its own).
+    pub async fn sync_now(&mut self) -> StepResult {
+        if self.target_controller() == ControllerKind::Upstream {
+            self.since_sync = SignedDuration::ZERO;
+            return self.prune_pods().await;
+        }
+        self.driver().await?;
+        let driver = self
+            .driver
+            .as_ref()
+            .ok_or_else(|| StepError::State("the controller did not start".to_owned()))?;
+        driver
+            .sync_all_now()
+            .await
+            .map_err(StepError::controller("syncing every HPA"))?;
+        if explaining() {
+            let decisions: Vec<_> = driver
+                .keys()
+                .into_iter()
+                .filter_map(|k| {
+                    let (ns, n) = k.split_once('/')?;
+                    driver.decisions(ns, n, 1).pop().map(|d| (k.clone(), d))
+                })
+                .collect();
+            if let Some(env) = &self.env {
+                let offset = env.now().duration_since(env.started_at);
+                println!("{}", crate::gherkin::explain::table(offset, &decisions));
+            }
+        }
+        self.since_sync = SignedDuration::ZERO;
+        self.prune_pods().await
+    }
+
+    /// Moves the clock on by `by`, syncing every sync period meanwhile;
+    /// `check` runs after each sync (for "stays at").
+    pub async fn pass_time<F>(&mut self, by: SignedDuration, mut check: F) -> StepResult
+    where
+        F: AsyncCheck,
+    {
+        let period = self.signed_sync_period()?;
+        if period.is_zero() || period.is_negative() {
+            return Err(StepError::State(
+                "the sync period must be positive".to_owned(),
+            ));
+        }
+        if self.target_controller() == ControllerKind::Ours {
+            self.driver().await?;
+        }
+        let mut left = by;
+        // Bounded: one iteration per sync period of the requested span.
+        while left.is_positive() {
+            let until_sync = period - self.since_sync;
+            let step = if left < until_sync { left } else { until_sync };
+            self.env().await?.advance(step).await?;
+            left -= step;
+            self.since_sync += step;
+            if self.since_sync >= period {
+                self.sync_now().await?;
+                check.check(self).await?;
+            }
+        }
+        Ok(())
+    }
+}

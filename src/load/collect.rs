@@ -1,0 +1,105 @@
+//! Measuring the controller from inside: every reconcile is observed
+//! through the controller's observer hook; its start and duration give the
+//! sync intervals and latencies, and its core inputs are replayed through
+//! the pure core (on a thread of its own) to count disagreements.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
+
+use super::agree::disagreement;
+use crate::controller::{ReconcileObservation, ReconcileObserver};
+
+/// What the observer gathered. Syncs, intervals and latencies count from
+/// the end of the warm-up; synced HPAs and disagreements over the whole run.
+#[derive(Debug, Default)]
+pub(super) struct Tally {
+    pub(super) syncs: u64,
+    pub(super) intervals: Vec<f64>,
+    pub(super) latencies: Vec<f64>,
+    pub(super) synced: HashSet<String>,
+    pub(super) synced_after_warmup: HashSet<String>,
+    pub(super) disagreements: u64,
+    pub(super) examples: Vec<String>,
+}
+
+/// Forwards observations to a checker thread, so replaying the core does
+/// not hold up the workers.
+pub(super) struct Collector {
+    tx: Mutex<Option<mpsc::Sender<ReconcileObservation>>>,
+    pub(super) seen: AtomicU64,
+}
+
+impl ReconcileObserver for Collector {
+    fn observe(&self, observation: ReconcileObservation) {
+        self.seen.fetch_add(1, Ordering::Relaxed);
+        if let Some(tx) = self
+            .tx
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+        {
+            let _ = tx.send(observation);
+        }
+    }
+}
+
+impl Collector {
+    /// Starts the checker; reconciles that start before `measure_from` are
+    /// the warm-up: checked against the core, not measured. Also returns the
+    /// checker thread's `/proc` task path (`PID/task/TID`), so its CPU (the
+    /// harness's, not the controller's) can be told apart.
+    pub(super) fn start(
+        measure_from: Instant,
+    ) -> (Arc<Self>, std::thread::JoinHandle<Tally>, Option<String>) {
+        let (tx, rx) = mpsc::channel::<ReconcileObservation>();
+        let (task_tx, task_rx) = mpsc::channel::<Option<String>>();
+        let checker = std::thread::spawn(move || {
+            let task = std::fs::read_link("/proc/thread-self")
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned());
+            let _ = task_tx.send(task);
+            let mut tally = Tally::default();
+            let mut last: HashMap<String, Instant> = HashMap::new();
+            for o in rx {
+                let measured = o.started >= measure_from;
+                let prev = last.insert(o.key.clone(), o.started);
+                if measured {
+                    tally.syncs += 1;
+                    tally.latencies.push(o.duration.as_secs_f64());
+                    if let Some(prev) = prev {
+                        tally
+                            .intervals
+                            .push(o.started.saturating_duration_since(prev).as_secs_f64());
+                    }
+                    if !tally.synced_after_warmup.contains(&o.key) {
+                        tally.synced_after_warmup.insert(o.key.clone());
+                    }
+                }
+                if let Some(what) = disagreement(&o) {
+                    tally.disagreements += 1;
+                    if tally.examples.len() < 5 {
+                        tally.examples.push(what);
+                    }
+                }
+                tally.synced.insert(o.key);
+            }
+            tally
+        });
+        let collector = Arc::new(Self {
+            tx: Mutex::new(Some(tx)),
+            seen: AtomicU64::new(0),
+        });
+        let task = task_rx.recv().ok().flatten();
+        (collector, checker, task)
+    }
+
+    /// Stops forwarding; the checker ends once it has drained the channel.
+    pub(super) fn close(&self) {
+        self.tx
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+    }
+}

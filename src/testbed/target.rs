@@ -1,0 +1,63 @@
+//! Where the scenarios of a run go: the embedded simulated cluster (one per
+//! scenario, the default) or one cluster reached through a kubeconfig and
+//! shared by every scenario, one at a time.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hpa_sim::admin::SimAdmin;
+
+use super::kind::ControllerKind;
+use crate::cluster::fake_node::FakeNode;
+
+/// A cluster reached through a kubeconfig, ready for scenarios.
+#[derive(Clone)]
+pub struct RemoteTarget {
+    /// A client of the cluster.
+    pub client: kube::Client,
+    /// The simulated cluster's admin side; `None` on a real cluster (or one
+    /// treated as real).
+    pub admin: Option<Arc<dyn SimAdmin>>,
+    /// Base URL of the fake metrics server's control API (`/control/v1`),
+    /// the one the cluster's metrics APIServices point at.
+    pub metrics_control_url: String,
+    /// Whose controller acts.
+    pub controller: ControllerKind,
+    /// The sync period of the cluster's own controller
+    /// (`--horizontal-pod-autoscaler-sync-period`), for `--controller upstream`.
+    pub upstream_sync_period: Duration,
+    /// The harness's fake node, when scenario pods go to one (real clusters).
+    pub fake_node: Option<Arc<FakeNode>>,
+}
+
+impl std::fmt::Debug for RemoteTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteTarget")
+            .field("simulated", &self.admin.is_some())
+            .field("metrics_control_url", &self.metrics_control_url)
+            .field("controller", &self.controller)
+            .field("upstream_sync_period", &self.upstream_sync_period)
+            .field("fake_node", &self.fake_node.as_ref().map(|n| n.name()))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the scenarios of this process run.
+#[derive(Debug, Clone, Default)]
+pub enum Target {
+    /// A fresh embedded simulated cluster per scenario.
+    #[default]
+    Embedded,
+    /// One cluster for every scenario, one scenario at a time.
+    Remote(RemoteTarget),
+}
+
+impl Target {
+    /// Whose controller acts.
+    pub fn controller(&self) -> ControllerKind {
+        match self {
+            Self::Embedded => ControllerKind::Ours,
+            Self::Remote(r) => r.controller,
+        }
+    }
+}
