@@ -148,6 +148,9 @@ pub(crate) struct Inner {
     /// The `HPAConfigurableTolerance` gate (on by default in v1.36): off,
     /// new tolerances are dropped.
     pub hpa_configurable_tolerance: std::sync::atomic::AtomicBool,
+    /// Whether HPA references' apiVersions are checked (v1.34 and later);
+    /// off, the sim stores HPAs as an older API server did.
+    pub reference_api_versions: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Inner {
@@ -207,6 +210,7 @@ impl Sim {
                 stats: RequestStats::default(),
                 hpa_scale_to_zero: std::sync::atomic::AtomicBool::new(config.hpa_scale_to_zero),
                 hpa_configurable_tolerance: std::sync::atomic::AtomicBool::new(true),
+                reference_api_versions: std::sync::atomic::AtomicBool::new(true),
                 config,
                 backends: Mutex::new(HashMap::new()),
                 shutdown: CancellationToken::new(),
@@ -282,6 +286,15 @@ impl Sim {
     pub fn set_hpa_configurable_tolerance(&self, enabled: bool) {
         self.inner
             .hpa_configurable_tolerance
+            .store(enabled, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Turns the check of HPA references' apiVersions on (the default, as
+    /// v1.36) or off, to hold HPAs that an API server before the check
+    /// (v1.33 and older) stored and that an upgraded cluster still serves.
+    pub fn set_reference_api_version_check(&self, enabled: bool) {
+        self.inner
+            .reference_api_versions
             .store(enabled, std::sync::atomic::Ordering::SeqCst);
     }
 
@@ -380,6 +393,7 @@ impl Sim {
             .clear();
         self.set_hpa_scale_to_zero(self.inner.config.hpa_scale_to_zero);
         self.set_hpa_configurable_tolerance(true);
+        self.set_reference_api_version_check(true);
         removed
     }
 
@@ -395,9 +409,15 @@ impl Sim {
             .and_then(|o| o.pointer("/spec/minReplicas"))
             .and_then(Value::as_i64)
             == Some(0);
-        let (old_target, old_objects) = old
-            .map(|old| hpa::api_version_ratchets(new, old))
-            .unwrap_or_default();
+        let check = self
+            .inner
+            .reference_api_versions
+            .load(std::sync::atomic::Ordering::SeqCst);
+        let (old_target, old_objects) = match old {
+            _ if !check => (true, true),
+            Some(old) => hpa::api_version_ratchets(new, old),
+            None => (false, false),
+        };
         hpa::ValidationOptions {
             min_replicas_lower_bound: if gate || old_zero { 0 } else { 1 },
             allow_invalid_target_api_version: old_target,
