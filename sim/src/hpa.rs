@@ -1161,7 +1161,7 @@ mod tests {
         assert_eq!(api_version_ratchets(&same, &stored), (true, true));
         let changed = json!({"spec": {"scaleTargetRef":
             {"kind": "Deployment", "name": "web", "apiVersion": "v1"}}});
-        assert_eq!(api_version_ratchets(&changed, &stored).0, false);
+        assert!(!api_version_ratchets(&changed, &stored).0);
         let valid_objects =
             json!({"spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web"}}});
         assert_eq!(api_version_ratchets(&same, &valid_objects), (true, false));
