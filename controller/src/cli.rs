@@ -229,11 +229,21 @@ pub type CliResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
 pub fn init_tracing(verbose: u8) {
-    let default = match verbose {
-        0 => "warn,hpa_controller=info",
-        1 => "info,hpa_controller=debug",
-        _ => "debug,hpa_controller=trace",
+    init_tracing_for(verbose, &["hpa_controller"]);
+}
+
+/// Logs to stderr, with `-v` raising the level of `crates` one step above
+/// everything else's; `RUST_LOG` wins. Shared with the harness's binary.
+pub fn init_tracing_for(verbose: u8, crates: &[&str]) {
+    let (rest, ours) = match verbose {
+        0 => ("warn", "info"),
+        1 => ("info", "debug"),
+        _ => ("debug", "trace"),
     };
+    let default = std::iter::once(rest.to_owned())
+        .chain(crates.iter().map(|c| format!("{c}={ours}")))
+        .collect::<Vec<_>>()
+        .join(",");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()

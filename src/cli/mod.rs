@@ -80,17 +80,7 @@ pub async fn run(cli: Cli) -> CliResult {
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
 pub fn init_tracing(verbose: u8) {
-    let default = match verbose {
-        0 => "warn,hpa_harness=info,hpa_controller=info",
-        1 => "info,hpa_harness=debug,hpa_controller=debug",
-        _ => "debug,hpa_harness=trace,hpa_controller=trace",
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    hpa_controller::cli::init_tracing_for(verbose, &["hpa_harness", "hpa_controller"]);
 }
 
 #[cfg(test)]
