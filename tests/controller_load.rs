@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use fake_metrics_server::AppState;
 use fake_metrics_server::script::{Script, from_yaml};
-use fake_metrics_server::{AppState, ServerClock};
-use hpa_core::clock::VirtualClock;
+use hpa_core::clock::{ScenarioClock, VirtualClock};
 use hpa_harness::controller::{ControllerConfig, ControllerHandle, ControllerOptions};
-use hpa_sim::{Backend, Sim, SimClock, SimConfig};
+use hpa_sim::{Backend, Sim, SimConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, PostParams};
@@ -23,9 +23,9 @@ const SYNCS: usize = 5;
 #[ignore = "load figures; run explicitly"]
 async fn many_hpas_sync_in_virtual_time() {
     let clock = VirtualClock::default();
-    let metrics = AppState::new(ServerClock::Virtual(clock.clone()));
+    let metrics = AppState::new(ScenarioClock::Virtual(clock.clone()));
     let sim = Sim::new(SimConfig {
-        clock: SimClock::Virtual(clock.clone()),
+        clock: ScenarioClock::Virtual(clock.clone()),
         metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
         ..SimConfig::default()
     });

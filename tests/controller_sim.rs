@@ -8,15 +8,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::response::IntoResponse;
+use fake_metrics_server::AppState;
 use fake_metrics_server::script::{Faults, Script, from_yaml};
-use fake_metrics_server::{AppState, ServerClock};
-use hpa_core::clock::{Clock, VirtualClock};
+use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
 use hpa_harness::controller::leader::LeaseTiming;
 use hpa_harness::controller::metrics::sample_value;
 use hpa_harness::controller::{
     ControllerConfig, ControllerHandle, ControllerOptions, LeaderElection, SyncMode,
 };
-use hpa_sim::{Backend, Sim, SimClock, SimConfig};
+use hpa_sim::{Backend, Sim, SimConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -32,9 +32,9 @@ struct Env {
 impl Env {
     fn new() -> Self {
         let clock = VirtualClock::default();
-        let metrics = AppState::new(ServerClock::Virtual(clock.clone()));
+        let metrics = AppState::new(ScenarioClock::Virtual(clock.clone()));
         let sim = Sim::new(SimConfig {
-            clock: SimClock::Virtual(clock.clone()),
+            clock: ScenarioClock::Virtual(clock.clone()),
             metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
             ..SimConfig::default()
         });
@@ -684,13 +684,13 @@ async fn custom_metrics_fall_back_to_v1beta1_when_v1beta2_is_not_served() {
         }
     });
     let sim = Sim::new(SimConfig {
-        clock: SimClock::Virtual(clock.clone()),
+        clock: ScenarioClock::Virtual(clock.clone()),
         metrics: Some(Backend::Router(backend)),
         ..SimConfig::default()
     });
     let env = Env {
         sim,
-        metrics: AppState::new(ServerClock::Virtual(clock.clone())),
+        metrics: AppState::new(ScenarioClock::Virtual(clock.clone())),
         clock,
     };
     let ctl = env.controller(ControllerConfig::default());

@@ -90,7 +90,7 @@ async fn an_object_metric_needs_exactly_one_value() {
 /// metrics server serving two `queue_depth` series in `ns`.
 fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
     use fake_metrics_server::script::{ExternalSpec, Script, Value};
-    let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+    let metrics = fake_metrics_server::AppState::new(hpa_core::clock::ScenarioClock::wall());
     let series = |queue: &str, value: &str| ExternalSpec {
         namespace: "ns".into(),
         metric: "queue_depth".into(),
@@ -156,7 +156,7 @@ async fn without_sharing_each_external_fetch_sends_its_selector() {
 /// `cached` of them (name, labels).
 fn with_rps_pods(cached: &[(&str, &str)]) -> (hpa_sim::Sim, MetricsClient, MetricsClient) {
     use fake_metrics_server::script::{MetricSpec, PodSpec, Script, Value};
-    let metrics = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+    let metrics = fake_metrics_server::AppState::new(hpa_core::clock::ScenarioClock::wall());
     let pod = |name: &str, app: &str, rps: &str| PodSpec {
         namespace: "ns".into(),
         name: name.into(),

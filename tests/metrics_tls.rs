@@ -5,8 +5,8 @@
 //! does for an APIService with `insecureSkipTLSVerify`: the request works
 //! (it failed with 503 and a logged `UnknownIssuer` before).
 
-use fake_metrics_server::{AppState, ServerClock, Transport};
-use hpa_core::clock::VirtualClock;
+use fake_metrics_server::{AppState, Transport};
+use hpa_core::clock::{ScenarioClock, VirtualClock};
 use hpa_sim::{Backend, Sim, SimConfig};
 use tokio_util::sync::CancellationToken;
 
@@ -15,7 +15,7 @@ async fn metrics_apis_are_proxied_to_a_self_signed_tls_backend() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let tls = fake_metrics_server::self_signed_tls(&["127.0.0.1".to_owned()]).unwrap();
-    let state = AppState::new(ServerClock::Virtual(VirtualClock::default()));
+    let state = AppState::new(ScenarioClock::Virtual(VirtualClock::default()));
     let stop = CancellationToken::new();
     let stopped = stop.clone();
     let server = tokio::spawn(async move {

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use fake_metrics_server::script::{ContainerSpec, PodSpec, Script, Value};
 use fake_metrics_server::types::PodMetricsList;
-use fake_metrics_server::{AppState, ServerClock, Transport};
+use fake_metrics_server::{AppState, Transport};
+use hpa_core::clock::ScenarioClock;
 
 /// Load generator for the fake metrics server.
 #[derive(Debug, Parser)]
@@ -71,7 +72,7 @@ async fn main() {
     let (base, _server) = match &args.url {
         Some(url) => (url.clone(), None),
         None => {
-            let state = AppState::with_script(ServerClock::wall(), &script(args.pods));
+            let state = AppState::with_script(ScenarioClock::wall(), &script(args.pods));
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
             let stop = tokio::time::sleep(Duration::from_secs(seconds + 30));

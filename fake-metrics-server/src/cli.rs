@@ -12,13 +12,13 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use hpa_core::clock::VirtualClock;
+use hpa_core::clock::{ScenarioClock, VirtualClock};
 use jiff::Timestamp;
 
 use crate::auth::ControlToken;
 use crate::script::{Script, ScriptError};
 use crate::server::ServerError;
-use crate::{AppState, ServerClock, Transport};
+use crate::{AppState, Transport};
 
 /// Failures of the command.
 #[derive(Debug, thiserror::Error)]
@@ -145,10 +145,10 @@ impl Args {
     }
 
     /// The clock `--virtual-clock` asks for.
-    pub fn clock(&self) -> ServerClock {
+    pub fn clock(&self) -> ScenarioClock {
         match self.virtual_clock {
-            Some(start) => ServerClock::Virtual(VirtualClock::new(start)),
-            None => ServerClock::wall(),
+            Some(start) => ScenarioClock::Virtual(VirtualClock::new(start)),
+            None => ScenarioClock::wall(),
         }
     }
 

@@ -6,12 +6,13 @@
 
 use std::collections::BTreeMap;
 
+use hpa_core::clock::{ClockMove, ClockState};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value as Json, json};
 
-use crate::control::{ClockMove, ClockState, Summary};
+use crate::control::Summary;
 use crate::log::{Counters, LogFilter, LogPage};
 use crate::script::{Api, Change, Fault, Faults, PodSpec, Script, ScriptPatch};
 

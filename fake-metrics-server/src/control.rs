@@ -10,8 +10,8 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use axum::{Json, Router};
-use hpa_core::clock::Clock;
-use jiff::{SignedDuration, Timestamp};
+use hpa_core::clock::{Clock, ClockMove, ClockState};
+use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
 use crate::api::ApiError;
@@ -49,31 +49,6 @@ pub struct Summary {
     pub external: usize,
     /// Timeline steps not yet applied.
     pub pending_steps: usize,
-}
-
-/// The server's clock as `GET /control/v1/clock` reports it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ClockState {
-    /// The server's now.
-    pub now: Timestamp,
-    /// Whether the clock is virtual (shared, moves only when told).
-    #[serde(rename = "virtual")]
-    pub is_virtual: bool,
-    /// Offset of the wall clock, as a Go duration (`0s` when virtual).
-    pub offset: String,
-}
-
-/// Body of `POST /control/v1/clock`: exactly one of the two.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ClockMove {
-    /// Move forward (or back) by this Go duration, e.g. `30s`, `-1m`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub advance: Option<String>,
-    /// Put the clock at this instant.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set: Option<Timestamp>,
 }
 
 /// Routes under `/control/v1`.

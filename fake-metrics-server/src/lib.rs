@@ -30,4 +30,4 @@ pub use hpa_metrics_api as types;
 pub use server::{
     Transport, app, app_with_token, run, run_with_token, self_signed_tls, tls_from_pem,
 };
-pub use state::{AppState, ServerClock};
+pub use state::AppState;

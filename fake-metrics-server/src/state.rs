@@ -6,11 +6,10 @@
 //! request leaves the previous data serving unchanged.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use hpa_core::clock::{Clock, VirtualClock};
-use jiff::{SignedDuration, Timestamp};
+use hpa_core::clock::{Clock, ScenarioClock};
+use jiff::Timestamp;
 
 use crate::log::RequestLog;
 use crate::script::{
@@ -34,76 +33,6 @@ pub enum StateError {
         /// Pod name.
         name: String,
     },
-}
-
-/// The server's clock: a virtual clock shared with a simulated cluster, or
-/// the wall clock plus an adjustable offset.
-#[derive(Clone, Debug)]
-pub enum ServerClock {
-    /// Moves only when told to; clones share it.
-    Virtual(VirtualClock),
-    /// Wall time plus an offset in nanoseconds.
-    Wall(Arc<AtomicI64>),
-}
-
-impl ServerClock {
-    /// The wall clock, not offset.
-    pub fn wall() -> Self {
-        Self::Wall(Arc::new(AtomicI64::new(0)))
-    }
-
-    /// Whether this is a virtual clock.
-    pub fn is_virtual(&self) -> bool {
-        matches!(self, Self::Virtual(_))
-    }
-
-    /// Moves the clock (a virtual clock) or its offset (the wall clock).
-    pub fn advance(&self, by: SignedDuration) {
-        match self {
-            Self::Virtual(c) => c.advance(by),
-            Self::Wall(offset) => {
-                let nanos = i64::try_from(by.as_nanos()).unwrap_or(i64::MAX);
-                offset.fetch_add(nanos, Ordering::SeqCst);
-            }
-        }
-    }
-
-    /// Puts the clock at `at`.
-    pub fn set(&self, at: Timestamp) {
-        match self {
-            Self::Virtual(c) => c.set(at),
-            Self::Wall(offset) => {
-                let delta = at.duration_since(Timestamp::now());
-                let nanos = i64::try_from(delta.as_nanos()).unwrap_or(i64::MAX);
-                offset.store(nanos, Ordering::SeqCst);
-            }
-        }
-    }
-
-    /// How far the wall clock is offset (zero for a virtual clock).
-    pub fn offset(&self) -> SignedDuration {
-        match self {
-            Self::Virtual(_) => SignedDuration::ZERO,
-            Self::Wall(offset) => SignedDuration::from_nanos(offset.load(Ordering::SeqCst)),
-        }
-    }
-
-    fn reset(&self) {
-        if let Self::Wall(offset) = self {
-            offset.store(0, Ordering::SeqCst);
-        }
-    }
-}
-
-impl Clock for ServerClock {
-    fn now(&self) -> Timestamp {
-        match self {
-            Self::Virtual(c) => c.now(),
-            Self::Wall(_) => Timestamp::now()
-                .checked_add(self.offset())
-                .unwrap_or_else(|_| Timestamp::now()),
-        }
-    }
 }
 
 /// Key of an object: resource, namespace (None when root-scoped), name.
@@ -362,7 +291,7 @@ impl Live {
 }
 
 struct Inner {
-    clock: ServerClock,
+    clock: ScenarioClock,
     live: Mutex<Live>,
     log: RequestLog,
 }
@@ -383,12 +312,12 @@ impl std::fmt::Debug for AppState {
 
 impl AppState {
     /// A server with an empty script.
-    pub fn new(clock: ServerClock) -> Self {
+    pub fn new(clock: ScenarioClock) -> Self {
         Self::with_script(clock, &Script::default())
     }
 
     /// A server serving `script` (already checked), loaded now.
-    pub fn with_script(clock: ServerClock, script: &Script) -> Self {
+    pub fn with_script(clock: ScenarioClock, script: &Script) -> Self {
         let now = clock.now();
         Self {
             inner: Arc::new(Inner {
@@ -400,7 +329,7 @@ impl AppState {
     }
 
     /// The server's clock.
-    pub fn clock(&self) -> &ServerClock {
+    pub fn clock(&self) -> &ScenarioClock {
         &self.inner.clock
     }
 
@@ -490,7 +419,7 @@ impl AppState {
     /// Empty script, no faults, empty log, wall-clock offset zero. A virtual
     /// clock is left where it is: it belongs to whoever shares it.
     pub fn reset(&self) {
-        self.clock().reset();
+        self.clock().reset_offset();
         let now = self.clock().now();
         *self.live() = Live::new(&Script::default(), now);
         self.log().clear();
@@ -501,6 +430,8 @@ impl AppState {
 mod tests {
     use super::*;
     use crate::script::{PodMetric, Value};
+    use hpa_core::clock::VirtualClock;
+    use jiff::SignedDuration;
 
     fn script(text: &str) -> Script {
         Script::parse(text, None).unwrap()
@@ -510,7 +441,7 @@ mod tests {
     fn timeline_steps_apply_when_the_clock_passes_their_offset() {
         let clock = VirtualClock::default();
         let state = AppState::with_script(
-            ServerClock::Virtual(clock.clone()),
+            ScenarioClock::Virtual(clock.clone()),
             &script(
                 "pods: [{name: a, containers: [{name: app, cpu: 100m}]}]\n\
                  timeline:\n  - at: 1m\n    changes: [{podUsage: {pod: a, container: app, cpu: 900m}}]\n",
@@ -532,7 +463,7 @@ mod tests {
 
     #[test]
     fn a_failing_change_leaves_the_model_unchanged() {
-        let state = AppState::with_script(ServerClock::wall(), &script("pods: [{name: a}]"));
+        let state = AppState::with_script(ScenarioClock::wall(), &script("pods: [{name: a}]"));
         let before = state.read(|m, _| m.clone());
         let ok = Change::PodMetric(PodMetric {
             namespace: "default".into(),
@@ -555,7 +486,7 @@ mod tests {
 
     #[test]
     fn the_wall_clock_can_be_offset() {
-        let clock = ServerClock::wall();
+        let clock = ScenarioClock::wall();
         let before = clock.now();
         clock.advance(SignedDuration::from_secs(3600));
         assert!(clock.now().duration_since(before) >= SignedDuration::from_secs(3600));

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use axum::body::Body;
 use fake_metrics_server::script::Script;
 use fake_metrics_server::types::PodMetricsList;
-use fake_metrics_server::{AppState, ServerClock, app};
+use fake_metrics_server::{AppState, app};
+use hpa_core::clock::ScenarioClock;
 use http_body_util::BodyExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Service;
@@ -60,7 +61,7 @@ fn the_readme_script_example_parses_and_uses_every_section() {
 #[tokio::test]
 async fn the_router_serves_the_basic_example_without_a_socket() {
     let script = Script::parse(&read(&crate_dir().join("examples/basic.yaml")), None).unwrap();
-    let router = app(AppState::with_script(ServerClock::wall(), &script));
+    let router = app(AppState::with_script(ScenarioClock::wall(), &script));
     let request = http::Request::get(
         "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dweb",
     )

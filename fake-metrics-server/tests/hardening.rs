@@ -10,8 +10,8 @@ use std::fmt::Write as _;
 use axum::body::Body;
 use fake_metrics_server::auth::ControlToken;
 use fake_metrics_server::script::Script;
-use fake_metrics_server::{AppState, ServerClock, app, app_with_token};
-use hpa_core::clock::{Clock, VirtualClock};
+use fake_metrics_server::{AppState, app, app_with_token};
+use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
 use http::{Method, Request, StatusCode};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -20,7 +20,7 @@ use tower::ServiceExt;
 const ONE_POD: &str = "pods:\n  - name: web-0\n    containers: [{name: app, cpu: 250m}]\n";
 
 fn state() -> AppState {
-    let clock = ServerClock::Virtual(VirtualClock::new("2026-01-01T00:00:00Z".parse().unwrap()));
+    let clock = ScenarioClock::Virtual(VirtualClock::new("2026-01-01T00:00:00Z".parse().unwrap()));
     AppState::with_script(clock, &Script::parse(ONE_POD, None).unwrap())
 }
 

@@ -44,7 +44,7 @@ mod workloads;
 pub use aggregation::Backend;
 pub use error::ApiError;
 pub use faults::{Faults, ScaleOverride};
-pub use sim::{Part, PodDelays, Sim, SimClock, SimConfig};
+pub use sim::{Part, PodDelays, Sim, SimConfig};
 pub use stats::RequestStats;
 pub use workloads::POD_NAMES_ANNOTATION;
 

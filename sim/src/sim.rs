@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use hpa_core::clock::{Clock, SystemClock, VirtualClock};
+use hpa_core::clock::{Clock, ScenarioClock, SystemClock, VirtualClock};
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -27,15 +27,6 @@ use crate::store::{Entry, EventType, Store};
 use crate::validate;
 use crate::workloads;
 
-/// Where the sim's "now" comes from.
-#[derive(Debug, Clone)]
-pub enum SimClock {
-    /// A clock the harness moves ([`Sim::advance`]).
-    Virtual(VirtualClock),
-    /// The wall clock (standalone use).
-    Wall,
-}
-
 /// How long new workload pods take to start and to become Ready.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PodDelays {
@@ -48,8 +39,10 @@ pub struct PodDelays {
 /// Settings of a simulated cluster.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
-    /// The clock every timestamp the sim writes comes from.
-    pub clock: SimClock,
+    /// The clock every timestamp the sim writes comes from: a virtual clock
+    /// the harness moves ([`Sim::advance`]), or the wall clock (standalone
+    /// use; the sim never offsets it).
+    pub clock: ScenarioClock,
     /// Watch events kept per resource for resumption; older resourceVersions
     /// get 410 Gone.
     pub watch_history: usize,
@@ -74,7 +67,7 @@ pub struct SimConfig {
 impl Default for SimConfig {
     fn default() -> Self {
         Self {
-            clock: SimClock::Virtual(VirtualClock::default()),
+            clock: ScenarioClock::Virtual(VirtualClock::default()),
             watch_history: 10_000,
             pod_delays: PodDelays::default(),
             metrics: None,
@@ -185,8 +178,8 @@ impl Sim {
     /// A cluster with the configured namespaces and nothing else.
     pub fn new(config: SimConfig) -> Self {
         let (clock, virtual_clock): (Arc<dyn Clock>, _) = match &config.clock {
-            SimClock::Virtual(v) => (Arc::new(v.clone()), Some(v.clone())),
-            SimClock::Wall => (Arc::new(SystemClock), None),
+            ScenarioClock::Virtual(v) => (Arc::new(v.clone()), Some(v.clone())),
+            ScenarioClock::Wall(_) => (Arc::new(SystemClock), None),
         };
         let state = State {
             store: Store::new(config.watch_history),

@@ -7,10 +7,11 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use hpa_core::clock::ScenarioClock;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::aggregation::Backend;
-use crate::sim::{PodDelays, Sim, SimClock, SimConfig};
+use crate::sim::{PodDelays, Sim, SimConfig};
 
 /// Failures of the standalone server.
 #[derive(Debug, thiserror::Error)]
@@ -83,8 +84,8 @@ pub struct Args {
 pub fn config_from_args(args: &Args) -> SimConfig {
     SimConfig {
         clock: match args.virtual_clock {
-            Some(start) => SimClock::Virtual(hpa_core::clock::VirtualClock::new(start)),
-            None => SimClock::Wall,
+            Some(start) => ScenarioClock::Virtual(hpa_core::clock::VirtualClock::new(start)),
+            None => ScenarioClock::wall(),
         },
         watch_history: args.watch_history,
         pod_delays: PodDelays {
@@ -294,6 +295,6 @@ mod tests {
         ]);
         let config = config_from_args(&cli.args);
         assert_eq!(config.pod_delays.ready, SignedDuration::from_secs(30));
-        assert!(matches!(config.clock, SimClock::Virtual(_)));
+        assert!(matches!(config.clock, ScenarioClock::Virtual(_)));
     }
 }

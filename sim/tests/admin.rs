@@ -8,8 +8,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
+use hpa_core::clock::ScenarioClock;
 use hpa_sim::admin::{AdminClient, AdminError, CountedFault, FaultAction, ToggleFault};
-use hpa_sim::{PodDelays, Sim, SimClock, SimConfig};
+use hpa_sim::{PodDelays, Sim, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -130,7 +131,7 @@ async fn the_clock_is_read_and_advanced_over_http() {
 #[tokio::test]
 async fn a_wall_clock_refuses_to_be_advanced_with_409() {
     let sim = Sim::new(SimConfig {
-        clock: SimClock::Wall,
+        clock: ScenarioClock::wall(),
         ..SimConfig::default()
     });
     let server = Server::start(sim).await;

@@ -19,7 +19,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use fake_metrics_server::script::{Script, from_yaml};
-use fake_metrics_server::{AppState, ServerClock, Transport};
+use fake_metrics_server::{AppState, Transport};
+use hpa_core::clock::ScenarioClock;
 use hpa_sim::Sim;
 use hpa_sim::standalone;
 use tokio_util::sync::CancellationToken;
@@ -125,8 +126,8 @@ pub async fn run(args: Args) -> CliResult {
     let mut mirror_task = None;
     if let Some((listener, url)) = own_metrics {
         let clock = match sim.virtual_clock() {
-            Some(clock) => ServerClock::Virtual(clock),
-            None => ServerClock::wall(),
+            Some(clock) => ScenarioClock::Virtual(clock),
+            None => ScenarioClock::wall(),
         };
         let script = match &args.metrics_script {
             Some(path) => load_script(path)?,

@@ -147,6 +147,7 @@ pub async fn clock_layer(
     axum::Json(ClockState {
         now: controller.sim.clock().now(),
         is_virtual: true,
+        offset: String::new(),
     })
     .into_response()
 }

@@ -85,7 +85,7 @@ impl HostMetricsServer {
             .port();
         let locked = fake_metrics_server::auth::ControlToken::generate()
             .map_err(|e| HostMetricsError::Start(e.to_string()))?;
-        let state = fake_metrics_server::AppState::new(fake_metrics_server::ServerClock::wall());
+        let state = fake_metrics_server::AppState::new(hpa_core::clock::ScenarioClock::wall());
         let stop = CancellationToken::new();
         for (listener, token) in [
             (listener, locked),

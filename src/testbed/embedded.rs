@@ -2,9 +2,9 @@
 //! one clock: the sim serves the metrics APIs from the fake server's router
 //! (no socket), and both read the same virtual clock (or the wall clock).
 
-use fake_metrics_server::{AppState, ServerClock};
-use hpa_core::clock::VirtualClock;
-use hpa_sim::{Backend, Sim, SimClock, SimConfig};
+use fake_metrics_server::AppState;
+use hpa_core::clock::{ScenarioClock, VirtualClock};
+use hpa_sim::{Backend, Sim, SimConfig};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 /// A simulated cluster and its fake metrics server.
@@ -20,13 +20,10 @@ impl Embedded {
     /// Both on `clock` (`None`: the wall clock), the sim otherwise as
     /// `config` says.
     pub fn new(clock: Option<VirtualClock>, config: SimConfig) -> Self {
-        let metrics = AppState::new(
-            clock
-                .clone()
-                .map_or_else(ServerClock::wall, ServerClock::Virtual),
-        );
+        let clock = clock.map_or_else(ScenarioClock::wall, ScenarioClock::Virtual);
+        let metrics = AppState::new(clock.clone());
         let sim = Sim::new(SimConfig {
-            clock: clock.map_or(SimClock::Wall, SimClock::Virtual),
+            clock,
             metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
             ..config
         });

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::script::Script;
-use fake_metrics_server::{AppState, ServerClock, Transport};
-use hpa_core::clock::VirtualClock;
+use fake_metrics_server::{AppState, Transport};
+use hpa_core::clock::{ScenarioClock, VirtualClock};
 use tokio::sync::oneshot;
 
 /// The script most tests start from.
@@ -87,8 +87,8 @@ pub async fn start_with(script: &str, options: Options) -> Server {
     let script = Script::parse(script, None).unwrap();
     let clock = options.virtual_clock.then(VirtualClock::default);
     let server_clock = match &clock {
-        Some(c) => ServerClock::Virtual(c.clone()),
-        None => ServerClock::wall(),
+        Some(c) => ScenarioClock::Virtual(c.clone()),
+        None => ScenarioClock::wall(),
     };
     let state = AppState::with_script(server_clock, &script);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

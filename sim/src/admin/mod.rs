@@ -28,6 +28,8 @@ mod control;
 
 pub use client::{AdminClient, AdminError};
 pub use control::SimAdmin;
+/// The clock's wire types, shared with the fake metrics server's control API.
+pub use hpa_core::clock::{ClockMove, ClockState};
 
 use std::collections::BTreeMap;
 
@@ -78,29 +80,6 @@ impl IntoResponse for AdminRejection {
         )
             .into_response()
     }
-}
-
-/// The sim's clock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClockState {
-    /// The sim's now (RFC 3339).
-    pub now: Timestamp,
-    /// Whether the clock is virtual (moves only when advanced).
-    #[serde(rename = "virtual")]
-    pub is_virtual: bool,
-}
-
-/// Body of `POST /admin/v1/clock`: exactly one of the two.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ClockMove {
-    /// How far to move the virtual clock forward, as a Go duration (`90s`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub advance: Option<String>,
-    /// Put the virtual clock at this instant (RFC 3339), e.g. to line it up
-    /// with a fake metrics server's clock after a reset.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub set: Option<Timestamp>,
 }
 
 /// One fault action: the body of `POST /admin/v1/faults`, a JSON object with
@@ -282,6 +261,7 @@ pub(crate) fn clock_state(sim: &Sim) -> ClockState {
     ClockState {
         now: sim.clock().now(),
         is_virtual: sim.virtual_clock().is_some(),
+        offset: String::new(),
     }
 }
 
