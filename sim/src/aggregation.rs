@@ -15,27 +15,10 @@ use bytes::Bytes;
 use http::{HeaderMap, Method, Uri};
 use tower::ServiceExt;
 
+use crate::backend::Backend;
 use crate::error::ApiError;
 use crate::resources::Storage;
 use crate::sim::Sim;
-
-/// Where an aggregated API is served.
-#[derive(Clone)]
-pub enum Backend {
-    /// `http://host:port` (paths are appended as requested).
-    Url(String),
-    /// An in-process router.
-    Router(axum::Router),
-}
-
-impl std::fmt::Debug for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Url(u) => f.debug_tuple("Url").field(u).finish(),
-            Self::Router(_) => f.write_str("Router(..)"),
-        }
-    }
-}
 
 /// The aggregated groups served by default, with their versions.
 pub const METRICS_GROUPS: [(&str, &[&str]); 3] = [

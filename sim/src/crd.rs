@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 
 use crate::error::FieldError;
 use crate::resources::{self, RESOURCES, ResourceDef, Storage};
-use crate::sim::{Sim, State};
+use crate::sim::Sim;
+use crate::state::State;
 
 /// How many custom resources (group and plural) one process can serve.
 pub const MAX_CUSTOM: u8 = 32;

@@ -22,6 +22,7 @@
 pub mod admin;
 pub mod aggregation;
 pub mod api;
+mod backend;
 pub mod convert;
 pub mod crd;
 pub mod error;
@@ -35,16 +36,18 @@ pub mod resources;
 pub mod selector;
 mod sim;
 pub mod standalone;
+mod state;
 pub mod stats;
 pub mod store;
 pub mod table;
 pub mod validate;
 mod workloads;
 
-pub use aggregation::Backend;
+pub use backend::Backend;
 pub use error::ApiError;
 pub use faults::{Faults, ScaleOverride};
-pub use sim::{Part, PodDelays, Sim, SimConfig};
+pub use sim::{Part, Sim, SimConfig};
+pub use state::PodDelays;
 pub use stats::RequestStats;
 pub use workloads::POD_NAMES_ANNOTATION;
 

@@ -6,7 +6,7 @@
 //! workload reactions to them deterministic; list and watch copy out shared
 //! `Bytes` and serialize outside the lock.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hpa_core::clock::{Clock, ScenarioClock, SystemClock, VirtualClock};
@@ -14,7 +14,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::aggregation::Backend;
+use crate::backend::Backend;
 use crate::convert::{from_view, to_view};
 use crate::error::{ApiError, FieldError};
 use crate::faults::Faults;
@@ -22,19 +22,11 @@ use crate::hpa;
 use crate::patch::{self, PatchKind};
 use crate::resources::{ResourceDef, Storage};
 use crate::selector::Selector;
+use crate::state::{PodDelays, State, k8s_time};
 use crate::stats::RequestStats;
 use crate::store::{Entry, EventType, Store};
 use crate::validate;
 use crate::workloads;
-
-/// How long new workload pods take to start and to become Ready.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PodDelays {
-    /// From creation to Running (with `startTime`); zero: at once.
-    pub running: SignedDuration,
-    /// From Running to Ready; zero: at once.
-    pub ready: SignedDuration,
-}
 
 /// Settings of a simulated cluster.
 #[derive(Debug, Clone)]
@@ -90,43 +82,6 @@ pub enum Part {
     Status,
 }
 
-/// A pending pod transition of the workload simulation.
-#[derive(Debug, Clone)]
-pub(crate) struct Transition {
-    pub ns: String,
-    pub pod: String,
-    pub to: workloads::PodPhase,
-}
-
-/// Everything behind the lock.
-#[derive(Debug)]
-pub(crate) struct State {
-    pub store: Store,
-    uid_seq: u64,
-    name_seq: u64,
-    pub ip_seq: u64,
-    /// Next pod index per workload (storage, ns, name).
-    pub next_index: HashMap<(Storage, String, String), u64>,
-    /// Pod delays per workload (ns, name), whatever its kind.
-    pub delays: HashMap<(String, String), PodDelays>,
-    /// Transitions due at (nanoseconds since epoch, sequence).
-    pub pending: BTreeMap<(i128, u64), Transition>,
-    pub pending_seq: u64,
-    /// Delays for workloads without their own.
-    pub default_delays: PodDelays,
-    /// Workloads with pods still to create (see [`crate::limits`]).
-    pub unsettled: std::collections::BTreeSet<(Storage, String, String)>,
-    /// Pods one workload may have.
-    pub max_pods: usize,
-}
-
-impl State {
-    pub(crate) fn next_uid(&mut self) -> String {
-        self.uid_seq += 1;
-        format!("00000000-0000-4000-8000-{:012x}", self.uid_seq)
-    }
-}
-
 pub(crate) struct Inner {
     state: Mutex<State>,
     pub clock: Arc<dyn Clock>,
@@ -167,13 +122,6 @@ impl Drop for SettleOnDrop<'_> {
     }
 }
 
-/// Truncates to whole seconds, as `metav1.Time` serializes.
-pub(crate) fn k8s_time(ts: Timestamp) -> String {
-    Timestamp::from_second(ts.as_second())
-        .unwrap_or(ts)
-        .to_string()
-}
-
 impl Sim {
     /// A cluster with the configured namespaces and nothing else.
     pub fn new(config: SimConfig) -> Self {
@@ -181,19 +129,11 @@ impl Sim {
             ScenarioClock::Virtual(v) => (Arc::new(v.clone()), Some(v.clone())),
             ScenarioClock::Wall(_) => (Arc::new(SystemClock), None),
         };
-        let state = State {
-            store: Store::new(config.watch_history),
-            uid_seq: 0,
-            name_seq: 0,
-            ip_seq: 0,
-            next_index: HashMap::new(),
-            delays: HashMap::new(),
-            pending: BTreeMap::new(),
-            pending_seq: 0,
-            default_delays: config.pod_delays,
-            unsettled: Default::default(),
-            max_pods: config.max_pods_per_workload,
-        };
+        let state = State::new(
+            Store::new(config.watch_history),
+            config.pod_delays,
+            config.max_pods_per_workload,
+        );
         let sim = Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),

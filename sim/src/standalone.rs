@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use hpa_core::clock::ScenarioClock;
 use jiff::{SignedDuration, Timestamp};
 
-use crate::aggregation::Backend;
-use crate::sim::{PodDelays, Sim, SimConfig};
+use crate::backend::Backend;
+use crate::sim::{Sim, SimConfig};
+use crate::state::PodDelays;
 
 /// Failures of the standalone server.
 #[derive(Debug, thiserror::Error)]

@@ -16,17 +16,8 @@ use serde_json::{Value, json};
 
 use crate::resources::Storage;
 use crate::selector::label_selector_string;
-use crate::sim::{State, Transition, k8s_time};
+use crate::state::{PodDelays, PodPhase, State, Transition, k8s_time};
 use crate::store::{Entry, EventType};
-
-/// The pod transitions the simulation schedules.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PodPhase {
-    /// Pending -> Running (start).
-    Running,
-    /// Running and unready -> Ready.
-    Ready,
-}
 
 fn storage_of_kind(kind: &str) -> Option<Storage> {
     match kind {
@@ -177,7 +168,7 @@ fn create_pod(
     owner_uid: &str,
     pod_name: &str,
     now: Timestamp,
-    delays: crate::sim::PodDelays,
+    delays: PodDelays,
 ) {
     let ns = owner
         .pointer("/metadata/namespace")
@@ -385,7 +376,7 @@ pub(crate) fn process_due(st: &mut State, now: Timestamp) {
     }
 }
 
-fn owner_delays(st: &State, pod: &Entry) -> crate::sim::PodDelays {
+fn owner_delays(st: &State, pod: &Entry) -> PodDelays {
     let v = pod.value();
     let owner = v
         .pointer("/metadata/ownerReferences/0/name")

@@ -11,7 +11,7 @@ use super::{
     ClockMove, ClockState, ErrorBody, FaultAction, HPA_SCALE_TO_ZERO, PodDelaysBody, RequestCounts,
     ResetSummary,
 };
-use crate::sim::PodDelays;
+use crate::state::PodDelays;
 
 /// Failures of admin requests; each names the endpoint.
 #[derive(Debug, thiserror::Error)]

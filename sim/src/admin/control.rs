@@ -10,7 +10,8 @@ use super::{
     AdminClient, AdminError, ClockState, FaultAction, RequestCounts, ResetSummary, apply_fault,
     clock_state, request_counts,
 };
-use crate::sim::{PodDelays, Sim};
+use crate::sim::Sim;
+use crate::state::PodDelays;
 
 /// What the harness may do to a simulated cluster beyond the Kubernetes API.
 pub trait SimAdmin: Send + Sync + std::fmt::Debug {

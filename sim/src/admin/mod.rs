@@ -43,7 +43,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::sim::{PodDelays, Sim};
+use crate::sim::Sim;
+use crate::state::PodDelays;
 
 /// The one feature gate the sim's API server has.
 pub const HPA_SCALE_TO_ZERO: &str = "HPAScaleToZero";
