@@ -376,7 +376,7 @@ pub(crate) async fn create_workload(
     if world.on_real_node() {
         // A real kubelet runs these pods: they get the states it gives them.
         if rows.iter().any(|r| *r != PodShape::default()) {
-            return Err(StepError::Unsupported(format!(
+            return Err(StepError::unsupported(format!(
                 "{kind} {ns}/{n}: pods on a real node cannot be given states or requests of their own"
             )));
         }

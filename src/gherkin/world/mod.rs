@@ -34,23 +34,11 @@ mod time;
 /// wrong, naming the object.
 #[derive(Debug, thiserror::Error)]
 pub enum StepError {
-    /// The simulated cluster or the metrics server could not start.
-    #[error("cannot start the scenario's cluster: {0}")]
-    Start(String),
-    /// A Kubernetes API call failed.
-    #[error("{action}: {source}")]
-    Kube {
-        action: String,
-        #[source]
-        source: kube::Error,
-    },
-    /// The fake metrics server refused or failed a control request.
-    #[error("{action}: {source}")]
-    Metrics {
-        action: String,
-        #[source]
-        source: ClientError,
-    },
+    /// The scenario's cluster or metrics server: it could not start, a
+    /// Kubernetes API call or a control request failed, or it cannot do
+    /// what the step asks ([`EnvError::Unsupported`]). Its message as is.
+    #[error(transparent)]
+    Env(#[from] EnvError),
     /// The controller could not be built or driven.
     #[error("{action}: {source}")]
     Controller {
@@ -74,43 +62,38 @@ pub enum StepError {
     /// A `Then` step did not hold; the message holds what the cluster shows.
     #[error("{0}")]
     Expectation(String),
-    /// The step needs something this cluster or controller does not offer
-    /// (fault injection on a real API server, our controller's memory when
-    /// the cluster's own controller acts).
-    #[error("[unsupported here] {0}")]
-    Unsupported(String),
 }
 
-/// How an [`StepError::Unsupported`] message starts (the runner tells these
+/// How an unsupported step's message ([`StepError::unsupported`]) starts (the runner tells these
 /// apart from failures).
 pub const UNSUPPORTED_MARK: &str = "[unsupported here] ";
 
 impl StepError {
     pub(crate) fn kube(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Self {
         let action = action.into();
-        move |source| Self::Kube { action, source }
+        move |source| EnvError::Kube { action, source }.into()
     }
 
     pub(crate) fn metrics(action: impl Into<String>) -> impl FnOnce(ClientError) -> Self {
         let action = action.into();
-        move |source| Self::Metrics { action, source }
+        move |source| EnvError::Metrics { action, source }.into()
+    }
+
+    /// The scenario's cluster or metrics server could not start.
+    pub(crate) fn start(message: impl Into<String>) -> Self {
+        EnvError::Start(message.into()).into()
+    }
+
+    /// The step needs something this cluster or controller does not offer
+    /// (fault injection on a real API server, our controller's memory when
+    /// the cluster's own controller acts).
+    pub(crate) fn unsupported(message: impl Into<String>) -> Self {
+        EnvError::Unsupported(message.into()).into()
     }
 
     pub(crate) fn controller(action: impl Into<String>) -> impl FnOnce(DriverError) -> Self {
         let action = action.into();
         move |source| Self::Controller { action, source }
-    }
-}
-
-impl From<EnvError> for StepError {
-    fn from(e: EnvError) -> Self {
-        match e {
-            EnvError::Start(m) => Self::Start(m),
-            EnvError::Kube { action, source } => Self::Kube { action, source },
-            EnvError::Metrics { action, source } => Self::Metrics { action, source },
-            EnvError::State(m) => Self::State(m),
-            EnvError::Unsupported(m) => Self::Unsupported(m),
-        }
     }
 }
 
@@ -254,7 +237,7 @@ impl HpaWorld {
         let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
         let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": name,
             "labels": {crate::testbed::cleanup::SCENARIO_LABEL: "true"}}}))
-        .map_err(|e| StepError::Start(format!("namespace {name}: {e}")))?;
+        .map_err(|e| StepError::start(format!("namespace {name}: {e}")))?;
         api.create(&PostParams::default(), &ns)
             .await
             .map_err(StepError::kube(format!(
@@ -278,7 +261,7 @@ impl HpaWorld {
         }
         self.env
             .as_ref()
-            .ok_or_else(|| StepError::Start("the cluster did not start".to_owned()))
+            .ok_or_else(|| StepError::start("the cluster did not start".to_owned()))
     }
 
     /// The cluster if it started (for failure reports).
@@ -293,7 +276,7 @@ impl HpaWorld {
             let (client, clock) = {
                 let env = self.env().await?;
                 if env.controller_kind() == ControllerKind::Upstream {
-                    return Err(StepError::Unsupported(
+                    return Err(StepError::unsupported(
                         "this step needs our controller (its flags, memory or metrics); the cluster's own HPA controller acts in this run".to_owned(),
                     ));
                 }
@@ -308,7 +291,7 @@ impl HpaWorld {
         let driver = self
             .driver
             .as_ref()
-            .ok_or_else(|| StepError::Start("the controller did not start".to_owned()))?;
+            .ok_or_else(|| StepError::start("the controller did not start".to_owned()))?;
         for seed in seeds {
             driver
                 .seed(&seed)
@@ -320,7 +303,7 @@ impl HpaWorld {
     /// Seeds the controller's history now if it runs, else when it starts.
     pub fn seed(&mut self, seed: Seed) -> StepResult {
         if self.target_controller() == ControllerKind::Upstream {
-            return Err(StepError::Unsupported(
+            return Err(StepError::unsupported(
                 "seeding history needs our controller; the cluster's own HPA controller acts in this run".to_owned(),
             ));
         }
@@ -354,7 +337,7 @@ impl HpaWorld {
                 source,
             })?;
         if self.target_controller() == ControllerKind::Upstream {
-            return Err(StepError::Unsupported(format!(
+            return Err(StepError::unsupported(format!(
                 "flag {flag}: the cluster's own HPA controller acts in this run; its flags are kube-controller-manager's"
             )));
         }
