@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use fake_metrics_server::AppState;
 use fake_metrics_server::script::{Script, from_yaml};
-use hpa_core::clock::{ScenarioClock, VirtualClock};
+use hpa_core::clock::VirtualClock;
 use hpa_harness::controller::{ControllerConfig, ControllerHandle, ControllerOptions};
-use hpa_sim::{Backend, Sim, SimConfig};
+use hpa_harness::testbed::embedded::Embedded;
+use hpa_sim::SimConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, PostParams};
@@ -23,12 +23,7 @@ const SYNCS: usize = 5;
 #[ignore = "load figures; run explicitly"]
 async fn many_hpas_sync_in_virtual_time() {
     let clock = VirtualClock::default();
-    let metrics = AppState::new(ScenarioClock::Virtual(clock.clone()));
-    let sim = Sim::new(SimConfig {
-        clock: ScenarioClock::Virtual(clock.clone()),
-        metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
-        ..SimConfig::default()
-    });
+    let Embedded { sim, metrics } = Embedded::new(Some(clock.clone()), SimConfig::default());
     let client = sim.client();
     let mut yaml = String::from("pods:\n");
     for h in 0..HPAS {

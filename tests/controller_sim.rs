@@ -16,6 +16,7 @@ use hpa_harness::controller::metrics::sample_value;
 use hpa_harness::controller::{
     ControllerConfig, ControllerHandle, ControllerOptions, LeaderElection, SyncMode,
 };
+use hpa_harness::testbed::embedded::Embedded;
 use hpa_sim::{Backend, Sim, SimConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -30,14 +31,11 @@ struct Env {
 }
 
 impl Env {
+    /// The testbed's embedded sim and fake metrics server on one virtual
+    /// clock, as a scenario gets them.
     fn new() -> Self {
         let clock = VirtualClock::default();
-        let metrics = AppState::new(ScenarioClock::Virtual(clock.clone()));
-        let sim = Sim::new(SimConfig {
-            clock: ScenarioClock::Virtual(clock.clone()),
-            metrics: Some(Backend::Router(fake_metrics_server::app(metrics.clone()))),
-            ..SimConfig::default()
-        });
+        let Embedded { sim, metrics } = Embedded::new(Some(clock.clone()), SimConfig::default());
         Self {
             sim,
             clock,

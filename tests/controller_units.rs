@@ -12,6 +12,8 @@ use hpa_controller::pod_index::PodIndex;
 use hpa_controller::reconcile::{ReconcileError, Reconciled, reconcile};
 use hpa_core::clock::VirtualClock;
 use hpa_core::{Quantity, Selector};
+use hpa_harness::testbed::embedded::Embedded;
+use hpa_sim::SimConfig;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
 
 #[tokio::test]
@@ -90,7 +92,8 @@ async fn an_object_metric_needs_exactly_one_value() {
 /// metrics server serving two `queue_depth` series in `ns`.
 fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
     use fake_metrics_server::script::{ExternalSpec, Script, Value};
-    let metrics = fake_metrics_server::AppState::new(hpa_core::clock::ScenarioClock::wall());
+    let Embedded { sim, metrics } =
+        Embedded::new(Some(VirtualClock::default()), SimConfig::default());
     let series = |queue: &str, value: &str| ExternalSpec {
         namespace: "ns".into(),
         metric: "queue_depth".into(),
@@ -105,10 +108,6 @@ fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
             ..Script::default()
         })
         .unwrap();
-    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
-        metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(metrics))),
-        ..hpa_sim::SimConfig::default()
-    });
     let client = MetricsClient::new(sim.client(), Duration::from_secs(15))
         .with_shared_lists(Duration::from_secs(60), share_external);
     (sim, client)
@@ -156,7 +155,8 @@ async fn without_sharing_each_external_fetch_sends_its_selector() {
 /// `cached` of them (name, labels).
 fn with_rps_pods(cached: &[(&str, &str)]) -> (hpa_sim::Sim, MetricsClient, MetricsClient) {
     use fake_metrics_server::script::{MetricSpec, PodSpec, Script, Value};
-    let metrics = fake_metrics_server::AppState::new(hpa_core::clock::ScenarioClock::wall());
+    let Embedded { sim, metrics } =
+        Embedded::new(Some(VirtualClock::default()), SimConfig::default());
     let pod = |name: &str, app: &str, rps: &str| PodSpec {
         namespace: "ns".into(),
         name: name.into(),
@@ -175,10 +175,6 @@ fn with_rps_pods(cached: &[(&str, &str)]) -> (hpa_sim::Sim, MetricsClient, Metri
             ..Script::default()
         })
         .unwrap();
-    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
-        metrics: Some(hpa_sim::Backend::Router(fake_metrics_server::app(metrics))),
-        ..hpa_sim::SimConfig::default()
-    });
     let index = PodIndex::default();
     for (name, app) in cached {
         let slim: hpa_controller::slim_pod::SlimPod = serde_json::from_value(serde_json::json!({
