@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hpa_core::clock::SystemClock;
-use kube::config::{KubeConfigOptions, Kubeconfig};
 use tokio_util::sync::CancellationToken;
 
 use crate::client::{REQUEST_TIMEOUT, controller_client};
 use crate::config::{ControllerConfig, parse_go_duration};
 use crate::flags::HpaFlags;
+use crate::kubeconfig;
 use crate::leader::{LeaseTiming, default_identity};
 use crate::metrics::ControllerMetrics;
 use crate::server::{self, DEFAULT_BIND_ADDRESS};
@@ -47,6 +47,28 @@ pub enum ControllerCliError {
     },
     #[error("invalid --feature-gates")]
     FeatureGates(#[source] hpa_core::config::ConfigError),
+}
+
+impl From<kubeconfig::LoadError> for ControllerCliError {
+    /// A named file's read and load errors stay apart; from the default
+    /// places, both are "cannot load" (kube reads and loads them in one go).
+    fn from(e: kubeconfig::LoadError) -> Self {
+        use kubeconfig::LoadError::{Load, Read};
+        match e {
+            Read {
+                path: Some(path),
+                source,
+            } => Self::ReadKubeconfig { path, source },
+            Load {
+                path: Some(path),
+                source,
+            } => Self::LoadKubeconfig { path, source },
+            Read { path: None, source } | Load { path: None, source } => Self::LoadKubeconfig {
+                path: PathBuf::from(kubeconfig::DEFAULT_PLACES),
+                source,
+            },
+        }
+    }
 }
 
 /// A clap value parser of Go-style durations (`15s`, `1m30s`).
@@ -180,34 +202,11 @@ impl Args {
     /// A kube client from the kubeconfig (or the environment), rate limited,
     /// without hidden retries (see [`crate::client`]).
     pub async fn client(&self) -> Result<kube::Client, ControllerCliError> {
-        let options = KubeConfigOptions {
-            context: self.context.clone(),
-            ..KubeConfigOptions::default()
-        };
-        let config = match &self.kubeconfig {
-            Some(path) => {
-                let kubeconfig = Kubeconfig::read_from(path).map_err(|source| {
-                    ControllerCliError::ReadKubeconfig {
-                        path: path.clone(),
-                        source,
-                    }
-                })?;
-                kube::Config::from_custom_kubeconfig(kubeconfig, &options)
-                    .await
-                    .map_err(|source| ControllerCliError::LoadKubeconfig {
-                        path: path.clone(),
-                        source,
-                    })?
-            }
-            None if self.context.is_some() => kube::Config::from_kubeconfig(&options)
-                .await
-                .map_err(|source| ControllerCliError::LoadKubeconfig {
-                    path: PathBuf::from("$KUBECONFIG or ~/.kube/config"),
-                    source,
-                })?,
-            None => kube::Config::infer()
+        let config = match (&self.kubeconfig, &self.context) {
+            (None, None) => kube::Config::infer()
                 .await
                 .map_err(ControllerCliError::Infer)?,
+            (path, context) => kubeconfig::load(path.as_deref(), context.as_deref()).await?,
         };
         controller_client(
             config,
@@ -389,7 +388,7 @@ mod tests {
     #[test]
     fn the_error_report_prints_each_cause_once() {
         let path = PathBuf::from("/nonexistent/hpa-controller-test.kubeconfig");
-        let source = Kubeconfig::read_from(&path).unwrap_err();
+        let source = kube::config::Kubeconfig::read_from(&path).unwrap_err();
         let cause = source.to_string();
         let err = ControllerCliError::ReadKubeconfig { path, source };
         let report = error_report(&err);

@@ -12,6 +12,7 @@
 //! - [`reconcile`]: one HPA once: gather, let the core decide, apply;
 //! - [`context`]: the shared [`Context`];
 //! - [`client`]: the kube client without hidden retries, with a bounded request time;
+//! - [`kubeconfig`]: the one kubeconfig loader (the harness's testbed uses it too);
 //! - [`config`]: upstream flags and defaults;
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
@@ -36,6 +37,7 @@ pub mod event_correlator;
 pub mod events;
 pub mod flags;
 pub mod history;
+pub mod kubeconfig;
 pub mod leader;
 pub mod metrics;
 pub mod metrics_client;

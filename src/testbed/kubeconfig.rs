@@ -1,5 +1,7 @@
-//! Reading a kubeconfig into a client configuration: one loader for every
-//! place that reaches a cluster through one.
+//! Reading a kubeconfig into a client configuration for every place of the
+//! harness that reaches a cluster through one; the reading itself is the
+//! controller's (`hpa_controller::kubeconfig`), so `hpa-controller
+//! --kubeconfig` and the harness read a kubeconfig the same way.
 
 use std::path::{Path, PathBuf};
 
@@ -28,20 +30,9 @@ pub async fn config(
     path: Option<&Path>,
     context: Option<&str>,
 ) -> Result<kube::Config, KubeconfigError> {
-    let kubeconfig = match path {
-        Some(path) => kube::config::Kubeconfig::read_from(path),
-        None => kube::config::Kubeconfig::read(),
-    }
-    .map_err(|e| KubeconfigError::new(path, e))?;
-    kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions {
-            context: context.map(str::to_owned),
-            ..Default::default()
-        },
-    )
-    .await
-    .map_err(|e| KubeconfigError::new(path, e))
+    crate::controller::kubeconfig::load(path, context)
+        .await
+        .map_err(|e| KubeconfigError::new(path, e.kube_error()))
 }
 
 /// A client of the cluster of `path` and `context`.
