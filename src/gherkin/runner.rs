@@ -200,6 +200,10 @@ pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
             session.finish().await;
             result
         }
+        BackendKind::SimProcess => {
+            check_paths(options)?;
+            run_on_sim_process(options).await
+        }
         other => {
             check_backend_tools(other, &std::env::var_os("PATH").unwrap_or_default())?;
             check_paths(options)?;
@@ -254,6 +258,45 @@ async fn run_on_new_cluster(
     if let Err(e) = session.finish().await {
         tracing::warn!(error = %e, "deleting the run's cluster");
     }
+    result
+}
+
+/// Starts `hpa-harness sim` as a child on a virtual clock, with a fake
+/// metrics server in this process on a virtual clock of its own, runs the
+/// scenarios there as `--backend kubeconfig` would run them on a simulated
+/// cluster (reset before each; the two clocks and the controller's mirror
+/// moved together), and stops the child.
+async fn run_on_sim_process(options: &RunOptions) -> Result<RunSummary, RunError> {
+    use crate::testbed::embedded::serve_metrics;
+    use crate::testbed::process::SimProcess;
+    use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
+    let backend = BackendKind::SimProcess;
+    let failed = |reason: String| RunError::Cluster { backend, reason };
+    let clock = VirtualClock::default();
+    let metrics = fake_metrics_server::AppState::new(ScenarioClock::Virtual(clock.clone()));
+    let (metrics_url, _serving) = serve_metrics(metrics)
+        .await
+        .map_err(|e| failed(format!("cannot serve the fake metrics server: {e}")))?;
+    let process = SimProcess::spawn_for_scenarios(clock.now(), &metrics_url)
+        .await
+        .map_err(|e| failed(e.to_string()))?;
+    let mut remote = options.remote.clone();
+    remote.kubeconfig = Some(process.kubeconfig.clone());
+    remote.context = None;
+    remote.metrics_url = Some(metrics_url);
+    remote.assume_real = false;
+    let result = async {
+        let session = remote::connect(&remote)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let target = Target::Remote(session.target.clone());
+        // One shared cluster: one scenario at a time.
+        let result = run_on(options, target, 1).await;
+        session.finish().await;
+        result
+    }
+    .await;
+    process.stop().await;
     result
 }
 

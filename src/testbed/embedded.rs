@@ -33,24 +33,29 @@ impl Embedded {
     /// Serves the fake metrics server's HTTP API (its control API included)
     /// on `127.0.0.1:0` until the guard drops; answers its base URL.
     pub async fn serve_metrics(&self) -> std::io::Result<(String, DropGuard)> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        let stop = CancellationToken::new();
-        let stopped = stop.clone();
-        let state = self.metrics.clone();
-        tokio::spawn(async move {
-            let shutdown = async move { stopped.cancelled().await };
-            if let Err(e) = fake_metrics_server::run(
-                listener,
-                state,
-                fake_metrics_server::Transport::Plain,
-                shutdown,
-            )
-            .await
-            {
-                tracing::warn!(error = %e, "the embedded metrics server stopped");
-            }
-        });
-        Ok((format!("http://{addr}"), stop.drop_guard()))
+        serve_metrics(self.metrics.clone()).await
     }
+}
+
+/// Serves a fake metrics server of this process over HTTP (its control API
+/// included) on `127.0.0.1:0` until the guard drops; answers its base URL.
+pub async fn serve_metrics(state: AppState) -> std::io::Result<(String, DropGuard)> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let stop = CancellationToken::new();
+    let stopped = stop.clone();
+    tokio::spawn(async move {
+        let shutdown = async move { stopped.cancelled().await };
+        if let Err(e) = fake_metrics_server::run(
+            listener,
+            state,
+            fake_metrics_server::Transport::Plain,
+            shutdown,
+        )
+        .await
+        {
+            tracing::warn!(error = %e, "the embedded metrics server stopped");
+        }
+    });
+    Ok((format!("http://{addr}"), stop.drop_guard()))
 }

@@ -12,8 +12,9 @@ pub enum BackendKind {
     /// (scenarios: one per scenario, on a virtual clock).
     #[default]
     Sim,
-    /// `hpa-harness sim` in a child process: the load process's memory and
-    /// CPU are then the controller's own.
+    /// `hpa-harness sim` in a child process, driven through its admin API:
+    /// the load process's memory and CPU are then the controller's own;
+    /// scenarios run on it one at a time, on a virtual clock.
     SimProcess,
     /// The cluster of a kubeconfig (our sim or a real one) with the fake
     /// metrics server at its control URL.
@@ -30,6 +31,7 @@ impl BackendKind {
     /// The backends scenarios run on.
     pub const SCENARIOS: &'static [Self] = &[
         Self::Sim,
+        Self::SimProcess,
         Self::Kubeconfig,
         Self::Kind,
         Self::K3d,
@@ -93,7 +95,10 @@ mod tests {
                 .ok()
         };
         assert_eq!(parse(BackendKind::SCENARIOS, "k3d"), Some(BackendKind::K3d));
-        assert_eq!(parse(BackendKind::SCENARIOS, "sim-process"), None);
+        assert_eq!(
+            parse(BackendKind::SCENARIOS, "sim-process"),
+            Some(BackendKind::SimProcess)
+        );
         assert_eq!(
             parse(BackendKind::LOAD, "sim-process"),
             Some(BackendKind::SimProcess)

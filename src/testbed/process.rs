@@ -1,8 +1,11 @@
-//! `hpa-harness sim` (this program) as a child process with its own fake
-//! metrics server: it keeps the cluster's memory and CPU out of this
-//! process, so what a load report gives for this process is the
-//! controller's own.
+//! `hpa-harness sim` (this program) as a child process: it keeps the
+//! cluster's memory and CPU out of this process, so what a load report gives
+//! for this process is the controller's own. Load runs give it its own fake
+//! metrics server on the wall clock ([`SimProcess::spawn`]); scenarios run
+//! it on a virtual clock against a fake metrics server of theirs
+//! ([`SimProcess::spawn_for_scenarios`]).
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -59,9 +62,29 @@ pub struct SimProcess {
 }
 
 impl SimProcess {
-    /// Starts the child on the wall clock and waits until it announces its
-    /// URLs.
+    /// Starts the child on the wall clock with its own fake metrics server
+    /// and waits until it announces its URLs.
     pub async fn spawn() -> Result<Self, SpawnError> {
+        Self::spawn_with(Vec::new()).await
+    }
+
+    /// Starts the child on a virtual clock standing at `start`, its metrics
+    /// APIs served by the fake metrics server at `metrics_url` (whose clock
+    /// the scenarios move with the sim's), and waits until it serves.
+    pub async fn spawn_for_scenarios(
+        start: jiff::Timestamp,
+        metrics_url: &str,
+    ) -> Result<Self, SpawnError> {
+        Self::spawn_with(vec![
+            "--virtual-clock".into(),
+            start.to_string().into(),
+            "--metrics-url".into(),
+            metrics_url.into(),
+        ])
+        .await
+    }
+
+    async fn spawn_with(args: Vec<OsString>) -> Result<Self, SpawnError> {
         let exe = std::env::current_exe()
             .map_err(|e| SpawnError(format!("cannot find this program: {e}")))?;
         let dir = std::env::temp_dir().join(format!("hpa-load-sim-{}", std::process::id()));
@@ -72,6 +95,7 @@ impl SimProcess {
             .args(["--listen", "127.0.0.1:0"])
             .arg("--kubeconfig")
             .arg(dir.join("kubeconfig"))
+            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .stdin(Stdio::null())
