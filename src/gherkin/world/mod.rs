@@ -64,8 +64,8 @@ pub enum StepError {
     Expectation(String),
 }
 
-/// How an unsupported step's message ([`StepError::unsupported`]) starts (the runner tells these
-/// apart from failures).
+/// How an unsupported step's message ([`StepError::unsupported`]) starts
+/// (the runner tells these apart from failures).
 pub const UNSUPPORTED_MARK: &str = "[unsupported here] ";
 
 impl StepError {
@@ -261,7 +261,7 @@ impl HpaWorld {
         }
         self.env
             .as_ref()
-            .ok_or_else(|| StepError::start("the cluster did not start".to_owned()))
+            .ok_or_else(|| StepError::start("the cluster did not start"))
     }
 
     /// The cluster if it started (for failure reports).
@@ -291,7 +291,7 @@ impl HpaWorld {
         let driver = self
             .driver
             .as_ref()
-            .ok_or_else(|| StepError::start("the controller did not start".to_owned()))?;
+            .ok_or_else(|| StepError::start("the controller did not start"))?;
         for seed in seeds {
             driver
                 .seed(&seed)
