@@ -20,13 +20,15 @@
 //! - [`calc`]: the replica calculator, one proposal per metric;
 //! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
 //! - [`status`]: conditions and the semantic status comparison;
-//! - [`decide`]: one reconcile, two-phase around the shell's IO;
+//! - [`input`]: what the shell reads (scale, pods, fetched metrics);
+//! - [`decide`]: one reconcile, in phases around the shell's IO;
 //! - [`trace`]: the explanation of a decision.
 
 pub mod calc;
 pub mod clock;
 pub mod config;
 pub mod decide;
+pub mod input;
 mod label_parse;
 pub mod normalize;
 pub mod quantity;

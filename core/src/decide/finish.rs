@@ -7,9 +7,9 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::decision::{Decision, State};
 use super::outcome::{ActionLabel, ErrorLabel, Event, EventType, Monitor, Outcome, RescaleOutcome};
 use super::spec::reference;
+use super::state::{Decision, State};
 use crate::normalize;
 use crate::status::{set_condition, status_changed};
 

@@ -15,7 +15,6 @@
 
 mod decision;
 mod finish;
-mod input;
 mod outcome;
 mod plan;
 mod pod_selection;
@@ -24,10 +23,11 @@ mod scale_failed;
 mod sources;
 mod spec;
 mod stabilize;
+mod state;
 
-pub use decision::{Decision, decide};
+pub use crate::input::{DecisionInput, ExternalSample, Fetched, ObjectSample, OtherHpa, ScaleInfo};
+pub use decision::decide;
 pub use finish::finish;
-pub use input::{DecisionInput, ExternalSample, Fetched, ObjectSample, OtherHpa, ScaleInfo};
 pub use outcome::{
     ActionLabel, ErrorLabel, Event, EventType, MetricComputation, Monitor, Outcome, RescaleOutcome,
     ScaleReadError,
@@ -35,3 +35,4 @@ pub use outcome::{
 pub use plan::{EarlyReason, MetricQuery, Plan, plan};
 pub use scale_failed::get_scale_failed;
 pub use spec::{go_label_selector_string, tolerances_for};
+pub use state::Decision;

@@ -3,9 +3,9 @@
 use k8s_openapi::api::autoscaling::v2::{CrossVersionObjectReference, HorizontalPodAutoscaler};
 use serde::Serialize;
 
-use super::input::ScaleInfo;
 use super::spec::{metric_selector, min_max, spec_metrics, zero_state};
 use crate::config::ControllerConfig;
+use crate::input::ScaleInfo;
 use crate::selector::Selector;
 
 /// One metric fetch the shell must perform.

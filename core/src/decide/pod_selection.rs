@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Pod;
 
-use super::decision::State;
-use super::input::DecisionInput;
 use super::outcome::{Event, EventType};
+use super::state::State;
+use crate::input::DecisionInput;
 use crate::selector::Selector;
 use crate::status::set_condition;
 use crate::trace::DecisionTrace;

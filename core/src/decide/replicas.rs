@@ -4,13 +4,13 @@
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
 
-use super::decision::State;
-use super::input::DecisionInput;
 use super::outcome::{ActionLabel, ErrorLabel, Event, EventType, MetricComputation};
 use super::pod_selection::selected_pods;
 use super::sources::{Ctx, Failure, Proposal, compute_metric};
 use super::spec::{spec_metrics, tolerances_for};
+use super::state::State;
 use crate::config::ControllerConfig;
+use crate::input::DecisionInput;
 use crate::status::set_condition;
 use crate::trace::{DecisionTrace, MetricTrace};
 

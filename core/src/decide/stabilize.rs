@@ -4,7 +4,7 @@
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{HPAScalingRules, HorizontalPodAutoscaler};
 
-use super::decision::State;
+use super::state::State;
 use crate::config::ControllerConfig;
 use crate::normalize;
 use crate::status::set_condition;

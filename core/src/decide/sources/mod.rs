@@ -18,9 +18,9 @@ use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
 use k8s_openapi::api::core::v1::Pod;
 
-use super::input::{DecisionInput, Fetched};
 use crate::calc::{PodProposal, Readiness, Tolerances, ValueProposal};
 use crate::config::ControllerConfig;
+use crate::input::{DecisionInput, Fetched};
 use crate::quantity::{Format, Quantity};
 use crate::trace::MetricTrace;
 

@@ -6,8 +6,8 @@ use k8s_openapi::api::autoscaling::v2::{
 
 use super::{Ctx, Failure, Proposal, fail, milli_quantity, quantity_milli, trace_pods};
 use crate::calc;
-use crate::decide::input::Fetched;
 use crate::decide::spec::metric_selector;
+use crate::input::Fetched;
 use crate::quantity::{Format, Quantity};
 use crate::trace::MetricTrace;
 

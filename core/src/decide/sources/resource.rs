@@ -7,7 +7,7 @@ use k8s_openapi::api::autoscaling::v2::{
 
 use super::{Ctx, Failure, Proposal, fail, quantity_milli, trace_pods};
 use crate::calc::{self, CalcError};
-use crate::decide::input::Fetched;
+use crate::input::Fetched;
 use crate::quantity::build_quantity;
 use crate::trace::MetricTrace;
 

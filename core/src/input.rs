@@ -1,5 +1,6 @@
-//! What the shell hands to [`decide`](super::decide()): the scale, the pods,
-//! the other HPAs' selectors and the fetched metrics.
+//! What the shell reads for a reconcile and hands to `decide`: the scale,
+//! the pods, the other HPAs' selectors and the fetched metrics. A module of
+//! its own so that both `decide` and `trace` use it, neither the other.
 
 use std::sync::Arc;
 
@@ -66,7 +67,7 @@ pub struct OtherHpa {
     pub selector: Arc<Selector>,
 }
 
-/// Everything [`decide`](super::decide()) needs besides history, config and time.
+/// Everything `decide` needs besides history, config and time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionInput {
     /// The HPA as read (API-defaulted; `spec.behavior` is defaulted again here).
