@@ -22,12 +22,14 @@
 //! - [`status`]: conditions and the semantic status comparison;
 //! - [`input`]: what the shell reads (scale, pods, fetched metrics);
 //! - [`decide`]: one reconcile, in phases around the shell's IO;
-//! - [`trace`]: the explanation of a decision.
+//! - [`trace`]: the explanation of a decision;
+//! - [`go_duration`]: Go's duration syntax, parsed and printed as Go does.
 
 pub mod calc;
 pub mod clock;
 pub mod config;
 pub mod decide;
+pub mod go_duration;
 pub mod input;
 mod label_parse;
 pub mod normalize;
