@@ -60,64 +60,7 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
     } else {
         match (scale_to, outcome) {
             (Some(desired), RescaleOutcome::Succeeded) => {
-                set_condition(
-                    &mut state.conditions,
-                    "AbleToScale",
-                    "True",
-                    "SucceededRescale",
-                    format!("the HPA controller was able to update the target scale to {desired}"),
-                    now,
-                );
-                state.events.push(Event {
-                    type_: EventType::Normal,
-                    reason: "SuccessfulRescale".to_owned(),
-                    message: format!("New size: {desired}; reason: {rescale_reason}"),
-                });
-                let behavior: Option<HorizontalPodAutoscalerBehavior> = state
-                    .hpa
-                    .spec
-                    .behavior
-                    .as_ref()
-                    .map(normalize::default_behavior);
-                normalize::store_scale_event(
-                    behavior.as_ref(),
-                    &mut state.history,
-                    state.current,
-                    desired,
-                    now,
-                );
-                if state.scale_to_zero_gate {
-                    if state.current > 0
-                        && desired == 0
-                        && state.min == 0
-                        && state.has_object_or_external
-                    {
-                        set_condition(
-                            &mut state.conditions,
-                            "ScaledToZero",
-                            "True",
-                            "ScaledToZero",
-                            "the HPA controller scaled the workload to zero",
-                            now,
-                        );
-                    } else {
-                        // Every other successful rescale, the condition
-                        // added when missing (upstream's else branch).
-                        set_condition(
-                            &mut state.conditions,
-                            "ScaledToZero",
-                            "False",
-                            "NotScaledToZero",
-                            "the HPA controller did not scale the workload to zero",
-                            now,
-                        );
-                    }
-                }
-                monitor.action = if desired > state.current {
-                    ActionLabel::ScaleUp
-                } else {
-                    ActionLabel::ScaleDown
-                };
+                monitor.action = record_rescale(&mut state, desired, &rescale_reason, now);
                 build_status(&state, desired, Some(Time(now)))
             }
             (Some(desired), RescaleOutcome::Failed(err)) => {
@@ -156,5 +99,70 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
         history: state.history,
         error,
         trace: Some(trace),
+    }
+}
+
+/// A successful rescale: AbleToScale=True `SucceededRescale`, the Normal
+/// event, the scale event kept for the behavior policies and, under the
+/// scale-to-zero gate, the ScaledToZero condition. Returns the monitor action.
+fn record_rescale(
+    state: &mut State,
+    desired: i32,
+    rescale_reason: &str,
+    now: Timestamp,
+) -> ActionLabel {
+    set_condition(
+        &mut state.conditions,
+        "AbleToScale",
+        "True",
+        "SucceededRescale",
+        format!("the HPA controller was able to update the target scale to {desired}"),
+        now,
+    );
+    state.events.push(Event {
+        type_: EventType::Normal,
+        reason: "SuccessfulRescale".to_owned(),
+        message: format!("New size: {desired}; reason: {rescale_reason}"),
+    });
+    let behavior: Option<HorizontalPodAutoscalerBehavior> = state
+        .hpa
+        .spec
+        .behavior
+        .as_ref()
+        .map(normalize::default_behavior);
+    normalize::store_scale_event(
+        behavior.as_ref(),
+        &mut state.history,
+        state.current,
+        desired,
+        now,
+    );
+    if state.scale_to_zero_gate {
+        if state.current > 0 && desired == 0 && state.min == 0 && state.has_object_or_external {
+            set_condition(
+                &mut state.conditions,
+                "ScaledToZero",
+                "True",
+                "ScaledToZero",
+                "the HPA controller scaled the workload to zero",
+                now,
+            );
+        } else {
+            // Every other successful rescale, the condition
+            // added when missing (upstream's else branch).
+            set_condition(
+                &mut state.conditions,
+                "ScaledToZero",
+                "False",
+                "NotScaledToZero",
+                "the HPA controller did not scale the workload to zero",
+                now,
+            );
+        }
+    }
+    if desired > state.current {
+        ActionLabel::ScaleUp
+    } else {
+        ActionLabel::ScaleDown
     }
 }
