@@ -169,7 +169,10 @@ pub fn parse(input: &str) -> Result<SignedDuration, GoDurationError> {
                 return Err(invalid());
             }
         }
-        d += v;
+        // Go's uint64 addition wraps: two components of 2^63 ns each sum
+        // to 0 and pass the check below, so Go parses
+        // "9223372036854775808ns9223372036854775808ns" as 0. Reproduced.
+        d = d.wrapping_add(v);
         if d > LIMIT {
             return Err(invalid());
         }
@@ -343,6 +346,22 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    /// Go's uint64 sum wraps when two components of 2^63 ns meet (found by
+    /// the `go_duration` fuzz target as an overflow panic): Go's result, 0,
+    /// not a panic.
+    #[test]
+    fn a_sum_that_wraps_in_go_parses_as_go_does() {
+        assert_eq!(
+            parse("9223372036854775808ns9223372036854775808ns"),
+            Ok(SignedDuration::ZERO)
+        );
+        assert_eq!(
+            parse("9223372036854775808ns9223372036854775808ns1ns"),
+            Ok(SignedDuration::from_nanos(1))
+        );
+        assert!(parse("9223372036854775808ns1ns").is_err());
     }
 
     /// Go's `parseDurationErrorTests`, with the whole message. (Go's cases
