@@ -31,7 +31,6 @@ pub mod config;
 pub mod decide;
 pub mod go_duration;
 pub mod input;
-mod label_parse;
 pub mod normalize;
 pub mod quantity;
 pub mod selector;
