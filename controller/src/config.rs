@@ -4,80 +4,37 @@
 
 use std::time::Duration;
 
+use hpa_core::go_duration::{self, GoDurationError};
+
 /// Errors of parsing a setting.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
-    /// A Go-style duration (`15s`, `1m30s`, `1.5h`) that does not parse.
-    #[error("invalid duration {input:?}: {reason} (expected e.g. 15s, 5m, 1m30s)")]
-    Duration { input: String, reason: &'static str },
+    /// A Go-style duration (`15s`, `1m30s`, `1.5h`) that does not parse
+    /// (Go's message, which names the text).
+    #[error("{0} (expected e.g. 15s, 5m, 1m30s)")]
+    Duration(GoDurationError),
+    /// A negative duration: a setting is a span of time.
+    #[error("invalid duration {input:?}: negative (expected e.g. 15s, 5m, 1m30s)")]
+    NegativeDuration { input: String },
 }
 
-/// Parses a Go `time.ParseDuration` string: a sequence of decimal numbers,
-/// each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0` alone too.
+/// Parses a Go `time.ParseDuration` string (surrounding whitespace ignored)
+/// that is not negative: a sequence of decimal numbers, each with a unit
+/// (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0` alone too.
 pub fn parse_go_duration(input: &str) -> Result<Duration, ConfigError> {
-    let err = |reason| ConfigError::Duration {
-        input: input.to_string(),
-        reason,
-    };
-    let s = input.trim();
-    if s == "0" {
-        return Ok(Duration::ZERO);
+    let d = go_duration::parse(input.trim()).map_err(ConfigError::Duration)?;
+    if d.is_negative() {
+        return Err(ConfigError::NegativeDuration {
+            input: input.to_owned(),
+        });
     }
-    if s.is_empty() {
-        return Err(err("empty"));
-    }
-    if s.starts_with('-') {
-        return Err(err("negative"));
-    }
-    let s = s.strip_prefix('+').unwrap_or(s);
-    let mut total = 0f64;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| err("missing unit"))?;
-        if number_len == 0 {
-            return Err(err("expected a number"));
-        }
-        let number: f64 = rest[..number_len].parse().map_err(|_| err("bad number"))?;
-        rest = &rest[number_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds_per_unit = match &rest[..unit_len] {
-            "ns" => 1e-9,
-            "us" | "µs" | "μs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return Err(err("unknown unit")),
-        };
-        total += number * seconds_per_unit;
-        rest = &rest[unit_len..];
-    }
-    Duration::try_from_secs_f64(total).map_err(|_| err("out of range"))
+    Ok(d.unsigned_abs())
 }
 
-/// Formats a duration the Go way (`15s`, `5m0s`, `1m30s`), for `--help` and logs.
+/// Formats a duration as Go's `Duration.String()` (`15s`, `5m0s`, `1m30s`),
+/// for `--help` and logs.
 pub fn format_go_duration(d: Duration) -> String {
-    let secs = d.as_secs();
-    let millis = d.subsec_millis();
-    if secs == 0 && millis == 0 {
-        return "0s".into();
-    }
-    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
-    let sec = if millis > 0 {
-        let frac = format!("{millis:03}");
-        format!("{s}.{}s", frac.trim_end_matches('0'))
-    } else {
-        format!("{s}s")
-    };
-    match (h, m) {
-        (0, 0) => sec,
-        (0, m) => format!("{m}m{sec}"),
-        (h, m) => format!("{h}h{m}m{sec}"),
-    }
+    go_duration::format_std(d)
 }
 
 /// Feature gates: the pure core's, parsed from `--feature-gates` with
@@ -167,6 +124,23 @@ mod tests {
         assert_eq!(format_go_duration(Duration::from_secs(300)), "5m0s");
         assert_eq!(format_go_duration(Duration::from_secs(90)), "1m30s");
         assert_eq!(format_go_duration(Duration::from_millis(1500)), "1.5s");
+    }
+
+    #[test]
+    fn a_flag_duration_is_gos_and_never_negative() {
+        // Go's values: "-0" is zero, sub-nanosecond fractions are truncated.
+        assert_eq!(parse_go_duration(" -0s "), Ok(Duration::ZERO));
+        assert_eq!(parse_go_duration("1.9ns"), Ok(Duration::from_nanos(1)));
+        assert_eq!(
+            parse_go_duration("-1s").unwrap_err().to_string(),
+            r#"invalid duration "-1s": negative (expected e.g. 15s, 5m, 1m30s)"#
+        );
+        assert_eq!(
+            parse_go_duration("5x").unwrap_err().to_string(),
+            r#"time: unknown unit "x" in duration "5x" (expected e.g. 15s, 5m, 1m30s)"#
+        );
+        // Beyond Go's range (about 292 years) is an error, as in Go.
+        assert!(parse_go_duration("3000000h").is_err());
     }
 
     #[test]

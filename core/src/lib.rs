@@ -20,14 +20,17 @@
 //! - [`calc`]: the replica calculator, one proposal per metric;
 //! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
 //! - [`status`]: conditions and the semantic status comparison;
-//! - [`decide`]: one reconcile, two-phase around the shell's IO;
-//! - [`trace`]: the explanation of a decision.
+//! - [`input`]: what the shell reads (scale, pods, fetched metrics);
+//! - [`decide`]: one reconcile, in phases around the shell's IO;
+//! - [`trace`]: the explanation of a decision;
+//! - [`go_duration`]: Go's duration syntax, parsed and printed as Go does.
 
 pub mod calc;
 pub mod clock;
 pub mod config;
 pub mod decide;
-mod label_parse;
+pub mod go_duration;
+pub mod input;
 pub mod normalize;
 pub mod quantity;
 pub mod selector;

@@ -10,7 +10,7 @@ use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
 use serde::Serialize;
 
 use crate::calc::PodShare;
-use crate::decide::ScaleInfo;
+use crate::input::ScaleInfo;
 
 /// One metric's part in the decision.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -204,90 +204,16 @@ impl<'de> Deserialize<'de> for Duration {
     }
 }
 
-/// Parses Go's `time.ParseDuration` syntax (units ns, us, µs, ms, s, m, h).
+/// Parses Go's `time.ParseDuration` syntax (units ns, us, µs, ms, s, m, h);
+/// the error is Go's message with a hint.
 pub fn parse_go_duration(text: &str) -> Result<SignedDuration, String> {
-    let bad = || format!("bad duration {text:?} (expected e.g. 30s, 1m30s, 500ms)");
-    let (negative, mut rest) = match text.strip_prefix('-') {
-        Some(r) => (true, r),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    if rest == "0" {
-        return Ok(SignedDuration::ZERO);
-    }
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    let mut total: f64 = 0.0;
-    while !rest.is_empty() {
-        let num_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(bad)?;
-        if num_len == 0 {
-            return Err(bad());
-        }
-        let number: f64 = rest[..num_len].parse().map_err(|_| bad())?;
-        rest = &rest[num_len..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let nanos_per_unit = match &rest[..unit_len] {
-            "ns" => 1.0,
-            "us" | "µs" | "μs" => 1e3,
-            "ms" => 1e6,
-            "s" => 1e9,
-            "m" => 60e9,
-            "h" => 3600e9,
-            _ => return Err(bad()),
-        };
-        rest = &rest[unit_len..];
-        total += number * nanos_per_unit;
-    }
-    if total > 9.2e18 {
-        return Err(format!("duration {text:?} is too large"));
-    }
-    // Rounded to whole nanoseconds, as Go does.
-    #[allow(clippy::cast_possible_truncation, reason = "bounded just above")]
-    let nanos = total.round() as i64;
-    let d = SignedDuration::from_nanos(nanos);
-    Ok(if negative { -d } else { d })
+    hpa_core::go_duration::parse(text).map_err(|e| format!("{e} (expected e.g. 30s, 1m30s, 500ms)"))
 }
 
 /// Formats a duration as Go's `Duration.String()` does (`30s`, `1m0s`,
 /// `1h2m3s`, `500ms`), which is what `window` holds on the wire.
 pub fn format_go_duration(d: SignedDuration) -> String {
-    let nanos = d.as_nanos();
-    if nanos == 0 {
-        return "0s".to_owned();
-    }
-    let sign = if nanos < 0 { "-" } else { "" };
-    let n = nanos.unsigned_abs();
-    if n < 1_000_000_000 {
-        let (value, unit) = if n < 1_000 {
-            return format!("{sign}{n}ns");
-        } else if n < 1_000_000 {
-            (n as f64 / 1e3, "µs")
-        } else {
-            (n as f64 / 1e6, "ms")
-        };
-        return format!("{sign}{}{unit}", trim_float(value));
-    }
-    let hours = n / 3_600_000_000_000;
-    let minutes = (n / 60_000_000_000) % 60;
-    let secs_nanos = n % 60_000_000_000;
-    let secs = trim_float(secs_nanos as f64 / 1e9);
-    if hours > 0 {
-        format!("{sign}{hours}h{minutes}m{secs}s")
-    } else if minutes > 0 {
-        format!("{sign}{minutes}m{secs}s")
-    } else {
-        format!("{sign}{secs}s")
-    }
-}
-
-fn trim_float(v: f64) -> String {
-    let s = format!("{v:.9}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    s.to_owned()
+    hpa_core::go_duration::format(d)
 }
 
 /// When a sample was taken: an instant, or a duration before "now" on the
@@ -1100,6 +1026,20 @@ impl ScriptPatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn script_durations_name_gos_error_and_refuse_negatives() {
+        assert_eq!(
+            parse_go_duration("5").unwrap_err(),
+            r#"time: missing unit in duration "5" (expected e.g. 30s, 1m30s, 500ms)"#
+        );
+        assert_eq!(parse_go_duration("-1m"), Ok(SignedDuration::from_secs(-60)));
+        assert_eq!(
+            Duration::parse("-1m").unwrap_err(),
+            r#"negative duration "-1m""#
+        );
+        assert_eq!(Duration::parse(" 0 "), Ok(Duration(SignedDuration::ZERO)));
+    }
 
     #[test]
     fn go_durations_parse_and_format_like_go() {

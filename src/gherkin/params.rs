@@ -41,18 +41,16 @@ impl FromStr for Duration {
 
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&fake_metrics_server::script::format_go_duration(self.0))
+        f.write_str(&hpa_core::go_duration::format(self.0))
     }
 }
 
 /// Parses a non-negative Go-style duration (`0` alone is accepted too).
 pub fn parse_duration(text: &str) -> Result<SignedDuration, ParamError> {
     let text = text.trim();
-    let d = fake_metrics_server::script::parse_go_duration(text).map_err(|reason| {
-        ParamError::Duration {
-            text: text.to_owned(),
-            reason,
-        }
+    let d = hpa_core::go_duration::parse(text).map_err(|e| ParamError::Duration {
+        text: text.to_owned(),
+        reason: e.to_string(),
     })?;
     if d.is_negative() {
         return Err(ParamError::Duration {
@@ -209,6 +207,22 @@ mod tests {
             SignedDuration::from_secs(3600)
         );
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_bad_or_negative_duration_names_the_text_and_why() {
+        assert_eq!(
+            parse_duration("5").unwrap_err().to_string(),
+            r#"bad duration "5": time: missing unit in duration "5""#
+        );
+        assert_eq!(
+            parse_duration("-1s").unwrap_err().to_string(),
+            r#"bad duration "-1s": a span of time cannot be negative"#
+        );
+        assert_eq!(
+            Duration(SignedDuration::from_millis(1500)).to_string(),
+            "1.5s"
+        );
     }
 
     #[test]

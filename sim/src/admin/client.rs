@@ -246,6 +246,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_server_reads_durations_as_go_does_and_names_the_field() {
+        let parse = super::super::parse_duration;
+        assert_eq!(parse("advance", "0").unwrap(), SignedDuration::ZERO);
+        assert_eq!(
+            parse("advance", " -1.5m ").unwrap(),
+            SignedDuration::from_secs(-90)
+        );
+        let err = parse("advance", "PT90S").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            r#"field advance: "PT90S" is not a duration like 90s or 1m30s: time: invalid duration "PT90S""#
+        );
+    }
+
+    #[test]
     fn durations_are_sent_in_a_form_the_server_reads() {
         for d in [
             SignedDuration::from_secs(90),

@@ -210,10 +210,10 @@ pub struct RequestCounts {
     pub requests: Vec<RequestCount>,
 }
 
-/// Parses a Go-style duration (`90s`, `1m30s`, `500ms`, `-1m`); jiff's
-/// friendly format accepts these, and ISO 8601 (`PT90S`) too.
+/// Parses a Go duration (`90s`, `1m30s`, `500ms`, `-1m`) as Go's
+/// `time.ParseDuration` does.
 pub fn parse_duration(field: &str, text: &str) -> Result<SignedDuration, AdminRejection> {
-    text.trim().parse().map_err(|e| {
+    hpa_core::go_duration::parse(text.trim()).map_err(|e| {
         AdminRejection::BadRequest(format!(
             "field {field}: {text:?} is not a duration like 90s or 1m30s: {e}"
         ))

@@ -11,7 +11,7 @@
 //! oddities: the key is validated against a nil field path (`<nil>`), the
 //! `>`/`<` operators are listed as `gt`, `lt`.
 
-use crate::selector::{Operator, Requirement};
+use super::{Operator, Requirement};
 
 /// Lexer tokens (`labels.Token`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,6 +7,8 @@
 //! (`=`, `==`, `!=`, `in`, `notin`, exists, `!`, and `<`/`>` on integers);
 //! [`Selector::from_label_selector`] is `metav1.LabelSelectorAsSelector`.
 
+mod label_parse;
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
@@ -139,11 +141,10 @@ impl Selector {
 
     /// Parses the string form (`app=web,tier in (a,b),!canary`).
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
-        let requirements =
-            crate::label_parse::parse(input).map_err(|message| SelectorError::Syntax {
-                input: input.to_owned(),
-                message,
-            })?;
+        let requirements = label_parse::parse(input).map_err(|message| SelectorError::Syntax {
+            input: input.to_owned(),
+            message,
+        })?;
         Ok(Self {
             requirements,
             nothing: false,
@@ -159,7 +160,7 @@ impl Selector {
         let mut requirements = Vec::new();
         for (key, value) in selector.match_labels.iter().flatten() {
             requirements.push(
-                crate::label_parse::new_requirement(key, Operator::Equals, vec![value.clone()])
+                label_parse::new_requirement(key, Operator::Equals, vec![value.clone()])
                     .map_err(SelectorError::Invalid)?,
             );
         }
@@ -172,12 +173,12 @@ impl Selector {
                 other => {
                     return Err(SelectorError::Invalid(format!(
                         "{} is not a valid label selector operator",
-                        crate::label_parse::go_quote(other)
+                        label_parse::go_quote(other)
                     )));
                 }
             };
             requirements.push(
-                crate::label_parse::new_requirement(
+                label_parse::new_requirement(
                     &expr.key,
                     operator,
                     expr.values.clone().unwrap_or_default(),

@@ -1,0 +1,120 @@
+//! One proposal per metric source (upstream's `computeStatusForResourceMetric`,
+//! `...PodsMetric`, `...ObjectMetric` and `...ExternalMetric`): the replica
+//! count, the metric's status entry, or the failure with upstream's texts.
+
+mod external;
+mod object;
+mod pods;
+mod resource;
+
+use external::external_proposal;
+use object::object_proposal;
+use pods::pods_proposal;
+use resource::resource_proposal;
+
+use std::borrow::Cow;
+
+use jiff::Timestamp;
+use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
+use k8s_openapi::api::core::v1::Pod;
+
+use crate::calc::{PodProposal, Readiness, Tolerances, ValueProposal};
+use crate::config::ControllerConfig;
+use crate::input::{DecisionInput, Fetched};
+use crate::quantity::{Format, Quantity};
+use crate::trace::MetricTrace;
+
+/// One metric's computed proposal.
+pub(super) struct Proposal {
+    pub(super) replicas: i32,
+    pub(super) name: String,
+    pub(super) status: MetricStatus,
+}
+
+/// One metric's failure: condition reason, condition/event error text, the
+/// error propagated upward, and whether it is a spec error.
+pub(super) struct Failure {
+    pub(super) reason: &'static str,
+    pub(super) event_error: String,
+    pub(super) error: String,
+    pub(super) spec: bool,
+}
+
+fn fail(reason: &'static str, event_error: String, error: String) -> Failure {
+    Failure {
+        reason,
+        event_error,
+        error,
+        spec: false,
+    }
+}
+
+pub(super) struct Ctx<'a> {
+    pub(super) input: &'a DecisionInput,
+    pub(super) config: &'a ControllerConfig,
+    pub(super) now: Timestamp,
+    pub(super) pods: Cow<'a, [Pod]>,
+    pub(super) tolerances: Tolerances,
+}
+
+impl Ctx<'_> {
+    fn readiness(&self) -> Readiness {
+        Readiness {
+            cpu_initialization_period: self.config.cpu_initialization_period,
+            initial_readiness_delay: self.config.initial_readiness_delay,
+        }
+    }
+
+    fn namespace(&self) -> &str {
+        self.input.hpa.metadata.namespace.as_deref().unwrap_or("")
+    }
+
+    fn fetched(&self, i: usize) -> Option<&Fetched> {
+        self.input.metrics.get(i).and_then(Option::as_ref)
+    }
+}
+
+fn quantity_milli(
+    q: Option<&k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+) -> Option<i64> {
+    q.and_then(|q| Quantity::parse(&q.0).ok())
+        .map(|q| q.milli_value())
+}
+
+fn milli_quantity(v: i64) -> k8s_openapi::apimachinery::pkg::api::resource::Quantity {
+    Quantity::from_milli(v, Format::DecimalSI).into()
+}
+
+fn trace_pods(trace: &mut MetricTrace, p: &PodProposal) {
+    trace.ratio = Some(p.ratio);
+    trace.new_ratio = p.new_ratio;
+    trace.pods = p.pods.clone();
+}
+
+fn value_trace(trace: &mut MetricTrace, v: &ValueProposal) {
+    trace.ratio = Some(v.ratio);
+    trace.ready_pods = v.ready_pods;
+}
+
+pub(super) fn compute_metric(
+    ctx: &Ctx<'_>,
+    i: usize,
+    spec: &MetricSpec,
+    trace: &mut MetricTrace,
+) -> Result<Proposal, Failure> {
+    match spec.type_.as_str() {
+        "Resource" | "ContainerResource" => resource_proposal(ctx, i, spec, trace),
+        "Pods" => pods_proposal(ctx, i, spec, trace),
+        "Object" => object_proposal(ctx, i, spec, trace),
+        "External" => external_proposal(ctx, i, spec, trace),
+        other => {
+            let e = format!("unknown metric source type {other:?}");
+            Err(Failure {
+                reason: "InvalidMetricSourceType",
+                event_error: e.clone(),
+                error: e,
+                spec: true,
+            })
+        }
+    }
+}

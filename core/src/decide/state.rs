@@ -1,0 +1,46 @@
+//! What `decide` hands to `finish`: the shell's part (whether to rescale)
+//! and the state carried over.
+
+use k8s_openapi::api::autoscaling::v2::{
+    HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
+    MetricStatus,
+};
+use serde::Serialize;
+
+use super::outcome::{Event, MetricComputation};
+use crate::normalize::HpaHistory;
+use crate::trace::DecisionTrace;
+
+/// The decision of `decide`: whether to update the scale, and the state
+/// `finish` needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    /// `Some(n)`: the shell must set the scale's `spec.replicas` to `n`.
+    pub scale_to: Option<i32>,
+    /// Why (`"cpu resource utilization (percentage of request) above target"`, ...).
+    pub rescale_reason: String,
+    /// Why the replica count is what it is, step by step.
+    pub trace: DecisionTrace,
+    pub(super) state: State,
+}
+
+/// Internal carry-over from decide to finish.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(super) struct State {
+    pub(super) hpa: HorizontalPodAutoscaler,
+    pub(super) original: HorizontalPodAutoscalerStatus,
+    pub(super) conditions: Vec<HorizontalPodAutoscalerCondition>,
+    pub(super) current: i32,
+    pub(super) desired: i32,
+    pub(super) min: i32,
+    pub(super) statuses: Option<Vec<MetricStatus>>,
+    pub(super) events: Vec<Event>,
+    pub(super) computations: Vec<MetricComputation>,
+    pub(super) history: HpaHistory,
+    /// Set when the reconcile stops after computing metrics (status still written).
+    pub(super) failure: Option<String>,
+    /// An error reported although scaling proceeds (some metrics failed).
+    pub(super) soft_error: Option<String>,
+    pub(super) has_object_or_external: bool,
+    pub(super) scale_to_zero_gate: bool,
+}
