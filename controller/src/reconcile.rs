@@ -1,7 +1,7 @@
 //! One reconcile of one HPA: gather inputs, let the core decide, apply.
 //!
 //! The core's two-phase API shapes it: [`hpa_core::plan`] says what to fetch,
-//! [`hpa_core::decide`] whether to rescale, the shell writes the scale, and
+//! [`hpa_core::decide`](fn@hpa_core::decide) whether to rescale, the shell writes the scale, and
 //! [`hpa_core::finish`] returns the status, events, metric labels and history
 //! to apply. Nothing here decides replicas.
 

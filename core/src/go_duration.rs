@@ -193,7 +193,7 @@ pub fn format(d: SignedDuration) -> String {
     format_nanos(d.is_negative(), d.as_nanos().unsigned_abs())
 }
 
-/// [`format`] for an unsigned `std::time::Duration` (flags and settings).
+/// [`format`](fn@format) for an unsigned `std::time::Duration` (flags and settings).
 pub fn format_std(d: std::time::Duration) -> String {
     format_nanos(false, d.as_nanos())
 }

@@ -21,7 +21,7 @@
 //! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
 //! - [`status`]: conditions and the semantic status comparison;
 //! - [`input`]: what the shell reads (scale, pods, fetched metrics);
-//! - [`decide`]: one reconcile, in phases around the shell's IO;
+//! - [`decide`](mod@decide): one reconcile, in phases around the shell's IO;
 //! - [`trace`]: the explanation of a decision;
 //! - [`go_duration`]: Go's duration syntax, parsed and printed as Go does.
 

@@ -22,7 +22,7 @@ use crate::api::ApiError;
 /// script several times over.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
 
-/// Bodies above this are read and parsed under [`LARGE_PARSES`], off the
+/// Bodies above this are read and parsed under `LARGE_PARSES`, off the
 /// async worker threads.
 pub const LARGE_BODY: usize = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 //! Workloads and their pods as the steps declare them: the pod table's
-//! rows ([`PodShape`]), making a workload with such pods on the simulated
+//! rows (`PodShape`), making a workload with such pods on the simulated
 //! or a real cluster, and moving pods through their states (ready,
 //! unready, failed, terminating), on a real cluster through the fake node.
 

@@ -1,10 +1,10 @@
 //! One load run: N deployments with HPAs over a mix of metric types
-//! ([`super::workload`]), their metrics scripted in the fake metrics server
+//! (`load::workload`), their metrics scripted in the fake metrics server
 //! (changing over time per the profile), our controller in periodic mode on
 //! the wall clock (real time is what is measured) or the cluster's own,
 //! stopping by itself after the duration. The cluster comes from the
 //! testbed ([`super::cluster`]); our controller is measured from inside
-//! ([`super::collect`]).
+//! (`load::collect`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;

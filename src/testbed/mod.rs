@@ -9,7 +9,7 @@
 //! - [`kubeconfig`] and [`connect`]: a cluster reached through a kubeconfig,
 //!   our sim (driven through its admin API) or a real one (checked, with a
 //!   fake node);
-//! - [`target`], [`env`] and [`cleanup`]: where scenarios run, one
+//! - [`target`], [`env`](mod@env) and [`cleanup`]: where scenarios run, one
 //!   scenario's running parts, and clearing a shared cluster between
 //!   scenarios.
 //!

@@ -3,7 +3,7 @@
 //!
 //! The HPA controller puts the parser's error into its `InvalidSelector`
 //! event and condition ("couldn't convert selector into a corresponding
-//! internal selector object: unable to parse requirement: <nil>: Invalid
+//! internal selector object: unable to parse requirement: `<nil>`: Invalid
 //! value: ..."), so the lexer, the parser's decisions and the
 //! `field.Error` / aggregate formatting follow the Go code
 //! (`k8s.io/apimachinery/pkg/labels/selector.go`,

@@ -64,7 +64,7 @@ pub enum StepError {
     Expectation(String),
 }
 
-/// How an unsupported step's message ([`StepError::unsupported`]) starts
+/// How an unsupported step's message (`StepError::unsupported`) starts
 /// (the runner tells these apart from failures).
 pub const UNSUPPORTED_MARK: &str = "[unsupported here] ";
 
