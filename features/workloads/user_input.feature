@@ -99,3 +99,21 @@ Feature: Scenarios as users write them
     When pod "test-pod-0" fails
     And the HPA controller syncs
     Then the deployment "api" has 4 replicas
+
+  Scenario: One pod and one replica are written in the singular
+    Given a deployment "api" with 1 pod
+    And a deployment "batch" with 2 pods
+    And an HPA "api" for deployment "api" with min 1 and max 5 replicas
+    And the HPA "api" scales on cpu utilization 50%
+    # half of the pod's 1-cpu request against 50%: ratio 1.0, no change.
+    And the pods of "api" report "cpu" of 500m
+    When the HPA controller syncs
+    Then the HPA "api" wants 1 replica
+    And the deployment "api" stays at 1 replica for 30s
+    # all of it: ceil(1 * 2.0) = 2.
+    When the pods of "api" report "cpu" of 1
+    And the HPA controller syncs
+    Then the HPA "api" wants 2 replicas
+    And the deployment "api" has 2 replicas
+    When the deployment "batch" is scaled to 1 replica
+    Then the deployment "batch" has 1 replica

@@ -30,13 +30,12 @@ pub enum EnvError {
     /// The cluster or the metrics server could not start.
     #[error("cannot start the scenario's cluster: {0}")]
     Start(String),
-    /// A Kubernetes API call failed.
-    #[error("{action}: {source}")]
-    Kube {
-        action: String,
-        #[source]
-        source: kube::Error,
-    },
+    /// A Kubernetes API call failed. An API status prints as its message,
+    /// code and reason, as kubectl does, not as kube's debug dump.
+    /// The kube error is in the message and so not also a `source`, which
+    /// reports would print a second time.
+    #[error("{action}: {}", kube_error_text(error))]
+    Kube { action: String, error: kube::Error },
     /// The fake metrics server refused or failed a control request.
     #[error("{action}: {source}")]
     Metrics {
@@ -50,6 +49,18 @@ pub enum EnvError {
     /// The cluster cannot do this (a real one injects no faults).
     #[error("[unsupported here] {0}")]
     Unsupported(String),
+}
+
+/// A kube error as a user reads it: an API status's message with its code
+/// and reason (`... is invalid: ... (422 Invalid)`), anything else as kube
+/// prints it.
+pub fn kube_error_text(err: &kube::Error) -> String {
+    match err {
+        kube::Error::Api(status) if !status.message.is_empty() => {
+            format!("{} ({} {})", status.message, status.code, status.reason)
+        }
+        other => other.to_string(),
+    }
 }
 
 fn metrics_err(action: impl Into<String>) -> impl FnOnce(ClientError) -> EnvError {
@@ -157,9 +168,9 @@ impl Env {
             None => {
                 super::cleanup::scenario_objects(&remote.client)
                     .await
-                    .map_err(|source| EnvError::Kube {
+                    .map_err(|error| EnvError::Kube {
                         action: "removing the objects of earlier scenarios".to_owned(),
-                        source,
+                        error,
                     })?;
                 Time::Wall
             }
@@ -306,5 +317,29 @@ fn describe(action: &FaultAction) -> (String, &str, &str) {
             &o.namespace,
             &o.name,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_status_prints_its_message_code_and_reason_once() {
+        let status = kube::core::Status::failure(
+            r#"HorizontalPodAutoscaler "web" is invalid: spec.maxReplicas: Required value"#,
+            "Invalid",
+        )
+        .with_code(422);
+        let err = EnvError::Kube {
+            action: "creating HorizontalPodAutoscaler default/web".to_owned(),
+            error: kube::Error::Api(status.boxed()),
+        };
+        assert_eq!(
+            err.to_string(),
+            r#"creating HorizontalPodAutoscaler default/web: HorizontalPodAutoscaler "web" is invalid: spec.maxReplicas: Required value (422 Invalid)"#
+        );
+        // The text is the whole report: no source repeats it.
+        assert!(std::error::Error::source(&err).is_none());
     }
 }

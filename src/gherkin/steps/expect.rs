@@ -17,7 +17,7 @@ use super::{Table, age, count, doc_string};
 use crate::gherkin::params::{Duration, Quantity, WorkloadKind, unescape};
 use crate::gherkin::world::{AsyncCheck, HpaWorld, StepError, StepResult, yaml};
 
-#[then(expr = "the {kind} {string} has {int} replicas")]
+#[then(expr = "the {kind} {string} has {int} replica(s)")]
 async fn has_replicas(
     world: &mut HpaWorld,
     kind: WorkloadKind,
@@ -85,7 +85,7 @@ async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) ->
     Ok(())
 }
 
-#[then(expr = "the HPA {string} wants {int} replicas")]
+#[then(expr = "the HPA {string} wants {int} replica(s)")]
 async fn wants(world: &mut HpaWorld, name: String, want: i32) -> StepResult {
     world
         .eventually(async |world: &mut HpaWorld| {
@@ -457,7 +457,7 @@ async fn last_scaled(world: &mut HpaWorld, name: String, ago: Duration) -> StepR
         .await
 }
 
-#[then(expr = "the {kind} {string} stays at {int} replicas for {duration}")]
+#[then(expr = "the {kind} {string} stays at {int} replica(s) for {duration}")]
 async fn stays_at(
     world: &mut HpaWorld,
     kind: WorkloadKind,

@@ -35,7 +35,7 @@ async fn a_namespace(world: &mut HpaWorld, name: String) -> StepResult {
     Ok(())
 }
 
-#[given(expr = "a {kind} {string} with {int} pods")]
+#[given(expr = "a {kind} {string} with {int} pod(s)")]
 async fn workload_with_pods(
     world: &mut HpaWorld,
     kind: WorkloadKind,
@@ -249,8 +249,8 @@ async fn pod_is_deleted(world: &mut HpaWorld, pod: String) -> StepResult {
     world.prune_pods().await
 }
 
-#[given(expr = "the {kind} {string} is scaled to {int} replicas")]
-#[when(expr = "the {kind} {string} is scaled to {int} replicas")]
+#[given(expr = "the {kind} {string} is scaled to {int} replica(s)")]
+#[when(expr = "the {kind} {string} is scaled to {int} replica(s)")]
 async fn scaled_by_a_user(
     world: &mut HpaWorld,
     kind: WorkloadKind,

@@ -71,7 +71,7 @@ pub const UNSUPPORTED_MARK: &str = "[unsupported here] ";
 impl StepError {
     pub(crate) fn kube(action: impl Into<String>) -> impl FnOnce(kube::Error) -> Self {
         let action = action.into();
-        move |source| EnvError::Kube { action, source }.into()
+        move |error| EnvError::Kube { action, error }.into()
     }
 
     pub(crate) fn metrics(action: impl Into<String>) -> impl FnOnce(ClientError) -> Self {
