@@ -24,7 +24,6 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus, MetricIdentifier, MetricSpec,
     MetricStatus, MetricValueStatus, ObjectMetricStatus, PodsMetricStatus, ResourceMetricStatus,
 };
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use serde::Serialize;
 
@@ -34,6 +33,7 @@ use crate::calc::{
 };
 use crate::config::ControllerConfig;
 use crate::normalize::{self, HpaHistory, Recommendation};
+use crate::pod::CorePod;
 use crate::quantity::{Format, Quantity, build_quantity};
 use crate::selector::Selector;
 use crate::status::{find_condition, remove_condition, set_condition, status_changed};
@@ -164,8 +164,9 @@ pub struct DecisionInput {
     pub hpa: HorizontalPodAutoscaler,
     /// The target's scale.
     pub scale: ScaleInfo,
-    /// Pods of the HPA's namespace (filtered here by the scale selector).
-    pub pods: Vec<Pod>,
+    /// Pods of the HPA's namespace (filtered here by the scale selector),
+    /// shared: a shell builds each once per pod change.
+    pub pods: Vec<Arc<CorePod>>,
     /// Selectors of the other HPAs in the namespace.
     pub other_hpas: Vec<OtherHpa>,
     /// Fetch results aligned with `spec.metrics` (`None` = not fetched).
@@ -537,7 +538,7 @@ struct Ctx<'a> {
     input: &'a DecisionInput,
     config: &'a ControllerConfig,
     now: Timestamp,
-    pods: Cow<'a, [Pod]>,
+    pods: Cow<'a, [Arc<CorePod>]>,
     tolerances: Tolerances,
 }
 
@@ -1373,18 +1374,14 @@ fn compute_replicas_for_metrics(
         }
     };
     // Usually every listed pod matches; borrow instead of cloning them then.
-    let pods: Cow<'_, [Pod]> = if input
-        .pods
-        .iter()
-        .all(|p| selector.matches_opt(p.metadata.labels.as_ref()))
-    {
+    let pods: Cow<'_, [Arc<CorePod>]> = if input.pods.iter().all(|p| selector.matches(&p.labels)) {
         Cow::Borrowed(&input.pods)
     } else {
         Cow::Owned(
             input
                 .pods
                 .iter()
-                .filter(|p| selector.matches_opt(p.metadata.labels.as_ref()))
+                .filter(|p| selector.matches(&p.labels))
                 .cloned()
                 .collect(),
         )
@@ -1399,10 +1396,7 @@ fn compute_replicas_for_metrics(
         controlling.insert(own_key.clone());
     }
     for other in input.other_hpas.iter().filter(|o| o.key != own_key) {
-        if pods
-            .iter()
-            .any(|p| other.selector.matches_opt(p.metadata.labels.as_ref()))
-        {
+        if pods.iter().any(|p| other.selector.matches(&p.labels)) {
             controlling.insert(other.key.clone());
         }
     }
