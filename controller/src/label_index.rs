@@ -23,10 +23,10 @@ pub struct LabelIndex {
 impl LabelIndex {
     /// The index of a list whose entries carry `labels`, in order (`None`:
     /// no labels).
-    pub fn new<'a>(labels: impl IntoIterator<Item = Option<&'a BTreeMap<String, String>>>) -> Self {
+    pub fn new(labels: impl IntoIterator<Item = Option<BTreeMap<String, String>>>) -> Self {
         let mut index = Self::default();
         for (at, labels) in labels.into_iter().enumerate() {
-            let labels = labels.cloned().unwrap_or_default();
+            let labels = labels.unwrap_or_default();
             for (key, value) in &labels {
                 index
                     .postings
@@ -113,7 +113,7 @@ mod tests {
         })
         .chain([None])
         .collect();
-        let index = LabelIndex::new(entries.iter().map(Option::as_ref));
+        let index = LabelIndex::new(entries.iter().cloned());
         for selector in [
             "app=web",
             "app==web,tier=back",

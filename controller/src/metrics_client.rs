@@ -80,13 +80,19 @@ struct NamespaceResources {
 
 impl NamespaceResources {
     fn new(list: PodMetricsList, namespace: &str) -> Self {
-        let labels = LabelIndex::new(list.items.iter().map(|item| item.metadata.labels.as_ref()));
+        let mut labels = Vec::with_capacity(list.items.len());
         let samples = list
             .items
             .into_iter()
-            .map(|item| resource_sample(item, namespace))
+            .map(|mut item| {
+                labels.push(item.metadata.labels.take());
+                resource_sample(item, namespace)
+            })
             .collect();
-        Self { samples, labels }
+        Self {
+            samples,
+            labels: LabelIndex::new(labels),
+        }
     }
 
     /// The samples of the entries `selector` selects, in the list's order,
