@@ -111,7 +111,7 @@ impl NamespaceSelectors {
     fn candidates(&self, key: &str, pods: &[Arc<CorePod>]) -> Vec<OtherHpa> {
         let mut keys: BTreeSet<&String> = self.unanchored.iter().collect();
         for labels in pods.iter().map(|p| &p.labels) {
-            for (label, value) in labels {
+            for (label, value) in labels.iter() {
                 if let Some(found) = self.anchored.get(label).and_then(|v| v.get(value)) {
                     keys.extend(found);
                 }
@@ -310,10 +310,12 @@ mod tests {
 
     fn pod(labels: &[(&str, &str)]) -> Arc<CorePod> {
         Arc::new(CorePod {
-            labels: labels
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
-                .collect(),
+            labels: Arc::new(
+                labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                    .collect(),
+            ),
             ..CorePod::default()
         })
     }

@@ -15,10 +15,11 @@
 //! 100,000 pods of a large cluster are held once, without the metadata a
 //! store keeps.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
+use hpa_core::pod::{CorePodSpec, Labels};
 use hpa_core::selector::Operator;
 use hpa_core::{CorePod, Selector};
 use kube::runtime::watcher;
@@ -42,8 +43,6 @@ impl Default for PodIndex {
         }
     }
 }
-
-type Labels = BTreeMap<String, String>;
 
 #[derive(Debug, Default)]
 struct IndexState {
@@ -72,20 +71,74 @@ struct NamespacePods {
     /// presence or labels: a check of the pods by name made at this value
     /// still holds.
     changed_at: u64,
+    /// The distinct label sets of the namespace's pods, each held once and
+    /// shared by the pods carrying it (the pods of one workload).
+    label_sets: HashSet<Arc<Labels>>,
+    /// The distinct specs, by their JSON, shared likewise (one template's pods).
+    specs: HashMap<String, Arc<CorePodSpec>>,
 }
 
 impl NamespacePods {
+    /// The pod as the core reads it, with labels and spec shared with the
+    /// namespace's other pods holding the same.
+    fn core_pod(&mut self, pod: &SlimPod) -> CorePod {
+        let labels = match self
+            .label_sets
+            .get(pod.metadata.labels.as_ref().unwrap_or(&Labels::new()))
+        {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let labels = Arc::new(pod.metadata.labels.clone().unwrap_or_default());
+                self.label_sets.insert(Arc::clone(&labels));
+                labels
+            }
+        };
+        let spec = match serde_json::to_string(&pod.spec) {
+            Ok(key) => Arc::clone(
+                self.specs
+                    .entry(key)
+                    .or_insert_with(|| Arc::new(pod.core_spec())),
+            ),
+            Err(_) => Arc::new(pod.core_spec()),
+        };
+        pod.to_core_with(labels, spec)
+    }
+
+    /// Lets go of a replaced or removed pod's shares: a label set or spec
+    /// no cached pod holds any more leaves the pools (those still held by a
+    /// running reconcile leave at a later sweep, when the pools outgrow the
+    /// pods).
+    fn release(&mut self, old: Cached) {
+        let Cached { pod, .. } = old;
+        let (labels, spec) = (Arc::clone(&pod.labels), Arc::clone(&pod.spec));
+        drop(pod);
+        // Held by the pool and here only.
+        if Arc::strong_count(&labels) == 2 {
+            self.label_sets.remove(&labels);
+        }
+        if Arc::strong_count(&spec) == 2 {
+            self.specs.retain(|_, s| !Arc::ptr_eq(s, &spec));
+        }
+        if self.label_sets.len() > self.pods.len() + 16 {
+            self.label_sets.retain(|l| Arc::strong_count(l) > 1);
+        }
+        if self.specs.len() > self.pods.len() + 16 {
+            self.specs.retain(|_, s| Arc::strong_count(s) > 1);
+        }
+    }
+
     /// Inserts or replaces a pod; whether its presence or labels changed.
     fn insert(&mut self, pod: Cached) -> bool {
         if let Some(cached) = self.pods.get_mut(pod.pod.name.as_str())
             && cached.pod.labels == pod.pod.labels
         {
-            *cached = pod;
+            let old = std::mem::replace(cached, pod);
+            self.release(old);
             return false;
         }
         self.remove(&pod.pod.name);
         let name: Arc<str> = Arc::from(pod.pod.name.as_str());
-        for (key, value) in &pod.pod.labels {
+        for (key, value) in pod.pod.labels.iter() {
             self.postings
                 .entry(key.clone())
                 .or_default()
@@ -102,7 +155,7 @@ impl NamespacePods {
         let Some(cached) = self.pods.remove(name) else {
             return false;
         };
-        for (key, value) in &cached.pod.labels {
+        for (key, value) in cached.pod.labels.iter() {
             let Some(values) = self.postings.get_mut(key) else {
                 continue;
             };
@@ -116,11 +169,12 @@ impl NamespacePods {
                 self.postings.remove(key);
             }
         }
+        self.release(cached);
         true
     }
 
     fn labels(&self, name: &str) -> Option<&Labels> {
-        self.pods.get(name).map(|c| &c.pod.labels)
+        self.pods.get(name).map(|c| &*c.pod.labels)
     }
 
     /// The pods a clause `key in values` admits, or `None` when the clause
@@ -185,18 +239,19 @@ impl NamespacePods {
 }
 
 fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let pods = match map.get_mut(namespace) {
+        Some(pods) => pods,
+        None => map.entry(namespace.to_string()).or_default(),
+    };
     let cached = Cached {
-        pod: Arc::new(pod.to_core()),
+        pod: Arc::new(pods.core_pod(pod)),
         resource_version: pod
             .metadata
             .resource_version
             .as_deref()
             .unwrap_or_default()
             .into(),
-    };
-    let pods = match map.get_mut(cached.pod.namespace.as_str()) {
-        Some(pods) => pods,
-        None => map.entry(cached.pod.namespace.clone()).or_default(),
     };
     if pods.insert(cached) {
         *changes += 1;
@@ -463,6 +518,33 @@ mod tests {
         );
         fed.apply(watcher::Event::Delete(pod_at("web-1", "Running", "4")));
         assert!(fed.index.versions().is_empty());
+    }
+
+    /// Pods of one template hold one copy of their labels and spec, which
+    /// leaves the cache with the last pod holding it.
+    #[test]
+    fn pods_with_the_same_labels_and_spec_share_them() {
+        let mut fed = Fed::new();
+        fed.apply(watcher::Event::Apply(pod_at("web-1", "Running", "1")));
+        fed.apply(watcher::Event::Apply(pod_at("web-2", "Pending", "2")));
+        fed.apply(watcher::Event::Apply(pod("ns", "db-1", &[("app", "db")])));
+        let pods = fed.index.pods("ns", Some(&Selector::parse("app=web").unwrap()));
+        assert!(Arc::ptr_eq(&pods[0].labels, &pods[1].labels));
+        assert!(Arc::ptr_eq(&pods[0].spec, &pods[1].spec));
+        assert_eq!(pods[1].phase, "Pending");
+        let pools = |fed: &Fed| {
+            let state = fed.index.state.read().unwrap();
+            state
+                .live
+                .get("ns")
+                .map(|ns| (ns.label_sets.len(), ns.specs.len()))
+        };
+        assert_eq!(pools(&fed), Some((2, 1)));
+        drop(pods);
+        fed.apply(watcher::Event::Delete(pod_at("web-1", "Running", "3")));
+        assert_eq!(pools(&fed), Some((2, 1)));
+        fed.apply(watcher::Event::Delete(pod_at("web-2", "Running", "4")));
+        assert_eq!(pools(&fed), Some((1, 1)));
     }
 
     #[test]

@@ -13,7 +13,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use hpa_core::pod::{CoreContainer, CorePod, ReadyCondition};
+use std::sync::Arc;
+
+use hpa_core::pod::{CoreContainer, CorePod, CorePodSpec, Labels, ReadyCondition};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -154,17 +156,36 @@ impl SlimPod {
     /// The pod the decision core reads, with everything it reads (as
     /// `CorePod::from(&Pod)` would build it from the full pod).
     pub fn to_core(&self) -> CorePod {
-        let meta = &self.metadata;
+        self.to_core_with(
+            Arc::new(self.metadata.labels.clone().unwrap_or_default()),
+            Arc::new(self.core_spec()),
+        )
+    }
+
+    /// The spec part of [`to_core`](Self::to_core).
+    pub fn core_spec(&self) -> CorePodSpec {
         let spec = self.spec.as_ref();
-        let status = self.status.as_ref();
         let containers = |list: Option<&Vec<SlimContainer>>| {
             list.map(|l| l.iter().map(SlimContainer::to_core).collect())
                 .unwrap_or_default()
         };
+        CorePodSpec {
+            containers: containers(spec.map(|s| &s.containers)),
+            init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
+            requests: requests(spec.and_then(|s| s.resources.as_ref())),
+            overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// [`to_core`](Self::to_core) with labels and spec already built (and
+    /// shared with other pods holding the same).
+    pub fn to_core_with(&self, labels: Arc<Labels>, spec: Arc<CorePodSpec>) -> CorePod {
+        let meta = &self.metadata;
+        let status = self.status.as_ref();
         CorePod {
             name: meta.name.clone().unwrap_or_default(),
             namespace: meta.namespace.clone().unwrap_or_default(),
-            labels: meta.labels.clone().unwrap_or_default(),
+            labels,
             deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
             phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
@@ -175,10 +196,7 @@ impl SlimPod {
                     status: c.status.clone(),
                     last_transition_time: c.last_transition_time.as_ref().map(|t| t.0),
                 }),
-            containers: containers(spec.map(|s| &s.containers)),
-            init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
-            requests: requests(spec.and_then(|s| s.resources.as_ref())),
-            overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
+            spec,
         }
     }
 }
@@ -244,9 +262,9 @@ mod tests {
         // above covers each of them.
         assert!(core.deletion_timestamp.is_some() && core.start_time.is_some());
         assert!(core.ready.is_some() && !core.labels.is_empty());
-        assert!(!core.requests.is_empty() && !core.overhead.is_empty());
-        assert!(core.init_containers[0].is_sidecar());
-        assert!(!core.containers[0].requests.is_empty());
+        assert!(!core.spec.requests.is_empty() && !core.spec.overhead.is_empty());
+        assert!(core.spec.init_containers[0].is_sidecar());
+        assert!(!core.spec.containers[0].requests.is_empty());
     }
 
     #[test]

@@ -269,9 +269,9 @@ pub fn pod_requests_from_containers(
     resource: &str,
 ) -> Result<i64, CalcError> {
     let name = pod_name(pod);
-    let sidecars = pod.init_containers.iter().filter(|c| c.is_sidecar());
+    let sidecars = pod.spec.init_containers.iter().filter(|c| c.is_sidecar());
     let mut request: i64 = 0;
-    for c in pod.containers.iter().chain(sidecars) {
+    for c in pod.spec.containers.iter().chain(sidecars) {
         if container.is_empty() || container == c.name {
             let q = c
                 .requests
@@ -299,7 +299,10 @@ pub fn pod_requests_from_containers(
 /// Whether pod-level `spec.resources.requests` name a supported resource
 /// (component-helpers `IsPodLevelRequestsSet`, KEP-2837).
 fn pod_level_requests_set(pod: &CorePod) -> bool {
-    pod.requests.keys().any(|k| supported_pod_level_resource(k))
+    pod.spec
+        .requests
+        .keys()
+        .any(|k| supported_pod_level_resource(k))
 }
 
 /// component-helpers `IsSupportedPodLevelResource`.
@@ -352,12 +355,12 @@ pub fn pod_requests_nano(pod: &CorePod, resource: &str) -> Result<Option<i128>, 
     let name = pod_name(pod);
     let requests_of = |c: &CoreContainer| nano_of(&c.requests, resource, &c.name, name);
     let mut total = None;
-    for c in &pod.containers {
+    for c in &pod.spec.containers {
         total = add_request(total, requests_of(c)?);
     }
     let mut sidecars = None;
     let mut init_max = None;
-    for c in &pod.init_containers {
+    for c in &pod.spec.init_containers {
         let own = requests_of(c)?;
         let phase = if c.is_sidecar() {
             total = add_request(total, own);
@@ -370,11 +373,11 @@ pub fn pod_requests_nano(pod: &CorePod, resource: &str) -> Result<Option<i128>, 
     }
     total = max_request(total, init_max);
     if pod_level_requests_set(pod) && supported_pod_level_resource(resource) {
-        if let Some(level) = nano_of(&pod.requests, resource, "pod-level", name)? {
+        if let Some(level) = nano_of(&pod.spec.requests, resource, "pod-level", name)? {
             total = Some(level);
         }
     }
-    let overhead = nano_of(&pod.overhead, resource, "overhead", name)?;
+    let overhead = nano_of(&pod.spec.overhead, resource, "overhead", name)?;
     Ok(add_request(total, overhead))
 }
 

@@ -9,6 +9,7 @@
 //! reconciles. Callers holding a `Pod` convert it with `From<&Pod>`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, Pod};
@@ -18,6 +19,9 @@ use serde::Serialize;
 /// A resource list (`requests`, `overhead`); an absent list is empty.
 pub type ResourceList = BTreeMap<String, Quantity>;
 
+/// A pod's labels.
+pub type Labels = BTreeMap<String, String>;
+
 /// See the module documentation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CorePod {
@@ -25,8 +29,9 @@ pub struct CorePod {
     pub name: String,
     /// `metadata.namespace`.
     pub namespace: String,
-    /// `metadata.labels` (empty when unset: a selector matches both alike).
-    pub labels: BTreeMap<String, String>,
+    /// `metadata.labels` (empty when unset: a selector matches both alike);
+    /// shared, as pods of one workload usually carry the same.
+    pub labels: Arc<Labels>,
     /// `metadata.deletionTimestamp`: a pod being deleted is ignored.
     pub deletion_timestamp: Option<Timestamp>,
     /// `status.phase` (`""` when unset).
@@ -35,6 +40,14 @@ pub struct CorePod {
     pub start_time: Option<Timestamp>,
     /// The first `Ready` condition of `status.conditions`.
     pub ready: Option<ReadyCondition>,
+    /// The requests of `spec`; shared, as the pods of one template have the
+    /// same.
+    pub spec: Arc<CorePodSpec>,
+}
+
+/// The parts of a pod's `spec` the replica calculator reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CorePodSpec {
     /// `spec.containers`.
     pub containers: Vec<CoreContainer>,
     /// `spec.initContainers` (sidecars are those restarting `Always`).
@@ -99,7 +112,7 @@ impl From<&Pod> for CorePod {
         Self {
             name: meta.name.clone().unwrap_or_default(),
             namespace: meta.namespace.clone().unwrap_or_default(),
-            labels: meta.labels.clone().unwrap_or_default(),
+            labels: Arc::new(meta.labels.clone().unwrap_or_default()),
             deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
             phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
             start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
@@ -110,13 +123,15 @@ impl From<&Pod> for CorePod {
                     status: c.status.clone(),
                     last_transition_time: c.last_transition_time.as_ref().map(|t| t.0),
                 }),
-            containers: containers(spec.map(|s| &s.containers)),
-            init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
-            requests: spec
-                .and_then(|s| s.resources.as_ref())
-                .and_then(|r| r.requests.clone())
-                .unwrap_or_default(),
-            overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
+            spec: Arc::new(CorePodSpec {
+                containers: containers(spec.map(|s| &s.containers)),
+                init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
+                requests: spec
+                    .and_then(|s| s.resources.as_ref())
+                    .and_then(|r| r.requests.clone())
+                    .unwrap_or_default(),
+                overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
+            }),
         }
     }
 }
@@ -174,12 +189,13 @@ mod tests {
                 last_transition_time: Some(ts("2026-01-01T00:00:05Z")),
             })
         );
-        assert_eq!(core.containers[0].name, "app");
-        assert_eq!(core.containers[0].requests["cpu"].0, "200m");
-        assert!(core.init_containers[0].is_sidecar());
-        assert!(!core.init_containers[1].is_sidecar());
-        assert_eq!(core.requests["cpu"].0, "1");
-        assert_eq!(core.overhead["cpu"].0, "250m");
+        let spec = &core.spec;
+        assert_eq!(spec.containers[0].name, "app");
+        assert_eq!(spec.containers[0].requests["cpu"].0, "200m");
+        assert!(spec.init_containers[0].is_sidecar());
+        assert!(!spec.init_containers[1].is_sidecar());
+        assert_eq!(spec.requests["cpu"].0, "1");
+        assert_eq!(spec.overhead["cpu"].0, "250m");
     }
 
     #[test]
