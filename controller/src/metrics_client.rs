@@ -102,7 +102,7 @@ impl NamespaceResources {
             .select(selector)
             .into_iter()
             .filter_map(|at| self.samples.get(at))
-            .map(|sample| sample.clone())
+            .cloned()
             .collect()
     }
 }

@@ -528,7 +528,9 @@ mod tests {
         fed.apply(watcher::Event::Apply(pod_at("web-1", "Running", "1")));
         fed.apply(watcher::Event::Apply(pod_at("web-2", "Pending", "2")));
         fed.apply(watcher::Event::Apply(pod("ns", "db-1", &[("app", "db")])));
-        let pods = fed.index.pods("ns", Some(&Selector::parse("app=web").unwrap()));
+        let pods = fed
+            .index
+            .pods("ns", Some(&Selector::parse("app=web").unwrap()));
         assert!(Arc::ptr_eq(&pods[0].labels, &pods[1].labels));
         assert!(Arc::ptr_eq(&pods[0].spec, &pods[1].spec));
         assert_eq!(pods[1].phase, "Pending");

@@ -372,10 +372,11 @@ pub fn pod_requests_nano(pod: &CorePod, resource: &str) -> Result<Option<i128>, 
         init_max = max_request(init_max, phase);
     }
     total = max_request(total, init_max);
-    if pod_level_requests_set(pod) && supported_pod_level_resource(resource) {
-        if let Some(level) = nano_of(&pod.spec.requests, resource, "pod-level", name)? {
-            total = Some(level);
-        }
+    if pod_level_requests_set(pod)
+        && supported_pod_level_resource(resource)
+        && let Some(level) = nano_of(&pod.spec.requests, resource, "pod-level", name)?
+    {
+        total = Some(level);
     }
     let overhead = nano_of(&pod.spec.overhead, resource, "overhead", name)?;
     Ok(add_request(total, overhead))
