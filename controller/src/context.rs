@@ -4,12 +4,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use hpa_core::Selector;
 use hpa_core::clock::Clock;
 use hpa_core::decide::OtherHpa;
 use hpa_core::selector::{Operator, Requirement};
+use hpa_core::{CorePod, Selector};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::{ObjectRef, Store};
 
 use super::config::ControllerConfig;
@@ -19,7 +18,6 @@ use super::history::HistoryStore;
 use super::metrics::ControllerMetrics;
 use super::metrics_client::MetricsClient;
 use super::scale::ScaleResolver;
-use super::slim_pod::SlimPod;
 
 /// The pod selectors of the HPAs' targets, as last seen by their
 /// reconciles: upstream's `hpaSelectors`, for the ambiguous-selector check.
@@ -110,10 +108,10 @@ impl NamespaceSelectors {
     /// Every selector but `key`'s that may select one of `pods`: a superset
     /// of those that do (a selector selects a pod only if the pod has a
     /// label its anchor admits), so the core's check decides the same.
-    fn candidates(&self, key: &str, pods: &[Pod]) -> Vec<OtherHpa> {
+    fn candidates(&self, key: &str, pods: &[Arc<CorePod>]) -> Vec<OtherHpa> {
         let mut keys: BTreeSet<&String> = self.unanchored.iter().collect();
-        for labels in pods.iter().filter_map(|p| p.metadata.labels.as_ref()) {
-            for (label, value) in labels {
+        for labels in pods.iter().map(|p| &p.labels) {
+            for (label, value) in labels.iter() {
                 if let Some(found) = self.anchored.get(label).and_then(|v| v.get(value)) {
                     keys.extend(found);
                 }
@@ -167,7 +165,7 @@ impl SelectorStore {
 
     /// The selectors of the other HPAs in `namespace` that may select one
     /// of `pods` (every one that does), by key.
-    pub fn others(&self, namespace: &str, key: &str, pods: &[Pod]) -> Vec<OtherHpa> {
+    pub fn others(&self, namespace: &str, key: &str, pods: &[Arc<CorePod>]) -> Vec<OtherHpa> {
         self.lock()
             .get(namespace)
             .map(|selectors| selectors.candidates(key, pods))
@@ -189,15 +187,12 @@ pub struct Context {
     pub decisions: DecisionLog,
     pub selectors: SelectorStore,
     pub hpas: Store<HorizontalPodAutoscaler>,
-    /// The pod watch cache, in the slim form (see [`super::slim_pod`]).
-    pub pods: Store<SlimPod>,
     /// Opt-in: sees every reconcile's core inputs and decision (load runs).
     pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
     /// Opt-in: Deployments from a watch cache, read instead of GET `/scale`.
     pub deployments: Option<Store<k8s_openapi::api::apps::v1::Deployment>>,
-    /// The pod cache by namespace and label, fed by the pod watch beside
-    /// `pods`, as upstream's informer indexes pods: a reconcile reads its
-    /// target's pods, not the cluster's.
+    /// The pod watch cache, by namespace and label, as upstream's informer
+    /// indexes pods: a reconcile reads its target's pods, not the cluster's.
     pub pod_index: super::pod_index::PodIndex,
 }
 
@@ -217,7 +212,6 @@ impl Context {
         clock: Arc<dyn Clock>,
         identity: &str,
         hpas: Store<HorizontalPodAutoscaler>,
-        pods: Store<SlimPod>,
         metrics: ControllerMetrics,
     ) -> Self {
         let decisions = DecisionLog::new(config.decisions_kept);
@@ -232,7 +226,6 @@ impl Context {
             decisions,
             selectors: SelectorStore::default(),
             hpas,
-            pods,
             config,
             observer: None,
             deployments: None,
@@ -244,14 +237,12 @@ impl Context {
     /// empty caches (nothing watches them): for tests of single reconciles.
     pub fn for_tests(client: kube::Client, clock: Arc<dyn Clock>) -> Self {
         let (hpas, _) = kube::runtime::reflector::store();
-        let (pods, _) = kube::runtime::reflector::store();
         Self::new(
             client,
             ControllerConfig::default(),
             clock,
             "test",
             hpas,
-            pods,
             ControllerMetrics::new(),
         )
     }
@@ -279,8 +270,8 @@ impl Context {
 
     /// The cached pods of `namespace` that `selector` selects (all of the
     /// namespace's when it is `None`, e.g. unparsable: the core reports that).
-    pub fn cached_pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Pod> {
-        self.pod_index.pods(&self.pods, namespace, selector)
+    pub fn cached_pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Arc<CorePod>> {
+        self.pod_index.pods(namespace, selector)
     }
 
     /// Drops every in-memory trace of a deleted HPA.
@@ -317,15 +308,16 @@ pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
 mod tests {
     use super::*;
 
-    fn pod(labels: &[(&str, &str)]) -> Pod {
-        let mut pod = Pod::default();
-        pod.metadata.labels = Some(
-            labels
-                .iter()
-                .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
-                .collect(),
-        );
-        pod
+    fn pod(labels: &[(&str, &str)]) -> Arc<CorePod> {
+        Arc::new(CorePod {
+            labels: Arc::new(
+                labels
+                    .iter()
+                    .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+                    .collect(),
+            ),
+            ..CorePod::default()
+        })
     }
 
     fn keys(others: &[OtherHpa]) -> Vec<&str> {
@@ -367,7 +359,7 @@ mod tests {
             ]
         );
         for other in &others {
-            assert!(other.selector.matches_opt(pods[0].metadata.labels.as_ref()));
+            assert!(other.selector.matches(&pods[0].labels));
         }
         assert_eq!(
             keys(&store.others("ns", "ns/own", &[pod(&[("app", "api")])])),

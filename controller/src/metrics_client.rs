@@ -18,7 +18,7 @@ use hpa_core::decide::{ExternalSample, Fetched, MetricQuery, ObjectSample};
 use hpa_core::{Quantity, Selector};
 use hpa_metrics_api::{
     CUSTOM_GROUP, EXTERNAL_GROUP, ExternalMetricValue, ExternalMetricValueList, METRICS_GROUP,
-    MetricValueList, MetricValueListV1Beta1, PodMetricsList,
+    MetricValueList, MetricValueListV1Beta1, PodMetrics, PodMetricsList,
 };
 use jiff::SignedDuration;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
@@ -27,6 +27,7 @@ use kube::core::GroupVersion;
 use tokio::time::Instant;
 
 use super::config::parse_go_duration;
+use super::label_index::LabelIndex;
 use super::pod_index::{ListedPods, PodIndex};
 use super::scale::parse_group_version;
 
@@ -66,6 +67,79 @@ pub struct MetricsClient {
 /// One slot per key: its latest response and when it was fetched.
 type Slot<T> = Arc<tokio::sync::Mutex<Option<(Instant, Arc<T>)>>>;
 
+/// A namespace's `metrics.k8s.io` pod list, converted and indexed by label
+/// once per window: each HPA takes its pods' samples without matching or
+/// converting the whole list again.
+#[derive(Debug)]
+struct NamespaceResources {
+    /// Each entry as the core reads it, or why it could not be read.
+    samples: Vec<Result<PodResourceSample, String>>,
+    /// The entries' labels (the pods' labels, which the metrics server copies).
+    labels: LabelIndex,
+}
+
+impl NamespaceResources {
+    fn new(list: PodMetricsList, namespace: &str) -> Self {
+        let mut labels = Vec::with_capacity(list.items.len());
+        let samples = list
+            .items
+            .into_iter()
+            .map(|mut item| {
+                labels.push(item.metadata.labels.take());
+                resource_sample(item, namespace)
+            })
+            .collect();
+        Self {
+            samples,
+            labels: LabelIndex::new(labels),
+        }
+    }
+
+    /// The samples of the entries `selector` selects, in the list's order,
+    /// as a request with `selector` would return them.
+    fn select(&self, selector: &Selector) -> Result<Vec<PodResourceSample>, String> {
+        self.labels
+            .select(selector)
+            .into_iter()
+            .filter_map(|at| self.samples.get(at))
+            .cloned()
+            .collect()
+    }
+}
+
+/// One `metrics.k8s.io` entry as the core reads it.
+fn resource_sample(item: PodMetrics, namespace: &str) -> Result<PodResourceSample, String> {
+    let window = parse_go_duration(&item.window)
+        .ok()
+        .and_then(|d| SignedDuration::try_from(d).ok())
+        .unwrap_or(SignedDuration::ZERO);
+    let containers = item
+        .containers
+        .into_iter()
+        .map(|c| {
+            let usage = c
+                .usage
+                .iter()
+                .map(|(name, q)| Ok((name.clone(), quantity(q)?)))
+                .collect::<Result<_, String>>()?;
+            Ok(ContainerUsage {
+                name: c.name,
+                usage,
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(PodResourceSample {
+        pod: item.metadata.name.unwrap_or_default(),
+        namespace: item
+            .metadata
+            .namespace
+            .unwrap_or_else(|| namespace.to_string()),
+        timestamp: item.timestamp.0,
+        window,
+        containers,
+    })
+}
+
 /// A custom metrics response: (object name, value, timestamp, window).
 type CustomValues = Vec<(String, Quantity, jiff::Timestamp, Option<i64>)>;
 
@@ -92,7 +166,7 @@ type NamespacePodValues = Option<(CustomValues, ListedPods)>;
 struct SharedLists {
     window: Duration,
     share_external: bool,
-    pods: Mutex<HashMap<String, Slot<PodMetricsList>>>,
+    pods: Mutex<HashMap<String, Slot<NamespaceResources>>>,
     pod_values: Mutex<HashMap<String, Slot<NamespacePodValues>>>,
     custom: Mutex<HashMap<String, Slot<CustomValues>>>,
     external: Mutex<HashMap<String, Slot<ExternalMetricValueList>>>,
@@ -226,11 +300,13 @@ impl MetricsClient {
         &self,
         shared: &SharedLists,
         namespace: &str,
-    ) -> Result<Arc<PodMetricsList>, kube::Error> {
+    ) -> Result<Arc<NamespaceResources>, kube::Error> {
         let path = format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods");
-        shared
-            .get(&shared.pods, namespace, self.get::<PodMetricsList>(&path))
-            .await
+        let fetch = async {
+            let list = self.get::<PodMetricsList>(&path).await?;
+            Ok(NamespaceResources::new(list, namespace))
+        };
+        shared.get(&shared.pods, namespace, fetch).await
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, kube::Error> {
@@ -286,57 +362,21 @@ impl MetricsClient {
                 error_text(&e)
             )
         };
-        let items = match &self.shared {
+        match &self.shared {
             Some(shared) => self
                 .shared_pod_list(shared, namespace)
                 .await
                 .map_err(failed)?
+                .select(selector),
+            None => self
+                .get::<PodMetricsList>(&path)
+                .await
+                .map_err(failed)?
                 .items
-                .iter()
-                .filter(|item| selector.matches_opt(item.metadata.labels.as_ref()))
-                .cloned()
+                .into_iter()
+                .map(|item| resource_sample(item, namespace))
                 .collect(),
-            None => {
-                self.get::<PodMetricsList>(&path)
-                    .await
-                    .map_err(failed)?
-                    .items
-            }
-        };
-        items
-            .into_iter()
-            .map(|item| {
-                let window = parse_go_duration(&item.window)
-                    .ok()
-                    .and_then(|d| SignedDuration::try_from(d).ok())
-                    .unwrap_or(SignedDuration::ZERO);
-                let containers = item
-                    .containers
-                    .into_iter()
-                    .map(|c| {
-                        let usage = c
-                            .usage
-                            .iter()
-                            .map(|(name, q)| Ok((name.clone(), quantity(q)?)))
-                            .collect::<Result<_, String>>()?;
-                        Ok(ContainerUsage {
-                            name: c.name,
-                            usage,
-                        })
-                    })
-                    .collect::<Result<Vec<_>, String>>()?;
-                Ok(PodResourceSample {
-                    pod: item.metadata.name.unwrap_or_default(),
-                    namespace: item
-                        .metadata
-                        .namespace
-                        .unwrap_or_else(|| namespace.to_string()),
-                    timestamp: item.timestamp.0,
-                    window,
-                    containers,
-                })
-            })
-            .collect()
+        }
     }
 
     async fn custom_version(&self) -> CustomVersion {
@@ -590,7 +630,8 @@ impl MetricsClient {
                 error_text(&e)
             )
         };
-        let items: Vec<ExternalMetricValue> = match &self.shared {
+        // Shared answers are read in place, never copied.
+        let list: Arc<ExternalMetricValueList> = match &self.shared {
             Some(shared) if shared.share_external => {
                 let every = shared
                     .get(
@@ -600,12 +641,12 @@ impl MetricsClient {
                     )
                     .await
                     .map_err(failed)?;
-                every
-                    .items
-                    .iter()
-                    .filter(|v| metric_selector.matches(&v.metric_labels))
-                    .cloned()
-                    .collect()
+                return external_sample(
+                    every
+                        .items
+                        .iter()
+                        .filter(|v| metric_selector.matches(&v.metric_labels)),
+                );
             }
             Some(shared) => {
                 // The same request (namespace, metric, metric selector)
@@ -619,26 +660,36 @@ impl MetricsClient {
                     )
                     .await
                     .map_err(failed)?
-                    .items
-                    .clone()
             }
             None => {
                 let path = with_selectors(all, Some(metric_selector), None);
-                self.get::<ExternalMetricValueList>(&path)
-                    .await
-                    .map_err(failed)?
-                    .items
+                Arc::new(
+                    self.get::<ExternalMetricValueList>(&path)
+                        .await
+                        .map_err(failed)?,
+                )
             }
         };
-        let timestamp = items
-            .first()
-            .map_or(jiff::Timestamp::UNIX_EPOCH, |v| v.timestamp.0);
-        let values = items
-            .iter()
-            .map(|v| quantity(&v.value))
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok(ExternalSample { values, timestamp })
+        external_sample(list.items.iter())
     }
+}
+
+/// The core's external sample of the series `items`: their values, and the
+/// first one's timestamp.
+fn external_sample<'a>(
+    items: impl Iterator<Item = &'a ExternalMetricValue>,
+) -> Result<ExternalSample, String> {
+    let mut timestamp = None;
+    let values = items
+        .map(|v| {
+            timestamp.get_or_insert(v.timestamp.0);
+            quantity(&v.value)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    Ok(ExternalSample {
+        values,
+        timestamp: timestamp.unwrap_or(jiff::Timestamp::UNIX_EPOCH),
+    })
 }
 
 fn bad_value(text: String) -> kube::Error {

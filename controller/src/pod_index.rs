@@ -1,5 +1,5 @@
-//! The pod watch cache indexed by namespace and by label, kept by the pod
-//! watch beside the reflector's store (same events).
+//! The pod watch cache: every pod as the decision core reads it, indexed
+//! by namespace and by label.
 //!
 //! A reconcile wants its target's pods: the pods of one namespace that one
 //! selector selects. Scanning the namespace and matching every pod was a
@@ -8,29 +8,41 @@
 //! pods that carry it: a selector with an equality or `in` clause then looks
 //! at the pods that clause admits and matches only those.
 //!
-//! The index holds names and labels, not pods: the pods are read from the
-//! store, so they are not held twice (at 100,000 pods a second copy costs
-//! more memory than the rest of the controller).
+//! The index is the only copy of the pods: the pod watch feeds it directly
+//! (no reflector store beside it), and each pod is kept as the core's
+//! [`CorePod`], built once per change and shared (`Arc`) with every
+//! reconcile that reads it. A reconcile clones pointers, not pods; and the
+//! 100,000 pods of a large cluster are held once, without the metadata a
+//! store keeps.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use hpa_core::Selector;
+use hpa_core::pod::{CorePodSpec, Labels};
 use hpa_core::selector::Operator;
-use k8s_openapi::api::core::v1::Pod;
-use kube::runtime::reflector::{ObjectRef, Store};
+use hpa_core::{CorePod, Selector};
 use kube::runtime::watcher;
+use tokio::sync::watch;
 
 use super::slim_pod::SlimPod;
 
 /// See the module documentation. Cloning shares the index.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PodIndex {
     state: Arc<RwLock<IndexState>>,
+    /// Whether the first list is complete (the watch's first `InitDone`).
+    ready: Arc<watch::Sender<bool>>,
 }
 
-type Labels = BTreeMap<String, String>;
+impl Default for PodIndex {
+    fn default() -> Self {
+        Self {
+            state: Arc::default(),
+            ready: Arc::new(watch::Sender::new(false)),
+        }
+    }
+}
 
 #[derive(Debug, Default)]
 struct IndexState {
@@ -42,27 +54,91 @@ struct IndexState {
     changes: u64,
 }
 
-/// One namespace's pods: their labels by name, and their names by label.
+/// One cached pod and the resource version it was seen at.
+#[derive(Debug)]
+struct Cached {
+    pod: Arc<CorePod>,
+    resource_version: Box<str>,
+}
+
+/// One namespace's pods by name, and their names by label.
 #[derive(Debug, Default)]
 struct NamespacePods {
-    labels: BTreeMap<Arc<str>, Labels>,
+    pods: BTreeMap<Arc<str>, Cached>,
     /// label key → label value → names of the pods carrying it.
     postings: HashMap<String, HashMap<String, BTreeSet<Arc<str>>>>,
     /// `IndexState::changes` at this namespace's latest change of a pod's
     /// presence or labels: a check of the pods by name made at this value
     /// still holds.
     changed_at: u64,
+    /// The distinct label sets of the namespace's pods, each held once and
+    /// shared by the pods carrying it (the pods of one workload).
+    label_sets: HashSet<Arc<Labels>>,
+    /// The distinct specs, by their JSON, shared likewise (one template's pods).
+    specs: HashMap<String, Arc<CorePodSpec>>,
 }
 
 impl NamespacePods {
-    /// Inserts or relabels a pod; whether anything changed.
-    fn insert(&mut self, name: &str, labels: Labels) -> bool {
-        if self.labels.get(name) == Some(&labels) {
+    /// The pod as the core reads it, with labels and spec shared with the
+    /// namespace's other pods holding the same.
+    fn core_pod(&mut self, pod: &SlimPod) -> CorePod {
+        let labels = match self
+            .label_sets
+            .get(pod.metadata.labels.as_ref().unwrap_or(&Labels::new()))
+        {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let labels = Arc::new(pod.metadata.labels.clone().unwrap_or_default());
+                self.label_sets.insert(Arc::clone(&labels));
+                labels
+            }
+        };
+        let spec = match serde_json::to_string(&pod.spec) {
+            Ok(key) => Arc::clone(
+                self.specs
+                    .entry(key)
+                    .or_insert_with(|| Arc::new(pod.core_spec())),
+            ),
+            Err(_) => Arc::new(pod.core_spec()),
+        };
+        pod.to_core_with(labels, spec)
+    }
+
+    /// Lets go of a replaced or removed pod's shares: a label set or spec
+    /// no cached pod holds any more leaves the pools (those still held by a
+    /// running reconcile leave at a later sweep, when the pools outgrow the
+    /// pods).
+    fn release(&mut self, old: Cached) {
+        let Cached { pod, .. } = old;
+        let (labels, spec) = (Arc::clone(&pod.labels), Arc::clone(&pod.spec));
+        drop(pod);
+        // Held by the pool and here only.
+        if Arc::strong_count(&labels) == 2 {
+            self.label_sets.remove(&labels);
+        }
+        if Arc::strong_count(&spec) == 2 {
+            self.specs.retain(|_, s| !Arc::ptr_eq(s, &spec));
+        }
+        if self.label_sets.len() > self.pods.len() + 16 {
+            self.label_sets.retain(|l| Arc::strong_count(l) > 1);
+        }
+        if self.specs.len() > self.pods.len() + 16 {
+            self.specs.retain(|_, s| Arc::strong_count(s) > 1);
+        }
+    }
+
+    /// Inserts or replaces a pod; whether its presence or labels changed.
+    fn insert(&mut self, pod: Cached) -> bool {
+        if let Some(cached) = self.pods.get_mut(pod.pod.name.as_str())
+            && cached.pod.labels == pod.pod.labels
+        {
+            let old = std::mem::replace(cached, pod);
+            self.release(old);
             return false;
         }
-        self.remove(name);
-        let name: Arc<str> = Arc::from(name);
-        for (key, value) in &labels {
+        self.remove(&pod.pod.name);
+        let name: Arc<str> = Arc::from(pod.pod.name.as_str());
+        for (key, value) in pod.pod.labels.iter() {
             self.postings
                 .entry(key.clone())
                 .or_default()
@@ -70,16 +146,16 @@ impl NamespacePods {
                 .or_default()
                 .insert(Arc::clone(&name));
         }
-        self.labels.insert(name, labels);
+        self.pods.insert(name, pod);
         true
     }
 
     /// Removes a pod; whether it was there.
     fn remove(&mut self, name: &str) -> bool {
-        let Some(labels) = self.labels.remove(name) else {
+        let Some(cached) = self.pods.remove(name) else {
             return false;
         };
-        for (key, value) in &labels {
+        for (key, value) in cached.pod.labels.iter() {
             let Some(values) = self.postings.get_mut(key) else {
                 continue;
             };
@@ -93,7 +169,12 @@ impl NamespacePods {
                 self.postings.remove(key);
             }
         }
+        self.release(cached);
         true
+    }
+
+    fn labels(&self, name: &str) -> Option<&Labels> {
+        self.pods.get(name).map(|c| &*c.pod.labels)
     }
 
     /// The pods a clause `key in values` admits, or `None` when the clause
@@ -114,9 +195,9 @@ impl NamespacePods {
     }
 
     /// The names of the pods `selector` selects (all when `None`), by name.
-    fn select(&self, selector: Option<&Selector>) -> Vec<Arc<str>> {
+    fn select(&self, selector: Option<&Selector>) -> Vec<&Arc<str>> {
         let Some(selector) = selector else {
-            return self.labels.keys().cloned().collect();
+            return self.pods.keys().collect();
         };
         if selector.is_nothing() {
             return Vec::new();
@@ -131,17 +212,12 @@ impl NamespacePods {
                     .map(|n| (n, r))
             })
             .min_by_key(|(n, _)| *n);
-        let matches = |name: &Arc<str>| {
-            self.labels
-                .get(name)
-                .is_some_and(|labels| selector.matches(labels))
-        };
         match narrowest {
             None => self
-                .labels
+                .pods
                 .iter()
-                .filter(|(_, labels)| selector.matches(labels))
-                .map(|(name, _)| Arc::clone(name))
+                .filter(|(_, cached)| selector.matches(&cached.pod.labels))
+                .map(|(name, _)| name)
                 .collect(),
             Some((_, clause)) => {
                 let Some(by_value) = self.postings.get(&clause.key) else {
@@ -155,8 +231,7 @@ impl NamespacePods {
                     .collect();
                 candidates
                     .into_iter()
-                    .filter(|name| matches(name))
-                    .cloned()
+                    .filter(|name| self.labels(name).is_some_and(|l| selector.matches(l)))
                     .collect()
             }
         }
@@ -164,10 +239,21 @@ impl NamespacePods {
 }
 
 fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
-    let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-    let name = pod.metadata.name.as_deref().unwrap_or_default();
-    let pods = map.entry(namespace).or_default();
-    if pods.insert(name, pod.metadata.labels.clone().unwrap_or_default()) {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let pods = match map.get_mut(namespace) {
+        Some(pods) => pods,
+        None => map.entry(namespace.to_string()).or_default(),
+    };
+    let cached = Cached {
+        pod: Arc::new(pods.core_pod(pod)),
+        resource_version: pod
+            .metadata
+            .resource_version
+            .as_deref()
+            .unwrap_or_default()
+            .into(),
+    };
+    if pods.insert(cached) {
         *changes += 1;
         pods.changed_at = *changes;
     }
@@ -200,7 +286,10 @@ impl ListedPods {
 }
 
 impl PodIndex {
-    /// Applies one watch event, as the reflector's store does.
+    /// Applies one watch event, as kube's reflector store would: `Init`
+    /// starts a relist kept aside, `InitApply` fills it, `InitDone`
+    /// replaces the cache with it (pods gone during a watch outage leave
+    /// then) and marks the cache ready.
     pub fn apply(&self, event: &watcher::Event<SlimPod>) {
         let mut state = self
             .state
@@ -220,7 +309,7 @@ impl PodIndex {
                         *changes += 1;
                         pods.changed_at = *changes;
                     }
-                    if pods.labels.is_empty() {
+                    if pods.pods.is_empty() {
                         live.remove(namespace);
                     }
                 }
@@ -238,8 +327,37 @@ impl PodIndex {
                 if let Some(relisted) = state.relisting.take() {
                     state.live = relisted;
                 }
+                drop(state);
+                self.ready.send_replace(true);
             }
         }
+    }
+
+    /// Waits until the first list is in the cache.
+    pub async fn wait_until_ready(&self) {
+        let mut ready = self.ready.subscribe();
+        // The sender lives as long as `self`: `wait_for` cannot fail here.
+        let _ = ready.wait_for(|ready| *ready).await;
+    }
+
+    /// Every cached pod's resource version by `namespace/name`.
+    pub fn versions(&self) -> BTreeMap<String, String> {
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        state
+            .live
+            .iter()
+            .flat_map(|(namespace, pods)| {
+                pods.pods.iter().map(move |(name, cached)| {
+                    (
+                        format!("{namespace}/{name}"),
+                        cached.resource_version.to_string(),
+                    )
+                })
+            })
+            .collect()
     }
 
     /// The positions of the entries of a namespace-wide metrics answer
@@ -267,7 +385,7 @@ impl PodIndex {
             if !listed
                 .positions
                 .keys()
-                .all(|name| pods.labels.contains_key(name.as_str()))
+                .all(|name| pods.pods.contains_key(name.as_str()))
             {
                 return None;
             }
@@ -275,7 +393,7 @@ impl PodIndex {
         }
         let mut picked = Vec::new();
         for name in pods.select(Some(selector)) {
-            picked.extend_from_slice(listed.positions.get(&*name)?);
+            picked.extend_from_slice(listed.positions.get(&**name)?);
         }
         if picked.is_empty() {
             return None;
@@ -285,35 +403,20 @@ impl PodIndex {
     }
 
     /// The pods of `namespace` that `selector` selects (all when `None`),
-    /// by name, read from `store`; a pod the store no longer holds is
-    /// skipped.
-    pub fn pods(
-        &self,
-        store: &Store<SlimPod>,
-        namespace: &str,
-        selector: Option<&Selector>,
-    ) -> Vec<Pod> {
-        let names = {
-            let state = self
-                .state
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            state
-                .live
-                .get(namespace)
-                .map(|pods| pods.select(selector))
-                .unwrap_or_default()
+    /// by name: shared with the cache, not copied.
+    pub fn pods(&self, namespace: &str, selector: Option<&Selector>) -> Vec<Arc<CorePod>> {
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(pods) = state.live.get(namespace) else {
+            return Vec::new();
         };
-        // Sized at once: a `Pod` is large, and growing the vector moved
-        // them several times per reconcile.
-        let mut pods = Vec::with_capacity(names.len());
-        pods.extend(
-            names
-                .into_iter()
-                .filter_map(|name| store.get(&ObjectRef::new(&name).within(namespace)))
-                .map(|p| p.to_pod()),
-        );
-        pods
+        pods.select(selector)
+            .into_iter()
+            .filter_map(|name| pods.pods.get(name))
+            .map(|cached| Arc::clone(&cached.pod))
+            .collect()
     }
 }
 
@@ -329,37 +432,29 @@ mod tests {
         .unwrap()
     }
 
-    fn names(pods: Vec<Pod>) -> Vec<String> {
-        pods.into_iter()
-            .map(|p| p.metadata.name.unwrap_or_default())
-            .collect()
+    fn names(pods: Vec<Arc<CorePod>>) -> Vec<String> {
+        pods.iter().map(|p| p.name.clone()).collect()
     }
 
-    /// A store and an index fed the same events, as the pod watch feeds them.
+    /// An index fed events as the pod watch feeds it.
     struct Fed {
         index: PodIndex,
-        store: Store<SlimPod>,
-        writer: kube::runtime::reflector::store::Writer<SlimPod>,
     }
 
     impl Fed {
         fn new() -> Self {
-            let (store, writer) = kube::runtime::reflector::store::<SlimPod>();
             Self {
                 index: PodIndex::default(),
-                store,
-                writer,
             }
         }
 
         fn apply(&mut self, event: watcher::Event<SlimPod>) {
-            self.writer.apply_watcher_event(&event);
             self.index.apply(&event);
         }
 
         fn select(&self, namespace: &str, selector: Option<&str>) -> Vec<String> {
             let selector = selector.map(|s| Selector::parse(s).unwrap());
-            names(self.index.pods(&self.store, namespace, selector.as_ref()))
+            names(self.index.pods(namespace, selector.as_ref()))
         }
     }
 
@@ -380,6 +475,78 @@ mod tests {
         fed.apply(watcher::Event::InitDone);
         assert!(fed.select("b", None).is_empty());
         assert_eq!(fed.select("c", Some("app=web")), ["x"]);
+    }
+
+    /// A pod with a phase and a resource version, as the watch delivers it.
+    fn pod_at(name: &str, phase: &str, version: &str) -> SlimPod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": "ns", "labels": {"app": "web"},
+                         "resourceVersion": version},
+            "status": {"phase": phase}
+        }))
+        .unwrap()
+    }
+
+    /// An update that keeps the labels (a pod becoming Running) still
+    /// reaches the next reconcile: the cached pod is replaced, not kept.
+    #[test]
+    fn a_status_change_reaches_the_pods_a_reconcile_reads() {
+        let mut fed = Fed::new();
+        fed.apply(watcher::Event::Apply(pod_at("web-1", "Pending", "5")));
+        let before = fed.index.pods("ns", None);
+        fed.apply(watcher::Event::Apply(pod_at("web-1", "Running", "6")));
+        let after = fed.index.pods("ns", None);
+        assert_eq!(before[0].phase, "Pending");
+        assert_eq!(after[0].phase, "Running");
+        assert_eq!(fed.index.versions()["ns/web-1"], "6");
+    }
+
+    /// The cache is ready once the first list is in (as a reflector store
+    /// is), and holds each pod's latest resource version for the harness's
+    /// cache check.
+    #[tokio::test]
+    async fn the_cache_is_ready_after_the_first_list() {
+        let mut fed = Fed::new();
+        fed.apply(watcher::Event::Init);
+        fed.apply(watcher::Event::InitApply(pod_at("web-1", "Running", "3")));
+        assert!(!*fed.index.ready.borrow());
+        fed.apply(watcher::Event::InitDone);
+        fed.index.wait_until_ready().await;
+        assert_eq!(
+            fed.index.versions(),
+            BTreeMap::from([("ns/web-1".to_string(), "3".to_string())])
+        );
+        fed.apply(watcher::Event::Delete(pod_at("web-1", "Running", "4")));
+        assert!(fed.index.versions().is_empty());
+    }
+
+    /// Pods of one template hold one copy of their labels and spec, which
+    /// leaves the cache with the last pod holding it.
+    #[test]
+    fn pods_with_the_same_labels_and_spec_share_them() {
+        let mut fed = Fed::new();
+        fed.apply(watcher::Event::Apply(pod_at("web-1", "Running", "1")));
+        fed.apply(watcher::Event::Apply(pod_at("web-2", "Pending", "2")));
+        fed.apply(watcher::Event::Apply(pod("ns", "db-1", &[("app", "db")])));
+        let pods = fed
+            .index
+            .pods("ns", Some(&Selector::parse("app=web").unwrap()));
+        assert!(Arc::ptr_eq(&pods[0].labels, &pods[1].labels));
+        assert!(Arc::ptr_eq(&pods[0].spec, &pods[1].spec));
+        assert_eq!(pods[1].phase, "Pending");
+        let pools = |fed: &Fed| {
+            let state = fed.index.state.read().unwrap();
+            state
+                .live
+                .get("ns")
+                .map(|ns| (ns.label_sets.len(), ns.specs.len()))
+        };
+        assert_eq!(pools(&fed), Some((2, 1)));
+        drop(pods);
+        fed.apply(watcher::Event::Delete(pod_at("web-1", "Running", "3")));
+        assert_eq!(pools(&fed), Some((2, 1)));
+        fed.apply(watcher::Event::Delete(pod_at("web-2", "Running", "4")));
+        assert_eq!(pools(&fed), Some((1, 1)));
     }
 
     #[test]

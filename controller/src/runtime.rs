@@ -247,14 +247,12 @@ impl ControllerHandle {
         metrics: ControllerMetrics,
     ) -> Self {
         let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
-        let (pod_store, pod_writer) = reflector::store::<SlimPod>();
         let mut ctx = Context::new(
             client.clone(),
             options.config.clone(),
             Arc::clone(&options.clock),
             &options.identity,
             hpa_store.clone(),
-            pod_store.clone(),
             metrics,
         );
         ctx.observer = extensions.observer.clone();
@@ -312,10 +310,11 @@ impl ControllerHandle {
         let pod_task = tokio::spawn({
             let progress = Arc::clone(&pod_progress);
             async move {
-                let pods = watcher(Api::<SlimPod>::all(client), watcher::Config::default())
+                // Into the pod index only: it is the pod cache (no
+                // reflector store beside it, see `pod_index`).
+                let stream = watcher(Api::<SlimPod>::all(client), watcher::Config::default())
                     .default_backoff()
                     .modify(SlimPod::trim);
-                let stream = reflector::reflector(pod_writer, pods);
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
                     if let Ok(event) = &event {
@@ -339,10 +338,10 @@ impl ControllerHandle {
         let (caches_ready_tx, caches_ready) = watch::channel(false);
         let ready_task = tokio::spawn({
             let ready = Arc::clone(&ready);
+            let pods_ready = ctx.pod_index.clone();
             async move {
-                if hpa_store.wait_until_ready().await.is_ok()
-                    && pod_store.wait_until_ready().await.is_ok()
-                {
+                if hpa_store.wait_until_ready().await.is_ok() {
+                    pods_ready.wait_until_ready().await;
                     ready.store(true, Ordering::SeqCst);
                     let _ = caches_ready_tx.send(true);
                 }
@@ -482,7 +481,7 @@ impl ControllerHandle {
         let mut pause = Duration::from_micros(200);
         loop {
             let have_hpas = versions(self.ctx.hpas.state().iter().map(|h| &h.metadata));
-            let have_pods = versions(self.ctx.pods.state().iter().map(|p| &p.metadata));
+            let have_pods = self.ctx.pod_index.versions();
             if caught_up(&want_hpas, hpas_rv, &have_hpas, self.hpa_progress.get())
                 && caught_up(&want_pods, pods_rv, &have_pods, self.pod_progress.get())
             {

@@ -4,9 +4,8 @@
 //! A k8s-openapi `Pod` is a few kilobytes of mostly empty fields before any
 //! of them is set; at 100,000 pods the watch cache of full pods was the
 //! largest part of the controller's memory. The watch decodes straight into
-//! [`SlimPod`] (unknown fields are skipped, never allocated), and a
-//! reconcile turns the few pods of its target back into `Pod`s for the
-//! decision core. What is kept is what upstream's replica calculator reads:
+//! [`SlimPod`] (unknown fields are skipped, never allocated), and the pod
+//! cache turns each into the decision core's `CorePod` once per change. What is kept is what upstream's replica calculator reads:
 //! name, namespace, labels, deletion timestamp; phase, start time, the Ready
 //! condition; the containers' (and sidecars') names and requests, and the
 //! pod-level requests.
@@ -14,9 +13,10 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{
-    Container, Pod, PodCondition, PodSpec, PodStatus, ResourceRequirements,
-};
+use std::sync::Arc;
+
+use hpa_core::pod::{CoreContainer, CorePod, CorePodSpec, Labels, ReadyCondition};
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::Resource;
@@ -118,24 +118,20 @@ impl Resource for SlimPod {
     }
 }
 
-impl SlimResources {
-    fn to_requirements(&self) -> ResourceRequirements {
-        ResourceRequirements {
-            requests: self.requests.clone(),
-            ..ResourceRequirements::default()
+impl SlimContainer {
+    fn to_core(&self) -> CoreContainer {
+        CoreContainer {
+            name: self.name.clone(),
+            requests: requests(self.resources.as_ref()),
+            restart_policy: self.restart_policy.clone(),
         }
     }
 }
 
-impl SlimContainer {
-    fn to_container(&self) -> Container {
-        Container {
-            name: self.name.clone(),
-            resources: self.resources.as_ref().map(SlimResources::to_requirements),
-            restart_policy: self.restart_policy.clone(),
-            ..Container::default()
-        }
-    }
+fn requests(resources: Option<&SlimResources>) -> BTreeMap<String, Quantity> {
+    resources
+        .and_then(|r| r.requests.clone())
+        .unwrap_or_default()
 }
 
 impl SlimPod {
@@ -157,40 +153,50 @@ impl SlimPod {
         meta.generation = None;
     }
 
-    /// The `Pod` the decision core reads, with everything it reads.
-    pub fn to_pod(&self) -> Pod {
-        Pod {
-            metadata: self.metadata.clone(),
-            spec: self.spec.as_ref().map(|spec| PodSpec {
-                containers: spec
-                    .containers
-                    .iter()
-                    .map(SlimContainer::to_container)
-                    .collect(),
-                init_containers: spec
-                    .init_containers
-                    .as_ref()
-                    .map(|c| c.iter().map(SlimContainer::to_container).collect()),
-                resources: spec.resources.as_ref().map(SlimResources::to_requirements),
-                overhead: spec.overhead.clone(),
-                ..PodSpec::default()
-            }),
-            status: self.status.as_ref().map(|status| PodStatus {
-                phase: status.phase.clone(),
-                start_time: status.start_time.clone(),
-                conditions: status.conditions.as_ref().map(|conditions| {
-                    conditions
-                        .iter()
-                        .map(|c| PodCondition {
-                            type_: c.type_.clone(),
-                            status: c.status.clone(),
-                            last_transition_time: c.last_transition_time.clone(),
-                            ..PodCondition::default()
-                        })
-                        .collect()
+    /// The pod the decision core reads, with everything it reads (as
+    /// `CorePod::from(&Pod)` would build it from the full pod).
+    pub fn to_core(&self) -> CorePod {
+        self.to_core_with(
+            Arc::new(self.metadata.labels.clone().unwrap_or_default()),
+            Arc::new(self.core_spec()),
+        )
+    }
+
+    /// The spec part of [`to_core`](Self::to_core).
+    pub fn core_spec(&self) -> CorePodSpec {
+        let spec = self.spec.as_ref();
+        let containers = |list: Option<&Vec<SlimContainer>>| {
+            list.map(|l| l.iter().map(SlimContainer::to_core).collect())
+                .unwrap_or_default()
+        };
+        CorePodSpec {
+            containers: containers(spec.map(|s| &s.containers)),
+            init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
+            requests: requests(spec.and_then(|s| s.resources.as_ref())),
+            overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
+        }
+    }
+
+    /// [`to_core`](Self::to_core) with labels and spec already built (and
+    /// shared with other pods holding the same).
+    pub fn to_core_with(&self, labels: Arc<Labels>, spec: Arc<CorePodSpec>) -> CorePod {
+        let meta = &self.metadata;
+        let status = self.status.as_ref();
+        CorePod {
+            name: meta.name.clone().unwrap_or_default(),
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            labels,
+            deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
+            phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
+            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
+            ready: status
+                .and_then(|s| s.conditions.as_ref())
+                .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
+                .map(|c| ReadyCondition {
+                    status: c.status.clone(),
+                    last_transition_time: c.last_transition_time.as_ref().map(|t| t.0),
                 }),
-                ..PodStatus::default()
-            }),
+            spec,
         }
     }
 }
@@ -247,48 +253,18 @@ mod tests {
         let full: Pod = serde_json::from_value(full_pod()).unwrap();
         let mut slim: SlimPod = serde_json::from_value(full_pod()).unwrap();
         slim.trim();
-        let pod = slim.to_pod();
-        assert_eq!(pod.metadata.name, full.metadata.name);
-        assert_eq!(pod.metadata.namespace, full.metadata.namespace);
-        assert_eq!(pod.metadata.labels, full.metadata.labels);
-        assert_eq!(
-            pod.metadata.deletion_timestamp,
-            full.metadata.deletion_timestamp
-        );
-        assert_eq!(pod.metadata.resource_version.as_deref(), Some("12"));
-        assert_eq!(pod.metadata.managed_fields, None);
-        assert_eq!(pod.metadata.uid, None);
-        let (spec, full_spec) = (pod.spec.unwrap(), full.spec.unwrap());
-        assert_eq!(
-            spec.resources.unwrap().requests,
-            full_spec.resources.unwrap().requests
-        );
-        assert_eq!(spec.overhead, full_spec.overhead);
-        assert!(spec.overhead.is_some());
-        let requests = |c: &Container| c.resources.as_ref().and_then(|r| r.requests.clone());
-        assert_eq!(spec.containers[0].name, "app");
-        assert_eq!(
-            requests(&spec.containers[0]),
-            requests(&full_spec.containers[0])
-        );
-        let (init, full_init) = (
-            &spec.init_containers.unwrap()[0],
-            &full_spec.init_containers.unwrap()[0],
-        );
-        assert_eq!(init.restart_policy.as_deref(), Some("Always"));
-        assert_eq!(requests(init), requests(full_init));
-        let (status, full_status) = (pod.status.unwrap(), full.status.unwrap());
-        assert_eq!(status.phase, full_status.phase);
-        assert_eq!(status.start_time, full_status.start_time);
-        let ready = |s: &PodStatus| {
-            s.conditions
-                .iter()
-                .flatten()
-                .find(|c| c.type_ == "Ready")
-                .map(|c| (c.status.clone(), c.last_transition_time.clone()))
-        };
-        assert_eq!(ready(&status), ready(&full_status));
-        assert!(ready(&status).is_some());
+        assert_eq!(slim.metadata.resource_version.as_deref(), Some("12"));
+        assert_eq!(slim.metadata.managed_fields, None);
+        assert_eq!(slim.metadata.uid, None);
+        let core = slim.to_core();
+        assert_eq!(core, CorePod::from(&full));
+        // Every field the core reads is set in this pod, so the comparison
+        // above covers each of them.
+        assert!(core.deletion_timestamp.is_some() && core.start_time.is_some());
+        assert!(core.ready.is_some() && !core.labels.is_empty());
+        assert!(!core.spec.requests.is_empty() && !core.spec.overhead.is_empty());
+        assert!(core.spec.init_containers[0].is_sidecar());
+        assert!(!core.spec.containers[0].requests.is_empty());
     }
 
     #[test]

@@ -73,7 +73,10 @@ fn world(n: usize) -> DecisionInput {
             status_replicas: i32::try_from(n).unwrap(),
             selector: "app=web".to_owned(),
         },
-        pods,
+        pods: pods
+            .iter()
+            .map(|p| std::sync::Arc::new(hpa_core::CorePod::from(p)))
+            .collect(),
         other_hpas: Vec::new(),
         metrics: vec![
             Some(Fetched::PodResource(Ok(cpu))),

@@ -8,12 +8,13 @@
 //! status) feeds which formula. Totals are summed in `i128` so large values
 //! cannot overflow (the "overflow-hardened" upstream variant).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 
+use crate::pod::{CoreContainer, CorePod};
 use crate::quantity::Quantity;
 
 /// Why a replica proposal could not be computed. Messages are upstream's.
@@ -166,35 +167,23 @@ pub(crate) fn add(t: Timestamp, d: SignedDuration) -> Timestamp {
     })
 }
 
-pub(crate) fn pod_name(pod: &Pod) -> &str {
-    pod.metadata.name.as_deref().unwrap_or("")
+pub(crate) fn pod_name(pod: &CorePod) -> &str {
+    &pod.name
 }
 
-pub(crate) fn pod_phase(pod: &Pod) -> &str {
-    pod.status
-        .as_ref()
-        .and_then(|s| s.phase.as_deref())
-        .unwrap_or("")
+pub(crate) fn pod_phase(pod: &CorePod) -> &str {
+    &pod.phase
 }
 
 /// The pod's `Ready` condition as (status is "True", last transition).
-fn ready_condition(pod: &Pod) -> Option<(&str, Option<Timestamp>)> {
-    pod.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == "Ready")
-        .map(|c| {
-            (
-                c.status.as_str(),
-                c.last_transition_time.as_ref().map(|t| t.0),
-            )
-        })
+fn ready_condition(pod: &CorePod) -> Option<(&str, Option<Timestamp>)> {
+    pod.ready
+        .as_ref()
+        .map(|c| (c.status.as_str(), c.last_transition_time))
 }
 
 /// Upstream `podutil.IsPodReady`.
-pub(crate) fn is_pod_ready(pod: &Pod) -> bool {
+pub(crate) fn is_pod_ready(pod: &CorePod) -> bool {
     ready_condition(pod).is_some_and(|(s, _)| s == "True")
 }
 
@@ -202,8 +191,8 @@ pub(crate) fn is_pod_ready(pod: &Pod) -> bool {
 ///
 /// `now` plays the part of Go's `time.Now()`; comparisons are strict as upstream's.
 /// A pod without a Ready condition has, for the transition time, Go's zero time.
-pub fn group_pods(
-    pods: &[Pod],
+pub fn group_pods<P: Borrow<CorePod>>(
+    pods: &[P],
     metrics: &PodMetricsInfo,
     resource: &str,
     readiness: Readiness,
@@ -211,8 +200,9 @@ pub fn group_pods(
 ) -> PodGroups {
     let mut groups = PodGroups::default();
     for pod in pods {
+        let pod = pod.borrow();
         let name = pod_name(pod).to_owned();
-        if pod.metadata.deletion_timestamp.is_some() || pod_phase(pod) == "Failed" {
+        if pod.deletion_timestamp.is_some() || pod_phase(pod) == "Failed" {
             groups.ignored.insert(name);
             continue;
         }
@@ -225,11 +215,7 @@ pub fn group_pods(
             continue;
         };
         if resource == "cpu" {
-            let start = pod
-                .status
-                .as_ref()
-                .and_then(|s| s.start_time.as_ref())
-                .map(|t| t.0);
+            let start = pod.start_time;
             let unready = match (ready_condition(pod), start) {
                 (Some((status, transition)), Some(start)) => {
                     let transition = transition.unwrap_or_else(go_zero_time);
@@ -278,34 +264,18 @@ fn milli(
 /// containers, or takes only `container` when named (upstream
 /// `calculatePodRequestsFromContainers`).
 pub fn pod_requests_from_containers(
-    pod: &Pod,
+    pod: &CorePod,
     container: &str,
     resource: &str,
 ) -> Result<i64, CalcError> {
     let name = pod_name(pod);
-    let Some(spec) = pod.spec.as_ref() else {
-        return if container.is_empty() {
-            Ok(0)
-        } else {
-            Err(CalcError::ContainerNotFound {
-                container: container.to_owned(),
-                pod: name.to_owned(),
-            })
-        };
-    };
-    let sidecars = spec
-        .init_containers
-        .iter()
-        .flatten()
-        .filter(|c| c.restart_policy.as_deref() == Some("Always"));
+    let sidecars = pod.spec.init_containers.iter().filter(|c| c.is_sidecar());
     let mut request: i64 = 0;
-    for c in spec.containers.iter().chain(sidecars) {
+    for c in pod.spec.containers.iter().chain(sidecars) {
         if container.is_empty() || container == c.name {
             let q = c
-                .resources
-                .as_ref()
-                .and_then(|r| r.requests.as_ref())
-                .and_then(|r| r.get(resource))
+                .requests
+                .get(resource)
                 .ok_or_else(|| CalcError::MissingRequest {
                     resource: resource.to_owned(),
                     container: c.name.clone(),
@@ -328,12 +298,11 @@ pub fn pod_requests_from_containers(
 
 /// Whether pod-level `spec.resources.requests` name a supported resource
 /// (component-helpers `IsPodLevelRequestsSet`, KEP-2837).
-fn pod_level_requests_set(pod: &Pod) -> bool {
+fn pod_level_requests_set(pod: &CorePod) -> bool {
     pod.spec
-        .as_ref()
-        .and_then(|s| s.resources.as_ref())
-        .and_then(|r| r.requests.as_ref())
-        .is_some_and(|requests| requests.keys().any(|k| supported_pod_level_resource(k)))
+        .requests
+        .keys()
+        .any(|k| supported_pod_level_resource(k))
 }
 
 /// component-helpers `IsSupportedPodLevelResource`.
@@ -343,12 +312,12 @@ fn supported_pod_level_resource(name: &str) -> bool {
 
 /// One resource of a `ResourceList` in nano units; `None` when absent.
 fn nano_of(
-    list: Option<&BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>>,
+    list: &crate::pod::ResourceList,
     resource: &str,
     container: &str,
     pod: &str,
 ) -> Result<Option<i128>, CalcError> {
-    let Some(q) = list.and_then(|l| l.get(resource)) else {
+    let Some(q) = list.get(resource) else {
         return Ok(None);
     };
     Quantity::parse(&q.0)
@@ -382,28 +351,18 @@ fn max_request(a: Option<i128>, b: Option<i128>) -> Option<i128> {
 /// largest init phase (an init container plus the sidecars started before
 /// it; sidecars also add to the sum), replaced by the pod-level request when
 /// pod-level requests are set, plus `spec.overhead`.
-pub fn pod_requests_nano(pod: &Pod, resource: &str) -> Result<Option<i128>, CalcError> {
+pub fn pod_requests_nano(pod: &CorePod, resource: &str) -> Result<Option<i128>, CalcError> {
     let name = pod_name(pod);
-    let Some(spec) = pod.spec.as_ref() else {
-        return Ok(None);
-    };
-    let requests_of = |c: &k8s_openapi::api::core::v1::Container| {
-        nano_of(
-            c.resources.as_ref().and_then(|r| r.requests.as_ref()),
-            resource,
-            &c.name,
-            name,
-        )
-    };
+    let requests_of = |c: &CoreContainer| nano_of(&c.requests, resource, &c.name, name);
     let mut total = None;
-    for c in &spec.containers {
+    for c in &pod.spec.containers {
         total = add_request(total, requests_of(c)?);
     }
     let mut sidecars = None;
     let mut init_max = None;
-    for c in spec.init_containers.iter().flatten() {
+    for c in &pod.spec.init_containers {
         let own = requests_of(c)?;
-        let phase = if c.restart_policy.as_deref() == Some("Always") {
+        let phase = if c.is_sidecar() {
             total = add_request(total, own);
             sidecars = add_request(sidecars, own);
             sidecars
@@ -413,13 +372,13 @@ pub fn pod_requests_nano(pod: &Pod, resource: &str) -> Result<Option<i128>, Calc
         init_max = max_request(init_max, phase);
     }
     total = max_request(total, init_max);
-    if pod_level_requests_set(pod) && supported_pod_level_resource(resource) {
-        let level = spec.resources.as_ref().and_then(|r| r.requests.as_ref());
-        if let Some(level) = nano_of(level, resource, "pod-level", name)? {
-            total = Some(level);
-        }
+    if pod_level_requests_set(pod)
+        && supported_pod_level_resource(resource)
+        && let Some(level) = nano_of(&pod.spec.requests, resource, "pod-level", name)?
+    {
+        total = Some(level);
     }
-    let overhead = nano_of(spec.overhead.as_ref(), resource, "overhead", name)?;
+    let overhead = nano_of(&pod.spec.overhead, resource, "overhead", name)?;
     Ok(add_request(total, overhead))
 }
 
@@ -428,14 +387,15 @@ pub fn pod_requests_nano(pod: &Pod, resource: &str) -> Result<Option<i128>, Calc
 /// named, `PodRequests` (containers, init phases, pod-level override and
 /// overhead; a missing resource is an error naming the pod); otherwise the
 /// sum over containers and sidecars, or the named container.
-pub fn calculate_requests(
-    pods: &[Pod],
+pub fn calculate_requests<P: Borrow<CorePod>>(
+    pods: &[P],
     container: &str,
     resource: &str,
     pod_level_resources: bool,
 ) -> Result<BTreeMap<String, i64>, CalcError> {
     let mut requests = BTreeMap::new();
     for pod in pods {
+        let pod = pod.borrow();
         let request = if pod_level_resources && pod_level_requests_set(pod) && container.is_empty()
         {
             let nano = pod_requests_nano(pod, resource)?.ok_or_else(|| {
@@ -723,13 +683,13 @@ fn pod_replicas(
 /// `metrics` are per-pod samples already reduced by [`pod_resource_metrics`];
 /// `current_replicas` is the scale's spec replicas.
 #[allow(clippy::too_many_arguments, reason = "mirrors upstream's signature")]
-pub fn resource_replicas(
+pub fn resource_replicas<P: Borrow<CorePod>>(
     current_replicas: i32,
     target_utilization: i32,
     resource: &str,
     container: &str,
     tolerances: Tolerances,
-    pods: &[Pod],
+    pods: &[P],
     metrics: &PodMetricsInfo,
     timestamp: Timestamp,
     readiness: Readiness,
@@ -765,12 +725,12 @@ pub fn resource_replicas(
 /// `resource` is the resource name, or `""` for custom Pods metrics (no CPU
 /// readiness rules then).
 #[allow(clippy::too_many_arguments, reason = "mirrors upstream's signature")]
-pub fn plain_metric_replicas(
+pub fn plain_metric_replicas<P: Borrow<CorePod>>(
     current_replicas: i32,
     target_usage: i64,
     resource: &str,
     tolerances: Tolerances,
-    pods: &[Pod],
+    pods: &[P],
     metrics: &PodMetricsInfo,
     timestamp: Timestamp,
     readiness: Readiness,
@@ -806,23 +766,24 @@ pub struct ValueProposal {
 }
 
 /// Running and Ready pods (upstream `getReadyPodsCount`).
-fn ready_pods_count(pods: &[Pod]) -> Result<usize, CalcError> {
+fn ready_pods_count<P: Borrow<CorePod>>(pods: &[P]) -> Result<usize, CalcError> {
     if pods.is_empty() {
         return Err(CalcError::NoPods);
     }
     Ok(pods
         .iter()
+        .map(Borrow::borrow)
         .filter(|p| pod_phase(p) == "Running" && is_pod_ready(p))
         .count())
 }
 
 /// Upstream `getUsageRatioReplicaCount`: with replicas, tolerance then
 /// `ceil(ratio × ready pods)` capped at MaxInt32; from zero, `ceil(ratio)`.
-fn usage_ratio_replica_count(
+fn usage_ratio_replica_count<P: Borrow<CorePod>>(
     current_replicas: i32,
     ratio: f64,
     tolerances: Tolerances,
-    pods: &[Pod],
+    pods: &[P],
 ) -> Result<(i32, Option<usize>), CalcError> {
     if current_replicas == 0 {
         return Ok((ceil_i32(ratio), None));
@@ -842,12 +803,12 @@ fn usage_ratio_replica_count(
 
 /// Object metric with a Value target (upstream `GetObjectMetricReplicas`);
 /// `current_replicas` is the scale's spec replicas.
-pub fn object_metric_replicas(
+pub fn object_metric_replicas<P: Borrow<CorePod>>(
     current_replicas: i32,
     target_usage: i64,
     usage: i64,
     tolerances: Tolerances,
-    pods: &[Pod],
+    pods: &[P],
 ) -> Result<ValueProposal, CalcError> {
     let ratio = as_f64(usage) / as_f64(target_usage);
     let (replicas, ready_pods) =
@@ -888,12 +849,12 @@ fn ceil_i64(x: f64) -> i64 {
 
 /// External metric with a Value target (upstream `GetExternalMetricReplicas`):
 /// the sum of all series, saturating at MaxInt64.
-pub fn external_metric_replicas(
+pub fn external_metric_replicas<P: Borrow<CorePod>>(
     current_replicas: i32,
     target_usage: i64,
     values: &[i64],
     tolerances: Tolerances,
-    pods: &[Pod],
+    pods: &[P],
 ) -> Result<ValueProposal, CalcError> {
     let mut usage: i64 = 0;
     for &v in values {
@@ -1081,9 +1042,12 @@ pub fn pod_custom_metrics(
 mod tests {
     use super::*;
 
-    fn pod(spec: serde_json::Value) -> Pod {
-        serde_json::from_value(serde_json::json!({"metadata": {"name": "web-0"}, "spec": spec}))
-            .unwrap()
+    fn pod(spec: serde_json::Value) -> CorePod {
+        let pod: k8s_openapi::api::core::v1::Pod = serde_json::from_value(
+            serde_json::json!({"metadata": {"name": "web-0"}, "spec": spec}),
+        )
+        .unwrap();
+        CorePod::from(&pod)
     }
 
     fn cpu(m: &str) -> serde_json::Value {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use k8s_openapi::api::core::v1::Pod;
 use serde::Serialize;
 
 use crate::calc::{PodCustomSample, PodResourceSample};
+use crate::pod::CorePod;
 use crate::quantity::Quantity;
 use crate::selector::Selector;
 
@@ -74,8 +74,9 @@ pub struct DecisionInput {
     pub hpa: HorizontalPodAutoscaler,
     /// The target's scale.
     pub scale: ScaleInfo,
-    /// Pods of the HPA's namespace (filtered here by the scale selector).
-    pub pods: Vec<Pod>,
+    /// Pods of the HPA's namespace (filtered here by the scale selector),
+    /// shared: a shell builds each once per pod change.
+    pub pods: Vec<Arc<CorePod>>,
     /// Selectors of the other HPAs in the namespace.
     pub other_hpas: Vec<OtherHpa>,
     /// Fetch results aligned with `spec.metrics` (`None` = not fetched).

@@ -17,6 +17,7 @@
 //! - [`quantity`]: exact Kubernetes quantities (shared with the fake metrics server);
 //! - [`selector`]: label selectors (shared with the simulated cluster);
 //! - [`config`]: controller flags and feature gates;
+//! - [`pod`]: the pod as the core reads it, built once per pod change;
 //! - [`calc`]: the replica calculator, one proposal per metric;
 //! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
 //! - [`status`]: conditions and the semantic status comparison;
@@ -32,6 +33,7 @@ pub mod decide;
 pub mod go_duration;
 pub mod input;
 pub mod normalize;
+pub mod pod;
 pub mod quantity;
 pub mod selector;
 pub mod status;
@@ -43,6 +45,7 @@ pub use decide::{
     decide, finish, get_scale_failed, plan,
 };
 pub use normalize::{HpaHistory, default_behavior, default_hpa};
+pub use pod::CorePod;
 pub use quantity::Quantity;
 pub use selector::Selector;
 pub use trace::DecisionTrace;

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use hpa_core::CorePod;
 use hpa_core::calc::{self, PodCustomSample, PodMetric, PodResourceSample, Readiness, Tolerances};
 use hpa_core::normalize::{self, HpaHistory, Recommendation, ScaleEvent};
 use hpa_core::quantity::{Format, Quantity, build_quantity};
@@ -56,7 +57,7 @@ fn i32_of(v: &Value) -> i32 {
 }
 
 /// A pod from a vector's pod description (SCHEMA §3.4 and the calculateRequests shapes).
-fn pod(p: &Value) -> Pod {
+fn pod(p: &Value) -> CorePod {
     let container = |c: &Value| {
         let mut requests = serde_json::Map::new();
         if let Some(r) = c["requests_m"].as_object() {
@@ -103,10 +104,13 @@ fn pod(p: &Value) -> Pod {
     if p["deletionTimestamp"].as_str() == Some("set") {
         metadata["deletionTimestamp"] = json!(base().to_string());
     }
-    serde_json::from_value(json!({"metadata": metadata, "spec": spec, "status": status})).unwrap()
+    let pod: Pod =
+        serde_json::from_value(json!({"metadata": metadata, "spec": spec, "status": status}))
+            .unwrap();
+    CorePod::from(&pod)
 }
 
-fn pods(v: &Value) -> Vec<Pod> {
+fn pods(v: &Value) -> Vec<CorePod> {
     v.as_array()
         .map(|a| a.iter().map(pod).collect())
         .unwrap_or_default()

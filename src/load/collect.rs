@@ -25,9 +25,11 @@ pub(super) struct Tally {
 }
 
 /// Forwards observations to a checker thread, so replaying the core does
-/// not hold up the workers.
+/// not hold up the workers. Boxed: an observation is a few kilobytes, and
+/// the channel's blocks of 31 of them were large allocations, paid on the
+/// workers.
 pub(super) struct Collector {
-    tx: Mutex<Option<mpsc::Sender<ReconcileObservation>>>,
+    tx: Mutex<Option<mpsc::Sender<Box<ReconcileObservation>>>>,
     pub(super) seen: AtomicU64,
 }
 
@@ -40,7 +42,7 @@ impl ReconcileObserver for Collector {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .as_ref()
         {
-            let _ = tx.send(observation);
+            let _ = tx.send(Box::new(observation));
         }
     }
 }
@@ -53,7 +55,7 @@ impl Collector {
     pub(super) fn start(
         measure_from: Instant,
     ) -> (Arc<Self>, std::thread::JoinHandle<Tally>, Option<String>) {
-        let (tx, rx) = mpsc::channel::<ReconcileObservation>();
+        let (tx, rx) = mpsc::channel::<Box<ReconcileObservation>>();
         let (task_tx, task_rx) = mpsc::channel::<Option<String>>();
         let checker = std::thread::spawn(move || {
             let task = std::fs::read_link("/proc/thread-self")

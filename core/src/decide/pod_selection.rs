@@ -3,13 +3,14 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::Pod;
 
 use super::outcome::{Event, EventType};
 use super::state::State;
 use crate::input::DecisionInput;
+use crate::pod::CorePod;
 use crate::selector::Selector;
 use crate::status::set_condition;
 use crate::trace::DecisionTrace;
@@ -21,7 +22,7 @@ pub(super) fn selected_pods<'a>(
     now: Timestamp,
     state: &mut State,
     trace: &mut DecisionTrace,
-) -> Result<Cow<'a, [Pod]>, ()> {
+) -> Result<Cow<'a, [Arc<CorePod>]>, ()> {
     let selector_text = &input.scale.selector;
     if selector_text.is_empty() {
         selector_failure(
@@ -102,20 +103,16 @@ fn selector_failure(
 }
 
 /// The namespace's pods that `selector` matches.
-fn matching_pods<'a>(input: &'a DecisionInput, selector: &Selector) -> Cow<'a, [Pod]> {
+fn matching_pods<'a>(input: &'a DecisionInput, selector: &Selector) -> Cow<'a, [Arc<CorePod>]> {
     // Usually every listed pod matches; borrow instead of cloning them then.
-    if input
-        .pods
-        .iter()
-        .all(|p| selector.matches_opt(p.metadata.labels.as_ref()))
-    {
+    if input.pods.iter().all(|p| selector.matches(&p.labels)) {
         Cow::Borrowed(&input.pods)
     } else {
         Cow::Owned(
             input
                 .pods
                 .iter()
-                .filter(|p| selector.matches_opt(p.metadata.labels.as_ref()))
+                .filter(|p| selector.matches(&p.labels))
                 .cloned()
                 .collect(),
         )
@@ -124,7 +121,7 @@ fn matching_pods<'a>(input: &'a DecisionInput, selector: &Selector) -> Cow<'a, [
 
 /// The HPAs (`namespace/name`, this one included) whose selectors match any
 /// of `pods`; more than one is upstream's ambiguous-selector error.
-fn controlling_hpas(input: &DecisionInput, pods: &[Pod]) -> BTreeSet<String> {
+fn controlling_hpas(input: &DecisionInput, pods: &[Arc<CorePod>]) -> BTreeSet<String> {
     let hpa = &input.hpa;
     let own_key = format!(
         "{}/{}",
@@ -136,10 +133,7 @@ fn controlling_hpas(input: &DecisionInput, pods: &[Pod]) -> BTreeSet<String> {
         controlling.insert(own_key.clone());
     }
     for other in input.other_hpas.iter().filter(|o| o.key != own_key) {
-        if pods
-            .iter()
-            .any(|p| other.selector.matches_opt(p.metadata.labels.as_ref()))
-        {
+        if pods.iter().any(|p| other.selector.matches(&p.labels)) {
             controlling.insert(other.key.clone());
         }
     }

@@ -157,7 +157,10 @@ pub fn input(
             status_replicas: status,
             selector: "app=web".to_owned(),
         },
-        pods,
+        pods: pods
+            .iter()
+            .map(|p| std::sync::Arc::new(hpa_core::CorePod::from(p)))
+            .collect(),
         other_hpas: Vec::new(),
         metrics: metrics.into_iter().map(Some).collect(),
     }

@@ -13,14 +13,15 @@ use pods::pods_proposal;
 use resource::resource_proposal;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
-use k8s_openapi::api::core::v1::Pod;
 
 use crate::calc::{PodProposal, Readiness, Tolerances, ValueProposal};
 use crate::config::ControllerConfig;
 use crate::input::{DecisionInput, Fetched};
+use crate::pod::CorePod;
 use crate::quantity::{Format, Quantity};
 use crate::trace::MetricTrace;
 
@@ -53,7 +54,7 @@ pub(super) struct Ctx<'a> {
     pub(super) input: &'a DecisionInput,
     pub(super) config: &'a ControllerConfig,
     pub(super) now: Timestamp,
-    pub(super) pods: Cow<'a, [Pod]>,
+    pub(super) pods: Cow<'a, [Arc<CorePod>]>,
     pub(super) tolerances: Tolerances,
 }
 
