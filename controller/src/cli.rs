@@ -131,6 +131,13 @@ pub struct Args {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Decisions kept per HPA for /debug/decisions, newest last (at least
+    /// 1). Each holds the observed and computed status and the decision's
+    /// trace, a few kilobytes: 10 per HPA were most of the memory of a
+    /// controller with 10,000 HPAs (docs/load-report.md).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub decisions_kept: u32,
+
     /// Where to serve /metrics, /healthz, /readyz and /debug/decisions
     /// (plain HTTP and unauthenticated, so on loopback by default;
     /// kube-controller-manager's port).
@@ -177,6 +184,7 @@ impl Args {
     pub fn config(&self) -> Result<ControllerConfig, ControllerCliError> {
         let mut config = ControllerConfig {
             dry_run: self.dry_run,
+            decisions_kept: self.decisions_kept as usize,
             ..ControllerConfig::default()
         };
         self.hpa
@@ -361,6 +369,21 @@ mod tests {
     fn args(flags: &[&str]) -> Args {
         let argv = ["hpa-controller"].iter().chain(flags);
         Command::try_parse_from(argv).unwrap().args
+    }
+
+    #[test]
+    fn one_decision_per_hpa_is_kept_unless_asked_and_zero_is_refused() {
+        assert_eq!(args(&[]).config().unwrap().decisions_kept, 1);
+        assert_eq!(
+            args(&["--decisions-kept", "10"])
+                .config()
+                .unwrap()
+                .decisions_kept,
+            10
+        );
+        let argv = ["hpa-controller", "--decisions-kept", "0"];
+        let err = Command::try_parse_from(argv).unwrap_err().to_string();
+        assert!(err.contains("--decisions-kept"), "{err}");
     }
 
     #[test]

@@ -6,6 +6,14 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// jemalloc, not glibc's malloc: at 10,000 HPAs this binary spent a third
+/// of its CPU in glibc's allocator (`_int_malloc`, `malloc_consolidate`),
+/// growing as the heap fragmented; measured in docs/load-report.md ("The
+/// deployed binary").
+#[cfg(unix)]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// Kubernetes' HorizontalPodAutoscaler controller (v1.36), outside
 /// kube-controller-manager.
 #[derive(Debug, Parser)]
