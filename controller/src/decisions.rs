@@ -3,7 +3,7 @@
 //! dry-run controller shadowing the cluster's own shows where the two
 //! disagree; the harness reads it for `explain`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
@@ -52,12 +52,15 @@ impl DecisionRecord {
     }
 }
 
-/// Latest decisions per HPA key (`namespace/name`), newest last.
+/// Latest decisions per HPA key (`namespace/name`), newest last. Hashed,
+/// not ordered: every sync pushes here, reports (rare) sort.
 #[derive(Debug, Clone)]
 pub struct DecisionLog {
     keep: usize,
-    entries: Arc<Mutex<BTreeMap<String, VecDeque<DecisionRecord>>>>,
+    entries: Arc<Mutex<Entries>>,
 }
+
+type Entries = HashMap<String, VecDeque<DecisionRecord>>;
 
 impl DecisionLog {
     /// A log keeping `keep` decisions per HPA (at least one).
@@ -68,7 +71,7 @@ impl DecisionLog {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, VecDeque<DecisionRecord>>> {
+    fn lock(&self) -> MutexGuard<'_, Entries> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -77,11 +80,15 @@ impl DecisionLog {
     /// Adds a decision for `key`, dropping the oldest beyond the limit.
     pub fn push(&self, key: &str, record: DecisionRecord) {
         let mut entries = self.lock();
-        let list = entries.entry(key.to_string()).or_default();
-        list.push_back(record);
-        while list.len() > self.keep {
+        // The key is allocated once per HPA, not once per sync.
+        let list = match entries.get_mut(key) {
+            Some(list) => list,
+            None => entries.entry(key.to_string()).or_default(),
+        };
+        while list.len() >= self.keep {
             list.pop_front();
         }
+        list.push_back(record);
     }
 
     /// The latest `n` decisions for `key`, oldest first.
@@ -102,17 +109,21 @@ impl DecisionLog {
         self.lock().remove(key);
     }
 
-    /// Every key with at least one decision.
+    /// Every key with at least one decision, sorted.
     pub fn keys(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
+        let mut keys: Vec<String> = self.lock().keys().cloned().collect();
+        keys.sort_unstable();
+        keys
     }
 
     /// The `/debug/decisions` document.
     pub fn report(&self) -> DecisionReport {
         let entries = self.lock();
+        let mut sorted: Vec<_> = entries.iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
         DecisionReport {
-            hpas: entries
-                .iter()
+            hpas: sorted
+                .into_iter()
                 .map(|(key, list)| {
                     let latest = list.back().cloned();
                     HpaDecisions {

@@ -170,13 +170,22 @@ where
             return;
         }
         Self::unpark(&mut state, &key);
+        // The timer task sleeps until the earliest deadline it saw; it need
+        // waking only when this one comes before every other (a periodic
+        // requeue, one sync period out, almost never does).
+        let earliest = state
+            .timers
+            .first()
+            .is_none_or(|&(first, _)| deadline < first);
         let seq = state.next_seq;
         state.next_seq += 1;
         state.waiting.insert(key.clone(), (deadline, seq));
         state.timers.insert((deadline, seq));
         state.timer_keys.insert(seq, key);
         drop(state);
-        self.inner.timer_changed.notify_one();
+        if earliest {
+            self.inner.timer_changed.notify_one();
+        }
     }
 
     /// Parks `key` for its backoff and counts one more failure for it.

@@ -10,7 +10,7 @@ use std::time::Instant;
 use futures::future::join_all;
 use hpa_core::decide::{Fetched, RescaleOutcome, ScaleInfo, ScaleReadError};
 use hpa_core::{DecisionInput, Outcome, Selector};
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, PostParams};
 
@@ -92,11 +92,11 @@ pub fn kube_error_text(err: &kube::Error) -> String {
 pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, ReconcileError> {
     let started = Instant::now();
     let (namespace, _) = split_key(key).ok_or_else(|| ReconcileError::InvalidKey(key.into()))?;
-    let Some(cached) = ctx.cached_hpa(key) else {
+    // The cached HPA itself, shared: a reconcile never changes it.
+    let Some(hpa) = ctx.cached_hpa(key) else {
         ctx.forget(key);
         return Ok(Reconciled::Deleted);
     };
-    let hpa: HorizontalPodAutoscaler = (*cached).clone();
     let core = ctx.core_config();
     let history = ctx.history.get(key);
     let observed_status = hpa.status.clone();
@@ -244,27 +244,34 @@ async fn apply(
     key: &str,
     ctx: &Context,
     hpa: &HorizontalPodAutoscaler,
-    observed_status: Option<k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus>,
+    observed_status: Option<HorizontalPodAutoscalerStatus>,
     outcome: Outcome,
     got_scale: bool,
     rescaled: bool,
     durations: &[f64],
     started: Instant,
 ) -> Result<Reconciled, ReconcileError> {
-    ctx.history.set(key, outcome.history.clone());
+    // Moved, not copied: the outcome is this reconcile's alone.
+    let Outcome {
+        status,
+        status_changed,
+        events,
+        monitor,
+        history,
+        error,
+        trace,
+    } = outcome;
+    ctx.history.set(key, history);
     let dry_run = ctx.config.dry_run;
-    let mut events: Vec<HpaEvent> = outcome.events.clone();
-    let mut error = outcome
-        .error
-        .clone()
-        .map(|message| ReconcileError::Decision {
-            key: key.to_string(),
-            message,
-        });
+    let mut events: Vec<HpaEvent> = events;
+    let mut error = error.map(|message| ReconcileError::Decision {
+        key: key.to_string(),
+        message,
+    });
 
     let mut status_written = false;
-    if outcome.status_changed && !dry_run {
-        match write_status(ctx, hpa, &outcome).await {
+    if status_changed && !dry_run {
+        match write_status(ctx, hpa, &status).await {
             Ok(()) => status_written = true,
             Err(source) => {
                 events.push(failed_update_status(&kube_error_text(&source)));
@@ -278,7 +285,7 @@ async fn apply(
         }
     }
 
-    if !dry_run {
+    if !dry_run && !events.is_empty() {
         let regarding = reference(hpa);
         for event in &events {
             ctx.recorder.publish(&regarding, event).await;
@@ -286,7 +293,6 @@ async fn apply(
     }
 
     // Monitor metrics, labelled as upstream.
-    let monitor = &outcome.monitor;
     for (i, computation) in monitor.metric_computations.iter().enumerate() {
         ctx.metrics.record_metric_computation(
             computation.action,
@@ -302,7 +308,7 @@ async fn apply(
     };
     ctx.metrics
         .record_reconciliation(monitor.action, error_label, started.elapsed().as_secs_f64());
-    let desired = outcome.status.desired_replicas;
+    let desired = status.desired_replicas;
     if let Some((namespace, name)) = split_key(key) {
         ctx.metrics
             .desired_replicas
@@ -317,16 +323,16 @@ async fn apply(
         key,
         DecisionRecord {
             at: ctx.clock.now(),
-            current_replicas: got_scale.then(|| outcome.status.current_replicas.unwrap_or(0)),
+            current_replicas: got_scale.then(|| status.current_replicas.unwrap_or(0)),
             desired_replicas: got_scale.then_some(desired),
             rescaled,
             status_written,
             dry_run,
             observed_status,
-            computed_status: Some(outcome.status.clone()),
+            computed_status: Some(status),
             events,
             error: error.as_ref().map(ToString::to_string),
-            trace: outcome.trace.clone(),
+            trace,
         },
     );
     tracing::debug!(hpa = key, desired, rescaled, status_written, "reconciled");
@@ -342,13 +348,13 @@ async fn apply(
 async fn write_status(
     ctx: &Context,
     hpa: &HorizontalPodAutoscaler,
-    outcome: &Outcome,
+    status: &HorizontalPodAutoscalerStatus,
 ) -> Result<(), kube::Error> {
     let namespace = hpa.metadata.namespace.as_deref().unwrap_or("default");
     let name = hpa.metadata.name.as_deref().unwrap_or_default();
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), namespace);
     let mut object = hpa.clone();
-    object.status = Some(outcome.status.clone());
+    object.status = Some(status.clone());
     api.replace_status(name, &PostParams::default(), &object)
         .await
         .map(|_| ())

@@ -896,7 +896,7 @@ async fn worker(
     while let Some(key) = queue.get().await {
         let seq = progress.start(&key);
         let started = std::time::Instant::now();
-        let span = tracing::info_span!("reconcile", hpa = %key, worker = index);
+        let span = tracing::debug_span!("reconcile", hpa = %key, worker = index);
         let result = reconcile(&key, &ctx).instrument(span).await;
         ctx.metrics
             .queue

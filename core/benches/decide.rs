@@ -18,7 +18,7 @@ use serde_json::json;
 fn world(n: usize) -> DecisionInput {
     let now = Timestamp::from_second(1_767_225_600).unwrap();
     let long_ago = (now - SignedDuration::from_hours(1)).to_string();
-    let hpa = serde_json::from_value(json!({
+    let hpa: k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler = serde_json::from_value(json!({
         "metadata": {"name": "web", "namespace": "bench"},
         "spec": {
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
@@ -67,7 +67,7 @@ fn world(n: usize) -> DecisionInput {
         })
         .collect();
     DecisionInput {
-        hpa,
+        hpa: hpa.into(),
         scale: ScaleInfo {
             spec_replicas: i32::try_from(n).unwrap(),
             status_replicas: i32::try_from(n).unwrap(),

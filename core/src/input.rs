@@ -70,8 +70,9 @@ pub struct OtherHpa {
 /// Everything `decide` needs besides history, config and time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DecisionInput {
-    /// The HPA as read (API-defaulted; `spec.behavior` is defaulted again here).
-    pub hpa: HorizontalPodAutoscaler,
+    /// The HPA as read (API-defaulted; `spec.behavior` is defaulted again
+    /// here), shared with the shell's cache: a reconcile copies no HPA.
+    pub hpa: Arc<HorizontalPodAutoscaler>,
     /// The target's scale.
     pub scale: ScaleInfo,
     /// Pods of the HPA's namespace (filtered here by the scale selector),

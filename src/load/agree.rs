@@ -77,7 +77,7 @@ mod tests {
             timestamp: now,
         }));
         let input = DecisionInput {
-            hpa,
+            hpa: hpa.into(),
             scale: ScaleInfo {
                 spec_replicas: 2,
                 status_replicas: 2,

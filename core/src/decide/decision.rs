@@ -1,6 +1,8 @@
 //! Phase 3: the decision from fetched data: the early rules, the metrics'
 //! proposal, then stabilization and limits.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 
 use super::plan::{EarlyReason, early_branch};
@@ -22,7 +24,6 @@ pub fn decide(
     now: Timestamp,
 ) -> Decision {
     let hpa = &input.hpa;
-    let original = hpa.status.clone().unwrap_or_default();
     let mut conditions = conditions_of(hpa);
     let gate = config.feature_gates.hpa_scale_to_zero;
     if !gate {
@@ -48,8 +49,7 @@ pub fn decide(
     let (scaled_to_zero, _) = zero_state(hpa, config);
     let mut trace = DecisionTrace::new(hpa, &input.scale, min, max, now);
     let mut state = State {
-        hpa: hpa.clone(),
-        original,
+        hpa: Arc::clone(hpa),
         conditions,
         current,
         desired: 0,

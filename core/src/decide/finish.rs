@@ -13,8 +13,10 @@ use super::state::{Decision, State};
 use crate::normalize;
 use crate::status::{set_condition, status_changed};
 
+/// The new status; takes the metric statuses and conditions out of `state`
+/// (built once, at the end of a reconcile).
 fn build_status(
-    state: &State,
+    state: &mut State,
     desired: i32,
     last_scale_time: Option<Time>,
 ) -> HorizontalPodAutoscalerStatus {
@@ -22,8 +24,8 @@ fn build_status(
         current_replicas: Some(state.current),
         desired_replicas: desired,
         last_scale_time,
-        current_metrics: state.statuses.clone(),
-        conditions: Some(state.conditions.clone()),
+        current_metrics: state.statuses.take(),
+        conditions: Some(std::mem::take(&mut state.conditions)),
         // v1.36's setStatus builds a fresh status without it (setting it is
         // newer, k/k #138228), so a stored value is dropped.
         observed_generation: None,
@@ -39,8 +41,11 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
         mut state,
     } = decision;
     let reference = reference(&state.hpa);
-    let old_desired = state.original.desired_replicas;
-    let old_scale_time = state.original.last_scale_time.clone();
+    let hpa = std::sync::Arc::clone(&state.hpa);
+    let unset = HorizontalPodAutoscalerStatus::default();
+    let original = hpa.status.as_ref().unwrap_or(&unset);
+    let old_desired = original.desired_replicas;
+    let old_scale_time = original.last_scale_time.clone();
     let mut monitor = Monitor {
         action: ActionLabel::None,
         error: ErrorLabel::None,
@@ -56,12 +61,12 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
         error = Some(format!(
             "failed to compute desired number of replicas based on listed metrics for {reference}: {failure}"
         ));
-        build_status(&state, old_desired, old_scale_time)
+        build_status(&mut state, old_desired, old_scale_time)
     } else {
         match (scale_to, outcome) {
             (Some(desired), RescaleOutcome::Succeeded) => {
                 monitor.action = record_rescale(&mut state, desired, &rescale_reason, now);
-                build_status(&state, desired, Some(Time(now)))
+                build_status(&mut state, desired, Some(Time(now)))
             }
             (Some(desired), RescaleOutcome::Failed(err)) => {
                 state.events.push(Event {
@@ -78,10 +83,13 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
                     now,
                 );
                 error = Some(format!("failed to rescale {reference}: {err}"));
-                build_status(&state, old_desired, old_scale_time)
+                build_status(&mut state, old_desired, old_scale_time)
             }
             // No update requested (or the shell skipped it): nothing changes in scale.
-            _ => build_status(&state, state.current, old_scale_time),
+            _ => {
+                let current = state.current;
+                build_status(&mut state, current, old_scale_time)
+            }
         }
     };
     if error.is_none() {
@@ -90,7 +98,7 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
     if error.is_some() {
         monitor.error = ErrorLabel::Internal;
     }
-    let changed = status_changed(&state.original, &status);
+    let changed = status_changed(original, &status);
     Outcome {
         status,
         status_changed: changed,

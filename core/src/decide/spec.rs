@@ -44,9 +44,13 @@ pub(super) fn conditions_of(
 /// Scale-to-zero state: (ScaledToZero=True under the gate, can scale from zero).
 pub(super) fn zero_state(hpa: &HorizontalPodAutoscaler, config: &ControllerConfig) -> (bool, bool) {
     let gate = config.feature_gates.hpa_scale_to_zero;
-    let conditions = conditions_of(hpa);
+    let conditions = hpa
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
     let scaled_to_zero =
-        gate && find_condition(&conditions, "ScaledToZero").is_some_and(|c| c.status == "True");
+        gate && find_condition(conditions, "ScaledToZero").is_some_and(|c| c.status == "True");
     (
         scaled_to_zero,
         scaled_to_zero && has_object_or_external(hpa),

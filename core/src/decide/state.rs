@@ -1,9 +1,10 @@
 //! What `decide` hands to `finish`: the shell's part (whether to rescale)
 //! and the state carried over.
 
+use std::sync::Arc;
+
 use k8s_openapi::api::autoscaling::v2::{
-    HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, HorizontalPodAutoscalerStatus,
-    MetricStatus,
+    HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, MetricStatus,
 };
 use serde::Serialize;
 
@@ -27,8 +28,9 @@ pub struct Decision {
 /// Internal carry-over from decide to finish.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub(super) struct State {
-    pub(super) hpa: HorizontalPodAutoscaler,
-    pub(super) original: HorizontalPodAutoscalerStatus,
+    /// The HPA as read, shared with the input; its status is the one the
+    /// reconcile started from.
+    pub(super) hpa: Arc<HorizontalPodAutoscaler>,
     pub(super) conditions: Vec<HorizontalPodAutoscalerCondition>,
     pub(super) current: i32,
     pub(super) desired: i32,

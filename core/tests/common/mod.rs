@@ -151,7 +151,7 @@ pub fn input(
     metrics: Vec<Fetched>,
 ) -> DecisionInput {
     DecisionInput {
-        hpa: hpa.build(),
+        hpa: hpa.build().into(),
         scale: ScaleInfo {
             spec_replicas: spec,
             status_replicas: status,
