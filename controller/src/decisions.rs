@@ -6,7 +6,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
+use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use serde::Serialize;
 
 use hpa_core::DecisionTrace;
@@ -29,8 +29,10 @@ pub struct DecisionRecord {
     pub status_written: bool,
     /// Whether the controller runs with `--dry-run`.
     pub dry_run: bool,
-    /// The status the HPA showed when the controller read it.
-    pub observed_status: Option<HorizontalPodAutoscalerStatus>,
+    /// The HPA as the controller read it (shared with the watch cache, not
+    /// copied); the document shows its status as `observedStatus`.
+    #[serde(rename = "observedStatus", serialize_with = "observed_status")]
+    pub observed: Option<Arc<HorizontalPodAutoscaler>>,
     /// The status the controller computed (written unless dry run).
     pub computed_status: Option<HorizontalPodAutoscalerStatus>,
     /// Events emitted (or, in dry run, that would have been).
@@ -43,11 +45,27 @@ pub struct DecisionRecord {
     pub trace: Option<DecisionTrace>,
 }
 
+/// Serializes the observed HPA as its status only.
+fn observed_status<S: serde::Serializer>(
+    observed: &Option<Arc<HorizontalPodAutoscaler>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    observed
+        .as_ref()
+        .and_then(|hpa| hpa.status.as_ref())
+        .serialize(serializer)
+}
+
 impl DecisionRecord {
+    /// The status the HPA showed when the controller read it.
+    pub fn observed_status(&self) -> Option<&HorizontalPodAutoscalerStatus> {
+        self.observed.as_ref()?.status.as_ref()
+    }
+
     /// Whether this decision's desired replicas equals the one the HPA's
     /// observed status shows (`None` when either is unknown).
     pub fn agrees_with_status(&self) -> Option<bool> {
-        let seen = self.observed_status.as_ref()?.desired_replicas;
+        let seen = self.observed_status()?.desired_replicas;
         Some(self.desired_replicas? == seen)
     }
 }
@@ -131,7 +149,7 @@ impl DecisionLog {
                         agrees_with_status: latest.as_ref().and_then(|r| r.agrees_with_status()),
                         status_desired_replicas: latest
                             .as_ref()
-                            .and_then(|r| r.observed_status.as_ref())
+                            .and_then(DecisionRecord::observed_status)
                             .map(|s| s.desired_replicas),
                         controller_desired_replicas: latest
                             .as_ref()
@@ -178,10 +196,13 @@ mod tests {
             rescaled: false,
             status_written: false,
             dry_run: true,
-            observed_status: Some(HorizontalPodAutoscalerStatus {
-                desired_replicas: status_desired,
+            observed: Some(Arc::new(HorizontalPodAutoscaler {
+                status: Some(HorizontalPodAutoscalerStatus {
+                    desired_replicas: status_desired,
+                    ..Default::default()
+                }),
                 ..Default::default()
-            }),
+            })),
             computed_status: None,
             events: vec![],
             error: None,

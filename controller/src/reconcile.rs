@@ -5,6 +5,7 @@
 //! [`hpa_core::finish`] returns the status, events, metric labels and history
 //! to apply. Nothing here decides replicas.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::join_all;
@@ -99,7 +100,6 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     };
     let core = ctx.core_config();
     let history = ctx.history.get(key);
-    let observed_status = hpa.status.clone();
     let now = ctx.clock.now();
 
     // The scale target.
@@ -127,7 +127,6 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
                 key,
                 ctx,
                 &hpa,
-                observed_status,
                 outcome,
                 false,
                 false,
@@ -210,7 +209,6 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         key,
         ctx,
         &input.hpa,
-        observed_status,
         outcome,
         true,
         rescaled,
@@ -243,8 +241,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
 async fn apply(
     key: &str,
     ctx: &Context,
-    hpa: &HorizontalPodAutoscaler,
-    observed_status: Option<HorizontalPodAutoscalerStatus>,
+    hpa: &Arc<HorizontalPodAutoscaler>,
     outcome: Outcome,
     got_scale: bool,
     rescaled: bool,
@@ -328,7 +325,7 @@ async fn apply(
             rescaled,
             status_written,
             dry_run,
-            observed_status,
+            observed: Some(Arc::clone(hpa)),
             computed_status: Some(status),
             events,
             error: error.as_ref().map(ToString::to_string),

@@ -103,7 +103,7 @@ mod tests {
             rescaled: true,
             status_written: true,
             dry_run: false,
-            observed_status: None,
+            observed: None,
             computed_status: None,
             events: vec![],
             error: None,
