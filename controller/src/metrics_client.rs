@@ -499,42 +499,46 @@ impl MetricsClient {
         match &self.shared {
             Some(shared) => {
                 let values = shared
-                    .get(&shared.custom, tail, self.fetch_custom_values(tail))
+                    .get(&shared.custom, tail, self.fetch_custom_values(tail, false))
                     .await?;
                 Ok((*values).clone())
             }
-            None => self.fetch_custom_values(tail).await,
+            None => self.fetch_custom_values(tail, false).await,
         }
     }
 
-    async fn fetch_custom_values(&self, tail: &str) -> Result<CustomValues, kube::Error> {
+    /// The values of a custom metrics path; with `slim`, decoded with the
+    /// slim wire types ([`slim_metrics`]: what the full decode gives for
+    /// the fields read), for the namespace-wide list shared by many HPAs.
+    async fn fetch_custom_values(
+        &self,
+        tail: &str,
+        slim: bool,
+    ) -> Result<CustomValues, kube::Error> {
         let version = self.custom_version().await;
         if version == CustomVersion::V1Beta2 {
             let path = format!("/apis/{CUSTOM_GROUP}/{}/{tail}", version.as_str());
-            match self.get::<MetricValueList>(&path).await {
-                Ok(list) => {
-                    return list
-                        .items
-                        .into_iter()
-                        .map(|v| {
-                            let q = quantity(&v.value).map_err(bad_value)?;
-                            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
-                        })
-                        .collect();
-                }
+            let values = if slim {
+                self.get_text(&path)
+                    .await
+                    .and_then(|text| slim_custom_values_v1beta2(&text))
+            } else {
+                self.get::<MetricValueList>(&path)
+                    .await
+                    .and_then(custom_values_v1beta2)
+            };
+            match values {
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(err) => return Err(err),
+                other => return other,
             }
         }
         let path = format!("/apis/{CUSTOM_GROUP}/v1beta1/{tail}");
-        let list: MetricValueListV1Beta1 = self.get(&path).await?;
-        list.items
-            .into_iter()
-            .map(|v| {
-                let q = quantity(&v.value).map_err(bad_value)?;
-                Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
-            })
-            .collect()
+        if slim {
+            let text = self.get_text(&path).await?;
+            slim_custom_values_v1beta1(&text)
+        } else {
+            custom_values_v1beta1(self.get(&path).await?)
+        }
     }
 
     /// `custom.metrics.k8s.io` `pods/*/<metric>` for the pods matching `selector`.
@@ -598,10 +602,14 @@ impl MetricsClient {
             Some(metric_selector),
         );
         let fetch = async {
-            Ok(self.fetch_custom_values(&tail).await.ok().map(|values| {
-                let listed = ListedPods::new(values.iter().map(|(pod, ..)| pod.as_str()));
-                (values, listed)
-            }))
+            Ok(self
+                .fetch_custom_values(&tail, true)
+                .await
+                .ok()
+                .map(|values| {
+                    let listed = ListedPods::new(values.iter().map(|(pod, ..)| pod.as_str()));
+                    (values, listed)
+                }))
         };
         let answer = shared.get(&shared.pod_values, &tail, fetch).await.ok()?;
         let (values, listed) = answer.as_ref().as_ref()?;
@@ -768,6 +776,58 @@ fn external_sample<'a>(
         values,
         timestamp: timestamp.unwrap_or(jiff::Timestamp::UNIX_EPOCH),
     })
+}
+
+/// The values of a v1beta2 list.
+fn custom_values_v1beta2(list: MetricValueList) -> Result<CustomValues, kube::Error> {
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity(&v.value).map_err(bad_value)?;
+            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// The values of a v1beta1 list.
+fn custom_values_v1beta1(list: MetricValueListV1Beta1) -> Result<CustomValues, kube::Error> {
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity(&v.value).map_err(bad_value)?;
+            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// The values of a v1beta2 list body, decoded slim: what
+/// [`custom_values_v1beta2`] gives for the full decode.
+fn slim_custom_values_v1beta2(text: &str) -> Result<CustomValues, kube::Error> {
+    let list: slim_metrics::MetricValueList<'_> =
+        serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity_text(&v.value.0).map_err(bad_value)?;
+            let name = v.described_object.name.into_owned();
+            Ok((name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// The values of a v1beta1 list body, decoded slim: what
+/// [`custom_values_v1beta1`] gives for the full decode.
+fn slim_custom_values_v1beta1(text: &str) -> Result<CustomValues, kube::Error> {
+    let list: slim_metrics::MetricValueListV1Beta1<'_> =
+        serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity_text(&v.value.0).map_err(bad_value)?;
+            let name = v.described_object.name.into_owned();
+            Ok((name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
 }
 
 /// A body that did not decode, as kube's `Client::request` reports it.
@@ -946,6 +1006,100 @@ mod tests {
             let full = serde_json::from_str::<PodMetricsList>(body).unwrap_err();
             let slim = NamespaceResources::decode(body, "ns").unwrap_err();
             assert_eq!(slim.to_string(), full.to_string(), "{body}");
+        }
+    }
+
+    /// The slim and the full decode of a custom metrics list body, as
+    /// their values or their errors' text.
+    fn both_custom_decodes(body: &str, v1beta2: bool) -> [Result<CustomValues, String>; 2] {
+        let text = |e: kube::Error| e.to_string();
+        if v1beta2 {
+            [
+                slim_custom_values_v1beta2(body).map_err(text),
+                serde_json::from_str(body)
+                    .map_err(kube::Error::SerdeError)
+                    .and_then(custom_values_v1beta2)
+                    .map_err(text),
+            ]
+        } else {
+            [
+                slim_custom_values_v1beta1(body).map_err(text),
+                serde_json::from_str(body)
+                    .map_err(kube::Error::SerdeError)
+                    .and_then(custom_values_v1beta1)
+                    .map_err(text),
+            ]
+        }
+    }
+
+    #[test]
+    fn the_slim_custom_decode_gives_the_full_decodes_values_and_errors() {
+        let v1beta2 = r#"{"kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta2",
+            "metadata": {},
+            "items": [
+                {"describedObject": {"kind": "Pod", "namespace": "ns", "name": "web-0", "apiVersion": "/v1"},
+                 "metric": {"name": "rps", "selector": {"matchLabels": {"a": "b"}}},
+                 "timestamp": "2026-01-01T00:00:00Z", "windowSeconds": 30, "value": "1500m"},
+                {"describedObject": {"name": "web-\"\u0031"},
+                 "metric": {"name": "rps"},
+                 "timestamp": "2026-01-01T00:00:01Z", "value": 7, "extra": [1]},
+                {"describedObject": {"kind": "Pod"},
+                 "metric": {"name": "rps", "selector": null},
+                 "timestamp": "2026-01-01T00:00:02Z", "windowSeconds": null, "value": 2.5}
+            ]}"#;
+        let [slim, full] = both_custom_decodes(v1beta2, true);
+        assert_eq!(slim, full);
+        let values = slim.unwrap();
+        assert_eq!(values.len(), 3);
+        assert_eq!(values[1].0, "web-\"1", "an escaped name");
+        assert_eq!(values[2].0, "", "no name: empty");
+        let v1beta1 = r#"{"items": [
+                {"describedObject": {"kind": "Pod", "name": "web-0"}, "metricName": "rps",
+                 "timestamp": "2026-01-01T00:00:00Z", "window": 60, "value": "5",
+                 "selector": {"matchLabels": {"a": "b"}}},
+                {"describedObject": {"name": "web-1"}, "metricName": "rps",
+                 "timestamp": "2026-01-01T00:00:00Z", "value": "6"}
+            ]}"#;
+        let [slim, full] = both_custom_decodes(v1beta1, false);
+        assert_eq!(slim, full);
+        assert_eq!(slim.unwrap().len(), 2);
+        let item = |rest: &str| {
+            format!(
+                r#"{{"items": [{{"describedObject": {{"name": "a"}}, "metric": {{"name": "m"}}, "metricName": "m", "timestamp": "2026-01-01T00:00:00Z", {rest}}}]}}"#
+            )
+        };
+        for (body, v1beta2) in [
+            (item(r#""value": "not-a-quantity""#), true),
+            (item(r#""value": "not-a-quantity""#), false),
+            (item(r#""value": true"#), true),
+            (item(r#""window": "60", "value": "1""#), false),
+            (item(r#""windowSeconds": "60", "value": "1""#), true),
+            (item(r#""x": 1"#), true),
+            (
+                r#"{"items": [{"describedObject": {}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                true,
+            ),
+            (
+                r#"{"items": [{"describedObject": {}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                false,
+            ),
+            (
+                r#"{"items": [{"describedObject": {"name": 1}, "metric": {"name": "m"}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                true,
+            ),
+            (
+                r#"{"items": [{"describedObject": {"name": "a", "name": "b"}, "metric": {"name": "m"}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                true,
+            ),
+            ("{".to_owned(), true),
+        ] {
+            let [slim, full] = both_custom_decodes(&body, v1beta2);
+            assert!(full.is_err(), "{body}");
+            assert_eq!(slim, full, "{body}");
         }
     }
 }

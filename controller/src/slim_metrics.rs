@@ -1,6 +1,7 @@
-//! The shared namespace-wide `metrics.k8s.io` pod list as the controller
-//! decodes it: only what the core reads, borrowed from the response body
-//! where it is not kept.
+//! The shared namespace-wide metrics lists as the controller decodes them
+//! (`metrics.k8s.io` pods, and `custom.metrics.k8s.io` `pods/*/METRIC`):
+//! only what the core reads, borrowed from the response body where it is
+//! not kept.
 //!
 //! At 10,000 HPAs the namespace lists (1,000 pods each, one per namespace
 //! per window) were decoded into `hpa_metrics_api::PodMetricsList` and then
@@ -16,6 +17,11 @@
 //! in those fields fails with the same serde error. Fields the core never
 //! reads (the entries' other metadata, the list's `metadata` excepted) are
 //! skipped, not checked.
+//!
+//! The custom metrics values likewise keep only the described object's
+//! name, the timestamp, the window and the value; the described object's
+//! other fields and the metric's name are decoded (borrowed) as strings,
+//! the metric's `selector`, never read, is skipped.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -232,4 +238,108 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
             MetaVisitor(PhantomData),
         )
     }
+}
+
+/// `custom.metrics.k8s.io/v1beta2` MetricValueList (see the module
+/// documentation).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValueList")]
+pub struct MetricValueList<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
+    #[serde(default, rename = "metadata")]
+    _metadata: ListMeta,
+    /// The values.
+    #[serde(default, borrow)]
+    pub items: Vec<MetricValue<'a>>,
+}
+
+/// `custom.metrics.k8s.io/v1beta2` MetricValue.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValue", rename_all = "camelCase")]
+pub struct MetricValue<'a> {
+    /// The object described.
+    #[serde(borrow)]
+    pub described_object: ObjectReference<'a>,
+    /// The metric (its name; its selector skipped).
+    #[serde(borrow, rename = "metric")]
+    _metric: MetricIdentifier<'a>,
+    /// End of the sampling window.
+    pub timestamp: Time,
+    /// Length of the window in seconds.
+    #[serde(default)]
+    pub window_seconds: Option<i64>,
+    /// The value.
+    #[serde(borrow)]
+    pub value: QuantityText<'a>,
+}
+
+/// `custom.metrics.k8s.io/v1beta1` MetricValueList.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValueListV1Beta1")]
+pub struct MetricValueListV1Beta1<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
+    #[serde(default, rename = "metadata")]
+    _metadata: ListMeta,
+    /// The values.
+    #[serde(default, borrow)]
+    pub items: Vec<MetricValueV1Beta1<'a>>,
+}
+
+/// `custom.metrics.k8s.io/v1beta1` MetricValue (selector skipped).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValueV1Beta1", rename_all = "camelCase")]
+pub struct MetricValueV1Beta1<'a> {
+    /// The object described.
+    #[serde(borrow)]
+    pub described_object: ObjectReference<'a>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(borrow, rename = "metricName")]
+    _metric_name: Cow<'a, str>,
+    /// End of the sampling window.
+    pub timestamp: Time,
+    /// Length of the window in seconds.
+    #[serde(default, rename = "window")]
+    pub window_seconds: Option<i64>,
+    /// The value.
+    #[serde(borrow)]
+    pub value: QuantityText<'a>,
+}
+
+/// The object a custom metric describes: its name is read.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ObjectReference")]
+pub struct ObjectReference<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "namespace")]
+    _namespace: Cow<'a, str>,
+    /// Name.
+    #[serde(default, borrow)]
+    pub name: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+}
+
+/// A v1beta2 metric's identifier: its name, decoded and not read.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricIdentifier")]
+struct MetricIdentifier<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(borrow, rename = "name")]
+    _name: Cow<'a, str>,
 }
