@@ -16,7 +16,9 @@
 //! and the same struct names as `hpa_metrics_api`'s, so a body that fails
 //! in those fields fails with the same serde error. Fields the core never
 //! reads (the entries' other metadata, the list's `metadata` excepted) are
-//! skipped, not checked.
+//! skipped, not checked: a malformed value there (a creation timestamp
+//! that is not a time, say) no longer fails the list, where the full decode
+//! (and client-go's) would. The core's decisions read none of them.
 //!
 //! The custom metrics values likewise keep only the described object's
 //! name, the timestamp, the window and the value; the described object's
@@ -150,7 +152,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for QuantityText<'a> {
 }
 
 /// A JSON string, borrowed from the body unless it holds escapes. A type
-/// of its own because a `Cow<str>` inside a map is always decoded owned.
+/// of its own because a `Cow<str>` decoded as an `Option`'s content (or a
+/// map's value) is always owned: only a field marked `borrow` borrows.
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
 pub struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
@@ -342,4 +345,26 @@ struct MetricIdentifier<'a> {
     /// Not read; decoded as `hpa_metrics_api` decodes it.
     #[serde(borrow, rename = "name")]
     _name: Cow<'a, str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The point of these types: what is not kept is not copied. A string
+    /// without escapes is borrowed from the body; one with escapes cannot
+    /// be, and is decoded owned.
+    #[test]
+    fn strings_without_escapes_are_borrowed_from_the_body() {
+        let body = r#"{"metadata": {"name": "web-0", "namespace": "n\u0073"},
+            "timestamp": "2026-01-01T00:00:00Z", "window": "15s",
+            "containers": [{"name": "app", "usage": {"cpu": "250m", "memory": 5}}]}"#;
+        let item: PodMetrics<'_> = serde_json::from_str(body).unwrap();
+        assert!(matches!(item.metadata.name, Some(Cow::Borrowed("web-0"))));
+        assert!(matches!(&item.metadata.namespace, Some(Cow::Owned(ns)) if ns == "ns"));
+        assert!(matches!(item.window, Cow::Borrowed("15s")));
+        let usage = &item.containers[0].usage;
+        assert!(matches!(usage["cpu"].0, Cow::Borrowed("250m")));
+        assert!(matches!(&usage["memory"].0, Cow::Owned(q) if q == "5"));
+    }
 }
