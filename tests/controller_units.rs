@@ -88,6 +88,93 @@ async fn an_object_metric_needs_exactly_one_value() {
     );
 }
 
+/// A shared and an unshared client on a resource metrics API answering
+/// every pod list of `ns` (whatever its selector) with `status` and `body`.
+fn pod_metrics_answering(status: u16, body: &'static str) -> (MetricsClient, MetricsClient) {
+    let router = axum::Router::new().route(
+        "/apis/metrics.k8s.io/v1beta1/namespaces/ns/pods",
+        axum::routing::get(move || async move {
+            (
+                http::StatusCode::from_u16(status).unwrap(),
+                [(http::header::CONTENT_TYPE, "application/json")],
+                body,
+            )
+        }),
+    );
+    let sim = hpa_sim::Sim::new(hpa_sim::SimConfig {
+        metrics: Some(hpa_sim::Backend::Router(router)),
+        ..hpa_sim::SimConfig::default()
+    });
+    let shared = MetricsClient::new(sim.client(), Duration::from_secs(15))
+        .with_shared_lists(Duration::from_secs(60), false);
+    let upstream = MetricsClient::new(sim.client(), Duration::from_secs(15));
+    (shared, upstream)
+}
+
+/// The shared namespace list (decoded slim, picked by label) gives an HPA
+/// what its own request gives (every entry here carries `app=web`, so the
+/// unfiltered answer is the selection): the same samples, and the same
+/// error texts for a bad quantity, a body that does not decode, and a
+/// failed request.
+#[tokio::test]
+async fn a_shared_pod_metrics_list_gives_what_each_hpas_own_request_gives() {
+    let good = r#"{"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": {},
+        "items": [
+            {"metadata": {"name": "web-1", "namespace": "ns", "labels": {"app": "web"},
+                "creationTimestamp": "2026-01-01T00:00:00Z"},
+             "timestamp": "2026-01-01T00:00:10Z", "window": "15.011s",
+             "containers": [{"name": "app", "usage": {"cpu": "250m", "memory": "64Mi"}}]},
+            {"metadata": {"name": "web-2", "labels": {"app": "web", "tier": "front"}},
+             "timestamp": "2026-01-01T00:00:11Z", "window": "30s",
+             "containers": [{"name": "app", "usage": {"cpu": 1}}, {"name": "side", "usage": {"cpu": "5m"}}]}
+        ]}"#;
+    let bad_quantity = r#"{"items": [
+            {"metadata": {"name": "web-1", "labels": {"app": "web"}},
+             "timestamp": "2026-01-01T00:00:10Z", "window": "15s",
+             "containers": [{"name": "app", "usage": {"cpu": "250m"}}]},
+            {"metadata": {"name": "web-2", "labels": {"app": "web"}},
+             "timestamp": "2026-01-01T00:00:10Z", "window": "15s",
+             "containers": [{"name": "app", "usage": {"cpu": "lots"}}]}
+        ]}"#;
+    let no_window = r#"{"items": [{"metadata": {"name": "web-1", "labels": {"app": "web"}},
+        "timestamp": "2026-01-01T00:00:10Z"}]}"#;
+    let status = r#"{"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "the server could not find the requested resource", "reason": "NotFound", "code": 404}"#;
+    let web = Selector::parse("app=web").unwrap();
+    for (code, body) in [
+        (200, good),
+        (200, bad_quantity),
+        (200, no_window),
+        (200, "not json"),
+        (404, status),
+        (500, "metrics unavailable"),
+    ] {
+        let (shared, upstream) = pod_metrics_answering(code, body);
+        let theirs = upstream.pod_resources("ns", &web).await;
+        assert_eq!(shared.pod_resources("ns", &web).await, theirs, "{body}");
+    }
+    let (shared, _) = pod_metrics_answering(200, good);
+    let samples = shared.pod_resources("ns", &web).await.unwrap();
+    let names: Vec<(&str, &str)> = samples.iter().map(|s| (&*s.pod, &*s.namespace)).collect();
+    assert_eq!(names, [("web-1", "ns"), ("web-2", "ns")]);
+    let front = Selector::parse("tier=front").unwrap();
+    assert_eq!(
+        shared.pod_resources("ns", &front).await.unwrap(),
+        samples[1..]
+    );
+    let (shared, _) = pod_metrics_answering(200, no_window);
+    let err = shared.pod_resources("ns", &web).await.unwrap_err();
+    assert!(
+        err.starts_with(
+            "unable to fetch metrics from resource metrics API: Error deserializing response: missing field `window`"
+        ),
+        "{err}"
+    );
+    let (shared, _) = pod_metrics_answering(200, bad_quantity);
+    let err = shared.pod_resources("ns", &web).await.unwrap_err();
+    assert!(err.starts_with(r#"invalid quantity "lots": "#), "{err}");
+}
+
 /// A client on a simulated cluster whose metrics APIs are a fake
 /// metrics server serving two `queue_depth` series in `ns`.
 fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {

@@ -13,7 +13,7 @@ use hpa_core::Selector;
 use hpa_core::selector::Operator;
 
 /// See the module documentation.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct LabelIndex {
     labels: Vec<BTreeMap<String, String>>,
     /// label key → label value → positions of the entries carrying it, ascending.
@@ -28,13 +28,20 @@ impl LabelIndex {
         for (at, labels) in labels.into_iter().enumerate() {
             let labels = labels.unwrap_or_default();
             for (key, value) in &labels {
-                index
-                    .postings
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(value.clone())
-                    .or_default()
-                    .push(at);
+                // Keys and values repeat across a list's entries: copied
+                // once each, not once per entry.
+                if !index.postings.contains_key(key) {
+                    index.postings.insert(key.clone(), HashMap::new());
+                }
+                let Some(by_value) = index.postings.get_mut(key) else {
+                    continue;
+                };
+                match by_value.get_mut(value) {
+                    Some(positions) => positions.push(at),
+                    None => {
+                        by_value.insert(value.clone(), vec![at]);
+                    }
+                }
             }
             index.labels.push(labels);
         }

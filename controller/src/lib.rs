@@ -17,6 +17,7 @@
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
 //! - [`slim_pod`]: the pod watch's object, only what the HPA reads;
+//! - [`slim_metrics`]: the shared pod metrics list's wire types, only what the core reads;
 //! - [`pod_index`]: the pod cache (the core's pods) by namespace and label, read by reconciles;
 //! - [`metrics_client`]: the aggregated metrics APIs;
 //! - [`label_index`]: a shared metrics list's entries by label;
@@ -51,6 +52,7 @@ pub mod reconcile;
 pub mod runtime;
 pub mod scale;
 pub mod server;
+pub mod slim_metrics;
 pub mod slim_pod;
 
 pub use config::ControllerConfig;

@@ -9,6 +9,7 @@
 //! upstream's client returns (`unable to fetch metrics from ... API: ...`),
 //! because that text ends up in conditions and events.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -30,6 +31,7 @@ use super::config::parse_go_duration;
 use super::label_index::LabelIndex;
 use super::pod_index::{ListedPods, PodIndex};
 use super::scale::parse_group_version;
+use super::slim_metrics;
 
 /// Which custom metrics API version to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,20 +81,26 @@ struct NamespaceResources {
 }
 
 impl NamespaceResources {
-    fn new(list: PodMetricsList, namespace: &str) -> Self {
+    /// The list in the response body `text` for `namespace`, decoded with
+    /// the slim wire types ([`slim_metrics`]) straight into the samples and
+    /// the label index: the same entries, in the same order, with the same
+    /// errors as [`resource_sample`] gives for the full decode.
+    fn decode(text: &str, namespace: &str) -> Result<Self, serde_json::Error> {
+        let list: slim_metrics::PodMetricsList<'_> = serde_json::from_str(text)?;
         let mut labels = Vec::with_capacity(list.items.len());
-        let samples = list
-            .items
-            .into_iter()
-            .map(|mut item| {
-                labels.push(item.metadata.labels.take());
-                resource_sample(item, namespace)
-            })
-            .collect();
-        Self {
+        let mut samples = Vec::with_capacity(list.items.len());
+        let mut reuse = Reuse {
+            namespace: Arc::from(namespace),
+            window: None,
+        };
+        for mut item in list.items {
+            labels.push(item.metadata.labels.take());
+            samples.push(slim_resource_sample(item, &mut reuse));
+        }
+        Ok(Self {
             samples,
             labels: LabelIndex::new(labels),
-        }
+        })
     }
 
     /// The samples of the entries `selector` selects, in the list's order,
@@ -107,12 +115,18 @@ impl NamespaceResources {
     }
 }
 
-/// One `metrics.k8s.io` entry as the core reads it.
-fn resource_sample(item: PodMetrics, namespace: &str) -> Result<PodResourceSample, String> {
-    let window = parse_go_duration(&item.window)
+/// A `metrics.k8s.io` window as the core reads it: a Go duration, zero
+/// when it is not one.
+fn window(text: &str) -> SignedDuration {
+    parse_go_duration(text)
         .ok()
         .and_then(|d| SignedDuration::try_from(d).ok())
-        .unwrap_or(SignedDuration::ZERO);
+        .unwrap_or(SignedDuration::ZERO)
+}
+
+/// One `metrics.k8s.io` entry as the core reads it.
+fn resource_sample(item: PodMetrics, namespace: &str) -> Result<PodResourceSample, String> {
+    let window = window(&item.window);
     let containers = item
         .containers
         .into_iter()
@@ -127,13 +141,64 @@ fn resource_sample(item: PodMetrics, namespace: &str) -> Result<PodResourceSampl
                 usage,
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Arc<[_]>, String>>()?;
     Ok(PodResourceSample {
-        pod: item.metadata.name.unwrap_or_default(),
+        pod: item.metadata.name.unwrap_or_default().into(),
         namespace: item
             .metadata
             .namespace
-            .unwrap_or_else(|| namespace.to_string()),
+            .map_or_else(|| namespace.into(), Arc::from),
+        timestamp: item.timestamp.0,
+        window,
+        containers,
+    })
+}
+
+/// What consecutive entries of one list usually share, converted once:
+/// the namespace (the list's own, or an entry's equal to it) and the
+/// window text with its duration.
+struct Reuse<'a> {
+    namespace: Arc<str>,
+    window: Option<(Cow<'a, str>, SignedDuration)>,
+}
+
+/// One entry of the slim decode as the core reads it: what
+/// [`resource_sample`] gives for the same entry of the full decode.
+fn slim_resource_sample<'a>(
+    item: slim_metrics::PodMetrics<'a>,
+    reuse: &mut Reuse<'a>,
+) -> Result<PodResourceSample, String> {
+    let window = match &reuse.window {
+        Some((text, parsed)) if *text == item.window => *parsed,
+        _ => {
+            let parsed = window(&item.window);
+            reuse.window = Some((item.window, parsed));
+            parsed
+        }
+    };
+    let containers = item
+        .containers
+        .into_iter()
+        .map(|c| {
+            let usage = c
+                .usage
+                .into_iter()
+                .map(|(name, q)| Ok((name, quantity_text(&q.0)?)))
+                .collect::<Result<_, String>>()?;
+            Ok(ContainerUsage {
+                name: c.name,
+                usage,
+            })
+        })
+        .collect::<Result<Arc<[_]>, String>>()?;
+    let namespace = match item.metadata.namespace {
+        None => Arc::clone(&reuse.namespace),
+        Some(ns) if *ns == *reuse.namespace => Arc::clone(&reuse.namespace),
+        Some(ns) => Arc::from(ns),
+    };
+    Ok(PodResourceSample {
+        pod: item.metadata.name.as_deref().unwrap_or_default().into(),
+        namespace,
         timestamp: item.timestamp.0,
         window,
         containers,
@@ -249,7 +314,11 @@ fn error_text(err: &kube::Error) -> String {
 fn quantity(
     q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
 ) -> Result<Quantity, String> {
-    Quantity::parse(&q.0).map_err(|e| format!("invalid quantity {:?}: {e}", q.0))
+    quantity_text(&q.0)
+}
+
+fn quantity_text(text: &str) -> Result<Quantity, String> {
+    Quantity::parse(text).map_err(|e| format!("invalid quantity {text:?}: {e}"))
 }
 
 impl MetricsClient {
@@ -303,8 +372,8 @@ impl MetricsClient {
     ) -> Result<Arc<NamespaceResources>, kube::Error> {
         let path = format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods");
         let fetch = async {
-            let list = self.get::<PodMetricsList>(&path).await?;
-            Ok(NamespaceResources::new(list, namespace))
+            let text = self.get_text(&path).await?;
+            NamespaceResources::decode(&text, namespace).map_err(|e| decode_failed(&text, e))
         };
         shared.get(&shared.pods, namespace, fetch).await
     }
@@ -314,6 +383,15 @@ impl MetricsClient {
             .body(Vec::new())
             .map_err(kube::Error::HttpError)?;
         self.client.request::<T>(request).await
+    }
+
+    /// The body of a GET, for the slim decodes: the request and its errors
+    /// are those of [`Self::get`], which decodes the same text.
+    async fn get_text(&self, path: &str) -> Result<String, kube::Error> {
+        let request = http::Request::get(path)
+            .body(Vec::new())
+            .map_err(kube::Error::HttpError)?;
+        self.client.request_text(request).await
     }
 
     /// Performs one query of the core's plan for an HPA in `namespace`.
@@ -421,42 +499,46 @@ impl MetricsClient {
         match &self.shared {
             Some(shared) => {
                 let values = shared
-                    .get(&shared.custom, tail, self.fetch_custom_values(tail))
+                    .get(&shared.custom, tail, self.fetch_custom_values(tail, false))
                     .await?;
                 Ok((*values).clone())
             }
-            None => self.fetch_custom_values(tail).await,
+            None => self.fetch_custom_values(tail, false).await,
         }
     }
 
-    async fn fetch_custom_values(&self, tail: &str) -> Result<CustomValues, kube::Error> {
+    /// The values of a custom metrics path; with `slim`, decoded with the
+    /// slim wire types ([`slim_metrics`]: what the full decode gives for
+    /// the fields read), for the namespace-wide list shared by many HPAs.
+    async fn fetch_custom_values(
+        &self,
+        tail: &str,
+        slim: bool,
+    ) -> Result<CustomValues, kube::Error> {
         let version = self.custom_version().await;
         if version == CustomVersion::V1Beta2 {
             let path = format!("/apis/{CUSTOM_GROUP}/{}/{tail}", version.as_str());
-            match self.get::<MetricValueList>(&path).await {
-                Ok(list) => {
-                    return list
-                        .items
-                        .into_iter()
-                        .map(|v| {
-                            let q = quantity(&v.value).map_err(bad_value)?;
-                            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
-                        })
-                        .collect();
-                }
+            let values = if slim {
+                self.get_text(&path)
+                    .await
+                    .and_then(|text| slim_custom_values_v1beta2(&text))
+            } else {
+                self.get::<MetricValueList>(&path)
+                    .await
+                    .and_then(custom_values_v1beta2)
+            };
+            match values {
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
-                Err(err) => return Err(err),
+                other => return other,
             }
         }
         let path = format!("/apis/{CUSTOM_GROUP}/v1beta1/{tail}");
-        let list: MetricValueListV1Beta1 = self.get(&path).await?;
-        list.items
-            .into_iter()
-            .map(|v| {
-                let q = quantity(&v.value).map_err(bad_value)?;
-                Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
-            })
-            .collect()
+        if slim {
+            let text = self.get_text(&path).await?;
+            slim_custom_values_v1beta1(&text)
+        } else {
+            custom_values_v1beta1(self.get(&path).await?)
+        }
     }
 
     /// `custom.metrics.k8s.io` `pods/*/<metric>` for the pods matching `selector`.
@@ -520,10 +602,14 @@ impl MetricsClient {
             Some(metric_selector),
         );
         let fetch = async {
-            Ok(self.fetch_custom_values(&tail).await.ok().map(|values| {
-                let listed = ListedPods::new(values.iter().map(|(pod, ..)| pod.as_str()));
-                (values, listed)
-            }))
+            Ok(self
+                .fetch_custom_values(&tail, true)
+                .await
+                .ok()
+                .map(|values| {
+                    let listed = ListedPods::new(values.iter().map(|(pod, ..)| pod.as_str()));
+                    (values, listed)
+                }))
         };
         let answer = shared.get(&shared.pod_values, &tail, fetch).await.ok()?;
         let (values, listed) = answer.as_ref().as_ref()?;
@@ -692,6 +778,64 @@ fn external_sample<'a>(
     })
 }
 
+/// The values of a v1beta2 list.
+fn custom_values_v1beta2(list: MetricValueList) -> Result<CustomValues, kube::Error> {
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity(&v.value).map_err(bad_value)?;
+            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// The values of a v1beta1 list.
+fn custom_values_v1beta1(list: MetricValueListV1Beta1) -> Result<CustomValues, kube::Error> {
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity(&v.value).map_err(bad_value)?;
+            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// The values of a v1beta2 list body, decoded slim: what
+/// [`custom_values_v1beta2`] gives for the full decode.
+fn slim_custom_values_v1beta2(text: &str) -> Result<CustomValues, kube::Error> {
+    let list: slim_metrics::MetricValueList<'_> =
+        serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity_text(&v.value.0).map_err(bad_value)?;
+            let name = v.described_object.name.into_owned();
+            Ok((name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// The values of a v1beta1 list body, decoded slim: what
+/// [`custom_values_v1beta1`] gives for the full decode.
+fn slim_custom_values_v1beta1(text: &str) -> Result<CustomValues, kube::Error> {
+    let list: slim_metrics::MetricValueListV1Beta1<'_> =
+        serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
+    list.items
+        .into_iter()
+        .map(|v| {
+            let q = quantity_text(&v.value.0).map_err(bad_value)?;
+            let name = v.described_object.name.into_owned();
+            Ok((name, q, v.timestamp.0, v.window_seconds))
+        })
+        .collect()
+}
+
+/// A body that did not decode, as kube's `Client::request` reports it.
+fn decode_failed(text: &str, err: serde_json::Error) -> kube::Error {
+    tracing::warn!("{}, {:?}", text, err);
+    kube::Error::SerdeError(err)
+}
+
 fn bad_value(text: String) -> kube::Error {
     kube::Error::Service(text.into())
 }
@@ -713,5 +857,249 @@ mod tests {
             ),
             "/x"
         );
+    }
+
+    /// A metrics-server-like list with the odd entries a server may send:
+    /// no namespace, another namespace, an escaped one, no name, a name
+    /// given twice and escaped, no or null labels, repeated, unparsable and
+    /// negative windows, quantities as numbers, bad quantities (two in one
+    /// container: the first by resource name is reported), no containers,
+    /// a resource given twice, and metadata and fields the core never reads.
+    fn representative_list() -> String {
+        // Raw text, not `json!`: a map built by `json!` keeps one of two
+        // equal keys and re-escapes strings its own way.
+        r#"{
+            "kind": "PodMetricsList",
+            "apiVersion": "metrics.k8s.io/v1beta1",
+            "metadata": {"resourceVersion": "17"},
+            "items": [
+                {
+                    "metadata": {
+                        "name": "web-0", "namespace": "ns",
+                        "creationTimestamp": "2026-01-01T00:00:00Z",
+                        "labels": {"app": "web", "tier": "front"},
+                        "annotations": {"a": "b"},
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "x", "uid": "u"}]
+                    },
+                    "timestamp": "2026-01-01T00:00:10Z", "window": "15.011s",
+                    "containers": [
+                        {"name": "app", "usage": {"memory": "65536Ki", "cpu": "123456n"}},
+                        {"name": "sidecar", "usage": {"cpu": "5m", "cpu": "7m"}}
+                    ],
+                    "extra": {"ignored": [1, 2, 3]}
+                },
+                {
+                    "metadata": {"name": "web-1", "labels": {"app": "web", "tier": "back"}},
+                    "timestamp": "2026-01-01T00:00:11Z", "window": "15.011s",
+                    "containers": [
+                        {"name": "app", "usage": {"cpu": "250m"}},
+                        {"name": "n", "usage": {"cpu": 2, "memory": 1.5}}
+                    ]
+                },
+                {
+                    "metadata": {"name": "web-2", "namespace": "elsewhere", "labels": null},
+                    "timestamp": "2026-01-01T00:00:12.5Z", "window": "30s",
+                    "containers": [{"name": "app", "usage": {"cpu": "1.5"}}]
+                },
+                {
+                    "metadata": {"name": "web-\u0033", "name": "web-\"3", "namespace": "n\u0073",
+                        "labels": {"app": "w\"eb"}},
+                    "timestamp": "2026-01-01T00:00:13Z", "window": "bogus",
+                    "containers": [{"name": "app", "usage": {"memory": "1Zi", "cpu": "1Qx"}}]
+                },
+                {
+                    "metadata": {"namespace": "ns"},
+                    "timestamp": "2026-01-01T00:00:14Z", "window": "-5s",
+                    "containers": []
+                },
+                {
+                    "timestamp": "2026-01-01T00:00:15Z", "window": "1m0s",
+                    "containers": [{"name": "app", "usage": {"cpu": "not-a-quantity"}}]
+                },
+                {
+                    "metadata": {"name": "web-6", "namespace": "", "labels": {}},
+                    "timestamp": "2026-01-01T00:00:16Z", "window": "1m0s",
+                    "containers": [{"name": "app", "usage": {}}, {"name": "b"}]
+                }
+            ]
+        }"#
+        .to_owned()
+    }
+
+    #[test]
+    fn the_slim_decode_gives_the_full_decodes_samples_labels_and_order() {
+        let body = representative_list();
+        let full: PodMetricsList = serde_json::from_str(&body).unwrap();
+        let labels: Vec<_> = full
+            .items
+            .iter()
+            .map(|item| item.metadata.labels.clone())
+            .collect();
+        let samples: Vec<_> = full
+            .items
+            .into_iter()
+            .map(|item| resource_sample(item, "ns"))
+            .collect();
+        let slim = NamespaceResources::decode(&body, "ns").unwrap();
+        assert_eq!(slim.samples, samples);
+        assert_eq!(slim.labels, LabelIndex::new(labels));
+        // The odd entries are there, as the full decode reads them.
+        assert_eq!(slim.samples.len(), 7);
+        let ok = |at: usize| slim.samples[at].as_ref().unwrap();
+        let failed = |at: usize| slim.samples[at].as_ref().unwrap_err();
+        assert_eq!(&*ok(1).namespace, "ns", "no namespace: the list's");
+        assert_eq!(&*ok(2).namespace, "elsewhere");
+        assert_eq!(&*ok(4).pod, "", "no name: empty");
+        assert_eq!(ok(4).window, SignedDuration::ZERO, "negative window: zero");
+        assert_eq!(&*ok(6).namespace, "", "an empty namespace is kept");
+        assert_eq!(ok(6).window, SignedDuration::from_mins(1));
+        assert_eq!(ok(0).window, SignedDuration::from_millis(15_011));
+        assert_eq!(ok(1).window, ok(0).window);
+        assert_eq!(
+            ok(0).containers[1].usage["cpu"],
+            Quantity::parse("7m").unwrap()
+        );
+        assert_eq!(
+            ok(1).containers[1].usage["memory"],
+            Quantity::parse("1.5").unwrap()
+        );
+        assert!(
+            failed(3).starts_with(r#"invalid quantity "1Qx": "#),
+            "{}",
+            failed(3)
+        );
+        assert!(failed(5).starts_with(r#"invalid quantity "not-a-quantity": "#));
+        // And each HPA's share is what the full decode's entries give.
+        let app_web = Selector::parse("app=web").unwrap();
+        assert_eq!(
+            slim.select(&app_web),
+            Ok(vec![
+                samples[0].clone().unwrap(),
+                samples[1].clone().unwrap()
+            ])
+        );
+    }
+
+    /// Bodies that do not decode fail the slim decode with the full
+    /// decode's serde error, in the fields the core reads.
+    #[test]
+    fn a_body_that_does_not_decode_fails_with_the_full_decodes_error() {
+        for body in [
+            "",
+            "not json",
+            r#"{"items": {}}"#,
+            r#"{"items": [{"window": "1s"}]}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z"}]}"#,
+            r#"{"items": [{"timestamp": "yesterday", "window": "1s"}]}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": 15}]}"#,
+            r#"{"items": [{"metadata": "x", "timestamp": "2026-01-01T00:00:00Z", "window": "1s"}]}"#,
+            r#"{"items": [{"metadata": {"name": 5}, "timestamp": "2026-01-01T00:00:00Z", "window": "1s"}]}"#,
+            r#"{"items": [{"metadata": {"labels": ["a"]}, "timestamp": "2026-01-01T00:00:00Z", "window": "1s"}]}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": "1s", "containers": [{"usage": {}}]}]}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": "1s", "containers": [{"name": "a", "usage": {"cpu": true}}]}]}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": "1s", "containers": [{"name": "a", "usage": null}]}]}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": "1s", "containers": null}]}"#,
+            r#"{"kind": 3, "items": []}"#,
+            r#"{"metadata": {"resourceVersion": 3}, "items": []}"#,
+            r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": "1s"}], "#,
+        ] {
+            let full = serde_json::from_str::<PodMetricsList>(body).unwrap_err();
+            let slim = NamespaceResources::decode(body, "ns").unwrap_err();
+            assert_eq!(slim.to_string(), full.to_string(), "{body}");
+        }
+    }
+
+    /// The slim and the full decode of a custom metrics list body, as
+    /// their values or their errors' text.
+    fn both_custom_decodes(body: &str, v1beta2: bool) -> [Result<CustomValues, String>; 2] {
+        let text = |e: kube::Error| e.to_string();
+        if v1beta2 {
+            [
+                slim_custom_values_v1beta2(body).map_err(text),
+                serde_json::from_str(body)
+                    .map_err(kube::Error::SerdeError)
+                    .and_then(custom_values_v1beta2)
+                    .map_err(text),
+            ]
+        } else {
+            [
+                slim_custom_values_v1beta1(body).map_err(text),
+                serde_json::from_str(body)
+                    .map_err(kube::Error::SerdeError)
+                    .and_then(custom_values_v1beta1)
+                    .map_err(text),
+            ]
+        }
+    }
+
+    #[test]
+    fn the_slim_custom_decode_gives_the_full_decodes_values_and_errors() {
+        let v1beta2 = r#"{"kind": "MetricValueList", "apiVersion": "custom.metrics.k8s.io/v1beta2",
+            "metadata": {},
+            "items": [
+                {"describedObject": {"kind": "Pod", "namespace": "ns", "name": "web-0", "apiVersion": "/v1"},
+                 "metric": {"name": "rps", "selector": {"matchLabels": {"a": "b"}}},
+                 "timestamp": "2026-01-01T00:00:00Z", "windowSeconds": 30, "value": "1500m"},
+                {"describedObject": {"name": "web-\"\u0031"},
+                 "metric": {"name": "rps"},
+                 "timestamp": "2026-01-01T00:00:01Z", "value": 7, "extra": [1]},
+                {"describedObject": {"kind": "Pod"},
+                 "metric": {"name": "rps", "selector": null},
+                 "timestamp": "2026-01-01T00:00:02Z", "windowSeconds": null, "value": 2.5}
+            ]}"#;
+        let [slim, full] = both_custom_decodes(v1beta2, true);
+        assert_eq!(slim, full);
+        let values = slim.unwrap();
+        assert_eq!(values.len(), 3);
+        assert_eq!(values[1].0, "web-\"1", "an escaped name");
+        assert_eq!(values[2].0, "", "no name: empty");
+        let v1beta1 = r#"{"items": [
+                {"describedObject": {"kind": "Pod", "name": "web-0"}, "metricName": "rps",
+                 "timestamp": "2026-01-01T00:00:00Z", "window": 60, "value": "5",
+                 "selector": {"matchLabels": {"a": "b"}}},
+                {"describedObject": {"name": "web-1"}, "metricName": "rps",
+                 "timestamp": "2026-01-01T00:00:00Z", "value": "6"}
+            ]}"#;
+        let [slim, full] = both_custom_decodes(v1beta1, false);
+        assert_eq!(slim, full);
+        assert_eq!(slim.unwrap().len(), 2);
+        let item = |rest: &str| {
+            format!(
+                r#"{{"items": [{{"describedObject": {{"name": "a"}}, "metric": {{"name": "m"}}, "metricName": "m", "timestamp": "2026-01-01T00:00:00Z", {rest}}}]}}"#
+            )
+        };
+        for (body, v1beta2) in [
+            (item(r#""value": "not-a-quantity""#), true),
+            (item(r#""value": "not-a-quantity""#), false),
+            (item(r#""value": true"#), true),
+            (item(r#""window": "60", "value": "1""#), false),
+            (item(r#""windowSeconds": "60", "value": "1""#), true),
+            (item(r#""x": 1"#), true),
+            (
+                r#"{"items": [{"describedObject": {}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                true,
+            ),
+            (
+                r#"{"items": [{"describedObject": {}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                false,
+            ),
+            (
+                r#"{"items": [{"describedObject": {"name": 1}, "metric": {"name": "m"}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                true,
+            ),
+            (
+                r#"{"items": [{"describedObject": {"name": "a", "name": "b"}, "metric": {"name": "m"}, "timestamp": "2026-01-01T00:00:00Z", "value": "1"}]}"#
+                    .to_owned(),
+                true,
+            ),
+            ("{".to_owned(), true),
+        ] {
+            let [slim, full] = both_custom_decodes(&body, v1beta2);
+            assert!(full.is_err(), "{body}");
+            assert_eq!(slim, full, "{body}");
+        }
     }
 }

@@ -44,8 +44,8 @@ fn world(n: usize) -> DecisionInput {
     let cpu = (0..n)
         .filter(|i| i % 10 != 0)
         .map(|i| PodResourceSample {
-            pod: format!("web-{i}"),
-            namespace: "bench".to_owned(),
+            pod: format!("web-{i}").into(),
+            namespace: "bench".into(),
             timestamp: now - SignedDuration::from_secs(20),
             window: SignedDuration::from_secs(30),
             containers: vec![ContainerUsage {
@@ -55,7 +55,8 @@ fn world(n: usize) -> DecisionInput {
                     Quantity::from_milli(300 + (i as i64 % 200), Format::DecimalSI),
                 )]
                 .into(),
-            }],
+            }]
+            .into(),
         })
         .collect();
     let qps = (0..n)

@@ -10,6 +10,7 @@
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -908,18 +909,23 @@ pub fn external_per_pod_metric_replicas(
 }
 
 /// One pod's entry from `metrics.k8s.io` (PodMetrics), as the shell fetched it.
+///
+/// Names and containers are shared (`Arc`): a shell that lists a
+/// namespace's pod metrics once and hands each HPA its pods' entries
+/// clones a sample per HPA, and a clone should cost reference counts, not
+/// copies of every container's usage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PodResourceSample {
     /// Pod name.
-    pub pod: String,
+    pub pod: Arc<str>,
     /// Pod namespace (for error messages).
-    pub namespace: String,
+    pub namespace: Arc<str>,
     /// Sample timestamp.
     pub timestamp: Timestamp,
     /// Sample window.
     pub window: SignedDuration,
     /// Per-container usage.
-    pub containers: Vec<ContainerUsage>,
+    pub containers: Arc<[ContainerUsage]>,
 }
 
 /// One container's usage by resource name.
@@ -949,7 +955,7 @@ pub fn pod_resource_metrics(
         if container.is_empty() {
             let mut sum: i64 = 0;
             let mut missing = s.containers.is_empty();
-            for c in &s.containers {
+            for c in s.containers.iter() {
                 match c.usage.get(resource) {
                     Some(q) => sum = sum.saturating_add(q.milli_value()),
                     None => {
@@ -960,7 +966,7 @@ pub fn pod_resource_metrics(
             }
             if !missing {
                 out.insert(
-                    s.pod.clone(),
+                    s.pod.to_string(),
                     PodMetric {
                         value: sum,
                         timestamp: s.timestamp,
@@ -978,7 +984,7 @@ pub fn pod_resource_metrics(
             };
             if let Some(q) = c.usage.get(resource) {
                 out.insert(
-                    s.pod.clone(),
+                    s.pod.to_string(),
                     PodMetric {
                         value: q.milli_value(),
                         timestamp: s.timestamp,
@@ -995,8 +1001,8 @@ pub fn pod_resource_metrics(
     {
         return Err(CalcError::ContainerNotInMetrics {
             container: container.to_owned(),
-            namespace: first.namespace.clone(),
-            pod: first.pod.clone(),
+            namespace: first.namespace.to_string(),
+            pod: first.pod.to_string(),
         });
     }
     Ok((out, first.timestamp))

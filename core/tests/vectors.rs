@@ -135,8 +135,8 @@ fn resource_samples(v: &Value) -> Vec<PodResourceSample> {
         .unwrap()
         .iter()
         .map(|m| PodResourceSample {
-            pod: m["pod"].as_str().unwrap().to_owned(),
-            namespace: "test-namespace".to_owned(),
+            pod: m["pod"].as_str().unwrap().into(),
+            namespace: "test-namespace".into(),
             timestamp: time(&m["timestamp"]),
             window: SignedDuration::from_secs(i64_of(&m["window_s"])),
             containers: m["containers"]

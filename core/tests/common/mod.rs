@@ -101,8 +101,8 @@ pub fn cpu_samples(values: &[(&str, i64)]) -> Fetched {
     Fetched::PodResource(Ok(values
         .iter()
         .map(|(p, m)| PodResourceSample {
-            pod: (*p).to_owned(),
-            namespace: "test-namespace".to_owned(),
+            pod: (*p).into(),
+            namespace: "test-namespace".into(),
             timestamp: t0() - SignedDuration::from_secs(30),
             window: SignedDuration::from_secs(30),
             containers: vec![ContainerUsage {
@@ -112,7 +112,8 @@ pub fn cpu_samples(values: &[(&str, i64)]) -> Fetched {
                     Quantity::from_milli(*m, Format::DecimalSI),
                 )]
                 .into(),
-            }],
+            }]
+            .into(),
         })
         .collect()))
 }

@@ -1,0 +1,370 @@
+//! The shared namespace-wide metrics lists as the controller decodes them
+//! (`metrics.k8s.io` pods, and `custom.metrics.k8s.io` `pods/*/METRIC`):
+//! only what the core reads, borrowed from the response body where it is
+//! not kept.
+//!
+//! At 10,000 HPAs the namespace lists (1,000 pods each, one per namespace
+//! per window) were decoded into `hpa_metrics_api::PodMetricsList` and then
+//! converted: every entry's `ObjectMeta` (creation timestamp parsed, every
+//! string allocated), its quantities and window as owned strings, all
+//! dropped right after the conversion. These types read the same JSON
+//! straight into what the conversion needs: the pod's name, namespace and
+//! labels, the timestamp, the window, and each container's name and usage.
+//!
+//! The fields read are decoded with the same types (or types with the same
+//! error texts: a borrowed `Cow<str>` expects "a string" as `String` does)
+//! and the same struct names as `hpa_metrics_api`'s, so a body that fails
+//! in those fields fails with the same serde error. Fields the core never
+//! reads (the entries' other metadata, the list's `metadata` excepted) are
+//! skipped, not checked: a malformed value there (a creation timestamp
+//! that is not a time, say) no longer fails the list, where the full decode
+//! (and client-go's) would. The core's decisions read none of them.
+//!
+//! The custom metrics values likewise keep only the described object's
+//! name, the timestamp, the window and the value; the described object's
+//! other fields and the metric's name are decoded (borrowed) as strings,
+//! the metric's `selector`, never read, is skipped.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Time};
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+/// `metrics.k8s.io/v1beta1` PodMetricsList (see the module documentation).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "PodMetricsList")]
+pub struct PodMetricsList<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
+    #[serde(default, rename = "metadata")]
+    _metadata: ListMeta,
+    /// The pods.
+    #[serde(default, borrow)]
+    pub items: Vec<PodMetrics<'a>>,
+}
+
+/// `metrics.k8s.io/v1beta1` PodMetrics, without the metadata the core
+/// never reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "PodMetrics")]
+pub struct PodMetrics<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// The pod's name, namespace and labels.
+    #[serde(default, borrow)]
+    pub metadata: Meta<'a>,
+    /// End of the window the usage was averaged over.
+    pub timestamp: Time,
+    /// Length of that window, as a Go duration string.
+    #[serde(borrow)]
+    pub window: Cow<'a, str>,
+    /// Per-container usage.
+    #[serde(default, borrow)]
+    pub containers: Vec<ContainerMetrics<'a>>,
+}
+
+/// Usage of one container.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ContainerMetrics")]
+pub struct ContainerMetrics<'a> {
+    /// Container name (kept by the core: owned).
+    pub name: String,
+    /// Usage by resource name (kept: owned), as the quantities' text.
+    #[serde(default, borrow)]
+    pub usage: BTreeMap<String, QuantityText<'a>>,
+}
+
+/// A quantity's text, decoded as k8s-openapi decodes a `Quantity` (a
+/// string, or a JSON number as its text; anything else fails expecting
+/// "Quantity"), borrowed from the body when it can be.
+#[derive(Debug)]
+pub struct QuantityText<'a>(pub Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for QuantityText<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct QuantityVisitor<'a>(PhantomData<QuantityText<'a>>);
+
+        impl<'de: 'a, 'a> Visitor<'de> for QuantityVisitor<'a> {
+            type Value = QuantityText<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("Quantity")
+            }
+
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Self::Value, D::Error> {
+                deserializer.deserialize_any(self)
+            }
+
+            fn visit_i32<E: serde::de::Error>(self, v: i32) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+
+            fn visit_f32<E: serde::de::Error>(self, v: f32) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v.to_string())))
+            }
+
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v.to_owned())))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(QuantityText(Cow::Owned(v)))
+            }
+        }
+
+        deserializer.deserialize_newtype_struct("Quantity", QuantityVisitor(PhantomData))
+    }
+}
+
+/// A JSON string, borrowed from the body unless it holds escapes. A type
+/// of its own because a `Cow<str>` decoded as an `Option`'s content (or a
+/// map's value) is always owned: only a field marked `borrow` borrows.
+#[derive(Debug, Deserialize)]
+#[serde(transparent)]
+pub struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
+
+/// The parts of an entry's `ObjectMeta` the core reads. Decoded as
+/// k8s-openapi decodes `ObjectMeta` (a map, expecting "ObjectMeta"; a field
+/// given twice: the last one), every other field skipped.
+#[derive(Debug, Default)]
+pub struct Meta<'a> {
+    /// `metadata.name`.
+    pub name: Option<Cow<'a, str>>,
+    /// `metadata.namespace`.
+    pub namespace: Option<Cow<'a, str>>,
+    /// `metadata.labels` (kept by the label index: owned).
+    pub labels: Option<BTreeMap<String, String>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// A metadata key: one the core reads, or another.
+        enum Field {
+            Name,
+            Namespace,
+            Labels,
+            Other,
+        }
+
+        impl<'de> Deserialize<'de> for Field {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                struct FieldVisitor;
+
+                impl Visitor<'_> for FieldVisitor {
+                    type Value = Field;
+
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("field identifier")
+                    }
+
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Field, E> {
+                        Ok(match v {
+                            "name" => Field::Name,
+                            "namespace" => Field::Namespace,
+                            "labels" => Field::Labels,
+                            _ => Field::Other,
+                        })
+                    }
+                }
+
+                deserializer.deserialize_identifier(FieldVisitor)
+            }
+        }
+
+        struct MetaVisitor<'a>(PhantomData<Meta<'a>>);
+
+        impl<'de: 'a, 'a> Visitor<'de> for MetaVisitor<'a> {
+            type Value = Meta<'a>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("ObjectMeta")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta<'a>, A::Error> {
+                let mut meta = Meta::default();
+                while let Some(key) = map.next_key::<Field>()? {
+                    match key {
+                        Field::Name => {
+                            meta.name = map.next_value::<Option<Text<'a>>>()?.map(|t| t.0);
+                        }
+                        Field::Namespace => {
+                            meta.namespace = map.next_value::<Option<Text<'a>>>()?.map(|t| t.0);
+                        }
+                        Field::Labels => meta.labels = map.next_value()?,
+                        Field::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(meta)
+            }
+        }
+
+        deserializer.deserialize_struct(
+            "ObjectMeta",
+            &["name", "namespace", "labels"],
+            MetaVisitor(PhantomData),
+        )
+    }
+}
+
+/// `custom.metrics.k8s.io/v1beta2` MetricValueList (see the module
+/// documentation).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValueList")]
+pub struct MetricValueList<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
+    #[serde(default, rename = "metadata")]
+    _metadata: ListMeta,
+    /// The values.
+    #[serde(default, borrow)]
+    pub items: Vec<MetricValue<'a>>,
+}
+
+/// `custom.metrics.k8s.io/v1beta2` MetricValue.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValue", rename_all = "camelCase")]
+pub struct MetricValue<'a> {
+    /// The object described.
+    #[serde(borrow)]
+    pub described_object: ObjectReference<'a>,
+    /// The metric (its name; its selector skipped).
+    #[serde(borrow, rename = "metric")]
+    _metric: MetricIdentifier<'a>,
+    /// End of the sampling window.
+    pub timestamp: Time,
+    /// Length of the window in seconds.
+    #[serde(default)]
+    pub window_seconds: Option<i64>,
+    /// The value.
+    #[serde(borrow)]
+    pub value: QuantityText<'a>,
+}
+
+/// `custom.metrics.k8s.io/v1beta1` MetricValueList.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValueListV1Beta1")]
+pub struct MetricValueListV1Beta1<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
+    #[serde(default, rename = "metadata")]
+    _metadata: ListMeta,
+    /// The values.
+    #[serde(default, borrow)]
+    pub items: Vec<MetricValueV1Beta1<'a>>,
+}
+
+/// `custom.metrics.k8s.io/v1beta1` MetricValue (selector skipped).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricValueV1Beta1", rename_all = "camelCase")]
+pub struct MetricValueV1Beta1<'a> {
+    /// The object described.
+    #[serde(borrow)]
+    pub described_object: ObjectReference<'a>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(borrow, rename = "metricName")]
+    _metric_name: Cow<'a, str>,
+    /// End of the sampling window.
+    pub timestamp: Time,
+    /// Length of the window in seconds.
+    #[serde(default, rename = "window")]
+    pub window_seconds: Option<i64>,
+    /// The value.
+    #[serde(borrow)]
+    pub value: QuantityText<'a>,
+}
+
+/// The object a custom metric describes: its name is read.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "ObjectReference")]
+pub struct ObjectReference<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "namespace")]
+    _namespace: Cow<'a, str>,
+    /// Name.
+    #[serde(default, borrow)]
+    pub name: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+}
+
+/// A v1beta2 metric's identifier: its name, decoded and not read.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "MetricIdentifier")]
+struct MetricIdentifier<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(borrow, rename = "name")]
+    _name: Cow<'a, str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The point of these types: what is not kept is not copied. A string
+    /// without escapes is borrowed from the body; one with escapes cannot
+    /// be, and is decoded owned.
+    #[test]
+    fn strings_without_escapes_are_borrowed_from_the_body() {
+        let body = r#"{"metadata": {"name": "web-0", "namespace": "n\u0073"},
+            "timestamp": "2026-01-01T00:00:00Z", "window": "15s",
+            "containers": [{"name": "app", "usage": {"cpu": "250m", "memory": 5}}]}"#;
+        let item: PodMetrics<'_> = serde_json::from_str(body).unwrap();
+        assert!(matches!(item.metadata.name, Some(Cow::Borrowed("web-0"))));
+        assert!(matches!(&item.metadata.namespace, Some(Cow::Owned(ns)) if ns == "ns"));
+        assert!(matches!(item.window, Cow::Borrowed("15s")));
+        let usage = &item.containers[0].usage;
+        assert!(matches!(usage["cpu"].0, Cow::Borrowed("250m")));
+        assert!(matches!(&usage["memory"].0, Cow::Owned(q) if q == "5"));
+    }
+}
