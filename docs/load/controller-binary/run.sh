@@ -10,7 +10,7 @@
 set -u
 B=$(cd "$(dirname "$0")/../../.." && pwd)/target/release
 OUT=${OUT:-$(mktemp -d)}
-cd "$OUT" || exit 1
+mkdir -p "$OUT"; cd "$OUT" || exit 1
 echo "output in $OUT" >&2
 "$B/hpa-harness" sim --listen 127.0.0.1:0 --kubeconfig k10 > sim.out 2>&1 &
 SIM=$!; sleep 3
