@@ -159,7 +159,65 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
     // The sim answered its admin API, so requests were counted there.
     assert!(report.requests_counted);
     assert!(report.api_requests_per_sync > 0.0, "{report:?}");
-    assert_eq!(report.hpas_not_synced_after_warmup, 0);
+    assert_eq!(report.hpas_not_synced_after_warmup, Some(0));
+}
+
+/// Our controller binary as the "cluster's own" controller: the load run
+/// neither starts nor observes it. 2 s sync period, its endpoints on `port`.
+fn spawn_controller(
+    kubeconfig: &std::path::Path,
+    port: u16,
+    extra: &[&str],
+) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
+        .args(["controller", "--kubeconfig"])
+        .arg(kubeconfig)
+        .args([
+            "--horizontal-pod-autoscaler-sync-period",
+            "2s",
+            "--leader-elect=false",
+        ])
+        .arg(format!("--bind-address=127.0.0.1:{port}"))
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until the controller at `port` answers (so that a metrics URL
+/// given to the load run is served from its start).
+async fn wait_serving(port: u16) {
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .unwrap();
+}
+
+fn upstream(kubeconfig: std::path::PathBuf, metrics_url: String) -> LoadOptions {
+    LoadOptions {
+        backend: BackendKind::Kubeconfig,
+        controller: ControllerKind::Upstream,
+        kubeconfig: Some(kubeconfig),
+        metrics_control_url: Some(metrics_url),
+        warmup: Duration::from_secs(3),
+        ..smoke(20, 8, true, MetricProfile::Steady)
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,43 +226,136 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     let scratch = support::temp_dir("load-smoke-upstream");
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
-    // Our controller binary stands in for the cluster's own: the load run
-    // neither starts nor observes it, and sees its syncs only in the fake
-    // metrics server's request log, so it makes upstream's requests (one
-    // metrics list per HPA) with --upstream-requests.
-    let mut controller = tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
-        .args(["controller", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .args([
-            "--horizontal-pod-autoscaler-sync-period",
-            "2s",
-            "--bind-address",
-            "127.0.0.1:0",
-            "--leader-elect=false",
-            "--upstream-requests",
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    // The run sees the controller's syncs only in the fake metrics server's
+    // request log, so it makes upstream's requests (one metrics list per
+    // HPA) with --upstream-requests.
+    let mut controller = spawn_controller(&kubeconfig, free_port(), &["--upstream-requests"]);
+    let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
+    controller.kill().await.unwrap();
+    sim.kill().await.unwrap();
+    assert_eq!(report.controller, "upstream");
+    assert_eq!(report.syncs_counted_by, "request-log", "{report:?}");
+    assert_eq!(report.hpas_never_synced, Some(0), "{report:?}");
+    assert_eq!(report.hpas_not_synced_after_warmup, Some(0), "{report:?}");
+    // Several syncs per HPA in the window, with intervals between them.
+    assert!(report.syncs >= 40, "{report:?}");
+    assert!(report.sync_interval_seconds.count > 0, "{report:?}");
+    assert!(report.sync_interval_seconds.p50 > 0.5, "{report:?}");
+}
+
+/// Issue 16: our controller at its defaults lists metrics per namespace,
+/// so the request log names few of its syncs. Given its metrics URL, the
+/// run counts every HPA's syncs from its /debug/syncs instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_controller_sharing_lists_is_counted_from_its_own_endpoint() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let scratch = support::temp_dir("load-smoke-upstream-endpoint");
+    let dir = scratch.path().to_path_buf();
+    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let port = free_port();
+    let mut controller = spawn_controller(&kubeconfig, port, &[]);
+    wait_serving(port).await;
     let report = run(&LoadOptions {
-        backend: BackendKind::Kubeconfig,
-        controller: ControllerKind::Upstream,
-        kubeconfig: Some(kubeconfig),
-        metrics_control_url: Some(metrics_url),
-        warmup: Duration::from_secs(3),
-        ..smoke(20, 8, true, MetricProfile::Steady)
+        controller_metrics_url: Some(format!("http://127.0.0.1:{port}/metrics")),
+        ..upstream(kubeconfig, metrics_url)
     })
     .await
     .unwrap();
     controller.kill().await.unwrap();
     sim.kill().await.unwrap();
-    assert_eq!(report.controller, "upstream");
-    assert_eq!(report.hpas_never_synced, 0, "{report:?}");
-    assert_eq!(report.hpas_not_synced_after_warmup, 0, "{report:?}");
-    // Several syncs per HPA in the window, with intervals between them.
+    assert_eq!(report.syncs_counted_by, "decision-log", "{report:?}");
+    assert!(
+        report.invariant_violations().is_empty(),
+        "{:?}",
+        report.invariant_violations()
+    );
+    assert_eq!(report.hpas_never_synced, Some(0), "{report:?}");
+    assert_eq!(report.hpas_not_synced_after_warmup, Some(0), "{report:?}");
+    // 20 HPAs every 2 s for 8 s: about 80 syncs; 40 leaves room for a slow
+    // machine, and is more than the request log alone could name (the
+    // external-metric quarter of the HPAs).
     assert!(report.syncs >= 40, "{report:?}");
     assert!(report.sync_interval_seconds.count > 0, "{report:?}");
-    assert!(report.sync_interval_seconds.p50 > 0.5, "{report:?}");
+    assert!(
+        report.sync_interval_seconds.p50 > 1.5 && report.sync_interval_seconds.p50 < 3.0,
+        "{report:?}"
+    );
+}
+
+/// The same controller without its metrics URL: the log shows shared
+/// lists, so the run says it cannot tell which HPAs synced, and does not
+/// fail them as never synced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_its_endpoint_a_sharing_controller_s_coverage_is_unknown() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let scratch = support::temp_dir("load-smoke-upstream-shared");
+    let dir = scratch.path().to_path_buf();
+    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let mut controller = spawn_controller(&kubeconfig, free_port(), &[]);
+    let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
+    controller.kill().await.unwrap();
+    sim.kill().await.unwrap();
+    assert_eq!(
+        report.syncs_counted_by, "request-log-lower-bound",
+        "{report:?}"
+    );
+    assert_eq!(report.hpas_never_synced, None, "{report:?}");
+    assert_eq!(report.hpas_not_synced_after_warmup, None, "{report:?}");
+    assert_eq!(report.sync_interval_seconds.count, 0, "{report:?}");
+    assert!(
+        report.invariant_violations().is_empty(),
+        "{:?}",
+        report.invariant_violations()
+    );
+}
+
+/// A controller serving /metrics but no /debug/syncs (as
+/// kube-controller-manager would): our controller behind a proxy that
+/// passes /metrics only. The log shows shared lists, so the syncs are the
+/// reconciliation counter's, and which HPAs synced is unknown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sharing_controller_with_metrics_only_is_counted_in_aggregate() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let scratch = support::temp_dir("load-smoke-upstream-counter");
+    let dir = scratch.path().to_path_buf();
+    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let port = free_port();
+    let mut controller = spawn_controller(&kubeconfig, port, &[]);
+    wait_serving(port).await;
+    let upstream_metrics = format!("http://127.0.0.1:{port}/metrics");
+    // reqwest is built without a default crypto provider.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let proxy = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let url = upstream_metrics.clone();
+            async move { reqwest::get(&url).await.unwrap().text().await.unwrap() }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy_addr = listener.local_addr().unwrap();
+    let proxy = tokio::spawn(async move { axum::serve(listener, proxy).await });
+    let report = run(&LoadOptions {
+        controller_metrics_url: Some(format!("http://{proxy_addr}/metrics")),
+        ..upstream(kubeconfig, metrics_url)
+    })
+    .await
+    .unwrap();
+    proxy.abort();
+    controller.kill().await.unwrap();
+    sim.kill().await.unwrap();
+    assert_eq!(report.syncs_counted_by, "controller-metrics", "{report:?}");
+    assert_eq!(report.hpas_never_synced, None, "{report:?}");
+    assert_eq!(report.sync_interval_seconds.count, 0, "{report:?}");
+    assert!(
+        report.invariant_violations().is_empty(),
+        "{:?}",
+        report.invariant_violations()
+    );
+    // 20 HPAs every 2 s over the 8 s measured: about 80.
+    assert!(
+        (40..=120).contains(&report.syncs),
+        "{} syncs: {report:?}",
+        report.syncs
+    );
 }

@@ -138,9 +138,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub decisions_kept: u32,
 
-    /// Where to serve /metrics, /healthz, /readyz and /debug/decisions
-    /// (plain HTTP and unauthenticated, so on loopback by default;
-    /// kube-controller-manager's port).
+    /// Where to serve /metrics, /healthz, /readyz, /debug/decisions and
+    /// /debug/syncs (plain HTTP and unauthenticated, so on loopback by
+    /// default; kube-controller-manager's port).
     #[arg(long, default_value = DEFAULT_BIND_ADDRESS)]
     pub bind_address: SocketAddr,
 

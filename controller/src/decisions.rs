@@ -7,7 +7,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use hpa_core::DecisionTrace;
 
@@ -134,6 +134,38 @@ impl DecisionLog {
         keys
     }
 
+    /// The `/debug/syncs` document: per HPA, when its kept decisions were
+    /// taken, those at or after `since` only (all without it). A load run
+    /// reads it to count every sync of every HPA (`hpa-harness load
+    /// --controller upstream --controller-metrics-url`): the fake metrics
+    /// server's request log cannot, once namespace-wide metrics lists are
+    /// shared, and `/metrics` counts reconciliations only in aggregate.
+    /// Times only, so that polling it every second costs the controller
+    /// little where `/debug/decisions` would serialize every trace.
+    pub fn sync_times(&self, since: Option<jiff::Timestamp>) -> SyncTimes {
+        let entries = self.lock();
+        let mut hpas: Vec<HpaSyncTimes> = entries
+            .iter()
+            .filter_map(|(key, list)| {
+                let at: Vec<jiff::Timestamp> = list
+                    .iter()
+                    .map(|r| r.at)
+                    .filter(|at| since.is_none_or(|s| *at >= s))
+                    .collect();
+                (!at.is_empty()).then(|| HpaSyncTimes {
+                    key: key.clone(),
+                    at,
+                })
+            })
+            .collect();
+        drop(entries);
+        hpas.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        SyncTimes {
+            kept: self.keep,
+            hpas,
+        }
+    }
+
     /// The `/debug/decisions` document.
     pub fn report(&self) -> DecisionReport {
         let entries = self.lock();
@@ -167,6 +199,27 @@ impl DecisionLog {
 #[serde(rename_all = "camelCase")]
 pub struct DecisionReport {
     pub hpas: Vec<HpaDecisions>,
+}
+
+/// The `/debug/syncs` document ([`DecisionLog::sync_times`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SyncTimes {
+    /// Decisions kept per HPA (`--decisions-kept`): a reader polling less
+    /// often than this many sync periods misses syncs.
+    pub kept: usize,
+    /// HPAs with a decision in the window, sorted by key.
+    pub hpas: Vec<HpaSyncTimes>,
+}
+
+/// When one HPA's kept decisions were taken, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HpaSyncTimes {
+    /// `namespace/name`.
+    pub key: String,
+    /// The decisions' `at` (the controller's clock, at the end of the sync).
+    pub at: Vec<jiff::Timestamp>,
 }
 
 /// One HPA in the report: the latest decision next to what the status shows.
@@ -227,6 +280,49 @@ mod tests {
         assert_eq!(log.latest("ns/a", 1)[0].desired_replicas, Some(3));
         log.remove("ns/a");
         assert!(log.latest("ns/a", 10).is_empty());
+    }
+
+    #[test]
+    fn sync_times_list_the_kept_decisions_at_or_after_since() {
+        let at = |s: i64| jiff::Timestamp::from_second(1_800_000_000 + s).unwrap();
+        let log = DecisionLog::new(2);
+        for (key, s) in [("ns/b", 0), ("ns/a", 5), ("ns/b", 15), ("ns/b", 30)] {
+            log.push(
+                key,
+                DecisionRecord {
+                    at: at(s),
+                    ..record(1, 1)
+                },
+            );
+        }
+        let all = log.sync_times(None);
+        assert_eq!(all.kept, 2);
+        assert_eq!(
+            all.hpas,
+            vec![
+                HpaSyncTimes {
+                    key: "ns/a".into(),
+                    at: vec![at(5)]
+                },
+                HpaSyncTimes {
+                    key: "ns/b".into(),
+                    at: vec![at(15), at(30)]
+                },
+            ],
+            "sorted by key; b's sync at 0 s is no longer kept"
+        );
+        let recent = log.sync_times(Some(at(15)));
+        assert_eq!(
+            recent.hpas,
+            vec![HpaSyncTimes {
+                key: "ns/b".into(),
+                at: vec![at(15), at(30)]
+            }],
+            "since is inclusive; a has nothing that recent"
+        );
+        let doc = serde_json::to_value(&recent).unwrap();
+        assert_eq!(doc["hpas"][0]["key"], "ns/b");
+        assert_eq!(doc["hpas"][0]["at"][0], "2027-01-15T08:00:15Z");
     }
 
     #[test]

@@ -24,9 +24,11 @@
 //! - [`events`]: Kubernetes events on the injected clock;
 //! - [`event_correlator`]: client-go's event aggregation, dedup and spam filter;
 //! - [`history`]: per-HPA recommendations and scale events;
-//! - [`decisions`]: the decision log behind `/debug/decisions`;
+//! - [`decisions`]: the decision log behind `/debug/decisions` and
+//!   `/debug/syncs`;
 //! - [`metrics`]: Prometheus metrics with upstream's names;
-//! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`;
+//! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`,
+//!   `/debug/syncs`;
 //! - [`leader`]: Lease-based leader election;
 //! - [`observe`]: opt-in reconcile observer and request-saving caches (load runs).
 

@@ -1,6 +1,9 @@
 //! The controller's HTTP endpoints: `/metrics` (Prometheus text),
 //! `/healthz` (the process serves), `/readyz` (caches synced),
-//! `/debug/decisions` (JSON: the latest decisions next to each HPA's status).
+//! `/debug/decisions` (JSON: the latest decisions next to each HPA's status),
+//! `/debug/syncs` (JSON: when each HPA's kept decisions were taken,
+//! `?since=RFC 3339 time` for the recent ones only; what `hpa-harness load
+//! --controller upstream` counts every sync of every HPA from).
 //!
 //! Served on `--bind-address`, by default `127.0.0.1:10257`: the port of
 //! kube-controller-manager's secure serving (which this controller
@@ -15,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -45,6 +48,7 @@ pub fn app(state: ServerState) -> Router {
         .route("/livez", get(|| async { "ok" }))
         .route("/readyz", get(readyz))
         .route("/debug/decisions", get(decisions))
+        .route("/debug/syncs", get(syncs))
         .with_state(state)
 }
 
@@ -101,6 +105,17 @@ async fn readyz(State(state): State<ServerState>) -> Response {
 
 async fn decisions(State(state): State<ServerState>) -> Response {
     axum::Json(state.decisions.report()).into_response()
+}
+
+/// The query of `/debug/syncs`.
+#[derive(Debug, serde::Deserialize)]
+struct SyncsQuery {
+    /// Only decisions taken at or after this time (RFC 3339).
+    since: Option<jiff::Timestamp>,
+}
+
+async fn syncs(State(state): State<ServerState>, query: Query<SyncsQuery>) -> Response {
+    axum::Json(state.decisions.sync_times(query.since)).into_response()
 }
 
 #[cfg(test)]
@@ -164,6 +179,44 @@ mod tests {
         assert_eq!(code, StatusCode::OK);
         let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert!(doc["hpas"].is_array());
+    }
+
+    #[tokio::test]
+    async fn debug_syncs_lists_decision_times_since_a_time() {
+        let state = state();
+        let at = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+        state.decisions.push(
+            "ns/a",
+            super::super::decisions::DecisionRecord {
+                at,
+                current_replicas: None,
+                desired_replicas: None,
+                rescaled: false,
+                status_written: false,
+                dry_run: false,
+                observed: None,
+                computed_status: None,
+                events: vec![],
+                error: None,
+                trace: None,
+            },
+        );
+        let (code, body) = get_path(app(state.clone()), "/debug/syncs").await;
+        assert_eq!(code, StatusCode::OK);
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(doc["kept"], 3);
+        assert_eq!(doc["hpas"][0]["key"], "ns/a");
+        assert_eq!(doc["hpas"][0]["at"][0], "2027-01-15T08:00:00Z");
+        let (code, body) = get_path(
+            app(state.clone()),
+            "/debug/syncs?since=2027-01-15T08:00:01Z",
+        )
+        .await;
+        assert_eq!(code, StatusCode::OK);
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(doc["hpas"].as_array().unwrap().len(), 0, "{body}");
+        let (code, _) = get_path(app(state), "/debug/syncs?since=yesterday").await;
+        assert_eq!(code, StatusCode::BAD_REQUEST);
     }
 
     #[tokio::test]

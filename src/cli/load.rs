@@ -20,6 +20,9 @@ use super::CliResult;
 /// second, the interval between two syncs of an HPA, reconcile latency, API
 /// requests per sync, memory, CPU and disagreements with the pure core.
 /// Exits non-zero when an HPA was never synced or a decision disagrees.
+/// With --controller upstream the report names what counted the syncs
+/// (`syncs counted by`); where that cannot tell HPAs apart, HPAs never
+/// synced are "unknown", not a failure.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Number of HPAs (each with its own Deployment).
@@ -56,12 +59,24 @@ pub struct Args {
     #[arg(long)]
     pub metrics_control_url: Option<String>,
     /// Whose HPA controller to measure: ours (run here), or the cluster's
-    /// own (`upstream`, with --backend kubeconfig: not run here; its syncs
-    /// and the intervals between them are read from the fake metrics
-    /// server's request log, set --sync-period to its period; reconcile
-    /// latency and agreement with the core cannot be seen from outside).
+    /// own (`upstream`, with --backend kubeconfig: not run here; set
+    /// --sync-period to its period). Upstream's syncs and the intervals
+    /// between them are read from the fake metrics server's request log
+    /// (kube-controller-manager asks for each HPA's metric by its
+    /// selector); for a controller that lists metrics for many HPAs at once
+    /// (our hpa-controller), give --controller-metrics-url. Reconcile
+    /// latency and agreement with the core cannot be seen from outside.
     #[arg(long, value_enum, default_value_t = ControllerKind::Ours)]
     pub controller: ControllerKind,
+    /// With --controller upstream: the controller's Prometheus endpoint,
+    /// e.g. http://127.0.0.1:10257/metrics (no credentials are sent). Where
+    /// the server also serves /debug/syncs (hpa-controller), every HPA's
+    /// syncs are counted from it; otherwise, when the request log shows
+    /// shared metrics lists, the syncs are the reconciliations counter's
+    /// (all the controller's HPAs, not per HPA: never-synced HPAs and
+    /// intervals unknown).
+    #[arg(long)]
+    pub controller_metrics_url: Option<String>,
     /// How the metrics change over the run.
     #[arg(long, value_enum, default_value_t = MetricProfile::Steady)]
     pub metric_profile: MetricProfile,
@@ -131,6 +146,7 @@ impl Args {
             metrics_control_url: self.metrics_control_url.clone(),
             kube_api_qps: self.kube_api_qps,
             kube_api_burst: self.kube_api_burst,
+            controller_metrics_url: self.controller_metrics_url.clone(),
         }
     }
 }
@@ -261,6 +277,12 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
         }
         if let Some(url) = &args.metrics_control_url {
             cmd.args(["--metrics-control-url", url]);
+        }
+        if args.controller == ControllerKind::Upstream {
+            cmd.args(["--controller", "upstream"]);
+        }
+        if let Some(url) = &args.controller_metrics_url {
+            cmd.args(["--controller-metrics-url", url]);
         }
         if let Some(path) = &args.kubeconfig {
             cmd.arg("--kubeconfig").arg(path);

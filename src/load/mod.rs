@@ -4,6 +4,7 @@
 pub mod agree;
 pub mod cluster;
 mod collect;
+pub mod endpoint;
 pub mod report;
 pub mod run;
 pub mod stats;

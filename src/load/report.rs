@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::stats::Summary;
+use super::upstream::SyncSource;
 
 /// What one load run measured. The JSON field names are a stable format:
 /// users compare reports across versions and machines.
@@ -43,8 +44,11 @@ pub struct LoadReport {
     pub api_requests_per_sync: f64,
     /// Requests per reconcile by `VERB resource`, e.g. `get deployments/scale`.
     pub api_requests_by_kind: BTreeMap<String, f64>,
-    /// HPAs that were never reconciled during the run: must be 0.
-    pub hpas_never_synced: u64,
+    /// HPAs that were never reconciled during the run: must be 0. `null`
+    /// when the source of the syncs (`syncs_counted_by`) does not tell
+    /// HPAs apart: unknown, not none.
+    #[serde(default)]
+    pub hpas_never_synced: Option<u64>,
     /// Decisions that differ from the pure core given the same inputs: must be 0.
     pub disagreements: u64,
     /// Peak resident memory of the process running the controller.
@@ -65,9 +69,10 @@ pub struct LoadReport {
     /// intervals, latencies, requests and CPU count from then on.
     #[serde(default)]
     pub warmup_seconds: f64,
-    /// HPAs without a sync in the measured window (after the warm-up).
+    /// HPAs without a sync in the measured window (after the warm-up);
+    /// `null` when unknown, as `hpas_never_synced`.
     #[serde(default)]
-    pub hpas_not_synced_after_warmup: u64,
+    pub hpas_not_synced_after_warmup: Option<u64>,
     /// With the cluster in another process (`sim-process`): that process's
     /// peak resident memory, so `peak_rss_bytes` is the controller's own.
     /// 0 when the cluster runs in-process or elsewhere.
@@ -93,6 +98,15 @@ pub struct LoadReport {
     /// ours ran (`--controller upstream`).
     #[serde(default)]
     pub cpu_ms_per_sync: f64,
+    /// What counted `syncs` (and the intervals and HPAs never synced):
+    /// `observer` (ours, in this process), `request-log` (the fake metrics
+    /// server's, one request naming its HPA per sync: kube-controller-
+    /// manager), `decision-log` (the controller's `/debug/syncs`),
+    /// `controller-metrics` (its reconciliation counter: all its HPAs, not
+    /// per HPA) or `request-log-lower-bound` (the log, which showed shared
+    /// metrics lists, so not every sync). Empty in reports from before it.
+    #[serde(default)]
+    pub syncs_counted_by: String,
 }
 
 fn counted_default() -> bool {
@@ -109,15 +123,19 @@ impl LoadReport {
         (cpu_seconds - checker_cpu_seconds).max(0.0) * 1000.0 / syncs as f64
     }
 
+    /// What counted the syncs, when the report names a source this
+    /// version knows.
+    pub fn sync_source(&self) -> Option<SyncSource> {
+        SyncSource::from_name(&self.syncs_counted_by)
+    }
+
     /// The invariants every run must hold whatever the machine's speed:
-    /// every HPA synced, no disagreement with the core. Returns the broken ones.
+    /// every HPA synced (where known), no disagreement with the core, some
+    /// sync (unless only a lower bound was counted). Returns the broken ones.
     pub fn invariant_violations(&self) -> Vec<String> {
         let mut broken = Vec::new();
-        if self.hpas_never_synced > 0 {
-            broken.push(format!(
-                "{} of {} HPAs were never synced",
-                self.hpas_never_synced, self.hpas
-            ));
+        if let Some(never) = self.hpas_never_synced.filter(|n| *n > 0) {
+            broken.push(format!("{never} of {} HPAs were never synced", self.hpas));
         }
         if self.disagreements > 0 {
             broken.push(format!(
@@ -125,7 +143,8 @@ impl LoadReport {
                 self.disagreements
             ));
         }
-        if self.syncs == 0 {
+        let lower_bound = self.sync_source().is_some_and(|s| !s.counts_every_sync());
+        if self.syncs == 0 && !lower_bound {
             broken.push("no sync completed".to_string());
         }
         broken
@@ -175,7 +194,7 @@ pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError
 }
 
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync,syncs_counted_by";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -184,7 +203,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4},{}",
             r.controller,
             r.optimized,
             r.backend,
@@ -203,17 +222,18 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.reconcile_latency_seconds.p99,
             r.reconcile_latency_seconds.max,
             r.api_requests_per_sync,
-            r.hpas_never_synced,
+            known(r.hpas_never_synced, ""),
             r.disagreements,
             r.peak_rss_bytes,
             r.setup_rss_bytes,
             r.cpu_seconds,
             r.warmup_seconds,
-            r.hpas_not_synced_after_warmup,
+            known(r.hpas_not_synced_after_warmup, ""),
             r.cluster_peak_rss_bytes,
             r.cluster_cpu_seconds,
             r.checker_cpu_seconds,
             r.cpu_ms_per_sync,
+            r.syncs_counted_by,
         );
     }
     out
@@ -256,14 +276,14 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 r.pods_per_hpa.to_string(),
                 r.workers.to_string(),
                 format!("{:.1}", r.syncs_per_second),
-                seconds(r.sync_interval_seconds.p50),
-                seconds(r.sync_interval_seconds.p99),
-                seconds(r.sync_interval_seconds.max),
-                seconds(r.reconcile_latency_seconds.p50),
-                seconds(r.reconcile_latency_seconds.p99),
-                seconds(r.reconcile_latency_seconds.max),
+                summary_cell(&r.sync_interval_seconds, |s| s.p50),
+                summary_cell(&r.sync_interval_seconds, |s| s.p99),
+                summary_cell(&r.sync_interval_seconds, |s| s.max),
+                summary_cell(&r.reconcile_latency_seconds, |s| s.p50),
+                summary_cell(&r.reconcile_latency_seconds, |s| s.p99),
+                summary_cell(&r.reconcile_latency_seconds, |s| s.max),
                 format!("{:.2}", r.api_requests_per_sync),
-                r.hpas_never_synced.to_string(),
+                known(r.hpas_never_synced, "unknown"),
                 r.disagreements.to_string(),
                 bytes(r.peak_rss_bytes),
                 format!("{:.1}s", r.cpu_seconds),
@@ -316,7 +336,8 @@ pub fn to_table(reports: &[LoadReport]) -> String {
             let _ = writeln!(
                 out,
                 "measured after a {:.0}s warm-up; HPAs not synced after it: {}",
-                first.warmup_seconds, first.hpas_not_synced_after_warmup
+                first.warmup_seconds,
+                known(first.hpas_not_synced_after_warmup, "unknown")
             );
         }
         if first.cluster_peak_rss_bytes > 0 && reports.len() == 1 {
@@ -334,6 +355,15 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 first.checker_cpu_seconds
             );
         }
+        let sources: std::collections::BTreeSet<&str> = reports
+            .iter()
+            .map(|r| r.syncs_counted_by.as_str())
+            .filter(|s| !s.is_empty() && *s != SyncSource::Observer.name())
+            .collect();
+        for name in sources {
+            let what = SyncSource::from_name(name).map_or("", SyncSource::description);
+            let _ = writeln!(out, "syncs counted by {name}: {what}");
+        }
         if !first.requests_counted && reports.len() == 1 {
             let _ = writeln!(
                 out,
@@ -343,6 +373,21 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         let _ = writeln!(out, "machine: {}", first.machine);
     }
     out
+}
+
+/// A count, or `unknown` when the source could not tell.
+fn known(n: Option<u64>, unknown: &str) -> String {
+    n.map_or_else(|| unknown.to_string(), |n| n.to_string())
+}
+
+/// One figure of a summary, `-` when it is over no samples (nothing was
+/// measured, e.g. reconcile latency of a controller run elsewhere).
+fn summary_cell(s: &Summary, pick: fn(&Summary) -> f64) -> String {
+    if s.count == 0 {
+        "-".to_string()
+    } else {
+        seconds(pick(s))
+    }
 }
 
 fn seconds(s: f64) -> String {
@@ -678,7 +723,7 @@ mod tests {
             },
             api_requests_per_sync: 0.5,
             api_requests_by_kind: BTreeMap::from([("list metrics.k8s.io/pods".into(), 0.5)]),
-            hpas_never_synced: 0,
+            hpas_never_synced: Some(0),
             disagreements: 0,
             peak_rss_bytes: 64 * 1024 * 1024,
             cpu_seconds: 3.5,
@@ -686,12 +731,13 @@ mod tests {
             optimized: true,
             setup_rss_bytes: 32 * 1024 * 1024,
             warmup_seconds: 15.0,
-            hpas_not_synced_after_warmup: 0,
+            hpas_not_synced_after_warmup: Some(0),
             cluster_peak_rss_bytes: 0,
             cluster_cpu_seconds: 0.0,
             requests_counted: true,
             checker_cpu_seconds: 0.5,
             cpu_ms_per_sync: 0.3,
+            syncs_counted_by: "observer".into(),
         }
     }
 
@@ -761,7 +807,7 @@ mod tests {
             csv.lines()
                 .next()
                 .unwrap()
-                .ends_with(",checker_cpu_seconds,cpu_ms_per_sync")
+                .contains(",checker_cpu_seconds,cpu_ms_per_sync,")
         );
     }
 
@@ -769,11 +815,67 @@ mod tests {
     fn broken_invariants_are_named() {
         let mut r = report(10, 1);
         assert!(r.invariant_violations().is_empty());
-        r.hpas_never_synced = 2;
+        r.hpas_never_synced = Some(2);
         r.disagreements = 1;
         let broken = r.invariant_violations();
         assert_eq!(broken.len(), 2);
         assert!(broken[0].contains("2 of 10 HPAs"));
+    }
+
+    #[test]
+    fn a_source_that_cannot_tell_hpas_apart_reports_them_unknown_not_unsynced() {
+        let mut r = report(100, 1);
+        r.controller = "upstream".into();
+        r.syncs_counted_by = "controller-metrics".into();
+        r.hpas_never_synced = None;
+        r.hpas_not_synced_after_warmup = None;
+        r.sync_interval_seconds = Summary::default();
+        r.reconcile_latency_seconds = Summary::default();
+        assert!(r.invariant_violations().is_empty(), "unknown is no failure");
+        let value = serde_json::to_value(&r).unwrap();
+        assert!(value["hpas_never_synced"].is_null());
+        assert_eq!(value["syncs_counted_by"], "controller-metrics");
+        let table = to_table(std::slice::from_ref(&r));
+        assert!(table.contains("unknown"), "{table}");
+        assert!(
+            table.contains("HPAs not synced after it: unknown"),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "syncs counted by controller-metrics: the controller's reconciliations counter"
+            ),
+            "{table}"
+        );
+        assert!(
+            !table.contains("0.0ms"),
+            "nothing measured shows as -: {table}"
+        );
+        let csv = to_csv(std::slice::from_ref(&r));
+        let (header, row) = csv.split_once('\n').unwrap();
+        let cells: std::collections::HashMap<&str, &str> =
+            header.split(',').zip(row.trim_end().split(',')).collect();
+        assert_eq!(cells["hpas_never_synced"], "");
+        assert_eq!(cells["hpas_not_synced_after_warmup"], "");
+        assert_eq!(cells["syncs_counted_by"], "controller-metrics");
+        // A lower bound of zero syncs is no proof that none happened.
+        r.syncs_counted_by = "request-log-lower-bound".into();
+        r.syncs = 0;
+        assert!(r.invariant_violations().is_empty());
+        r.syncs_counted_by = "decision-log".into();
+        assert_eq!(r.invariant_violations(), ["no sync completed"]);
+    }
+
+    #[test]
+    fn reports_from_before_the_source_was_named_still_read() {
+        let mut value = serde_json::to_value(report(100, 1)).unwrap();
+        let object = value.as_object_mut().unwrap();
+        object.remove("syncs_counted_by");
+        object.insert("hpas_never_synced".into(), 3.into());
+        let r: LoadReport = serde_json::from_value(value).unwrap();
+        assert_eq!(r.hpas_never_synced, Some(3));
+        assert_eq!(r.syncs_counted_by, "");
+        assert_eq!(r.sync_source(), None);
     }
 
     #[test]

@@ -22,9 +22,10 @@ use kube::api::{Api, PostParams};
 
 use super::cluster::{LoadCluster, RemoteError};
 use super::collect::{Collector, Tally};
+use super::endpoint::{ControllerEndpoint, CounterWatch, EndpointError, SyncsWatch, syncs_poll};
 use super::report::{self, LoadReport};
 use super::stats::Summary;
-use super::upstream::LogWatch;
+use super::upstream::{LogWatch, Seen, SyncSource};
 use super::workload::{
     CREATE_CONCURRENCY, LoadPod, MetricKind, Target, deployment, external_metric, hpa, invalid,
     list_pods, metric_changes, pod_churn, pod_metrics, setup, targets,
@@ -118,6 +119,11 @@ pub struct LoadOptions {
     pub kube_api_qps: f64,
     /// The controller's request burst per clientset (`--kube-api-burst`).
     pub kube_api_burst: u32,
+    /// With `--controller upstream`: the controller's Prometheus endpoint
+    /// (`--controller-metrics-url`). Its syncs are then counted from there
+    /// (and from `/debug/syncs` beside it, when served) where the fake
+    /// metrics server's request log does not see them all.
+    pub controller_metrics_url: Option<String>,
 }
 
 impl Default for LoadOptions {
@@ -139,6 +145,7 @@ impl Default for LoadOptions {
             metrics_control_url: None,
             kube_api_qps: 0.0,
             kube_api_burst: 30,
+            controller_metrics_url: None,
         }
     }
 }
@@ -169,6 +176,9 @@ pub enum LoadError {
     /// The cluster outside this process could not be reached or started.
     #[error(transparent)]
     Remote(#[from] RemoteError),
+    /// The external controller's endpoints could not be read.
+    #[error("the controller's endpoints")]
+    Endpoint(#[from] EndpointError),
 }
 
 /// Runs one load and returns its report. Disagreement examples (if any)
@@ -178,6 +188,11 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     {
         return Err(LoadError::Unsupported(
             "--controller upstream measures the controller of the cluster given with --backend kubeconfig; the simulated cluster has none of its own".into(),
+        ));
+    }
+    if options.controller_metrics_url.is_some() && options.controller != ControllerKind::Upstream {
+        return Err(LoadError::Unsupported(
+            "--controller-metrics-url reads the external controller of --controller upstream; ours is observed in this process".into(),
         ));
     }
     if options.hpas == 0 || options.pods_per_hpa == 0 || options.duration.is_zero() {
@@ -216,7 +231,7 @@ async fn run_on(
     let measure_from = started + options.warmup;
     let (collector, checker, checker_task) = Collector::start(measure_from);
     let mut usage = Usage::now(cluster, checker_task);
-    let controller = start_controller(options, cluster, &collector).await?;
+    let controller = start_controller(options, targets, cluster, &collector).await?;
 
     drive(
         options, namespaces, cluster, built, &collector, started, &mut usage,
@@ -229,18 +244,16 @@ async fn run_on(
     let mut tally = checker
         .join()
         .map_err(|_| LoadError::Invalid("the disagreement checker panicked".into()))?;
-    if let Some(seen) = watched {
-        if seen.dropped > 0 {
-            tracing::warn!(
-                dropped = seen.dropped,
-                "the fake metrics server's request log overflowed: syncs are undercounted"
-            );
+    let counted_by = match watched {
+        Some((seen, source)) => {
+            tally.syncs = seen.syncs;
+            tally.intervals = seen.intervals;
+            tally.synced = seen.synced;
+            tally.synced_after_warmup = seen.synced_after_warmup;
+            source
         }
-        tally.syncs = seen.syncs;
-        tally.intervals = seen.intervals;
-        tally.synced = seen.synced;
-        tally.synced_after_warmup = seen.synced_after_warmup;
-    }
+        None => SyncSource::Observer,
+    };
     for example in &tally.examples {
         tracing::warn!(%example, "decision disagrees with the pure core");
     }
@@ -248,6 +261,7 @@ async fn run_on(
     Ok(load_report(
         options,
         &tally,
+        counted_by,
         counted,
         run_seconds,
         usage,
@@ -414,15 +428,16 @@ impl Usage {
 }
 
 /// The controller under test: ours, run here, or the cluster's own,
-/// watched through the fake metrics server's request log.
+/// watched from outside.
 enum Measured {
     Ours(Box<ControllerHandle>),
-    Upstream(LogWatch),
+    Upstream(Box<UpstreamWatch>),
 }
 
 impl Measured {
-    /// Stops ours, or stops watching and answers what the log showed.
-    async fn stop(self) -> Result<Option<super::upstream::Seen>, LoadError> {
+    /// Stops ours, or stops watching and answers what was seen and which
+    /// source counted it.
+    async fn stop(self) -> Result<Option<(Seen, SyncSource)>, LoadError> {
         match self {
             Self::Ours(controller) => {
                 controller.shutdown().await.map_err(LoadError::Controller)?;
@@ -433,8 +448,125 @@ impl Measured {
     }
 }
 
+/// What watches a controller run elsewhere: the fake metrics server's
+/// request log always; with `--controller-metrics-url`, the controller's
+/// reconciliation counter and, when it serves one, its `/debug/syncs`.
+struct UpstreamWatch {
+    log: LogWatch,
+    counter: Option<CounterWatch>,
+    syncs: Option<SyncsWatch>,
+}
+
+impl UpstreamWatch {
+    async fn start(
+        options: &LoadOptions,
+        targets: &[Target],
+        control: fake_metrics_server::client::ControlClient,
+    ) -> Result<Self, LoadError> {
+        let measure_from = jiff::Timestamp::now()
+            + jiff::SignedDuration::try_from(options.warmup).unwrap_or_default();
+        let log = LogWatch::start(control, measure_from);
+        let Some(url) = &options.controller_metrics_url else {
+            return Ok(Self {
+                log,
+                counter: None,
+                syncs: None,
+            });
+        };
+        let endpoint = ControllerEndpoint::new(url)?;
+        // A wrong URL fails the run here, not after it.
+        let counter = CounterWatch::start(endpoint.clone(), options.warmup).await?;
+        let syncs = match endpoint.sync_times(Some(jiff::Timestamp::now())).await {
+            Ok(_) => {
+                let hpas = targets
+                    .iter()
+                    .map(|t| format!("{}/{}", t.namespace, t.name))
+                    .collect();
+                Some(SyncsWatch::start(
+                    endpoint,
+                    hpas,
+                    measure_from,
+                    syncs_poll(options.sync_period),
+                ))
+            }
+            Err(e) => {
+                tracing::info!(
+                    error = %e,
+                    "the controller serves no /debug/syncs (not hpa-controller): per-HPA syncs only from the request log"
+                );
+                None
+            }
+        };
+        Ok(Self {
+            log,
+            counter: Some(counter),
+            syncs,
+        })
+    }
+
+    /// Stops watching; the syncs from the best source that saw them all
+    /// ([`SyncSource`]): `/debug/syncs`; else the request log when every
+    /// request named its HPA (kube-controller-manager's); else the
+    /// reconciliation counter, in aggregate; else the log, as a lower bound.
+    async fn finish(self) -> (Seen, SyncSource) {
+        let log = self.log.finish().await;
+        if log.dropped > 0 {
+            tracing::warn!(
+                dropped = log.dropped,
+                "the fake metrics server's request log overflowed: syncs seen there are undercounted"
+            );
+        }
+        let counter = match self.counter {
+            Some(counter) => counter.finish().await,
+            None => None,
+        };
+        let decisions = match self.syncs {
+            Some(syncs) => Some(syncs.finish().await),
+            None => None,
+        };
+        if let Some(seen) = &decisions {
+            tracing::info!(
+                load_syncs = seen.syncs,
+                all_reconciliations = counter,
+                "syncs counted from the controller's /debug/syncs; its /metrics counts every HPA it syncs"
+            );
+        } else if log.shared_lists > 0 {
+            tracing::warn!(
+                shared_lists = log.shared_lists,
+                "the controller listed metrics for many HPAs at once: the request log does not see every sync, and cannot say which HPAs synced"
+            );
+        }
+        choose_source(log, decisions, counter)
+    }
+}
+
+/// The syncs of the best source that saw them all (see
+/// [`UpstreamWatch::finish`]): `decisions` from `/debug/syncs`, the request
+/// `log`, the reconciliation `counter` of the measured window.
+fn choose_source(
+    mut log: Seen,
+    decisions: Option<Seen>,
+    counter: Option<u64>,
+) -> (Seen, SyncSource) {
+    if let Some(seen) = decisions {
+        return (seen, SyncSource::DecisionLog);
+    }
+    if log.shared_lists == 0 {
+        return (log, SyncSource::RequestLog);
+    }
+    match counter {
+        Some(syncs) => (Seen::counted(syncs), SyncSource::ControllerMetrics),
+        None => {
+            // The intervals between the syncs it did see are too long.
+            log.intervals.clear();
+            (log, SyncSource::RequestLogLowerBound)
+        }
+    }
+}
+
 async fn start_controller(
     options: &LoadOptions,
+    targets: &[Target],
     cluster: &LoadCluster,
     collector: &Arc<Collector>,
 ) -> Result<Measured, LoadError> {
@@ -444,11 +576,8 @@ async fn start_controller(
                 "--controller upstream needs --backend kubeconfig".into(),
             ));
         };
-        let measure_from_ts = jiff::Timestamp::now()
-            + jiff::SignedDuration::try_from(options.warmup).unwrap_or_default();
-        return Ok(Measured::Upstream(LogWatch::start(
-            control.clone(),
-            measure_from_ts,
+        return Ok(Measured::Upstream(Box::new(
+            UpstreamWatch::start(options, targets, control.clone()).await?,
         )));
     }
     let config = ControllerConfig {
@@ -564,6 +693,7 @@ async fn drive(
 fn load_report(
     options: &LoadOptions,
     tally: &Tally,
+    counted_by: SyncSource,
     counted: Option<BTreeMap<(String, String), u64>>,
     run_seconds: f64,
     used: Used,
@@ -593,9 +723,14 @@ fn load_report(
         reconcile_latency_seconds: Summary::of(&tally.latencies),
         api_requests_per_sync: total as f64 / syncs,
         api_requests_by_kind: by_kind,
-        hpas_never_synced: (options.hpas as u64).saturating_sub(tally.synced.len() as u64),
-        hpas_not_synced_after_warmup: (options.hpas as u64)
-            .saturating_sub(tally.synced_after_warmup.len() as u64),
+        // Counted only from a source that tells every HPA's syncs apart.
+        hpas_never_synced: counted_by
+            .per_hpa()
+            .then(|| (options.hpas as u64).saturating_sub(tally.synced.len() as u64)),
+        hpas_not_synced_after_warmup: counted_by
+            .per_hpa()
+            .then(|| (options.hpas as u64).saturating_sub(tally.synced_after_warmup.len() as u64)),
+        syncs_counted_by: counted_by.name().into(),
         warmup_seconds: options.warmup.as_secs_f64(),
         cluster_peak_rss_bytes: used.cluster_peak_rss_bytes,
         cluster_cpu_seconds: used.cluster_cpu_seconds,
@@ -653,6 +788,52 @@ mod tests {
             MetricProfile::Spiky.factor(Duration::from_secs(40), d, p),
             1.8
         );
+    }
+
+    #[test]
+    fn the_source_that_saw_every_sync_counts_them() {
+        let at = |s: i64| jiff::Timestamp::from_second(1_800_000_000 + s).unwrap();
+        let seen = |shared_lists: u64| {
+            let mut seen = Seen::default();
+            for s in [0, 15, 30] {
+                seen.record_sync("load-0/w1".into(), at(s), at(0));
+            }
+            seen.shared_lists = shared_lists;
+            seen
+        };
+        // kube-controller-manager: every request names its HPA.
+        let (log, source) = choose_source(seen(0), None, Some(99));
+        assert_eq!(source, SyncSource::RequestLog);
+        assert_eq!((log.syncs, log.intervals.len()), (3, 2));
+        // Our controller with /debug/syncs: its decisions, whatever the log.
+        let mut decisions = Seen::default();
+        decisions.record_sync("load-0/w2".into(), at(1), at(0));
+        let (counted, source) = choose_source(seen(4), Some(decisions), Some(99));
+        assert_eq!(source, SyncSource::DecisionLog);
+        assert_eq!(counted.syncs, 1);
+        assert!(counted.synced.contains("load-0/w2"));
+        // Shared lists and only /metrics: the counter, no HPA named.
+        let (counted, source) = choose_source(seen(4), None, Some(99));
+        assert_eq!(source, SyncSource::ControllerMetrics);
+        assert_eq!(counted.syncs, 99);
+        assert!(counted.synced.is_empty() && counted.intervals.is_empty());
+        // Shared lists and nothing else: the log, as a lower bound, without
+        // the intervals its missing syncs stretch.
+        let (counted, source) = choose_source(seen(4), None, None);
+        assert_eq!(source, SyncSource::RequestLogLowerBound);
+        assert_eq!(counted.syncs, 3);
+        assert!(counted.intervals.is_empty());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_controller_metrics_url_is_for_an_external_controller() {
+        let err = run(&LoadOptions {
+            controller_metrics_url: Some("http://127.0.0.1:1/metrics".into()),
+            ..LoadOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(matches!(err, LoadError::Unsupported(_)), "{err}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

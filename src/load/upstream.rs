@@ -1,15 +1,21 @@
 //! Measuring an HPA controller the harness does not run (`--controller
-//! upstream`): each sync of a load HPA asks the fake metrics server for its
-//! one metric, so the server's request log says which HPA synced when. The
-//! log is read every half second; syncs and the intervals between two syncs
-//! of an HPA come from it. Reconcile latency and agreement with the core
-//! cannot be seen from outside and are not reported.
+//! upstream`). kube-controller-manager's sync of a load HPA asks the fake
+//! metrics server for its one metric with a selector naming the HPA, so the
+//! server's request log says which HPA synced when. The log is read every
+//! half second; syncs and the intervals between two syncs of an HPA come
+//! from it. A controller that shares namespace-wide metrics lists (ours, at
+//! its defaults) leaves no request naming most of its syncs: the log then
+//! shows shared lists, and the syncs are counted from the controller's own
+//! endpoints instead ([`super::endpoint`]), or, without them, the log's
+//! count is reported as the lower bound it is ([`SyncSource`]). Reconcile
+//! latency and agreement with the core cannot be seen from outside and are
+//! not reported.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use fake_metrics_server::client::ControlClient;
-use fake_metrics_server::log::{LogEntry, LogFilter};
+use fake_metrics_server::log::{Group, LogEntry, LogFilter};
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 
@@ -33,6 +39,96 @@ pub fn hpa_of_request(path: &str, query: Option<&str>) -> Option<String> {
     Some(format!("{namespace}/{name}"))
 }
 
+/// Whether this request is a metrics list that names no single HPA (a
+/// whole namespace's pods, a metric's every series): the list a controller
+/// sharing lists across HPAs makes, which kube-controller-manager never does.
+pub fn is_shared_list(entry: &LogEntry) -> bool {
+    matches!(
+        entry.group,
+        Group::Resource | Group::Custom | Group::External
+    ) && entry.path.contains("/namespaces/")
+        && hpa_of_request(&entry.path, entry.query.as_deref()).is_none()
+}
+
+/// Which source counted a run's syncs (the report's `syncs_counted_by`):
+/// only a source that sees every sync of every HPA can say that an HPA was
+/// never synced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncSource {
+    /// Our controller in this process: every reconcile observed.
+    Observer,
+    /// The fake metrics server's request log, every request naming its HPA
+    /// (kube-controller-manager: one request per HPA per metric and sync).
+    RequestLog,
+    /// The request log, which showed shared metrics lists: the syncs served
+    /// from them are not seen, so the count is a lower bound and per-HPA
+    /// coverage is unknown.
+    RequestLogLowerBound,
+    /// The controller's `/debug/syncs` (our `hpa-controller`): the time of
+    /// every decision, per HPA.
+    DecisionLog,
+    /// The controller's `/metrics`
+    /// (`horizontal_pod_autoscaler_controller_reconciliations_total`): every
+    /// sync, but not per HPA (and of every HPA it syncs, not only the
+    /// load's), so no intervals and per-HPA coverage unknown.
+    ControllerMetrics,
+}
+
+impl SyncSource {
+    /// Every source.
+    pub const ALL: [Self; 5] = [
+        Self::Observer,
+        Self::RequestLog,
+        Self::RequestLogLowerBound,
+        Self::DecisionLog,
+        Self::ControllerMetrics,
+    ];
+
+    /// The name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Observer => "observer",
+            Self::RequestLog => "request-log",
+            Self::RequestLogLowerBound => "request-log-lower-bound",
+            Self::DecisionLog => "decision-log",
+            Self::ControllerMetrics => "controller-metrics",
+        }
+    }
+
+    /// The source of a report's `syncs_counted_by`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// What the table says about it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Observer => "every reconcile observed in this process",
+            Self::RequestLog => {
+                "the fake metrics server's request log, one request naming its HPA per sync"
+            }
+            Self::RequestLogLowerBound => {
+                "the fake metrics server's request log, which showed shared metrics lists: a lower bound (API requests per sync an upper bound), per-HPA coverage and intervals unknown (give --controller-metrics-url)"
+            }
+            Self::DecisionLog => "the controller's /debug/syncs, per HPA",
+            Self::ControllerMetrics => {
+                "the controller's reconciliations counter (/metrics), all its HPAs: per-HPA coverage and intervals unknown"
+            }
+        }
+    }
+
+    /// Whether it tells every HPA's syncs apart, so that "never synced"
+    /// can be counted.
+    pub fn per_hpa(self) -> bool {
+        matches!(self, Self::Observer | Self::RequestLog | Self::DecisionLog)
+    }
+
+    /// Whether it counts every sync (not a lower bound).
+    pub fn counts_every_sync(self) -> bool {
+        self != Self::RequestLogLowerBound
+    }
+}
+
 /// Syncs seen in the log.
 #[derive(Debug, Default)]
 pub struct Seen {
@@ -46,26 +142,49 @@ pub struct Seen {
     pub synced_after_warmup: HashSet<String>,
     /// Log entries lost to the server's ring buffer between two reads.
     pub dropped: u64,
+    /// Metrics lists naming no single HPA ([`is_shared_list`]): when there
+    /// are any, the log does not see every sync.
+    pub shared_lists: u64,
     last: HashMap<String, Timestamp>,
 }
 
 impl Seen {
-    /// Counts one request.
+    /// `syncs` syncs in the measured window, of no HPA in particular (an
+    /// aggregate count).
+    pub fn counted(syncs: u64) -> Self {
+        Self {
+            syncs,
+            ..Self::default()
+        }
+    }
+
+    /// Counts one request of the log.
     pub fn record(&mut self, entry: &LogEntry, measure_from: Timestamp) {
-        let Some(key) = hpa_of_request(&entry.path, entry.query.as_deref()) else {
-            return;
-        };
-        self.synced.insert(key.clone());
-        let prev = self.last.insert(key.clone(), entry.time);
-        if entry.time < measure_from {
+        match hpa_of_request(&entry.path, entry.query.as_deref()) {
+            Some(key) => self.record_sync(key, entry.time, measure_from),
+            None if is_shared_list(entry) => self.shared_lists += 1,
+            None => {}
+        }
+    }
+
+    /// Counts one sync of the HPA `key` at `time`.
+    pub fn record_sync(&mut self, key: String, time: Timestamp, measure_from: Timestamp) {
+        let prev = self.last.insert(key.clone(), time);
+        if time < measure_from {
+            self.synced.insert(key);
             return;
         }
         self.syncs += 1;
-        self.synced_after_warmup.insert(key);
+        self.synced_after_warmup.insert(key.clone());
+        self.synced.insert(key);
         if let Some(prev) = prev.filter(|p| *p >= measure_from) {
-            self.intervals
-                .push(entry.time.duration_since(prev).as_secs_f64());
+            self.intervals.push(time.duration_since(prev).as_secs_f64());
         }
+    }
+
+    /// When `key` was last seen syncing.
+    pub fn last_sync(&self, key: &str) -> Option<Timestamp> {
+        self.last.get(key).copied()
     }
 }
 
@@ -136,7 +255,6 @@ impl LogWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fake_metrics_server::log::Group;
 
     #[test]
     fn requests_name_the_hpa_of_their_selector() {
@@ -169,6 +287,75 @@ mod tests {
             None,
             "discovery is no sync"
         );
+    }
+
+    fn log_entry(path: &str, query: Option<&str>, group: Group) -> LogEntry {
+        LogEntry {
+            time: Timestamp::from_second(1_800_000_000).unwrap(),
+            method: "GET".into(),
+            path: path.into(),
+            query: query.map(Into::into),
+            group,
+            status: 200,
+            duration_micros: 10,
+        }
+    }
+
+    #[test]
+    fn namespace_wide_lists_are_shared_and_count_no_sync() {
+        let shared = [
+            log_entry(
+                "/apis/metrics.k8s.io/v1beta1/namespaces/load-0/pods",
+                None,
+                Group::Resource,
+            ),
+            log_entry(
+                "/apis/custom.metrics.k8s.io/v1beta2/namespaces/load-0/pods/*/http_requests",
+                Some("metricLabelSelector="),
+                Group::Custom,
+            ),
+            log_entry(
+                "/apis/external.metrics.k8s.io/v1beta1/namespaces/load-0/queue_depth",
+                None,
+                Group::External,
+            ),
+        ];
+        let named = log_entry(
+            "/apis/metrics.k8s.io/v1beta1/namespaces/load-0/pods",
+            Some("labelSelector=app%3Dw1"),
+            Group::Resource,
+        );
+        let discovery = log_entry("/apis/metrics.k8s.io/v1beta1", None, Group::Discovery);
+        let control = log_entry("/control/v1/namespaces/load-0/pods", None, Group::Control);
+        for e in &shared {
+            assert!(is_shared_list(e), "{}", e.path);
+        }
+        for e in [&named, &discovery, &control] {
+            assert!(!is_shared_list(e), "{}", e.path);
+        }
+        let mut seen = Seen::default();
+        for e in shared.iter().chain([&named, &discovery, &control]) {
+            seen.record(e, Timestamp::UNIX_EPOCH);
+        }
+        assert_eq!(seen.shared_lists, 3);
+        assert_eq!(seen.syncs, 1, "only the request naming w1 is a sync");
+        assert_eq!(
+            seen.synced.iter().collect::<Vec<_>>(),
+            [&"load-0/w1".to_string()]
+        );
+    }
+
+    #[test]
+    fn sources_say_what_they_can_count() {
+        for source in SyncSource::ALL {
+            assert_eq!(SyncSource::from_name(source.name()), Some(source));
+        }
+        assert!(SyncSource::RequestLog.per_hpa());
+        assert!(SyncSource::DecisionLog.per_hpa());
+        assert!(!SyncSource::ControllerMetrics.per_hpa());
+        assert!(SyncSource::ControllerMetrics.counts_every_sync());
+        assert!(!SyncSource::RequestLogLowerBound.per_hpa());
+        assert!(!SyncSource::RequestLogLowerBound.counts_every_sync());
     }
 
     #[test]

@@ -23,5 +23,6 @@ CTL=$!; sleep 2
     echo "$(date +%s) $(awk '{print $14+$15}' /proc/$CTL/stat) $(grep VmRSS /proc/$CTL/status | awk '{print $2}') $(grep VmHWM /proc/$CTL/status | awk '{print $2}') $n" >> samples.txt
     sleep 5; done ) &
 timeout 900 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-control-url "$MURL" --controller upstream \
+  --controller-metrics-url http://127.0.0.1:18258/metrics \
   --hpas 10000 --sync-period 15s --warmup 60s --duration 90s --quiet --json load.json > load.out 2>&1
 kill $CTL $SIM; wait 2>/dev/null
