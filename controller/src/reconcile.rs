@@ -156,7 +156,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     if plan.early.is_none()
         && let Some(selector) = &selector
     {
-        ctx.selectors.set(key, selector.clone());
+        ctx.selectors.set(key, selector);
     }
     let fetches = plan.queries.iter().map(|query| async move {
         match query {
@@ -206,14 +206,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let outcome = hpa_core::finish(decision, rescale.clone(), finished_at);
     let observed_outcome = observed_decision.as_ref().map(|_| outcome.clone());
     let result = apply(
-        key,
-        ctx,
-        &input.hpa,
-        outcome,
-        true,
-        rescaled,
-        &durations,
-        started,
+        key, ctx, &input.hpa, outcome, true, rescaled, &durations, started,
     )
     .await;
     if let (Some(observer), Some(decision), Some(outcome)) =
