@@ -1,9 +1,10 @@
 //! Everything a reconcile needs, in one value shared by the workers.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use foldhash::HashMap as FastMap;
 use hpa_core::clock::Clock;
 use hpa_core::decide::OtherHpa;
 use hpa_core::pod::Labels;
@@ -34,8 +35,8 @@ pub struct SelectorStore {
     by_namespace: Arc<Mutex<SelectorsByNamespace>>,
 }
 
-/// namespace → its selectors.
-type SelectorsByNamespace = HashMap<String, NamespaceSelectors>;
+/// namespace → its selectors. Maps read every sync use a fast hasher.
+type SelectorsByNamespace = FastMap<String, NamespaceSelectors>;
 
 /// HPAs' selectors by HPA key: the keys sort as the core's `other_hpas`
 /// are ordered, and each entry is what the core is handed, so a candidate
@@ -47,7 +48,7 @@ type SelectorsByKey = BTreeMap<Arc<str>, Arc<Selector>>;
 struct NamespaceSelectors {
     by_key: SelectorsByKey,
     /// label key → label value → the HPAs whose anchor clause admits it.
-    anchored: HashMap<String, HashMap<String, SelectorsByKey>>,
+    anchored: FastMap<String, FastMap<String, SelectorsByKey>>,
     /// HPAs whose selector has no equality or `in` clause: any pod may match.
     unanchored: SelectorsByKey,
 }

@@ -16,6 +16,8 @@
 //! store keeps.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+
+use foldhash::HashMap as FastMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -46,9 +48,9 @@ impl Default for PodIndex {
 
 #[derive(Debug, Default)]
 struct IndexState {
-    live: HashMap<String, NamespacePods>,
+    live: FastMap<String, NamespacePods>,
     /// A relist in progress: replaces `live` when it is done.
-    relisting: Option<HashMap<String, NamespacePods>>,
+    relisting: Option<FastMap<String, NamespacePods>>,
     /// Counts the changes of any namespace's pods and labels (never reset,
     /// so a relisted namespace cannot repeat an earlier value).
     changes: u64,
@@ -73,7 +75,7 @@ struct NamespacePods {
     /// themselves, not their names: a reconcile reads its pods straight
     /// from here, without looking each up again in `pods` by name (that
     /// second lookup's string compares were most of a selection's CPU).
-    postings: HashMap<String, HashMap<String, Posting>>,
+    postings: FastMap<String, FastMap<String, Posting>>,
     /// `IndexState::changes` at this namespace's latest change of a pod's
     /// presence or labels: a check of the pods by name made at this value
     /// still holds.
@@ -291,7 +293,7 @@ impl<'a> Matching<'a> {
     }
 }
 
-fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
+fn insert(map: &mut FastMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let pods = match map.get_mut(namespace) {
         Some(pods) => pods,
@@ -317,8 +319,9 @@ fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &Sli
 /// find one selector's share of it.
 #[derive(Debug, Default)]
 pub struct ListedPods {
-    /// Pod name → its entries' positions in the answer.
-    positions: HashMap<String, Vec<usize>>,
+    /// Pod name → its entries' positions in the answer (looked up for
+    /// every pod of every HPA picking its share: a fast hasher).
+    positions: FastMap<String, Vec<usize>>,
     /// The namespace's `changed_at` when every listed pod was last found in
     /// the cache; 0: not yet.
     known_at: AtomicU64,
@@ -327,7 +330,7 @@ pub struct ListedPods {
 impl ListedPods {
     /// The names of an answer's entries, in its order.
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut positions: FastMap<String, Vec<usize>> = FastMap::default();
         for (at, name) in names.into_iter().enumerate() {
             positions.entry(name.to_string()).or_default().push(at);
         }
@@ -367,7 +370,7 @@ impl PodIndex {
                     }
                 }
             }
-            watcher::Event::Init => state.relisting = Some(HashMap::new()),
+            watcher::Event::Init => state.relisting = Some(FastMap::default()),
             watcher::Event::InitApply(pod) => {
                 let IndexState {
                     live,
