@@ -293,7 +293,10 @@ async fn rps(client: &MetricsClient, selector: &str) -> Result<Vec<(String, Quan
     let samples = client
         .pods_custom("ns", "rps", &selector, &Selector::everything())
         .await?;
-    Ok(samples.into_iter().map(|s| (s.pod, s.value)).collect())
+    Ok(samples
+        .into_iter()
+        .map(|s| (s.pod.to_string(), s.value))
+        .collect())
 }
 
 #[tokio::test]

@@ -1,11 +1,13 @@
 //! Everything a reconcile needs, in one value shared by the workers.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use foldhash::HashMap as FastMap;
 use hpa_core::clock::Clock;
 use hpa_core::decide::OtherHpa;
+use hpa_core::pod::Labels;
 use hpa_core::selector::{Operator, Requirement};
 use hpa_core::{CorePod, Selector};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
@@ -33,17 +35,22 @@ pub struct SelectorStore {
     by_namespace: Arc<Mutex<SelectorsByNamespace>>,
 }
 
-/// namespace → its selectors.
-type SelectorsByNamespace = HashMap<String, NamespaceSelectors>;
+/// namespace → its selectors. Maps read every sync use a fast hasher.
+type SelectorsByNamespace = FastMap<String, NamespaceSelectors>;
+
+/// HPAs' selectors by HPA key: the keys sort as the core's `other_hpas`
+/// are ordered, and each entry is what the core is handed, so a candidate
+/// needs no second lookup by key.
+type SelectorsByKey = BTreeMap<Arc<str>, Arc<Selector>>;
 
 /// One namespace's selectors by HPA key, and the index of their anchors.
 #[derive(Debug, Default)]
 struct NamespaceSelectors {
-    by_key: BTreeMap<String, Arc<Selector>>,
+    by_key: SelectorsByKey,
     /// label key → label value → the HPAs whose anchor clause admits it.
-    anchored: HashMap<String, HashMap<String, BTreeSet<String>>>,
+    anchored: FastMap<String, FastMap<String, SelectorsByKey>>,
     /// HPAs whose selector has no equality or `in` clause: any pod may match.
-    unanchored: BTreeSet<String>,
+    unanchored: SelectorsByKey,
 }
 
 /// The clause a pod must satisfy with one of its `key=value` labels for
@@ -60,6 +67,7 @@ fn anchor(selector: &Selector) -> Option<&Requirement> {
 impl NamespaceSelectors {
     fn insert(&mut self, key: &str, selector: Arc<Selector>) {
         self.remove(key);
+        let key: Arc<str> = Arc::from(key);
         // A match-nothing selector selects no pod: never a candidate.
         if !selector.is_nothing() {
             match anchor(&selector) {
@@ -70,15 +78,16 @@ impl NamespaceSelectors {
                             .or_default()
                             .entry(value.clone())
                             .or_default()
-                            .insert(key.to_string());
+                            .insert(Arc::clone(&key), Arc::clone(&selector));
                     }
                 }
                 None => {
-                    self.unanchored.insert(key.to_string());
+                    self.unanchored
+                        .insert(Arc::clone(&key), Arc::clone(&selector));
                 }
             }
         }
-        self.by_key.insert(key.to_string(), selector);
+        self.by_key.insert(key, selector);
     }
 
     fn remove(&mut self, key: &str) {
@@ -109,21 +118,31 @@ impl NamespaceSelectors {
     /// of those that do (a selector selects a pod only if the pod has a
     /// label its anchor admits), so the core's check decides the same.
     fn candidates(&self, key: &str, pods: &[Arc<CorePod>]) -> Vec<OtherHpa> {
-        let mut keys: BTreeSet<&String> = self.unanchored.iter().collect();
+        let mut found: Vec<(&Arc<str>, &Arc<Selector>)> = self.unanchored.iter().collect();
+        // The pods of one workload share one label set (the pod index pools
+        // them): its labels are looked up once, not once per pod.
+        let mut seen: Vec<*const Labels> = Vec::new();
         for labels in pods.iter().map(|p| &p.labels) {
+            let at = Arc::as_ptr(labels);
+            if seen.contains(&at) {
+                continue;
+            }
+            seen.push(at);
             for (label, value) in labels.iter() {
-                if let Some(found) = self.anchored.get(label).and_then(|v| v.get(value)) {
-                    keys.extend(found);
+                if let Some(admitted) = self.anchored.get(label).and_then(|v| v.get(value)) {
+                    found.extend(admitted);
                 }
             }
         }
-        keys.into_iter()
-            .filter(|k| k.as_str() != key)
-            .filter_map(|k| {
-                self.by_key.get(k).map(|s| OtherHpa {
-                    key: k.clone(),
-                    selector: Arc::clone(s),
-                })
+        // By key, each once (an `in` anchor is found under several values).
+        found.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        found.dedup_by(|a, b| a.0 == b.0);
+        found
+            .into_iter()
+            .filter(|(k, _)| &***k != key)
+            .map(|(k, selector)| OtherHpa {
+                key: k.to_string(),
+                selector: Arc::clone(selector),
             })
             .collect()
     }
@@ -136,19 +155,23 @@ impl SelectorStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Remembers the selector of `key` (`namespace/name`).
-    pub fn set(&self, key: &str, selector: Selector) {
+    /// Remembers the selector of `key` (`namespace/name`); copied only when
+    /// it changed (a reconcile sets the same one each sync).
+    pub fn set(&self, key: &str, selector: &Selector) {
         let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
         let mut entries = self.lock();
-        let selectors = entries.entry(namespace.to_string()).or_default();
+        let selectors = match entries.get_mut(namespace) {
+            Some(selectors) => selectors,
+            None => entries.entry(namespace.to_string()).or_default(),
+        };
         if selectors
             .by_key
             .get(key)
-            .is_some_and(|known| **known == selector)
+            .is_some_and(|known| **known == *selector)
         {
             return;
         }
-        selectors.insert(key, Arc::new(selector));
+        selectors.insert(key, Arc::new(selector.clone()));
     }
 
     /// Forgets `key`.
@@ -327,7 +350,7 @@ mod tests {
     fn store(selectors: &[(&str, &str)]) -> SelectorStore {
         let store = SelectorStore::default();
         for (key, selector) in selectors {
-            store.set(key, Selector::parse(selector).unwrap());
+            store.set(key, &Selector::parse(selector).unwrap());
         }
         store
     }
@@ -367,12 +390,46 @@ mod tests {
         );
     }
 
+    /// Pods with different label sets reaching one `in` selector through
+    /// different values, and pods sharing one label set, hand the core each
+    /// candidate once, by key, as one pod per label set does.
+    #[test]
+    fn each_candidate_is_handed_once_by_key() {
+        let store = store(&[
+            ("ns/own", "app=web"),
+            ("ns/z-tiers", "tier in (a,b)"),
+            ("ns/a-tier-b", "tier=b"),
+            ("ns/m-exists", "tier"),
+        ]);
+        let a = pod(&[("app", "web"), ("tier", "a")]);
+        let b = pod(&[("app", "web"), ("tier", "b")]);
+        let pods = [
+            Arc::clone(&a),
+            Arc::clone(&b),
+            Arc::clone(&a),
+            Arc::clone(&b),
+        ];
+        let want = ["ns/a-tier-b", "ns/m-exists", "ns/z-tiers"];
+        assert_eq!(keys(&store.others("ns", "ns/own", &pods)), want);
+        // Distinct but equal label sets (not shared) decide the same.
+        let unshared = [
+            pod(&[("app", "web"), ("tier", "a")]),
+            pod(&[("app", "web"), ("tier", "b")]),
+            pod(&[("app", "web"), ("tier", "b")]),
+        ];
+        assert_eq!(keys(&store.others("ns", "ns/own", &unshared)), want);
+        assert_eq!(
+            keys(&store.others("ns", "ns/own", &[a])),
+            ["ns/m-exists", "ns/z-tiers"]
+        );
+    }
+
     #[test]
     fn a_changed_or_removed_selector_leaves_the_index() {
         let store = store(&[("ns/a", "app=web"), ("ns/b", "app=web")]);
         let web = [pod(&[("app", "web")])];
         assert_eq!(keys(&store.others("ns", "ns/a", &web)), ["ns/b"]);
-        store.set("ns/b", Selector::parse("app=db").unwrap());
+        store.set("ns/b", &Selector::parse("app=db").unwrap());
         assert!(store.others("ns", "ns/a", &web).is_empty());
         assert_eq!(
             keys(&store.others("ns", "ns/a", &[pod(&[("app", "db")])])),
@@ -384,7 +441,7 @@ mod tests {
                 .others("ns", "ns/a", &[pod(&[("app", "db")])])
                 .is_empty()
         );
-        store.set("ns/c", Selector::nothing());
+        store.set("ns/c", &Selector::nothing());
         assert!(store.others("ns", "ns/a", &web).is_empty());
     }
 }

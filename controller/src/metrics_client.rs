@@ -205,8 +205,10 @@ fn slim_resource_sample<'a>(
     })
 }
 
-/// A custom metrics response: (object name, value, timestamp, window).
-type CustomValues = Vec<(String, Quantity, jiff::Timestamp, Option<i64>)>;
+/// A custom metrics response: (object name, value, timestamp, window). The
+/// name is shared (`Arc`): a namespace-wide answer's entries are cloned for
+/// every HPA picking its pods' share.
+type CustomValues = Vec<(Arc<str>, Quantity, jiff::Timestamp, Option<i64>)>;
 
 /// A namespace-wide custom metrics answer for `pods/*/METRIC` and its pod
 /// names; `None` when that request failed (each HPA then asks with its
@@ -607,7 +609,7 @@ impl MetricsClient {
                 .await
                 .ok()
                 .map(|values| {
-                    let listed = ListedPods::new(values.iter().map(|(pod, ..)| pod.as_str()));
+                    let listed = ListedPods::new(values.iter().map(|(pod, ..)| &**pod));
                     (values, listed)
                 }))
         };
@@ -784,7 +786,12 @@ fn custom_values_v1beta2(list: MetricValueList) -> Result<CustomValues, kube::Er
         .into_iter()
         .map(|v| {
             let q = quantity(&v.value).map_err(bad_value)?;
-            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+            Ok((
+                v.described_object.name.into(),
+                q,
+                v.timestamp.0,
+                v.window_seconds,
+            ))
         })
         .collect()
 }
@@ -795,7 +802,12 @@ fn custom_values_v1beta1(list: MetricValueListV1Beta1) -> Result<CustomValues, k
         .into_iter()
         .map(|v| {
             let q = quantity(&v.value).map_err(bad_value)?;
-            Ok((v.described_object.name, q, v.timestamp.0, v.window_seconds))
+            Ok((
+                v.described_object.name.into(),
+                q,
+                v.timestamp.0,
+                v.window_seconds,
+            ))
         })
         .collect()
 }
@@ -809,7 +821,7 @@ fn slim_custom_values_v1beta2(text: &str) -> Result<CustomValues, kube::Error> {
         .into_iter()
         .map(|v| {
             let q = quantity_text(&v.value.0).map_err(bad_value)?;
-            let name = v.described_object.name.into_owned();
+            let name = Arc::from(&*v.described_object.name);
             Ok((name, q, v.timestamp.0, v.window_seconds))
         })
         .collect()
@@ -824,7 +836,7 @@ fn slim_custom_values_v1beta1(text: &str) -> Result<CustomValues, kube::Error> {
         .into_iter()
         .map(|v| {
             let q = quantity_text(&v.value.0).map_err(bad_value)?;
-            let name = v.described_object.name.into_owned();
+            let name = Arc::from(&*v.described_object.name);
             Ok((name, q, v.timestamp.0, v.window_seconds))
         })
         .collect()
@@ -1051,8 +1063,8 @@ mod tests {
         assert_eq!(slim, full);
         let values = slim.unwrap();
         assert_eq!(values.len(), 3);
-        assert_eq!(values[1].0, "web-\"1", "an escaped name");
-        assert_eq!(values[2].0, "", "no name: empty");
+        assert_eq!(&*values[1].0, "web-\"1", "an escaped name");
+        assert_eq!(&*values[2].0, "", "no name: empty");
         let v1beta1 = r#"{"items": [
                 {"describedObject": {"kind": "Pod", "name": "web-0"}, "metricName": "rps",
                  "timestamp": "2026-01-01T00:00:00Z", "window": 60, "value": "5",

@@ -15,7 +15,9 @@
 //! 100,000 pods of a large cluster are held once, without the metadata a
 //! store keeps.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use foldhash::HashMap as FastMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
@@ -46,13 +48,17 @@ impl Default for PodIndex {
 
 #[derive(Debug, Default)]
 struct IndexState {
-    live: HashMap<String, NamespacePods>,
+    live: FastMap<String, NamespacePods>,
     /// A relist in progress: replaces `live` when it is done.
-    relisting: Option<HashMap<String, NamespacePods>>,
+    relisting: Option<FastMap<String, NamespacePods>>,
     /// Counts the changes of any namespace's pods and labels (never reset,
     /// so a relisted namespace cannot repeat an earlier value).
     changes: u64,
 }
+
+/// The pods carrying one label `key=value`, by name (the order a
+/// selection returns them in).
+type Posting = BTreeMap<Arc<str>, Arc<CorePod>>;
 
 /// One cached pod and the resource version it was seen at.
 #[derive(Debug)]
@@ -65,8 +71,11 @@ struct Cached {
 #[derive(Debug, Default)]
 struct NamespacePods {
     pods: BTreeMap<Arc<str>, Cached>,
-    /// label key → label value → names of the pods carrying it.
-    postings: HashMap<String, HashMap<String, BTreeSet<Arc<str>>>>,
+    /// label key → label value → the pods carrying it, by name. The pods
+    /// themselves, not their names: a reconcile reads its pods straight
+    /// from here, without looking each up again in `pods` by name (that
+    /// second lookup's string compares were most of a selection's CPU).
+    postings: FastMap<String, FastMap<String, Posting>>,
     /// `IndexState::changes` at this namespace's latest change of a pod's
     /// presence or labels: a check of the pods by name made at this value
     /// still holds.
@@ -132,6 +141,17 @@ impl NamespacePods {
         if let Some(cached) = self.pods.get_mut(pod.pod.name.as_str())
             && cached.pod.labels == pod.pod.labels
         {
+            // Same postings; each holds the new pod in place of the old.
+            for (key, value) in pod.pod.labels.iter() {
+                if let Some(held) = self
+                    .postings
+                    .get_mut(key)
+                    .and_then(|values| values.get_mut(value))
+                    .and_then(|posting| posting.get_mut(pod.pod.name.as_str()))
+                {
+                    *held = Arc::clone(&pod.pod);
+                }
+            }
             let old = std::mem::replace(cached, pod);
             self.release(old);
             return false;
@@ -144,7 +164,7 @@ impl NamespacePods {
                 .or_default()
                 .entry(value.clone())
                 .or_default()
-                .insert(Arc::clone(&name));
+                .insert(Arc::clone(&name), Arc::clone(&pod.pod));
         }
         self.pods.insert(name, pod);
         true
@@ -173,10 +193,6 @@ impl NamespacePods {
         true
     }
 
-    fn labels(&self, name: &str) -> Option<&Labels> {
-        self.pods.get(name).map(|c| &*c.pod.labels)
-    }
-
     /// The pods a clause `key in values` admits, or `None` when the clause
     /// is not of that kind.
     fn admitted_by(&self, key: &str, operator: Operator, values: &[String]) -> Option<usize> {
@@ -189,19 +205,20 @@ impl NamespacePods {
             values
                 .iter()
                 .filter_map(|v| by_value.and_then(|m| m.get(v)))
-                .map(BTreeSet::len)
+                .map(BTreeMap::len)
                 .sum()
         })
     }
 
-    /// The names of the pods `selector` selects (all when `None`), by name.
-    fn select(&self, selector: Option<&Selector>) -> Vec<&Arc<str>> {
+    /// The pods `selector` selects (all when `None`), by name.
+    fn select(&self, selector: Option<&Selector>) -> Vec<&Arc<CorePod>> {
         let Some(selector) = selector else {
-            return self.pods.keys().collect();
+            return self.pods.values().map(|cached| &cached.pod).collect();
         };
         if selector.is_nothing() {
             return Vec::new();
         }
+        let mut matching = Matching::new(selector);
         // The narrowest equality clause gives the candidates; the whole
         // selector is then matched against those only.
         let narrowest = selector
@@ -212,33 +229,71 @@ impl NamespacePods {
                     .map(|n| (n, r))
             })
             .min_by_key(|(n, _)| *n);
-        match narrowest {
-            None => self
+        let Some((_, clause)) = narrowest else {
+            return self
                 .pods
-                .iter()
-                .filter(|(_, cached)| selector.matches(&cached.pod.labels))
-                .map(|(name, _)| name)
-                .collect(),
-            Some((_, clause)) => {
-                let Some(by_value) = self.postings.get(&clause.key) else {
-                    return Vec::new();
-                };
-                let candidates: BTreeSet<&Arc<str>> = clause
-                    .values
+                .values()
+                .map(|cached| &cached.pod)
+                .filter(|pod| matching.matches(pod))
+                .collect();
+        };
+        let Some(by_value) = self.postings.get(&clause.key) else {
+            return Vec::new();
+        };
+        let mut postings = clause.values.iter().filter_map(|v| by_value.get(v));
+        match (postings.next(), postings.next()) {
+            (None, _) => Vec::new(),
+            // One posting (an equality clause): already by name.
+            (Some(only), None) => only.values().filter(|pod| matching.matches(pod)).collect(),
+            (Some(first), Some(second)) => {
+                // Several values of one key: a pod carries one value per
+                // key, so the postings are disjoint; merged by name.
+                let mut selected: Vec<(&Arc<str>, &Arc<CorePod>)> = first
                     .iter()
-                    .filter_map(|v| by_value.get(v))
-                    .flatten()
+                    .chain(second)
+                    .chain(postings.flatten())
+                    .filter(|(_, pod)| matching.matches(pod))
                     .collect();
-                candidates
-                    .into_iter()
-                    .filter(|name| self.labels(name).is_some_and(|l| selector.matches(l)))
-                    .collect()
+                selected.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                selected.dedup_by(|a, b| a.0 == b.0);
+                selected.into_iter().map(|(_, pod)| pod).collect()
             }
         }
     }
 }
 
-fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
+/// Whether a selector selects pods, matched once per distinct label set:
+/// the pods of one workload share theirs (`NamespacePods::label_sets`), so
+/// a run of them is matched once.
+struct Matching<'a> {
+    selector: &'a Selector,
+    /// The label set last matched (compared by address only, while the
+    /// index's read lock keeps it alive), and whether it matched.
+    last: Option<(*const Labels, bool)>,
+}
+
+impl<'a> Matching<'a> {
+    fn new(selector: &'a Selector) -> Self {
+        Self {
+            selector,
+            last: None,
+        }
+    }
+
+    fn matches(&mut self, pod: &CorePod) -> bool {
+        let labels = Arc::as_ptr(&pod.labels);
+        if let Some((last, matched)) = self.last
+            && std::ptr::eq(last, labels)
+        {
+            return matched;
+        }
+        let matched = self.selector.matches(&pod.labels);
+        self.last = Some((labels, matched));
+        matched
+    }
+}
+
+fn insert(map: &mut FastMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let pods = match map.get_mut(namespace) {
         Some(pods) => pods,
@@ -264,8 +319,9 @@ fn insert(map: &mut HashMap<String, NamespacePods>, changes: &mut u64, pod: &Sli
 /// find one selector's share of it.
 #[derive(Debug, Default)]
 pub struct ListedPods {
-    /// Pod name → its entries' positions in the answer.
-    positions: HashMap<String, Vec<usize>>,
+    /// Pod name → its entries' positions in the answer (looked up for
+    /// every pod of every HPA picking its share: a fast hasher).
+    positions: FastMap<String, Vec<usize>>,
     /// The namespace's `changed_at` when every listed pod was last found in
     /// the cache; 0: not yet.
     known_at: AtomicU64,
@@ -274,7 +330,7 @@ pub struct ListedPods {
 impl ListedPods {
     /// The names of an answer's entries, in its order.
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
+        let mut positions: FastMap<String, Vec<usize>> = FastMap::default();
         for (at, name) in names.into_iter().enumerate() {
             positions.entry(name.to_string()).or_default().push(at);
         }
@@ -314,7 +370,7 @@ impl PodIndex {
                     }
                 }
             }
-            watcher::Event::Init => state.relisting = Some(HashMap::new()),
+            watcher::Event::Init => state.relisting = Some(FastMap::default()),
             watcher::Event::InitApply(pod) => {
                 let IndexState {
                     live,
@@ -392,8 +448,8 @@ impl PodIndex {
             listed.known_at.store(pods.changed_at, Ordering::Relaxed);
         }
         let mut picked = Vec::new();
-        for name in pods.select(Some(selector)) {
-            picked.extend_from_slice(listed.positions.get(&**name)?);
+        for pod in pods.select(Some(selector)) {
+            picked.extend_from_slice(listed.positions.get(pod.name.as_str())?);
         }
         if picked.is_empty() {
             return None;
@@ -412,11 +468,7 @@ impl PodIndex {
         let Some(pods) = state.live.get(namespace) else {
             return Vec::new();
         };
-        pods.select(selector)
-            .into_iter()
-            .filter_map(|name| pods.pods.get(name))
-            .map(|cached| Arc::clone(&cached.pod))
-            .collect()
+        pods.select(selector).into_iter().map(Arc::clone).collect()
     }
 }
 
@@ -499,6 +551,12 @@ mod tests {
         assert_eq!(before[0].phase, "Pending");
         assert_eq!(after[0].phase, "Running");
         assert_eq!(fed.index.versions()["ns/web-1"], "6");
+        // Read through the label index too (the pod held by its postings).
+        let selected = fed
+            .index
+            .pods("ns", Some(&Selector::parse("app=web").unwrap()));
+        assert_eq!(selected[0].phase, "Running");
+        assert!(Arc::ptr_eq(&selected[0], &after[0]));
     }
 
     /// The cache is ready once the first list is in (as a reflector store
@@ -604,6 +662,64 @@ mod tests {
             assert_eq!(fed.select("ns", Some(selector)), expected, "{selector}");
         }
         assert!(fed.select("other", Some("app=web")).is_empty());
+    }
+
+    /// Pods whose names interleave across the values of an `in` clause,
+    /// some sharing a label set and some not: every selector returns the
+    /// pods matching every pod would, in the same order (by name), whether
+    /// one posting, several merged, or no clause narrows the candidates.
+    #[test]
+    fn selections_keep_the_order_of_matching_every_pod() {
+        let mut fed = Fed::new();
+        let mut pods: Vec<(String, Vec<(&str, &str)>)> = Vec::new();
+        for i in 0..30 {
+            let app = ["web", "db", "api"][i % 3];
+            let mut labels = vec![("app", app)];
+            if i % 4 == 0 {
+                labels.push(("tier", "front"));
+            }
+            if i % 7 == 0 {
+                labels.push(("canary", "yes"));
+            }
+            // Names out of insertion order, and not in numeric order.
+            pods.push((format!("p-{}", (i * 11) % 30), labels));
+        }
+        for (name, labels) in &pods {
+            fed.apply(watcher::Event::Apply(pod("ns", name, labels)));
+        }
+        // A relabel after the first inserts.
+        fed.apply(watcher::Event::Apply(pod("ns", "p-3", &[("app", "api")])));
+        pods.retain(|(name, _)| name != "p-3");
+        pods.push(("p-3".to_string(), vec![("app", "api")]));
+        for selector in [
+            "app=web",
+            "app in (web,db)",
+            "app in (api,db,web)",
+            "app in (db,nope,web),tier=front",
+            "app in (web,api),!canary",
+            "app in (web,db),tier notin (front)",
+            "tier",
+            "!canary",
+            "app!=db",
+            "",
+        ] {
+            let parsed = Selector::parse(selector).unwrap();
+            let mut expected: Vec<&str> = pods
+                .iter()
+                .filter(|(_, labels)| {
+                    parsed.matches(
+                        &labels
+                            .iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect(),
+                    )
+                })
+                .map(|(name, _)| name.as_str())
+                .collect();
+            expected.sort_unstable();
+            assert!(!expected.is_empty(), "{selector}");
+            assert_eq!(fed.select("ns", Some(selector)), expected, "{selector}");
+        }
     }
 
     /// A namespace-wide answer naming `names`, in that order.

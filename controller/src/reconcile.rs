@@ -156,7 +156,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     if plan.early.is_none()
         && let Some(selector) = &selector
     {
-        ctx.selectors.set(key, selector.clone());
+        ctx.selectors.set(key, selector);
     }
     let fetches = plan.queries.iter().map(|query| async move {
         match query {

@@ -61,7 +61,7 @@ fn world(n: usize) -> DecisionInput {
         .collect();
     let qps = (0..n)
         .map(|i| PodCustomSample {
-            pod: format!("web-{i}"),
+            pod: format!("web-{i}").into(),
             value: Quantity::from_int(80 + (i as i64 % 50), Format::DecimalSI),
             timestamp: now,
             window: None,

@@ -109,8 +109,10 @@ pub struct PodMetric {
     pub window: SignedDuration,
 }
 
-/// Samples by pod name (upstream `PodMetricsInfo`).
-pub type PodMetricsInfo = BTreeMap<String, PodMetric>;
+/// Samples by pod name (upstream `PodMetricsInfo`). The names are shared
+/// (`Arc`) with the samples they come from, and on with the pod groups and
+/// the trace: a sync of an HPA with 10 pods then copies no pod name.
+pub type PodMetricsInfo = BTreeMap<Arc<str>, PodMetric>;
 
 /// The tolerance band `[1 - scale_down, 1 + scale_up]` inside which nothing changes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -136,19 +138,20 @@ impl Tolerances {
     }
 }
 
-/// How [`group_pods`] classified the pods.
+/// How [`group_pods`] classified the pods; names are shared with the
+/// samples' ([`PodMetricsInfo`]) where the pod has one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct PodGroups {
     /// Pods whose sample counts as is.
     pub ready_pod_count: usize,
     /// Ready pods by name (for traces).
-    pub ready: BTreeSet<String>,
+    pub ready: BTreeSet<Arc<str>>,
     /// Pending pods, and (CPU only) pods not yet trustworthy.
-    pub unready: BTreeSet<String>,
+    pub unready: BTreeSet<Arc<str>>,
     /// Pods without a sample.
-    pub missing: BTreeSet<String>,
+    pub missing: BTreeSet<Arc<str>>,
     /// Deleted or Failed pods.
-    pub ignored: BTreeSet<String>,
+    pub ignored: BTreeSet<Arc<str>>,
 }
 
 /// Readiness timing knobs for CPU samples.
@@ -202,7 +205,11 @@ pub fn group_pods<P: Borrow<CorePod>>(
     let mut groups = PodGroups::default();
     for pod in pods {
         let pod = pod.borrow();
-        let name = pod_name(pod).to_owned();
+        // The sample's name when there is one (shared, not copied).
+        let (name, metric) = match metrics.get_key_value(pod_name(pod)) {
+            Some((name, metric)) => (Arc::clone(name), Some(metric)),
+            None => (Arc::from(pod_name(pod)), None),
+        };
         if pod.deletion_timestamp.is_some() || pod_phase(pod) == "Failed" {
             groups.ignored.insert(name);
             continue;
@@ -211,7 +218,7 @@ pub fn group_pods<P: Borrow<CorePod>>(
             groups.unready.insert(name);
             continue;
         }
-        let Some(metric) = metrics.get(&name) else {
+        let Some(metric) = metric else {
             groups.missing.insert(name);
             continue;
         };
@@ -394,6 +401,22 @@ pub fn calculate_requests<P: Borrow<CorePod>>(
     resource: &str,
     pod_level_resources: bool,
 ) -> Result<BTreeMap<String, i64>, CalcError> {
+    Ok(
+        requests_by_pod(pods, container, resource, pod_level_resources)?
+            .into_iter()
+            .map(|(pod, request)| (pod.to_owned(), request))
+            .collect(),
+    )
+}
+
+/// [`calculate_requests`] keyed by the pods' own names (borrowed, not
+/// copied: what a sync uses).
+fn requests_by_pod<'p, P: Borrow<CorePod>>(
+    pods: &'p [P],
+    container: &str,
+    resource: &str,
+    pod_level_resources: bool,
+) -> Result<BTreeMap<&'p str, i64>, CalcError> {
     let mut requests = BTreeMap::new();
     for pod in pods {
         let pod = pod.borrow();
@@ -411,7 +434,7 @@ pub fn calculate_requests<P: Borrow<CorePod>>(
         } else {
             pod_requests_from_containers(pod, container, resource)?
         };
-        requests.insert(pod_name(pod).to_owned(), request);
+        requests.insert(pod_name(pod), request);
     }
     Ok(requests)
 }
@@ -419,17 +442,19 @@ pub fn calculate_requests<P: Borrow<CorePod>>(
 /// Utilization of `metrics` against `requests` (upstream `GetResourceUtilizationRatio`):
 /// returns `(ratio, utilization %, raw average milli-value)`. Only pods with
 /// both a sample and a request count; utilization is truncated to an integer
-/// before the ratio is taken.
-pub fn resource_utilization_ratio(
+/// before the ratio is taken. `requests` are by pod name, owned (as
+/// [`calculate_requests`] returns them) or borrowed from the pods (as a sync
+/// uses them, copying no name).
+pub fn resource_utilization_ratio<K: Borrow<str> + Ord>(
     metrics: &PodMetricsInfo,
-    requests: &BTreeMap<String, i64>,
+    requests: &BTreeMap<K, i64>,
     target_utilization: i32,
 ) -> Result<(f64, i32, i64), CalcError> {
     let mut metrics_total: i128 = 0;
     let mut requests_total: i128 = 0;
     let mut count: i128 = 0;
     for (pod, metric) in metrics {
-        if let Some(request) = requests.get(pod) {
+        if let Some(request) = requests.get::<str>(pod) {
             metrics_total += i128::from(metric.value);
             requests_total += i128::from(*request);
             count += 1;
@@ -518,7 +543,7 @@ pub fn go_int64(x: f64) -> i64 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PodShare {
     /// Pod name.
-    pub pod: String,
+    pub pod: Arc<str>,
     /// `ready`, `unready`, `missing` or `ignored`.
     pub class: &'static str,
     /// The sample (milli), if one was reported.
@@ -548,10 +573,10 @@ pub struct PodProposal {
 
 fn shares(groups: &PodGroups, samples: &PodMetricsInfo, assumed: &PodMetricsInfo) -> Vec<PodShare> {
     let mut out = Vec::new();
-    let mut push = |set: &BTreeSet<String>, class| {
+    let mut push = |set: &BTreeSet<Arc<str>>, class| {
         for p in set {
             out.push(PodShare {
-                pod: p.clone(),
+                pod: Arc::clone(p),
                 class,
                 sample: samples.get(p).map(|m| m.value),
                 assumed: assumed.get(p).map(|m| m.value),
@@ -569,7 +594,7 @@ fn shares(groups: &PodGroups, samples: &PodMetricsInfo, assumed: &PodMetricsInfo
 enum PodTarget<'a> {
     Utilization {
         target: i32,
-        requests: &'a BTreeMap<String, i64>,
+        requests: &'a BTreeMap<&'a str, i64>,
     },
     Plain {
         target: i64,
@@ -615,7 +640,7 @@ fn pod_replicas(
     let mut metrics: PodMetricsInfo = samples
         .iter()
         .filter(|(p, _)| !groups.ignored.contains(*p) && !groups.unready.contains(*p))
-        .map(|(p, m)| (p.clone(), *m))
+        .map(|(p, m)| (Arc::clone(p), *m))
         .collect();
     if metrics.is_empty() {
         return Err(CalcError::NoReadyMetrics);
@@ -647,20 +672,20 @@ fn pod_replicas(
     if !groups.missing.is_empty() {
         if ratio < 1.0 {
             for p in &groups.missing {
-                assumed.insert(p.clone(), zero(target.missing_on_scale_down(p)));
+                assumed.insert(Arc::clone(p), zero(target.missing_on_scale_down(p)));
             }
         } else if ratio > 1.0 {
             for p in &groups.missing {
-                assumed.insert(p.clone(), zero(0));
+                assumed.insert(Arc::clone(p), zero(0));
             }
         }
     }
     if scale_up_with_unready {
         for p in &groups.unready {
-            assumed.insert(p.clone(), zero(0));
+            assumed.insert(Arc::clone(p), zero(0));
         }
     }
-    metrics.extend(assumed.iter().map(|(p, m)| (p.clone(), *m)));
+    metrics.extend(assumed.iter().map(|(p, m)| (Arc::clone(p), *m)));
     proposal.pods = shares(&groups, samples, &assumed);
     let (new_ratio, _, _) = target.ratio(&metrics)?;
     proposal.new_ratio = Some(new_ratio);
@@ -707,7 +732,7 @@ pub fn resource_replicas<P: Borrow<CorePod>>(
     {
         return Err(CalcError::NoReadyMetrics);
     }
-    let requests = calculate_requests(pods, container, resource, pod_level_resources)?;
+    let requests = requests_by_pod(pods, container, resource, pod_level_resources)?;
     pod_replicas(
         current_replicas,
         PodTarget::Utilization {
@@ -966,7 +991,7 @@ pub fn pod_resource_metrics(
             }
             if !missing {
                 out.insert(
-                    s.pod.to_string(),
+                    Arc::clone(&s.pod),
                     PodMetric {
                         value: sum,
                         timestamp: s.timestamp,
@@ -984,7 +1009,7 @@ pub fn pod_resource_metrics(
             };
             if let Some(q) = c.usage.get(resource) {
                 out.insert(
-                    s.pod.to_string(),
+                    Arc::clone(&s.pod),
                     PodMetric {
                         value: q.milli_value(),
                         timestamp: s.timestamp,
@@ -1011,8 +1036,10 @@ pub fn pod_resource_metrics(
 /// One pod's value from `custom.metrics.k8s.io` (a MetricValue whose described object is a pod).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PodCustomSample {
-    /// The pod (`describedObject.name`).
-    pub pod: String,
+    /// The pod (`describedObject.name`); shared, as with
+    /// [`PodResourceSample`]: a namespace-wide answer's entries are cloned
+    /// for every HPA picking them.
+    pub pod: Arc<str>,
     /// The value.
     pub value: Quantity,
     /// Sample timestamp.
@@ -1032,7 +1059,7 @@ pub fn pod_custom_metrics(
         .iter()
         .map(|s| {
             (
-                s.pod.clone(),
+                Arc::clone(&s.pod),
                 PodMetric {
                     value: s.value.milli_value(),
                     timestamp: s.timestamp,
@@ -1058,6 +1085,43 @@ mod tests {
 
     fn cpu(m: &str) -> serde_json::Value {
         serde_json::json!({"requests": {"cpu": m}})
+    }
+
+    /// A sync copies no pod name: the samples' names are the ones the
+    /// groups and the trace hold; a pod without a sample gets its own.
+    #[test]
+    fn pod_names_are_shared_from_the_samples_to_the_groups_and_shares() {
+        let name: Arc<str> = Arc::from("web-0");
+        let sample = PodResourceSample {
+            pod: Arc::clone(&name),
+            namespace: Arc::from("ns"),
+            timestamp: Timestamp::UNIX_EPOCH,
+            window: SignedDuration::from_secs(30),
+            containers: Arc::new([ContainerUsage {
+                name: "app".into(),
+                usage: BTreeMap::from([(
+                    "memory".into(),
+                    Quantity::from_milli(5, crate::quantity::Format::DecimalSI),
+                )]),
+            }]),
+        };
+        let (metrics, _) = pod_resource_metrics(&[sample], "memory", "").unwrap();
+        let running = |name: &str| CorePod {
+            name: name.into(),
+            phase: "Running".into(),
+            ..CorePod::default()
+        };
+        let pods = [running("web-0"), running("web-1")];
+        let readiness = Readiness {
+            cpu_initialization_period: SignedDuration::ZERO,
+            initial_readiness_delay: SignedDuration::ZERO,
+        };
+        let groups = group_pods(&pods, &metrics, "memory", readiness, Timestamp::UNIX_EPOCH);
+        let ready = groups.ready.first().unwrap();
+        assert!(Arc::ptr_eq(ready, &name));
+        assert_eq!(&**groups.missing.first().unwrap(), "web-1");
+        let shares = shares(&groups, &metrics, &PodMetricsInfo::new());
+        assert!(Arc::ptr_eq(&shares[0].pod, &name));
     }
 
     #[test]

@@ -228,7 +228,7 @@ impl fmt::Display for DecisionTrace {
                     .iter()
                     .map(|p| {
                         vec![
-                            p.pod.clone(),
+                            p.pod.to_string(),
                             p.class.to_owned(),
                             opt(p.sample.map(|v| format!("{v}m"))),
                             opt(p.assumed.map(|v| format!("{v}m"))),

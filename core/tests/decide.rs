@@ -93,7 +93,7 @@ fn worked_example_one_pod_at_2_and_one_silent_against_60_stays_at_2() {
     );
     assert_eq!(d.scale_to, None);
     let shares = &d.trace.metrics[0].pods;
-    let silent = shares.iter().find(|s| s.pod == "web-1").unwrap();
+    let silent = shares.iter().find(|s| &*s.pod == "web-1").unwrap();
     assert_eq!((silent.class, silent.assumed), ("missing", Some(60_000)));
     let o = finish(d, RescaleOutcome::NotNeeded, t0());
     assert_eq!(o.status.desired_replicas, 2);

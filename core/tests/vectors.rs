@@ -281,7 +281,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                 .unwrap()
                 .iter()
                 .map(|m| PodCustomSample {
-                    pod: m["pod"].as_str().unwrap().to_owned(),
+                    pod: m["pod"].as_str().unwrap().into(),
                     value: Quantity::from_milli(i64_of(&m["value_m"]), Format::DecimalSI),
                     timestamp: time(&m["timestamp"]),
                     window: None,
@@ -386,7 +386,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                 .iter()
                 .map(|(k, m)| {
                     (
-                        k.clone(),
+                        k.as_str().into(),
                         PodMetric {
                             value: i64_of(&m["value"]),
                             timestamp: time(&m["timestamp"]),
@@ -423,9 +423,9 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
             );
             let have = (
                 g.ready_pod_count,
-                g.unready.into_iter().collect::<Vec<_>>(),
-                g.missing.into_iter().collect::<Vec<_>>(),
-                g.ignored.into_iter().collect::<Vec<_>>(),
+                names(&g.unready),
+                names(&g.missing),
+                names(&g.ignored),
             );
             check(have == want, || format!("got {have:?}, want {want:?}"))
         }
@@ -740,13 +740,18 @@ fn api_default_vectors_match_upstream() {
     });
 }
 
+/// A pod group's names, in order.
+fn names(group: &std::collections::BTreeSet<std::sync::Arc<str>>) -> Vec<String> {
+    group.iter().map(|p| p.to_string()).collect()
+}
+
 fn milli_map(v: &Value) -> calc::PodMetricsInfo {
     v.as_object()
         .unwrap()
         .iter()
         .map(|(k, m)| {
             (
-                k.clone(),
+                k.as_str().into(),
                 PodMetric {
                     value: i64_of(m),
                     timestamp: base(),

@@ -122,7 +122,7 @@ pub fn custom_samples(values: &[(&str, &str)]) -> Fetched {
     Fetched::PodsCustom(Ok(values
         .iter()
         .map(|(p, v)| PodCustomSample {
-            pod: (*p).to_owned(),
+            pod: (*p).into(),
             value: Quantity::parse(v).unwrap(),
             timestamp: t0(),
             window: None,
