@@ -51,6 +51,10 @@ struct NamespaceSelectors {
     anchored: FastMap<String, FastMap<String, SelectorsByKey>>,
     /// HPAs whose selector has no equality or `in` clause: any pod may match.
     unanchored: SelectorsByKey,
+    /// The text each selector was parsed from, when registered from its
+    /// text ([`SelectorStore::register`]): an unchanged one is not parsed
+    /// again.
+    texts: BTreeMap<Arc<str>, Box<str>>,
 }
 
 /// The clause a pod must satisfy with one of its `key=value` labels for
@@ -91,6 +95,7 @@ impl NamespaceSelectors {
     }
 
     fn remove(&mut self, key: &str) {
+        self.texts.remove(key);
         let Some(old) = self.by_key.remove(key) else {
             return;
         };
@@ -172,6 +177,38 @@ impl SelectorStore {
             return;
         }
         selectors.insert(key, Arc::new(selector.clone()));
+    }
+
+    /// The selector of `key` (`namespace/name`) parsed from `text`, the
+    /// scale's selector, and remembered as [`SelectorStore::set`] does:
+    /// `None` when the text is empty or does not parse (what was remembered
+    /// stays, as when `set` is not called). A reconcile registers the same
+    /// text each sync: it is then handed the selector parsed before, not
+    /// parsed again.
+    pub fn register(&self, key: &str, text: &str) -> Option<Arc<Selector>> {
+        let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
+        let mut entries = self.lock();
+        if let Some(selectors) = entries.get(namespace)
+            && selectors
+                .texts
+                .get(key)
+                .is_some_and(|known| **known == *text)
+            && let Some(known) = selectors.by_key.get(key)
+        {
+            return Some(Arc::clone(known));
+        }
+        let parsed = Selector::parse(text).ok().filter(|_| !text.is_empty())?;
+        let selectors = entries.entry(namespace.to_string()).or_default();
+        let selector = match selectors.by_key.get(key) {
+            Some(known) if **known == parsed => Arc::clone(known),
+            _ => {
+                let selector = Arc::new(parsed);
+                selectors.insert(key, Arc::clone(&selector));
+                selector
+            }
+        };
+        selectors.texts.insert(Arc::from(key), text.into());
+        Some(selector)
     }
 
     /// Forgets `key`.
@@ -422,6 +459,44 @@ mod tests {
             keys(&store.others("ns", "ns/own", &[a])),
             ["ns/m-exists", "ns/z-tiers"]
         );
+    }
+
+    /// A registered text gives what parsing it gives; the same text again
+    /// gives the selector parsed before; a changed one is parsed and
+    /// re-indexed; an empty or unparsable one gives nothing and leaves what
+    /// was registered, as `set` not being called does.
+    #[test]
+    fn a_registered_selector_is_parsed_once_per_text() {
+        let store = SelectorStore::default();
+        let web = [pod(&[("app", "web")])];
+        let first = store.register("ns/a", "app=web").unwrap();
+        assert_eq!(*first, Selector::parse("app=web").unwrap());
+        assert!(Arc::ptr_eq(
+            &first,
+            &store.register("ns/a", "app=web").unwrap()
+        ));
+        assert_eq!(keys(&store.others("ns", "ns/b", &web)), ["ns/a"]);
+        // Another text of the same selector keeps it.
+        let spaced = store.register("ns/a", "app = web").unwrap();
+        assert!(Arc::ptr_eq(&first, &spaced));
+        let db = store.register("ns/a", "app in (db)").unwrap();
+        assert_eq!(*db, Selector::parse("app in (db)").unwrap());
+        assert!(store.others("ns", "ns/b", &web).is_empty());
+        assert!(store.register("ns/a", "").is_none());
+        assert!(store.register("ns/a", "app in (").is_none());
+        assert_eq!(
+            keys(&store.others("ns", "ns/b", &[pod(&[("app", "db")])])),
+            ["ns/a"]
+        );
+        // A selector set from elsewhere is not mistaken for the text's.
+        store.set("ns/a", &Selector::parse("app=web").unwrap());
+        assert_eq!(*store.register("ns/a", "app in (db)").unwrap(), *db);
+        store.remove("ns/a");
+        assert!(store.others("ns", "ns/b", &web).is_empty());
+        assert!(Arc::ptr_eq(
+            &store.register("ns/a", "app in (db)").unwrap(),
+            &store.register("ns/a", "app in (db)").unwrap()
+        ));
     }
 
     #[test]

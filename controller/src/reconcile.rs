@@ -145,19 +145,20 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             .and_then(|s| s.selector.clone())
             .unwrap_or_default(),
     };
-    let selector = Selector::parse(&scale_info.selector)
-        .ok()
-        .filter(|_| !scale_info.selector.is_empty());
     // Metrics, fetched concurrently, each timed for the computation metric.
     let plan = hpa_core::plan(&hpa, &scale_info, &core);
     // Upstream registers an HPA's selector for the ambiguity check only
     // where it computes metrics (validateAndParseSelector), not when a rule
-    // decides without them (a target at zero, out of range).
-    if plan.early.is_none()
-        && let Some(selector) = &selector
-    {
-        ctx.selectors.set(key, selector);
-    }
+    // decides without them (a target at zero, out of range). Registered,
+    // an unchanged selector is not parsed again.
+    let selector = if plan.early.is_none() {
+        ctx.selectors.register(key, &scale_info.selector)
+    } else {
+        Selector::parse(&scale_info.selector)
+            .ok()
+            .filter(|_| !scale_info.selector.is_empty())
+            .map(Arc::new)
+    };
     let fetches = plan.queries.iter().map(|query| async move {
         match query {
             Some(query) => {
@@ -173,7 +174,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
 
     // Only the target's pods: the core selects them again, and the
     // ambiguity check needs no others.
-    let pods = ctx.cached_pods(namespace, selector.as_ref());
+    let pods = ctx.cached_pods(namespace, selector.as_deref());
     let input = DecisionInput {
         hpa,
         scale: scale_info,
