@@ -14,6 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use foldhash::HashMap as FastMap;
 use hpa_core::calc::{ContainerUsage, PodCustomSample, PodResourceSample};
 use hpa_core::decide::{ExternalSample, Fetched, MetricQuery, ObjectSample};
 use hpa_core::{Quantity, Selector};
@@ -23,15 +24,17 @@ use hpa_metrics_api::{
 };
 use jiff::SignedDuration;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIGroup;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroup, Time};
 use kube::core::GroupVersion;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use tokio::time::Instant;
 
 use super::config::parse_go_duration;
 use super::label_index::LabelIndex;
 use super::pod_index::{ListedPods, PodIndex};
 use super::scale::parse_group_version;
-use super::slim_metrics;
+use super::slim_metrics::{self, CustomList};
 
 /// Which custom metrics API version to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,15 +80,119 @@ struct NamespaceResources {
     /// Each entry as the core reads it, or why it could not be read.
     samples: Vec<Result<PodResourceSample, String>>,
     /// The entries' labels (the pods' labels, which the metrics server copies).
-    labels: LabelIndex,
+    labels: Arc<LabelIndex>,
+    /// What the next window's list may reuse; `None` when this one was
+    /// decoded without keeping texts.
+    memo: Option<ResourceMemo>,
+}
+
+/// The texts a list was decoded from, with what they decoded to. From one
+/// window to the next a namespace's pods, labels and usage mostly stay the
+/// same: a text seen in the previous window's list is not decoded again.
+/// Decoding is a function of the text, so reusing its result changes
+/// nothing.
+#[derive(Debug, Default)]
+struct ResourceMemo {
+    /// Each entry's labels text (empty: none), each followed by a NUL
+    /// (which JSON text never holds unescaped): the same sequence reuses
+    /// the whole label index.
+    label_texts: String,
+    /// Each distinct `containers` text, converted.
+    containers: FastMap<Box<str>, Result<Arc<[ContainerUsage]>, String>>,
 }
 
 impl NamespaceResources {
-    /// The list in the response body `text` for `namespace`, decoded with
-    /// the slim wire types ([`slim_metrics`]) straight into the samples and
-    /// the label index: the same entries, in the same order, with the same
-    /// errors as [`resource_sample`] gives for the full decode.
-    fn decode(text: &str, namespace: &str) -> Result<Self, serde_json::Error> {
+    /// The list in the response body `text` for `namespace`: the same
+    /// entries, in the same order, with the same errors as
+    /// [`resource_sample`] gives for the full decode. Parts whose text the
+    /// `previous` window's list held are taken from it.
+    fn decode(
+        text: &str,
+        namespace: &str,
+        previous: Option<&Self>,
+    ) -> Result<Self, serde_json::Error> {
+        match Self::decode_reusing(text, namespace, previous) {
+            Some(list) => Ok(list),
+            // A text that does not decode: decoded again in one piece, for
+            // the error a whole-body decode gives (its position included).
+            None => Self::decode_whole(text, namespace),
+        }
+    }
+
+    /// [`Self::decode`] keeping the texts for the next window; `None` when
+    /// some part does not decode (or `labels` is given twice in an entry,
+    /// where only the whole decode can tell whether the first is good).
+    fn decode_reusing(text: &str, namespace: &str, previous: Option<&Self>) -> Option<Self> {
+        let list: slim_metrics::RawPodMetricsList<'_> = serde_json::from_str(text).ok()?;
+        let old = previous.and_then(|p| p.memo.as_ref());
+        let mut memo = ResourceMemo {
+            label_texts: String::with_capacity(old.map_or(0, |m| m.label_texts.len())),
+            containers: FastMap::default(),
+        };
+        let mut label_texts = Vec::with_capacity(list.items.len());
+        let mut samples = Vec::with_capacity(list.items.len());
+        let mut reuse = Reuse {
+            namespace: Arc::from(namespace),
+            window: None,
+        };
+        let mut timestamp: Option<(&str, jiff::Timestamp)> = None;
+        for (at, item) in list.items.into_iter().enumerate() {
+            if item.metadata.labels_repeated {
+                return None;
+            }
+            let labels = item.metadata.labels.map(|raw| raw.get());
+            memo.label_texts.push_str(labels.unwrap_or_default());
+            memo.label_texts.push('\0');
+            label_texts.push(labels);
+            let stamp = match timestamp {
+                Some((seen, parsed)) if seen == item.timestamp.get() => parsed,
+                _ => {
+                    let parsed = serde_json::from_str::<Time>(item.timestamp.get()).ok()?.0;
+                    timestamp = Some((item.timestamp.get(), parsed));
+                    parsed
+                }
+            };
+            let window = reuse.window(item.window);
+            let containers = match item.containers {
+                None => Ok(Arc::from([])),
+                Some(raw) => memo.containers(raw.get(), old)?,
+            };
+            let namespace = reuse.namespace(item.metadata.namespace);
+            let name = item.metadata.name.as_deref().unwrap_or_default();
+            let pod = match previous.and_then(|p| p.samples.get(at)) {
+                Some(Ok(sample)) if *sample.pod == *name => Arc::clone(&sample.pod),
+                _ => Arc::from(name),
+            };
+            samples.push(containers.map(|containers| PodResourceSample {
+                pod,
+                namespace,
+                timestamp: stamp,
+                window,
+                containers,
+            }));
+        }
+        let labels = match (previous, old) {
+            (Some(previous), Some(old)) if old.label_texts == memo.label_texts => {
+                Arc::clone(&previous.labels)
+            }
+            _ => Arc::new(LabelIndex::new(
+                label_texts
+                    .into_iter()
+                    .map(|text| text.map(serde_json::from_str).transpose())
+                    .collect::<Result<Vec<_>, _>>()
+                    .ok()?,
+            )),
+        };
+        Some(Self {
+            samples,
+            labels,
+            memo: Some(memo),
+        })
+    }
+
+    /// The list decoded in one piece with the slim wire types
+    /// ([`slim_metrics`]) straight into the samples and the label index.
+    fn decode_whole(text: &str, namespace: &str) -> Result<Self, serde_json::Error> {
         let list: slim_metrics::PodMetricsList<'_> = serde_json::from_str(text)?;
         let mut labels = Vec::with_capacity(list.items.len());
         let mut samples = Vec::with_capacity(list.items.len());
@@ -99,7 +206,8 @@ impl NamespaceResources {
         }
         Ok(Self {
             samples,
-            labels: LabelIndex::new(labels),
+            labels: Arc::new(LabelIndex::new(labels)),
+            memo: None,
         })
     }
 
@@ -112,6 +220,30 @@ impl NamespaceResources {
             .filter_map(|at| self.samples.get(at))
             .cloned()
             .collect()
+    }
+}
+
+impl ResourceMemo {
+    /// The containers of the text `raw`: converted earlier in this list, in
+    /// the `old` window's list, or now; `None` when it does not decode.
+    fn containers(
+        &mut self,
+        raw: &str,
+        old: Option<&Self>,
+    ) -> Option<Result<Arc<[ContainerUsage]>, String>> {
+        if let Some(done) = self.containers.get(raw) {
+            return Some(done.clone());
+        }
+        let done = match old.and_then(|old| old.containers.get(raw)) {
+            Some(done) => done.clone(),
+            None => {
+                let decoded: Vec<slim_metrics::ContainerMetrics<'_>> =
+                    serde_json::from_str(raw).ok()?;
+                slim_containers(decoded)
+            }
+        };
+        self.containers.insert(Box::from(raw), done.clone());
+        Some(done)
     }
 }
 
@@ -162,22 +294,51 @@ struct Reuse<'a> {
     window: Option<(Cow<'a, str>, SignedDuration)>,
 }
 
+impl<'a> Reuse<'a> {
+    /// The duration of the window `text`.
+    fn window(&mut self, text: Cow<'a, str>) -> SignedDuration {
+        match &self.window {
+            Some((seen, parsed)) if *seen == text => *parsed,
+            _ => {
+                let parsed = window(&text);
+                self.window = Some((text, parsed));
+                parsed
+            }
+        }
+    }
+
+    /// An entry's namespace: the list's own when it gives none.
+    fn namespace(&self, given: Option<Cow<'_, str>>) -> Arc<str> {
+        match given {
+            None => Arc::clone(&self.namespace),
+            Some(ns) if *ns == *self.namespace => Arc::clone(&self.namespace),
+            Some(ns) => Arc::from(ns),
+        }
+    }
+}
+
 /// One entry of the slim decode as the core reads it: what
 /// [`resource_sample`] gives for the same entry of the full decode.
 fn slim_resource_sample<'a>(
     item: slim_metrics::PodMetrics<'a>,
     reuse: &mut Reuse<'a>,
 ) -> Result<PodResourceSample, String> {
-    let window = match &reuse.window {
-        Some((text, parsed)) if *text == item.window => *parsed,
-        _ => {
-            let parsed = window(&item.window);
-            reuse.window = Some((item.window, parsed));
-            parsed
-        }
-    };
-    let containers = item
-        .containers
+    let window = reuse.window(item.window);
+    let containers = slim_containers(item.containers)?;
+    Ok(PodResourceSample {
+        pod: item.metadata.name.as_deref().unwrap_or_default().into(),
+        namespace: reuse.namespace(item.metadata.namespace),
+        timestamp: item.timestamp.0,
+        window,
+        containers,
+    })
+}
+
+/// An entry's containers as the core reads them.
+fn slim_containers(
+    containers: Vec<slim_metrics::ContainerMetrics<'_>>,
+) -> Result<Arc<[ContainerUsage]>, String> {
+    containers
         .into_iter()
         .map(|c| {
             let usage = c
@@ -190,19 +351,7 @@ fn slim_resource_sample<'a>(
                 usage,
             })
         })
-        .collect::<Result<Arc<[_]>, String>>()?;
-    let namespace = match item.metadata.namespace {
-        None => Arc::clone(&reuse.namespace),
-        Some(ns) if *ns == *reuse.namespace => Arc::clone(&reuse.namespace),
-        Some(ns) => Arc::from(ns),
-    };
-    Ok(PodResourceSample {
-        pod: item.metadata.name.as_deref().unwrap_or_default().into(),
-        namespace,
-        timestamp: item.timestamp.0,
-        window,
-        containers,
-    })
+        .collect()
 }
 
 /// A custom metrics response: (object name, value, timestamp, window). The
@@ -213,7 +362,7 @@ type CustomValues = Vec<(Arc<str>, Quantity, jiff::Timestamp, Option<i64>)>;
 /// A namespace-wide custom metrics answer for `pods/*/METRIC` and its pod
 /// names; `None` when that request failed (each HPA then asks with its
 /// selector, as upstream).
-type NamespacePodValues = Option<(CustomValues, ListedPods)>;
+type NamespacePodValues = Option<(CustomValues, Arc<ListedPods>)>;
 
 /// Responses reused by every HPA synced within `window` (concurrent fetches
 /// of one key wait for one request):
@@ -251,6 +400,20 @@ impl SharedLists {
     where
         F: Future<Output = Result<T, kube::Error>>,
     {
+        self.get_after(slots, key, |_| fetch).await
+    }
+
+    /// [`Self::get`], `fetch` given the response held before (older than
+    /// the window), if any, to reuse what it can.
+    async fn get_after<T, F>(
+        &self,
+        slots: &Mutex<HashMap<String, Slot<T>>>,
+        key: &str,
+        fetch: impl FnOnce(Option<Arc<T>>) -> F,
+    ) -> Result<Arc<T>, kube::Error>
+    where
+        F: Future<Output = Result<T, kube::Error>>,
+    {
         let slot = Arc::clone(
             slots
                 .lock()
@@ -264,7 +427,8 @@ impl SharedLists {
         {
             return Ok(Arc::clone(value));
         }
-        let value = Arc::new(fetch.await?);
+        let previous = held.as_ref().map(|(_, value)| Arc::clone(value));
+        let value = Arc::new(fetch(previous).await?);
         *held = Some((Instant::now(), Arc::clone(&value)));
         Ok(value)
     }
@@ -373,11 +537,12 @@ impl MetricsClient {
         namespace: &str,
     ) -> Result<Arc<NamespaceResources>, kube::Error> {
         let path = format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods");
-        let fetch = async {
+        let fetch = |previous: Option<Arc<NamespaceResources>>| async move {
             let text = self.get_text(&path).await?;
-            NamespaceResources::decode(&text, namespace).map_err(|e| decode_failed(&text, e))
+            NamespaceResources::decode(&text, namespace, previous.as_deref())
+                .map_err(|e| decode_failed(&text, e))
         };
-        shared.get(&shared.pods, namespace, fetch).await
+        shared.get_after(&shared.pods, namespace, fetch).await
     }
 
     async fn get<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, kube::Error> {
@@ -501,29 +666,30 @@ impl MetricsClient {
         match &self.shared {
             Some(shared) => {
                 let values = shared
-                    .get(&shared.custom, tail, self.fetch_custom_values(tail, false))
+                    .get(&shared.custom, tail, self.fetch_custom_values(tail, None))
                     .await?;
                 Ok((*values).clone())
             }
-            None => self.fetch_custom_values(tail, false).await,
+            None => self.fetch_custom_values(tail, None).await,
         }
     }
 
     /// The values of a custom metrics path; with `slim`, decoded with the
     /// slim wire types ([`slim_metrics`]: what the full decode gives for
-    /// the fields read), for the namespace-wide list shared by many HPAs.
+    /// the fields read), for the namespace-wide list shared by many HPAs,
+    /// sharing names with the previous window's values `slim` holds.
     async fn fetch_custom_values(
         &self,
         tail: &str,
-        slim: bool,
+        slim: Option<Option<&CustomValues>>,
     ) -> Result<CustomValues, kube::Error> {
         let version = self.custom_version().await;
         if version == CustomVersion::V1Beta2 {
             let path = format!("/apis/{CUSTOM_GROUP}/{}/{tail}", version.as_str());
-            let values = if slim {
+            let values = if let Some(previous) = slim {
                 self.get_text(&path)
                     .await
-                    .and_then(|text| slim_custom_values_v1beta2(&text))
+                    .and_then(|text| slim_custom_values_v1beta2(&text, previous))
             } else {
                 self.get::<MetricValueList>(&path)
                     .await
@@ -535,9 +701,9 @@ impl MetricsClient {
             }
         }
         let path = format!("/apis/{CUSTOM_GROUP}/v1beta1/{tail}");
-        if slim {
+        if let Some(previous) = slim {
             let text = self.get_text(&path).await?;
-            slim_custom_values_v1beta1(&text)
+            slim_custom_values_v1beta1(&text, previous)
         } else {
             custom_values_v1beta1(self.get(&path).await?)
         }
@@ -603,17 +769,34 @@ impl MetricsClient {
             None,
             Some(metric_selector),
         );
-        let fetch = async {
+        let path = &tail;
+        let fetch = |previous: Option<Arc<NamespacePodValues>>| async move {
+            let previous = previous.as_deref().and_then(Option::as_ref);
             Ok(self
-                .fetch_custom_values(&tail, true)
+                .fetch_custom_values(path, Some(previous.map(|(values, _)| values)))
                 .await
                 .ok()
                 .map(|values| {
-                    let listed = ListedPods::new(values.iter().map(|(pod, ..)| &**pod));
+                    let listed = match previous {
+                        // The same pods, in the same order: the same names.
+                        Some((old, listed))
+                            if old.len() == values.len()
+                                && old
+                                    .iter()
+                                    .zip(&values)
+                                    .all(|(a, b)| Arc::ptr_eq(&a.0, &b.0)) =>
+                        {
+                            Arc::clone(listed)
+                        }
+                        _ => Arc::new(ListedPods::new(values.iter().map(|(pod, ..)| &**pod))),
+                    };
                     (values, listed)
                 }))
         };
-        let answer = shared.get(&shared.pod_values, &tail, fetch).await.ok()?;
+        let answer = shared
+            .get_after(&shared.pod_values, &tail, fetch)
+            .await
+            .ok()?;
         let (values, listed) = answer.as_ref().as_ref()?;
         let picked = pods.pick(namespace, selector, listed)?;
         picked
@@ -813,36 +996,94 @@ fn custom_values_v1beta1(list: MetricValueListV1Beta1) -> Result<CustomValues, k
 }
 
 /// The values of a v1beta2 list body, decoded slim: what
-/// [`custom_values_v1beta2`] gives for the full decode.
-fn slim_custom_values_v1beta2(text: &str) -> Result<CustomValues, kube::Error> {
-    let list: slim_metrics::MetricValueList<'_> =
-        serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
-    list.items
-        .into_iter()
-        .map(|v| {
-            let q = quantity_text(&v.value.0).map_err(bad_value)?;
-            let name = Arc::from(&*v.described_object.name);
-            Ok((name, q, v.timestamp.0, v.window_seconds))
-        })
-        .collect()
+/// [`custom_values_v1beta2`] gives for the full decode. Names the
+/// `previous` window's values hold are shared with them.
+fn slim_custom_values_v1beta2(
+    text: &str,
+    previous: Option<&CustomValues>,
+) -> Result<CustomValues, kube::Error> {
+    slim_custom_values::<
+        slim_metrics::MetricValueList<'_>,
+        slim_metrics::MetricValueList<'_, &RawValue>,
+    >(text, previous)
 }
 
 /// The values of a v1beta1 list body, decoded slim: what
 /// [`custom_values_v1beta1`] gives for the full decode.
-fn slim_custom_values_v1beta1(text: &str) -> Result<CustomValues, kube::Error> {
-    let list: slim_metrics::MetricValueListV1Beta1<'_> =
-        serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
-    list.items
-        .into_iter()
+fn slim_custom_values_v1beta1(
+    text: &str,
+    previous: Option<&CustomValues>,
+) -> Result<CustomValues, kube::Error> {
+    slim_custom_values::<
+        slim_metrics::MetricValueListV1Beta1<'_>,
+        slim_metrics::MetricValueListV1Beta1<'_, &RawValue>,
+    >(text, previous)
+}
+
+/// The values of a custom metrics list body, decoded as `R` (timestamps
+/// kept as text: consecutive values mostly share one, parsed once), or,
+/// when some part does not decode, as `L` for the whole decode's error.
+fn slim_custom_values<'a, L, R>(
+    text: &'a str,
+    previous: Option<&CustomValues>,
+) -> Result<CustomValues, kube::Error>
+where
+    L: Deserialize<'a> + CustomList<'a, Time>,
+    R: Deserialize<'a> + CustomList<'a, &'a RawValue>,
+{
+    if let Some(values) = custom_values_reusing::<R>(text, previous) {
+        return Ok(values);
+    }
+    let list: L = serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
+    list.into_values()
         .map(|v| {
             let q = quantity_text(&v.value.0).map_err(bad_value)?;
-            let name = Arc::from(&*v.described_object.name);
-            Ok((name, q, v.timestamp.0, v.window_seconds))
+            Ok((Arc::from(&*v.name), q, v.timestamp.0, v.window_seconds))
         })
         .collect()
 }
 
-/// A body that did not decode, as kube's `Client::request` reports it.
+/// [`slim_custom_values`]' values, parsing a timestamp or a value only when
+/// it differs from the one before, and sharing a name with the `previous`
+/// window's value at the same position; `None` when some part does not
+/// decode.
+fn custom_values_reusing<'a, R>(
+    text: &'a str,
+    previous: Option<&CustomValues>,
+) -> Option<CustomValues>
+where
+    R: Deserialize<'a> + CustomList<'a, &'a RawValue>,
+{
+    let list: R = serde_json::from_str(text).ok()?;
+    let mut values = Vec::with_capacity(previous.map_or(0, Vec::len));
+    let mut stamp: Option<(&str, jiff::Timestamp)> = None;
+    let mut last: Option<(Cow<'a, str>, Quantity)> = None;
+    for (at, v) in list.into_values().enumerate() {
+        let timestamp = match stamp {
+            Some((seen, parsed)) if seen == v.timestamp.get() => parsed,
+            _ => {
+                let parsed = serde_json::from_str::<Time>(v.timestamp.get()).ok()?.0;
+                stamp = Some((v.timestamp.get(), parsed));
+                parsed
+            }
+        };
+        let value = match &last {
+            Some((seen, parsed)) if *seen == v.value.0 => *parsed,
+            _ => {
+                let parsed = quantity_text(&v.value.0).ok()?;
+                last = Some((v.value.0, parsed));
+                parsed
+            }
+        };
+        let name = match previous.and_then(|p| p.get(at)) {
+            Some((name, ..)) if **name == *v.name => Arc::clone(name),
+            _ => Arc::from(&*v.name),
+        };
+        values.push((name, value, timestamp, v.window_seconds));
+    }
+    Some(values)
+}
+
 fn decode_failed(text: &str, err: serde_json::Error) -> kube::Error {
     tracing::warn!("{}, {:?}", text, err);
     kube::Error::SerdeError(err)
@@ -938,23 +1179,35 @@ mod tests {
         .to_owned()
     }
 
-    #[test]
-    fn the_slim_decode_gives_the_full_decodes_samples_labels_and_order() {
-        let body = representative_list();
-        let full: PodMetricsList = serde_json::from_str(&body).unwrap();
+    /// The full decode's samples and label index of a list body.
+    fn full_decode(body: &str) -> (Vec<Result<PodResourceSample, String>>, LabelIndex) {
+        let full: PodMetricsList = serde_json::from_str(body).unwrap();
         let labels: Vec<_> = full
             .items
             .iter()
             .map(|item| item.metadata.labels.clone())
             .collect();
-        let samples: Vec<_> = full
+        let samples = full
             .items
             .into_iter()
             .map(|item| resource_sample(item, "ns"))
             .collect();
-        let slim = NamespaceResources::decode(&body, "ns").unwrap();
+        (samples, LabelIndex::new(labels))
+    }
+
+    #[test]
+    fn the_slim_decode_gives_the_full_decodes_samples_labels_and_order() {
+        let body = representative_list();
+        let (samples, labels) = full_decode(&body);
+        let slim = NamespaceResources::decode(&body, "ns", None).unwrap();
         assert_eq!(slim.samples, samples);
-        assert_eq!(slim.labels, LabelIndex::new(labels));
+        assert_eq!(*slim.labels, labels);
+        assert!(slim.memo.is_some(), "decoded by parts");
+        let whole = NamespaceResources::decode_whole(&body, "ns").unwrap();
+        assert_eq!(
+            (whole.samples, whole.labels),
+            (slim.samples.clone(), slim.labels.clone())
+        );
         // The odd entries are there, as the full decode reads them.
         assert_eq!(slim.samples.len(), 7);
         let ok = |at: usize| slim.samples[at].as_ref().unwrap();
@@ -1016,18 +1269,126 @@ mod tests {
             r#"{"items": [{"timestamp": "2026-01-01T00:00:00Z", "window": "1s"}], "#,
         ] {
             let full = serde_json::from_str::<PodMetricsList>(body).unwrap_err();
-            let slim = NamespaceResources::decode(body, "ns").unwrap_err();
+            let slim = NamespaceResources::decode(body, "ns", None).unwrap_err();
+            assert_eq!(slim.to_string(), full.to_string(), "{body}");
+            // A previous window's list changes nothing.
+            let previous = NamespaceResources::decode(&representative_list(), "ns", None).unwrap();
+            let after = NamespaceResources::decode(body, "ns", Some(&previous)).unwrap_err();
+            assert_eq!(after.to_string(), full.to_string(), "{body}");
+        }
+    }
+
+    /// The bodies of two windows, the second changing some of the first's
+    /// entries (names, labels, usage, timestamps) and keeping others: the
+    /// second decoded after the first gives what the full decode gives, and
+    /// takes what did not change from the first.
+    #[test]
+    fn a_list_decoded_after_the_previous_windows_gives_the_full_decode() {
+        let entry = |name: &str, labels: &str, cpu: &str, at: &str| {
+            format!(
+                r#"{{"metadata": {{"name": "{name}", "namespace": "ns", "labels": {labels}}},
+                "timestamp": "2026-01-01T00:00:{at}Z", "window": "15s",
+                "containers": [{{"name": "app", "usage": {{"cpu": "{cpu}"}}}}]}}"#
+            )
+        };
+        let list = |entries: &[String]| format!(r#"{{"items": [{}]}}"#, entries.join(","));
+        let first = list(&[
+            entry("a", r#"{"app": "web"}"#, "100m", "00"),
+            entry("b", r#"{"app": "web"}"#, "200m", "00"),
+            entry("c", r#"{"app": "db"}"#, "100m", "00"),
+        ]);
+        let same_labels = list(&[
+            entry("a", r#"{"app": "web"}"#, "300m", "15"),
+            entry("b", r#"{"app": "web"}"#, "1Qx", "15"),
+            entry("c", r#"{"app": "db"}"#, "100m", "16"),
+        ]);
+        let relabelled = list(&[
+            entry("a", r#"{"app": "db"}"#, "100m", "30"),
+            entry("d", "null", "200m", "30"),
+            entry("c", r#"{"app": "web", "tier": "x"}"#, "100m", "30"),
+            entry("e", r#"{"app": "web"}"#, "100m", "30"),
+        ]);
+        let web = Selector::parse("app=web").unwrap();
+        let mut previous: Option<NamespaceResources> = None;
+        for body in [&first, &same_labels, &same_labels, &relabelled, &first] {
+            let (samples, labels) = full_decode(body);
+            let list = NamespaceResources::decode(body, "ns", previous.as_ref()).unwrap();
+            assert_eq!(list.samples, samples, "{body}");
+            assert_eq!(*list.labels, labels, "{body}");
+            let selected: Result<Vec<_>, String> = labels
+                .select(&web)
+                .into_iter()
+                .map(|at| samples[at].clone())
+                .collect();
+            assert_eq!(list.select(&web), selected, "{body}");
+            previous = Some(list);
+        }
+        // What was taken from the previous window rather than decoded again.
+        let one = NamespaceResources::decode(&first, "ns", None).unwrap();
+        let two = NamespaceResources::decode(&same_labels, "ns", Some(&one)).unwrap();
+        assert!(
+            Arc::ptr_eq(&one.labels, &two.labels),
+            "same labels: same index"
+        );
+        let ok = |list: &NamespaceResources, at: usize| list.samples[at].clone().unwrap();
+        assert!(Arc::ptr_eq(&ok(&one, 2).pod, &ok(&two, 2).pod), "same name");
+        assert!(
+            Arc::ptr_eq(&ok(&one, 2).containers, &ok(&two, 2).containers),
+            "same containers text"
+        );
+        assert!(
+            Arc::ptr_eq(&ok(&one, 0).containers, &ok(&one, 2).containers),
+            "the same text twice in one list: converted once"
+        );
+        let three = NamespaceResources::decode(&relabelled, "ns", Some(&two)).unwrap();
+        assert!(
+            !Arc::ptr_eq(&two.labels, &three.labels),
+            "new labels: new index"
+        );
+    }
+
+    /// `labels` given twice in an entry: the full decode fails on a
+    /// malformed first one although the second is good; so does this one.
+    #[test]
+    fn labels_given_twice_decode_as_the_full_decode_does() {
+        for body in [
+            r#"{"items": [{"metadata": {"labels": 5, "labels": {"a": "b"}}, "timestamp": "2026-01-01T00:00:00Z", "window": "1s"}]}"#,
+            r#"{"items": [{"metadata": {"labels": {"a": 1}, "labels": {"a": "b"}}, "timestamp": "2026-01-01T00:00:00Z", "window": "1s"}]}"#,
+        ] {
+            let full = serde_json::from_str::<PodMetricsList>(body).unwrap_err();
+            let slim = NamespaceResources::decode(body, "ns", None).unwrap_err();
             assert_eq!(slim.to_string(), full.to_string(), "{body}");
         }
+        let good = r#"{"items": [{"metadata": {"labels": {"a": "c"}, "labels": {"a": "b"}}, "timestamp": "2026-01-01T00:00:00Z", "window": "1s"}]}"#;
+        let (samples, labels) = full_decode(good);
+        let slim = NamespaceResources::decode(good, "ns", None).unwrap();
+        assert_eq!((slim.samples, &*slim.labels), (samples, &labels));
     }
 
     /// The slim and the full decode of a custom metrics list body, as
     /// their values or their errors' text.
+    /// The slim decode is also checked to give the same after a previous
+    /// window's values.
     fn both_custom_decodes(body: &str, v1beta2: bool) -> [Result<CustomValues, String>; 2] {
         let text = |e: kube::Error| e.to_string();
+        let value = |name: &str| {
+            let q = Quantity::parse("1").unwrap();
+            (Arc::from(name), q, jiff::Timestamp::UNIX_EPOCH, None)
+        };
+        let previous = vec![value("web-0"), value("a"), value("")];
+        let slim = if v1beta2 {
+            slim_custom_values_v1beta2
+        } else {
+            slim_custom_values_v1beta1
+        };
+        assert_eq!(
+            slim(body, Some(&previous)).map_err(text),
+            slim(body, None).map_err(text),
+            "{body}"
+        );
         if v1beta2 {
             [
-                slim_custom_values_v1beta2(body).map_err(text),
+                slim_custom_values_v1beta2(body, None).map_err(text),
                 serde_json::from_str(body)
                     .map_err(kube::Error::SerdeError)
                     .and_then(custom_values_v1beta2)
@@ -1035,13 +1396,34 @@ mod tests {
             ]
         } else {
             [
-                slim_custom_values_v1beta1(body).map_err(text),
+                slim_custom_values_v1beta1(body, None).map_err(text),
                 serde_json::from_str(body)
                     .map_err(kube::Error::SerdeError)
                     .and_then(custom_values_v1beta1)
                     .map_err(text),
             ]
         }
+    }
+
+    /// A name the previous window's value at the same position holds is
+    /// shared with it; timestamps and values are read as they are.
+    #[test]
+    fn the_slim_custom_decode_shares_the_previous_windows_names() {
+        let body = |a: &str, b: &str, v: &str, at: &str| {
+            format!(
+                r#"{{"items": [
+                {{"describedObject": {{"name": "{a}"}}, "metric": {{"name": "m"}}, "timestamp": "2026-01-01T00:00:{at}Z", "value": "{v}"}},
+                {{"describedObject": {{"name": "{b}"}}, "metric": {{"name": "m"}}, "timestamp": "2026-01-01T00:00:00Z", "value": "{v}"}}]}}"#
+            )
+        };
+        let one = slim_custom_values_v1beta2(&body("a", "b", "1", "00"), None).unwrap();
+        let two = slim_custom_values_v1beta2(&body("a", "c", "2", "15"), Some(&one)).unwrap();
+        assert!(Arc::ptr_eq(&one[0].0, &two[0].0), "same name, same place");
+        assert_eq!(&*two[1].0, "c");
+        assert_eq!(two[0].1, Quantity::parse("2").unwrap());
+        assert_eq!(two[1].1, two[0].1);
+        assert_eq!(two[0].2, "2026-01-01T00:00:15Z".parse().unwrap());
+        assert_eq!(two[1].2, "2026-01-01T00:00:00Z".parse().unwrap());
     }
 
     #[test]

@@ -33,6 +33,7 @@ use std::marker::PhantomData;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ListMeta, Time};
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::value::RawValue;
 
 /// `metrics.k8s.io/v1beta1` PodMetricsList (see the module documentation).
 #[derive(Debug, Deserialize)]
@@ -85,6 +86,61 @@ pub struct ContainerMetrics<'a> {
     /// Usage by resource name (kept: owned), as the quantities' text.
     #[serde(default, borrow)]
     pub usage: BTreeMap<String, QuantityText<'a>>,
+}
+
+/// `metrics.k8s.io/v1beta1` PodMetricsList with each entry's labels,
+/// timestamp and containers kept as their JSON text (checked to be JSON,
+/// not decoded): the controller decodes a text only when the previous
+/// window's list did not hold the same one.
+#[derive(Debug, Deserialize)]
+#[serde(rename = "PodMetricsList")]
+pub struct RawPodMetricsList<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
+    #[serde(default, rename = "metadata")]
+    _metadata: ListMeta,
+    /// The pods.
+    #[serde(default, borrow)]
+    pub items: Vec<RawPodMetrics<'a>>,
+}
+
+/// [`PodMetrics`] with its labels, timestamp and containers as JSON text:
+/// decoding each text as the matching field of [`PodMetrics`] gives what
+/// [`PodMetrics`] holds (but see [`Meta::labels_repeated`]).
+#[derive(Debug, Deserialize)]
+#[serde(rename = "PodMetrics")]
+pub struct RawPodMetrics<'a> {
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "apiVersion")]
+    _api_version: Cow<'a, str>,
+    /// Not read; decoded as `hpa_metrics_api` decodes it.
+    #[serde(default, borrow, rename = "kind")]
+    _kind: Cow<'a, str>,
+    /// The pod's name and namespace, and its labels' text.
+    #[serde(default, borrow)]
+    pub metadata: Meta<'a, &'a RawValue>,
+    /// The text of `timestamp`.
+    #[serde(borrow)]
+    pub timestamp: &'a RawValue,
+    /// Length of that window, as a Go duration string.
+    #[serde(borrow)]
+    pub window: Cow<'a, str>,
+    /// The text of `containers`, `null` included (which fails to decode,
+    /// as it fails [`PodMetrics`]); `None` when absent.
+    #[serde(default, borrow, deserialize_with = "present")]
+    pub containers: Option<&'a RawValue>,
+}
+
+/// A field's JSON text, whatever it holds: `null` is text too, not `None`.
+fn present<'de: 'a, 'a, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue>::deserialize(deserializer).map(Some)
 }
 
 /// A quantity's text, decoded as k8s-openapi decodes a `Quantity` (a
@@ -160,18 +216,34 @@ pub struct Text<'a>(#[serde(borrow)] pub Cow<'a, str>);
 
 /// The parts of an entry's `ObjectMeta` the core reads. Decoded as
 /// k8s-openapi decodes `ObjectMeta` (a map, expecting "ObjectMeta"; a field
-/// given twice: the last one), every other field skipped.
-#[derive(Debug, Default)]
-pub struct Meta<'a> {
+/// given twice: the last one), every other field skipped. The labels are
+/// `L`: decoded (kept by the label index: owned), or their JSON text.
+#[derive(Debug)]
+pub struct Meta<'a, L = BTreeMap<String, String>> {
     /// `metadata.name`.
     pub name: Option<Cow<'a, str>>,
     /// `metadata.namespace`.
     pub namespace: Option<Cow<'a, str>>,
-    /// `metadata.labels` (kept by the label index: owned).
-    pub labels: Option<BTreeMap<String, String>>,
+    /// `metadata.labels`.
+    pub labels: Option<L>,
+    /// `labels` was given more than once. Decoded, the last one is kept
+    /// but a malformed earlier one fails; kept as text, only the last one
+    /// is ever decoded, so a caller reading the text must not trust it.
+    pub labels_repeated: bool,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
+impl<L> Default for Meta<'_, L> {
+    fn default() -> Self {
+        Self {
+            name: None,
+            namespace: None,
+            labels: None,
+            labels_repeated: false,
+        }
+    }
+}
+
+impl<'de: 'a, 'a, L: Deserialize<'de>> Deserialize<'de> for Meta<'a, L> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         /// A metadata key: one the core reads, or another.
         enum Field {
@@ -206,16 +278,17 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
             }
         }
 
-        struct MetaVisitor<'a>(PhantomData<Meta<'a>>);
+        struct MetaVisitor<'a, L>(PhantomData<Meta<'a, L>>);
 
-        impl<'de: 'a, 'a> Visitor<'de> for MetaVisitor<'a> {
-            type Value = Meta<'a>;
+        impl<'de: 'a, 'a, L: Deserialize<'de>> Visitor<'de> for MetaVisitor<'a, L> {
+            type Value = Meta<'a, L>;
 
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("ObjectMeta")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta<'a>, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Meta<'a, L>, A::Error> {
+                let mut labels_seen = false;
                 let mut meta = Meta::default();
                 while let Some(key) = map.next_key::<Field>()? {
                     match key {
@@ -225,7 +298,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
                         Field::Namespace => {
                             meta.namespace = map.next_value::<Option<Text<'a>>>()?.map(|t| t.0);
                         }
-                        Field::Labels => meta.labels = map.next_value()?,
+                        Field::Labels => {
+                            meta.labels_repeated |= labels_seen;
+                            labels_seen = true;
+                            meta.labels = map.next_value()?;
+                        }
                         Field::Other => {
                             map.next_value::<IgnoredAny>()?;
                         }
@@ -244,10 +321,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for Meta<'a> {
 }
 
 /// `custom.metrics.k8s.io/v1beta2` MetricValueList (see the module
-/// documentation).
+/// documentation). Its values' timestamps are `S`: decoded, or their JSON
+/// text.
 #[derive(Debug, Deserialize)]
-#[serde(rename = "MetricValueList")]
-pub struct MetricValueList<'a> {
+#[serde(rename = "MetricValueList", bound(deserialize = "S: Deserialize<'de>"))]
+pub struct MetricValueList<'a, S = Time> {
     /// Not read; decoded as `hpa_metrics_api` decodes it.
     #[serde(default, borrow, rename = "apiVersion")]
     _api_version: Cow<'a, str>,
@@ -259,13 +337,13 @@ pub struct MetricValueList<'a> {
     _metadata: ListMeta,
     /// The values.
     #[serde(default, borrow)]
-    pub items: Vec<MetricValue<'a>>,
+    pub items: Vec<MetricValue<'a, S>>,
 }
 
 /// `custom.metrics.k8s.io/v1beta2` MetricValue.
 #[derive(Debug, Deserialize)]
 #[serde(rename = "MetricValue", rename_all = "camelCase")]
-pub struct MetricValue<'a> {
+pub struct MetricValue<'a, S = Time> {
     /// The object described.
     #[serde(borrow)]
     pub described_object: ObjectReference<'a>,
@@ -273,7 +351,7 @@ pub struct MetricValue<'a> {
     #[serde(borrow, rename = "metric")]
     _metric: MetricIdentifier<'a>,
     /// End of the sampling window.
-    pub timestamp: Time,
+    pub timestamp: S,
     /// Length of the window in seconds.
     #[serde(default)]
     pub window_seconds: Option<i64>,
@@ -284,8 +362,11 @@ pub struct MetricValue<'a> {
 
 /// `custom.metrics.k8s.io/v1beta1` MetricValueList.
 #[derive(Debug, Deserialize)]
-#[serde(rename = "MetricValueListV1Beta1")]
-pub struct MetricValueListV1Beta1<'a> {
+#[serde(
+    rename = "MetricValueListV1Beta1",
+    bound(deserialize = "S: Deserialize<'de>")
+)]
+pub struct MetricValueListV1Beta1<'a, S = Time> {
     /// Not read; decoded as `hpa_metrics_api` decodes it.
     #[serde(default, borrow, rename = "apiVersion")]
     _api_version: Cow<'a, str>,
@@ -297,13 +378,13 @@ pub struct MetricValueListV1Beta1<'a> {
     _metadata: ListMeta,
     /// The values.
     #[serde(default, borrow)]
-    pub items: Vec<MetricValueV1Beta1<'a>>,
+    pub items: Vec<MetricValueV1Beta1<'a, S>>,
 }
 
 /// `custom.metrics.k8s.io/v1beta1` MetricValue (selector skipped).
 #[derive(Debug, Deserialize)]
 #[serde(rename = "MetricValueV1Beta1", rename_all = "camelCase")]
-pub struct MetricValueV1Beta1<'a> {
+pub struct MetricValueV1Beta1<'a, S = Time> {
     /// The object described.
     #[serde(borrow)]
     pub described_object: ObjectReference<'a>,
@@ -311,13 +392,55 @@ pub struct MetricValueV1Beta1<'a> {
     #[serde(borrow, rename = "metricName")]
     _metric_name: Cow<'a, str>,
     /// End of the sampling window.
-    pub timestamp: Time,
+    pub timestamp: S,
     /// Length of the window in seconds.
     #[serde(default, rename = "window")]
     pub window_seconds: Option<i64>,
     /// The value.
     #[serde(borrow)]
     pub value: QuantityText<'a>,
+}
+
+/// A custom metrics value as the controller reads it, whichever version's
+/// list it came from.
+#[derive(Debug)]
+pub struct CustomValue<'a, S> {
+    /// The described object's name.
+    pub name: Cow<'a, str>,
+    /// The value's text.
+    pub value: QuantityText<'a>,
+    /// End of the sampling window.
+    pub timestamp: S,
+    /// Length of the window in seconds.
+    pub window_seconds: Option<i64>,
+}
+
+/// A custom metrics list of either version, as its values.
+pub trait CustomList<'a, S> {
+    /// The list's values, in order.
+    fn into_values(self) -> impl Iterator<Item = CustomValue<'a, S>>;
+}
+
+impl<'a, S> CustomList<'a, S> for MetricValueList<'a, S> {
+    fn into_values(self) -> impl Iterator<Item = CustomValue<'a, S>> {
+        self.items.into_iter().map(|v| CustomValue {
+            name: v.described_object.name,
+            value: v.value,
+            timestamp: v.timestamp,
+            window_seconds: v.window_seconds,
+        })
+    }
+}
+
+impl<'a, S> CustomList<'a, S> for MetricValueListV1Beta1<'a, S> {
+    fn into_values(self) -> impl Iterator<Item = CustomValue<'a, S>> {
+        self.items.into_iter().map(|v| CustomValue {
+            name: v.described_object.name,
+            value: v.value,
+            timestamp: v.timestamp,
+            window_seconds: v.window_seconds,
+        })
+    }
 }
 
 /// The object a custom metric describes: its name is read.
