@@ -41,6 +41,14 @@ fn bench(c: &mut Criterion) {
             serde_json::from_str::<hpa_metrics_api::PodMetricsList>(black_box(&text)).unwrap()
         });
     });
+    group.bench_function("skip_only", |b| {
+        b.iter(|| serde_json::from_str::<serde::de::IgnoredAny>(black_box(&text)).unwrap());
+    });
+    group.bench_function("raw_decode", |b| {
+        b.iter(|| {
+            serde_json::from_str::<slim_metrics::RawPodMetricsList<'_>>(black_box(&text)).unwrap()
+        });
+    });
     group.bench_function("slim_decode", |b| {
         b.iter(|| {
             serde_json::from_str::<slim_metrics::PodMetricsList<'_>>(black_box(&text)).unwrap()

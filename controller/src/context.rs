@@ -211,6 +211,23 @@ impl SelectorStore {
         Some(selector)
     }
 
+    /// The selector [`Self::register`] last parsed for `key`, if it was
+    /// parsed from `text`; registers nothing.
+    pub fn known(&self, key: &str, text: &str) -> Option<Arc<Selector>> {
+        let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
+        let entries = self.lock();
+        let selectors = entries.get(namespace)?;
+        if selectors
+            .texts
+            .get(key)
+            .is_some_and(|known| **known == *text)
+        {
+            selectors.by_key.get(key).map(Arc::clone)
+        } else {
+            None
+        }
+    }
+
     /// Forgets `key`.
     pub fn remove(&self, key: &str) {
         let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
@@ -476,6 +493,14 @@ mod tests {
             &store.register("ns/a", "app=web").unwrap()
         ));
         assert_eq!(keys(&store.others("ns", "ns/b", &web)), ["ns/a"]);
+        // Known for that text only, and registering nothing.
+        assert!(Arc::ptr_eq(
+            &first,
+            &store.known("ns/a", "app=web").unwrap()
+        ));
+        assert!(store.known("ns/a", "app=db").is_none());
+        assert!(store.known("ns/c", "app=web").is_none());
+        assert_eq!(keys(&store.others("ns", "ns/b", &web)), ["ns/a"]);
         // Another text of the same selector keeps it.
         let spaced = store.register("ns/a", "app = web").unwrap();
         assert!(Arc::ptr_eq(&first, &spaced));
@@ -490,6 +515,7 @@ mod tests {
         );
         // A selector set from elsewhere is not mistaken for the text's.
         store.set("ns/a", &Selector::parse("app=web").unwrap());
+        assert!(store.known("ns/a", "app in (db)").is_none());
         assert_eq!(*store.register("ns/a", "app in (db)").unwrap(), *db);
         store.remove("ns/a");
         assert!(store.others("ns", "ns/b", &web).is_empty());

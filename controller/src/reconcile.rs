@@ -136,15 +136,18 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             .await;
         }
     };
-    let scale_info = ScaleInfo {
-        spec_replicas: scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
-        status_replicas: scale.status.as_ref().map_or(0, |s| s.replicas),
-        selector: scale
+    let mut scale_info = ScaleInfo::new(
+        scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+        scale.status.as_ref().map_or(0, |s| s.replicas),
+        scale
             .status
             .as_ref()
             .and_then(|s| s.selector.clone())
             .unwrap_or_default(),
-    };
+    );
+    // The selector as parsed at an earlier sync from the same text: the
+    // core then parses it neither to plan nor to select the pods.
+    scale_info.parsed_selector = ctx.selectors.known(key, &scale_info.selector);
     // Metrics, fetched concurrently, each timed for the computation metric.
     let plan = hpa_core::plan(&hpa, &scale_info, &core);
     // Upstream registers an HPA's selector for the ambiguity check only
@@ -159,6 +162,8 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             .filter(|_| !scale_info.selector.is_empty())
             .map(Arc::new)
     };
+    // Parsed from the same text: the core's pod selection takes it as is.
+    scale_info.parsed_selector.clone_from(&selector);
     let fetches = plan.queries.iter().map(|query| async move {
         match query {
             Some(query) => {

@@ -69,11 +69,11 @@ fn world(n: usize) -> DecisionInput {
         .collect();
     DecisionInput {
         hpa: hpa.into(),
-        scale: ScaleInfo {
-            spec_replicas: i32::try_from(n).unwrap(),
-            status_replicas: i32::try_from(n).unwrap(),
-            selector: "app=web".to_owned(),
-        },
+        scale: ScaleInfo::new(
+            i32::try_from(n).unwrap(),
+            i32::try_from(n).unwrap(),
+            "app=web",
+        ),
         pods: pods
             .iter()
             .map(|p| std::sync::Arc::new(hpa_core::CorePod::from(p)))

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::pod::{CoreContainer, CorePod};
+use crate::pod::{CoreContainer, CorePod, CorePodSpec};
 use crate::quantity::Quantity;
 
 /// Why a replica proposal could not be computed. Messages are upstream's.
@@ -418,8 +418,19 @@ fn requests_by_pod<'p, P: Borrow<CorePod>>(
     pod_level_resources: bool,
 ) -> Result<BTreeMap<&'p str, i64>, CalcError> {
     let mut requests = BTreeMap::new();
+    // A request is a function of the pod's spec alone (its name only names
+    // it in errors), and the pods of one template share their spec: it is
+    // summed (and its quantities parsed) once per run of pods sharing it.
+    let mut last: Option<(*const CorePodSpec, i64)> = None;
     for pod in pods {
         let pod = pod.borrow();
+        let spec = Arc::as_ptr(&pod.spec);
+        if let Some((seen, request)) = last
+            && seen == spec
+        {
+            requests.insert(pod_name(pod), request);
+            continue;
+        }
         let request = if pod_level_resources && pod_level_requests_set(pod) && container.is_empty()
         {
             let nano = pod_requests_nano(pod, resource)?.ok_or_else(|| {
@@ -434,6 +445,7 @@ fn requests_by_pod<'p, P: Borrow<CorePod>>(
         } else {
             pod_requests_from_containers(pod, container, resource)?
         };
+        last = Some((spec, request));
         requests.insert(pod_name(pod), request);
     }
     Ok(requests)
@@ -1211,5 +1223,42 @@ mod tests {
                 .map_err(|e| e.to_string());
             assert_eq!(got, want.map_err(str::to_owned), "{case}");
         }
+    }
+
+    /// Pods sharing one spec (one template) are summed once; each pod
+    /// still gets its own spec's request, whatever the order, and an error
+    /// names the first pod whose spec fails.
+    #[test]
+    fn pods_sharing_a_spec_get_its_request_and_others_their_own() {
+        let named = |name: &str, spec: &Arc<CorePodSpec>| CorePod {
+            name: name.to_owned(),
+            spec: Arc::clone(spec),
+            ..pod(serde_json::json!({}))
+        };
+        let small =
+            pod(serde_json::json!({"containers": [{"name": "a", "resources": cpu("100m")}]})).spec;
+        let large =
+            pod(serde_json::json!({"containers": [{"name": "a", "resources": cpu("2")}]})).spec;
+        let none = pod(serde_json::json!({"containers": [{"name": "a"}]})).spec;
+        let pods = [
+            named("a", &small),
+            named("b", &small),
+            named("c", &large),
+            named("d", &small),
+            named("e", &large),
+        ];
+        let got = calculate_requests(&pods, "", "cpu", false).unwrap();
+        let want: BTreeMap<String, i64> =
+            [("a", 100), ("b", 100), ("c", 2000), ("d", 100), ("e", 2000)]
+                .into_iter()
+                .map(|(p, r)| (p.to_owned(), r))
+                .collect();
+        assert_eq!(got, want);
+        let failing = [named("a", &small), named("x", &none), named("y", &none)];
+        let err = calculate_requests(&failing, "", "cpu", false).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "missing request for cpu in container a of Pod x"
+        );
     }
 }

@@ -11,10 +11,10 @@ use serde::Serialize;
 use crate::calc::{PodCustomSample, PodResourceSample};
 use crate::pod::CorePod;
 use crate::quantity::Quantity;
-use crate::selector::Selector;
+use crate::selector::{Selector, SelectorError};
 
 /// What the shell read from the target's `/scale` subresource.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct ScaleInfo {
     /// `spec.replicas`: upstream's "current replicas".
     pub spec_replicas: i32,
@@ -22,7 +22,44 @@ pub struct ScaleInfo {
     pub status_replicas: i32,
     /// `status.selector` (string form; empty = none).
     pub selector: String,
+    /// `selector` parsed, when the shell holds it parsed already (a
+    /// controller parses an HPA's selector once per change of its text, not
+    /// once per sync); `None`: parsed here. Only a copy of `selector`: it
+    /// takes no part in equality and is not serialized.
+    #[serde(skip)]
+    pub parsed_selector: Option<Arc<Selector>>,
 }
+
+impl ScaleInfo {
+    /// A scale without a parsed selector.
+    pub fn new(spec_replicas: i32, status_replicas: i32, selector: impl Into<String>) -> Self {
+        Self {
+            spec_replicas,
+            status_replicas,
+            selector: selector.into(),
+            parsed_selector: None,
+        }
+    }
+
+    /// `selector` parsed: the shell's copy when it gave one. An empty text
+    /// parses (to everything); callers check for it first.
+    pub fn parse_selector(&self) -> Result<Selector, SelectorError> {
+        match &self.parsed_selector {
+            Some(parsed) => Ok(Selector::clone(parsed)),
+            None => Selector::parse(&self.selector),
+        }
+    }
+}
+
+impl PartialEq for ScaleInfo {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec_replicas == other.spec_replicas
+            && self.status_replicas == other.status_replicas
+            && self.selector == other.selector
+    }
+}
+
+impl Eq for ScaleInfo {}
 
 /// A fetched metric, in the shape the metrics APIs return it. `Err` holds the
 /// metrics client's error text (e.g. `unable to fetch metrics from resource
@@ -82,4 +119,22 @@ pub struct DecisionInput {
     pub other_hpas: Vec<OtherHpa>,
     /// Fetch results aligned with `spec.metrics` (`None` = not fetched).
     pub metrics: Vec<Option<Fetched>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The shell's parsed selector is used as given, and is only a copy:
+    /// two scales with the same text are equal with or without it.
+    #[test]
+    fn a_parsed_selector_is_used_and_takes_no_part_in_equality() {
+        let plain = ScaleInfo::new(2, 2, "app=web");
+        let mut parsed = plain.clone();
+        parsed.parsed_selector = Some(Arc::new(Selector::parse("app=web").unwrap()));
+        assert_eq!(plain, parsed);
+        assert_eq!(plain.parse_selector(), parsed.parse_selector());
+        assert!(ScaleInfo::new(2, 2, "app in (").parse_selector().is_err());
+        assert_ne!(plain, ScaleInfo::new(2, 2, "app=db"));
+    }
 }

@@ -78,11 +78,7 @@ mod tests {
         }));
         let input = DecisionInput {
             hpa: hpa.into(),
-            scale: ScaleInfo {
-                spec_replicas: 2,
-                status_replicas: 2,
-                selector: "app=web".into(),
-            },
+            scale: ScaleInfo::new(2, 2, "app=web"),
             pods: Vec::new(),
             other_hpas: Vec::new(),
             metrics: vec![Some(external)],

@@ -108,7 +108,7 @@ pub fn plan(hpa: &HorizontalPodAutoscaler, scale: &ScaleInfo, config: &Controlle
     if scale.selector.is_empty() {
         return none(EarlyReason::SelectorRequired);
     }
-    let Ok(selector) = Selector::parse(&scale.selector) else {
+    let Ok(selector) = scale.parse_selector() else {
         return none(EarlyReason::InvalidSelector);
     };
     let queries = metrics

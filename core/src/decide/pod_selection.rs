@@ -36,7 +36,7 @@ pub(super) fn selected_pods<'a>(
         trace.rule = "SelectorRequired".to_owned();
         return Err(());
     }
-    let selector = match Selector::parse(selector_text) {
+    let selector = match input.scale.parse_selector() {
         Ok(s) => s,
         Err(e) => {
             let msg = format!(

@@ -153,11 +153,7 @@ pub fn input(
 ) -> DecisionInput {
     DecisionInput {
         hpa: hpa.build().into(),
-        scale: ScaleInfo {
-            spec_replicas: spec,
-            status_replicas: status,
-            selector: "app=web".to_owned(),
-        },
+        scale: ScaleInfo::new(spec, status, "app=web"),
         pods: pods
             .iter()
             .map(|p| std::sync::Arc::new(hpa_core::CorePod::from(p)))

@@ -2,7 +2,8 @@
 # The deployed hpa-controller binary on its own, against `hpa-harness sim`
 # in another process, with `hpa-harness load --controller upstream` building
 # 10,000 HPAs x 10 pods. Every 5 s it samples the controller's CPU ticks,
-# resident memory and reconciliation count (its /metrics) into samples.txt;
+# resident memory and reconciliation count (its /metrics), then its user
+# and system ticks apart, into samples.txt;
 # stats.py turns them into CPU per sync and peak memory.
 # Usage (from the repository, after `cargo build --release`):
 #   docs/load/controller-binary/run.sh [extra hpa-controller flags]
@@ -12,7 +13,7 @@ B=$(cd "$(dirname "$0")/../../.." && pwd)/target/release
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"; cd "$OUT" || exit 1
 echo "output in $OUT" >&2
-"$B/hpa-harness" sim --listen 127.0.0.1:0 --kubeconfig k10 > sim.out 2>&1 &
+"$B/hpa-harness" sim --listen 127.0.0.1:0 --kubeconfig k10 --force > sim.out 2>&1 &
 SIM=$!; sleep 3
 MURL=$(grep metrics-server: sim.out | awk '{print $2}')
 "$B/hpa-controller" --kubeconfig k10 --horizontal-pod-autoscaler-sync-period=15s --kube-api-qps=0 \
@@ -20,7 +21,7 @@ MURL=$(grep metrics-server: sim.out | awk '{print $2}')
 CTL=$!; sleep 2
 ( while kill -0 $CTL 2>/dev/null; do
     n=$(curl -s 127.0.0.1:18258/metrics | grep '^horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count' | awk '{s+=$2} END {print s+0}')
-    echo "$(date +%s) $(awk '{print $14+$15}' /proc/$CTL/stat) $(grep VmRSS /proc/$CTL/status | awk '{print $2}') $(grep VmHWM /proc/$CTL/status | awk '{print $2}') $n" >> samples.txt
+    echo "$(date +%s) $(awk '{print $14+$15}' /proc/$CTL/stat) $(grep VmRSS /proc/$CTL/status | awk '{print $2}') $(grep VmHWM /proc/$CTL/status | awk '{print $2}') $n $(awk '{print $14, $15}' /proc/$CTL/stat)" >> samples.txt
     sleep 5; done ) &
 timeout 900 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-control-url "$MURL" --controller upstream \
   --controller-metrics-url http://127.0.0.1:18258/metrics \
