@@ -22,6 +22,7 @@ use hpa_metrics_api::{
     CUSTOM_GROUP, EXTERNAL_GROUP, ExternalMetricValue, ExternalMetricValueList, METRICS_GROUP,
     MetricValueList, MetricValueListV1Beta1, PodMetrics, PodMetricsList,
 };
+use http_body_util::BodyExt;
 use jiff::SignedDuration;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroup, Time};
@@ -553,12 +554,21 @@ impl MetricsClient {
     }
 
     /// The body of a GET, for the slim decodes: the request and its errors
-    /// are those of [`Self::get`], which decodes the same text.
+    /// are those of [`Self::get`] (kube's `request_text`), which decodes the
+    /// same text. Collected here rather than by `request_text`, which
+    /// copies a whole body once more (a namespace list is ~300 KB).
     async fn get_text(&self, path: &str) -> Result<String, kube::Error> {
         let request = http::Request::get(path)
-            .body(Vec::new())
+            .body(kube::client::Body::empty())
             .map_err(kube::Error::HttpError)?;
-        self.client.request_text(request).await
+        let response = self.client.send(request).await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        let text = String::from_utf8(Vec::from(body)).map_err(kube::Error::FromUtf8)?;
+        if status.is_client_error() || status.is_server_error() {
+            return Err(api_error(&text, status));
+        }
+        Ok(text)
     }
 
     /// Performs one query of the core's plan for an HPA in `namespace`.
@@ -1082,6 +1092,16 @@ where
         values.push((name, value, timestamp, v.window_seconds));
     }
     Some(values)
+}
+
+/// A failed response as kube's client reports it: its `Status`, or one
+/// made of the body's text and the response's code.
+fn api_error(text: &str, code: http::StatusCode) -> kube::Error {
+    let status = serde_json::from_str::<kube::core::Status>(text).unwrap_or_else(|_| {
+        kube::core::Status::failure(text.trim(), "Failed to parse error data")
+            .with_code(code.as_u16())
+    });
+    kube::Error::Api(status.boxed())
 }
 
 fn decode_failed(text: &str, err: serde_json::Error) -> kube::Error {
