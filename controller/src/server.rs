@@ -112,10 +112,12 @@ async fn decisions(State(state): State<ServerState>) -> Response {
 struct SyncsQuery {
     /// Only decisions taken at or after this time (RFC 3339).
     since: Option<jiff::Timestamp>,
+    /// Only decisions logged after this one (an earlier read's `next`).
+    after: Option<u64>,
 }
 
 async fn syncs(State(state): State<ServerState>, query: Query<SyncsQuery>) -> Response {
-    axum::Json(state.decisions.sync_times(query.since)).into_response()
+    axum::Json(state.decisions.sync_times(query.since, query.after)).into_response()
 }
 
 #[cfg(test)]

@@ -180,12 +180,21 @@ impl ControllerEndpoint {
         Ok(sum_of_samples(&text, RECONCILIATIONS))
     }
 
-    /// The decision times at or after `since` (all kept, without it).
-    pub async fn sync_times(&self, since: Option<Timestamp>) -> Result<SyncTimes, EndpointError> {
+    /// The decision times at or after `since` (all kept, without it), or
+    /// those logged after the read that answered `after` as its `next`.
+    pub async fn sync_times(
+        &self,
+        since: Option<Timestamp>,
+        after: Option<u64>,
+    ) -> Result<SyncTimes, EndpointError> {
         let mut url = self.syncs.clone();
         if let Some(since) = since {
             url.query_pairs_mut()
                 .append_pair("since", &since.to_string());
+        }
+        if let Some(after) = after {
+            url.query_pairs_mut()
+                .append_pair("after", &after.to_string());
         }
         let http = |source| EndpointError::Http {
             url: url.to_string(),
@@ -235,11 +244,23 @@ impl SyncsWatch {
         let task = tokio::spawn(async move {
             let mut seen = Seen::default();
             let mut latest: Option<Timestamp> = None;
+            // The cursor of a controller that gives one: each read then
+            // gives only what was logged since the last, no overlap needed.
+            let mut after: Option<u64> = None;
             loop {
                 let done = stopped.is_cancelled();
-                let since = latest.map(|t| t.checked_sub(SYNCS_OVERLAP).unwrap_or(t));
-                match endpoint.sync_times(since).await {
+                let since = match after {
+                    Some(_) => None,
+                    None => latest.map(|t| t.checked_sub(SYNCS_OVERLAP).unwrap_or(t)),
+                };
+                match endpoint.sync_times(since, after).await {
                     Ok(times) => {
+                        if !times.complete {
+                            tracing::warn!(
+                                "the controller's /debug/syncs dropped decisions between two reads: syncs may be missed"
+                            );
+                        }
+                        after = times.next;
                         record_sync_times(&mut seen, &times, &hpas, measure_from);
                         latest = times
                             .hpas
@@ -388,6 +409,8 @@ horizontal_pod_autoscaler_controller_reconciliations_total 2
                     at: secs.iter().map(|s| at(*s)).collect(),
                 })
                 .collect(),
+            next: None,
+            complete: true,
         };
         let hpas: HashSet<String> = ["load-0/a", "load-0/b"].map(String::from).into();
         let mut seen = Seen::default();

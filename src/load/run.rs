@@ -476,7 +476,10 @@ impl UpstreamWatch {
         let endpoint = ControllerEndpoint::new(url)?;
         // A wrong URL fails the run here, not after it.
         let counter = CounterWatch::start(endpoint.clone(), options.warmup).await?;
-        let syncs = match endpoint.sync_times(Some(jiff::Timestamp::now())).await {
+        let syncs = match endpoint
+            .sync_times(Some(jiff::Timestamp::now()), None)
+            .await
+        {
             Ok(_) => {
                 let hpas = targets
                     .iter()
