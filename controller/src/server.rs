@@ -2,7 +2,8 @@
 //! `/healthz` (the process serves), `/readyz` (caches synced),
 //! `/debug/decisions` (JSON: the latest decisions next to each HPA's status),
 //! `/debug/syncs` (JSON: when each HPA's kept decisions were taken,
-//! `?since=RFC 3339 time` for the recent ones only; what `hpa-harness load
+//! `?since=RFC 3339 time` for the recent ones only, `?after=N` for those
+//! logged after the read whose `next` was N; what `hpa-harness load
 //! --controller upstream` counts every sync of every HPA from).
 //!
 //! Served on `--bind-address`, by default `127.0.0.1:10257`: the port of
