@@ -12,20 +12,13 @@
 //!   grows with each failure until [`WorkQueue::forget`].
 //!
 //! Timers use tokio's clock (real time): with a virtual clock the harness
-//! drives syncs itself and no timer is used. A delay of a second or more
-//! (the periodic resync) ends on a 10 ms grid: at 10,000 HPAs a 15 s
-//! period brings 666 deadlines a second, and woken for each the runtime
-//! spent a twentieth of the controller's CPU in `epoll_wait` alone; on the
-//! grid, one wake-up releases every key due in it. A resync then runs at
-//! most 10 ms after its period; shorter delays (the failure backoff, from
-//! 5 ms) stay exact.
+//! drives syncs itself and no timer is used.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use foldhash::{HashMap, HashSet};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -78,15 +71,7 @@ struct Inner<K> {
     timer_changed: Notify,
     backoff: Backoff,
     metrics: QueueMetrics,
-    /// The origin of the grid long delays end on.
-    epoch: Instant,
 }
-
-/// Delays from this long end on the grid (see the module documentation).
-const ON_GRID_FROM: Duration = Duration::from_secs(1);
-
-/// The grid's step.
-const GRID: Duration = Duration::from_millis(10);
 
 /// A deduplicating, per-key exclusive work queue with delayed adds.
 pub struct WorkQueue<K> {
@@ -118,21 +103,20 @@ where
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
-                    dirty: HashSet::default(),
-                    processing: HashSet::default(),
-                    added_at: HashMap::default(),
-                    waiting: HashMap::default(),
+                    dirty: HashSet::new(),
+                    processing: HashSet::new(),
+                    added_at: HashMap::new(),
+                    waiting: HashMap::new(),
                     timers: BTreeSet::new(),
-                    timer_keys: HashMap::default(),
+                    timer_keys: HashMap::new(),
                     next_seq: 0,
-                    failures: HashMap::default(),
+                    failures: HashMap::new(),
                     shut_down: false,
                 }),
                 ready: Notify::new(),
                 timer_changed: Notify::new(),
                 backoff,
                 metrics,
-                epoch: Instant::now(),
             }),
         };
         tokio::spawn(queue.clone().run_timers());
@@ -175,7 +159,7 @@ where
             self.add(key);
             return;
         }
-        let deadline = self.deadline(delay);
+        let deadline = Instant::now() + delay;
         let mut state = self.state();
         if state.shut_down {
             return;
@@ -202,25 +186,6 @@ where
         if earliest {
             self.inner.timer_changed.notify_one();
         }
-    }
-
-    /// When a delay starting now ends: exactly, or for a long one the next
-    /// point of the grid.
-    fn deadline(&self, delay: Duration) -> Instant {
-        let exact = Instant::now() + delay;
-        if delay < ON_GRID_FROM {
-            return exact;
-        }
-        let epoch = self.inner.epoch;
-        let grid = GRID.as_nanos();
-        let steps = exact
-            .saturating_duration_since(epoch)
-            .as_nanos()
-            .div_ceil(grid);
-        u64::try_from(steps * grid)
-            .ok()
-            .and_then(|nanos| epoch.checked_add(Duration::from_nanos(nanos)))
-            .unwrap_or(exact)
     }
 
     /// Parks `key` for its backoff and counts one more failure for it.
@@ -422,34 +387,6 @@ mod tests {
         tokio::task::yield_now().await;
         assert_eq!(q.len(), 1);
         assert!(!q.is_parked(&"a".to_string()));
-    }
-
-    /// Long delays end on the grid: keys parked a few milliseconds apart
-    /// for a period arrive together, none before its delay nor more than a
-    /// step after it; short delays stay exact.
-    #[tokio::test(start_paused = true)]
-    async fn long_delays_end_on_the_grid_and_short_ones_exactly() {
-        let q = queue();
-        let deadline = |key: &str| q.state().waiting[&key.to_string()].0;
-        let start = Instant::now();
-        tokio::time::sleep(Duration::from_millis(3)).await;
-        q.add_after("a".to_string(), Duration::from_secs(15));
-        tokio::time::sleep(Duration::from_millis(4)).await;
-        q.add_after("b".to_string(), Duration::from_secs(15));
-        assert_eq!(deadline("a"), deadline("b"));
-        let due = deadline("a") - start;
-        assert!(
-            due >= Duration::from_millis(15_007) && due <= Duration::from_millis(15_010),
-            "{due:?}"
-        );
-        q.add_after("c".to_string(), Duration::from_millis(5));
-        assert_eq!(deadline("c") - start, Duration::from_millis(12));
-        tokio::time::sleep(Duration::from_millis(15_002)).await;
-        tokio::task::yield_now().await;
-        assert_eq!(q.len(), 1, "c only");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        tokio::task::yield_now().await;
-        assert_eq!(q.len(), 3, "a and b in one wake-up");
     }
 
     #[tokio::test]
