@@ -35,10 +35,12 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-/// `metrics.k8s.io/v1beta1` PodMetricsList (see the module documentation).
+/// `metrics.k8s.io/v1beta1` PodMetricsList (see the module documentation),
+/// its entries decoded as `I`: [`PodMetrics`], or [`RawPodMetrics`] with
+/// parts kept as text.
 #[derive(Debug, Deserialize)]
-#[serde(rename = "PodMetricsList")]
-pub struct PodMetricsList<'a> {
+#[serde(rename = "PodMetricsList", bound(deserialize = "I: Deserialize<'de>"))]
+pub struct PodMetricsList<'a, I = PodMetrics<'a>> {
     /// Not read; decoded as `hpa_metrics_api` decodes it.
     #[serde(default, borrow, rename = "apiVersion")]
     _api_version: Cow<'a, str>,
@@ -49,8 +51,8 @@ pub struct PodMetricsList<'a> {
     #[serde(default, rename = "metadata")]
     _metadata: ListMeta,
     /// The pods.
-    #[serde(default, borrow)]
-    pub items: Vec<PodMetrics<'a>>,
+    #[serde(default)]
+    pub items: Vec<I>,
 }
 
 /// `metrics.k8s.io/v1beta1` PodMetrics, without the metadata the core
@@ -92,22 +94,7 @@ pub struct ContainerMetrics<'a> {
 /// timestamp and containers kept as their JSON text (checked to be JSON,
 /// not decoded): the controller decodes a text only when the previous
 /// window's list did not hold the same one.
-#[derive(Debug, Deserialize)]
-#[serde(rename = "PodMetricsList")]
-pub struct RawPodMetricsList<'a> {
-    /// Not read; decoded as `hpa_metrics_api` decodes it.
-    #[serde(default, borrow, rename = "apiVersion")]
-    _api_version: Cow<'a, str>,
-    /// Not read; decoded as `hpa_metrics_api` decodes it.
-    #[serde(default, borrow, rename = "kind")]
-    _kind: Cow<'a, str>,
-    /// Not read; decoded as `hpa_metrics_api` decodes it (once per list).
-    #[serde(default, rename = "metadata")]
-    _metadata: ListMeta,
-    /// The pods.
-    #[serde(default, borrow)]
-    pub items: Vec<RawPodMetrics<'a>>,
-}
+pub type RawPodMetricsList<'a> = PodMetricsList<'a, RawPodMetrics<'a>>;
 
 /// [`PodMetrics`] with its labels, timestamp and containers as JSON text:
 /// decoding each text as the matching field of [`PodMetrics`] gives what
