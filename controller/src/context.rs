@@ -51,10 +51,10 @@ struct NamespaceSelectors {
     anchored: FastMap<String, FastMap<String, SelectorsByKey>>,
     /// HPAs whose selector has no equality or `in` clause: any pod may match.
     unanchored: SelectorsByKey,
-    /// The text each selector was parsed from, when registered from its
-    /// text ([`SelectorStore::register`]): an unchanged one is not parsed
-    /// again.
-    texts: BTreeMap<Arc<str>, Box<str>>,
+    /// The text each selector was parsed from, with that selector, when
+    /// registered from its text ([`SelectorStore::register`]): an unchanged
+    /// one is not parsed again, and is found with one hash lookup.
+    texts: FastMap<Arc<str>, (Box<str>, Arc<Selector>)>,
 }
 
 /// The clause a pod must satisfy with one of its `key=value` labels for
@@ -92,6 +92,15 @@ impl NamespaceSelectors {
             }
         }
         self.by_key.insert(key, selector);
+    }
+
+    /// The selector of `key` if [`SelectorStore::register`] parsed it from
+    /// `text`.
+    fn parsed_from(&self, key: &str, text: &str) -> Option<Arc<Selector>> {
+        self.texts
+            .get(key)
+            .filter(|(known, _)| **known == *text)
+            .map(|(_, selector)| Arc::clone(selector))
     }
 
     fn remove(&mut self, key: &str) {
@@ -188,14 +197,11 @@ impl SelectorStore {
     pub fn register(&self, key: &str, text: &str) -> Option<Arc<Selector>> {
         let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
         let mut entries = self.lock();
-        if let Some(selectors) = entries.get(namespace)
-            && selectors
-                .texts
-                .get(key)
-                .is_some_and(|known| **known == *text)
-            && let Some(known) = selectors.by_key.get(key)
+        if let Some(known) = entries
+            .get(namespace)
+            .and_then(|s| s.parsed_from(key, text))
         {
-            return Some(Arc::clone(known));
+            return Some(known);
         }
         let parsed = Selector::parse(text).ok().filter(|_| !text.is_empty())?;
         let selectors = entries.entry(namespace.to_string()).or_default();
@@ -207,7 +213,9 @@ impl SelectorStore {
                 selector
             }
         };
-        selectors.texts.insert(Arc::from(key), text.into());
+        selectors
+            .texts
+            .insert(Arc::from(key), (text.into(), Arc::clone(&selector)));
         Some(selector)
     }
 
@@ -215,17 +223,7 @@ impl SelectorStore {
     /// parsed from `text`; registers nothing.
     pub fn known(&self, key: &str, text: &str) -> Option<Arc<Selector>> {
         let namespace = split_key(key).map_or("", |(namespace, _)| namespace);
-        let entries = self.lock();
-        let selectors = entries.get(namespace)?;
-        if selectors
-            .texts
-            .get(key)
-            .is_some_and(|known| **known == *text)
-        {
-            selectors.by_key.get(key).map(Arc::clone)
-        } else {
-            None
-        }
+        self.lock().get(namespace)?.parsed_from(key, text)
     }
 
     /// Forgets `key`.

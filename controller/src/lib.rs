@@ -44,6 +44,7 @@ pub mod history;
 pub mod kubeconfig;
 pub mod label_index;
 pub mod leader;
+pub mod list_scan;
 pub mod metrics;
 pub mod metrics_client;
 pub mod observe;

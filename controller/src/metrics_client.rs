@@ -33,25 +33,11 @@ use tokio::time::Instant;
 
 use super::config::parse_go_duration;
 use super::label_index::LabelIndex;
+use super::list_scan::{self, RawPod};
 use super::pod_index::{ListedPods, PodIndex};
 use super::scale::parse_group_version;
-use super::slim_metrics::{self, CustomList};
-
-/// Which custom metrics API version to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CustomVersion {
-    V1Beta2,
-    V1Beta1,
-}
-
-impl CustomVersion {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::V1Beta2 => "v1beta2",
-            Self::V1Beta1 => "v1beta1",
-        }
-    }
-}
+pub use super::slim_metrics::CustomVersion;
+use super::slim_metrics::{self, CustomList, CustomValue};
 
 /// Reads the metrics APIs through a kube client.
 #[derive(Clone)]
@@ -124,42 +110,51 @@ impl NamespaceResources {
     /// some part does not decode (or `labels` is given twice in an entry,
     /// where only the whole decode can tell whether the first is good).
     fn decode_reusing(text: &str, namespace: &str, previous: Option<&Self>) -> Option<Self> {
-        let list: slim_metrics::RawPodMetricsList<'_> = serde_json::from_str(text).ok()?;
+        // The scanner reads the usual shape; anything else, serde.
+        let items = match list_scan::pod_metrics(text) {
+            Some(items) => items,
+            None => serde_json::from_str::<slim_metrics::RawPodMetricsList<'_>>(text)
+                .ok()?
+                .items
+                .into_iter()
+                .map(RawPod::from)
+                .collect(),
+        };
         let old = previous.and_then(|p| p.memo.as_ref());
         let mut memo = ResourceMemo {
             label_texts: String::with_capacity(old.map_or(0, |m| m.label_texts.len())),
             containers: FastMap::default(),
         };
-        let mut label_texts = Vec::with_capacity(list.items.len());
-        let mut samples = Vec::with_capacity(list.items.len());
+        let mut label_texts = Vec::with_capacity(items.len());
+        let mut samples = Vec::with_capacity(items.len());
         let mut reuse = Reuse {
             namespace: Arc::from(namespace),
             window: None,
         };
         let mut timestamp: Option<(&str, jiff::Timestamp)> = None;
-        for (at, item) in list.items.into_iter().enumerate() {
-            if item.metadata.labels_repeated {
+        for (at, item) in items.into_iter().enumerate() {
+            if item.labels_repeated {
                 return None;
             }
-            let labels = item.metadata.labels.map(|raw| raw.get());
+            let labels = item.labels;
             memo.label_texts.push_str(labels.unwrap_or_default());
             memo.label_texts.push('\0');
             label_texts.push(labels);
             let stamp = match timestamp {
-                Some((seen, parsed)) if seen == item.timestamp.get() => parsed,
+                Some((seen, parsed)) if seen == item.timestamp => parsed,
                 _ => {
-                    let parsed = serde_json::from_str::<Time>(item.timestamp.get()).ok()?.0;
-                    timestamp = Some((item.timestamp.get(), parsed));
+                    let parsed = serde_json::from_str::<Time>(item.timestamp).ok()?.0;
+                    timestamp = Some((item.timestamp, parsed));
                     parsed
                 }
             };
             let window = reuse.window(item.window);
             let containers = match item.containers {
                 None => Ok(Arc::from([])),
-                Some(raw) => memo.containers(raw.get(), old)?,
+                Some(raw) => memo.containers(raw, old)?,
             };
-            let namespace = reuse.namespace(item.metadata.namespace);
-            let name = item.metadata.name.as_deref().unwrap_or_default();
+            let namespace = reuse.namespace(item.namespace);
+            let name = item.name.as_deref().unwrap_or_default();
             let pod = match previous.and_then(|p| p.samples.get(at)) {
                 Some(Ok(sample)) if *sample.pod == *name => Arc::clone(&sample.pod),
                 _ => Arc::from(name),
@@ -1015,7 +1010,7 @@ fn slim_custom_values_v1beta2(
     slim_custom_values::<
         slim_metrics::MetricValueList<'_>,
         slim_metrics::MetricValueList<'_, &RawValue>,
-    >(text, previous)
+    >(text, previous, CustomVersion::V1Beta2)
 }
 
 /// The values of a v1beta1 list body, decoded slim: what
@@ -1027,7 +1022,7 @@ fn slim_custom_values_v1beta1(
     slim_custom_values::<
         slim_metrics::MetricValueListV1Beta1<'_>,
         slim_metrics::MetricValueListV1Beta1<'_, &RawValue>,
-    >(text, previous)
+    >(text, previous, CustomVersion::V1Beta1)
 }
 
 /// The values of a custom metrics list body, decoded as `R` (timestamps
@@ -1036,12 +1031,13 @@ fn slim_custom_values_v1beta1(
 fn slim_custom_values<'a, L, R>(
     text: &'a str,
     previous: Option<&CustomValues>,
+    version: CustomVersion,
 ) -> Result<CustomValues, kube::Error>
 where
     L: Deserialize<'a> + CustomList<'a, Time>,
     R: Deserialize<'a> + CustomList<'a, &'a RawValue>,
 {
-    if let Some(values) = custom_values_reusing::<R>(text, previous) {
+    if let Some(values) = custom_values_reusing::<R>(text, previous, version) {
         return Ok(values);
     }
     let list: L = serde_json::from_str(text).map_err(|e| decode_failed(text, e))?;
@@ -1060,20 +1056,29 @@ where
 fn custom_values_reusing<'a, R>(
     text: &'a str,
     previous: Option<&CustomValues>,
+    version: CustomVersion,
 ) -> Option<CustomValues>
 where
     R: Deserialize<'a> + CustomList<'a, &'a RawValue>,
 {
-    let list: R = serde_json::from_str(text).ok()?;
+    // The scanner reads the usual shape; anything else, serde.
+    let items: Vec<CustomValue<'a, &'a str>> = match list_scan::custom_values(text, version) {
+        Some(items) => items,
+        None => serde_json::from_str::<R>(text)
+            .ok()?
+            .into_values()
+            .map(CustomValue::raw_text)
+            .collect(),
+    };
     let mut values = Vec::with_capacity(previous.map_or(0, Vec::len));
     let mut stamp: Option<(&str, jiff::Timestamp)> = None;
     let mut last: Option<(Cow<'a, str>, Quantity)> = None;
-    for (at, v) in list.into_values().enumerate() {
+    for (at, v) in items.into_iter().enumerate() {
         let timestamp = match stamp {
-            Some((seen, parsed)) if seen == v.timestamp.get() => parsed,
+            Some((seen, parsed)) if seen == v.timestamp => parsed,
             _ => {
-                let parsed = serde_json::from_str::<Time>(v.timestamp.get()).ok()?.0;
-                stamp = Some((v.timestamp.get(), parsed));
+                let parsed = serde_json::from_str::<Time>(v.timestamp).ok()?.0;
+                stamp = Some((v.timestamp, parsed));
                 parsed
             }
         };

@@ -123,6 +123,20 @@ pub struct RawPodMetrics<'a> {
     pub containers: Option<&'a RawValue>,
 }
 
+impl<'a> From<RawPodMetrics<'a>> for crate::list_scan::RawPod<'a> {
+    fn from(item: RawPodMetrics<'a>) -> Self {
+        Self {
+            name: item.metadata.name,
+            namespace: item.metadata.namespace,
+            labels: item.metadata.labels.map(RawValue::get),
+            labels_repeated: item.metadata.labels_repeated,
+            timestamp: item.timestamp.get(),
+            window: item.window,
+            containers: item.containers.map(RawValue::get),
+        }
+    }
+}
+
 /// A field's JSON text, whatever it holds: `null` is text too, not `None`.
 fn present<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer: D,
@@ -133,7 +147,7 @@ fn present<'de: 'a, 'a, D: Deserializer<'de>>(
 /// A quantity's text, decoded as k8s-openapi decodes a `Quantity` (a
 /// string, or a JSON number as its text; anything else fails expecting
 /// "Quantity"), borrowed from the body when it can be.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct QuantityText<'a>(pub Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for QuantityText<'a> {
@@ -307,6 +321,25 @@ impl<'de: 'a, 'a, L: Deserialize<'de>> Deserialize<'de> for Meta<'a, L> {
     }
 }
 
+/// Which custom metrics API version to speak (their values' keys differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CustomVersion {
+    /// `metric: {name}`, `windowSeconds`.
+    V1Beta2,
+    /// `metricName`, `window`.
+    V1Beta1,
+}
+
+impl CustomVersion {
+    /// The version as the API path names it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::V1Beta2 => "v1beta2",
+            Self::V1Beta1 => "v1beta1",
+        }
+    }
+}
+
 /// `custom.metrics.k8s.io/v1beta2` MetricValueList (see the module
 /// documentation). Its values' timestamps are `S`: decoded, or their JSON
 /// text.
@@ -390,7 +423,7 @@ pub struct MetricValueV1Beta1<'a, S = Time> {
 
 /// A custom metrics value as the controller reads it, whichever version's
 /// list it came from.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct CustomValue<'a, S> {
     /// The described object's name.
     pub name: Cow<'a, str>,
@@ -400,6 +433,18 @@ pub struct CustomValue<'a, S> {
     pub timestamp: S,
     /// Length of the window in seconds.
     pub window_seconds: Option<i64>,
+}
+
+impl<'a> CustomValue<'a, &'a RawValue> {
+    /// The same value, its timestamp's text as a `&str`.
+    pub fn raw_text(self) -> CustomValue<'a, &'a str> {
+        CustomValue {
+            name: self.name,
+            value: self.value,
+            timestamp: self.timestamp.get(),
+            window_seconds: self.window_seconds,
+        }
+    }
 }
 
 /// A custom metrics list of either version, as its values.

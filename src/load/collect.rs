@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::agree::disagreement;
 use crate::controller::{ReconcileObservation, ReconcileObserver};
@@ -23,6 +23,41 @@ pub(super) struct Tally {
     pub(super) disagreements: u64,
     pub(super) examples: Vec<String>,
 }
+
+impl Tally {
+    /// Counts one observation and replays it through the core; reconciles
+    /// that start before `measure_from` are checked, not measured.
+    fn check(
+        &mut self,
+        o: ReconcileObservation,
+        measure_from: Instant,
+        last: &mut HashMap<String, Instant>,
+    ) {
+        let measured = o.started >= measure_from;
+        let prev = last.insert(o.key.clone(), o.started);
+        if measured {
+            self.syncs += 1;
+            self.latencies.push(o.duration.as_secs_f64());
+            if let Some(prev) = prev {
+                self.intervals
+                    .push(o.started.saturating_duration_since(prev).as_secs_f64());
+            }
+            if !self.synced_after_warmup.contains(&o.key) {
+                self.synced_after_warmup.insert(o.key.clone());
+            }
+        }
+        if let Some(what) = disagreement(&o) {
+            self.disagreements += 1;
+            if self.examples.len() < 5 {
+                self.examples.push(what);
+            }
+        }
+        self.synced.insert(o.key);
+    }
+}
+
+/// How often the checker thread drains the observations sent to it.
+const DRAIN_EVERY: Duration = Duration::from_millis(20);
 
 /// Forwards observations to a checker thread, so replaying the core does
 /// not hold up the workers. Boxed: an observation is a few kilobytes, and
@@ -64,28 +99,21 @@ impl Collector {
             let _ = task_tx.send(task);
             let mut tally = Tally::default();
             let mut last: HashMap<String, Instant> = HashMap::new();
-            for o in rx {
-                let measured = o.started >= measure_from;
-                let prev = last.insert(o.key.clone(), o.started);
-                if measured {
-                    tally.syncs += 1;
-                    tally.latencies.push(o.duration.as_secs_f64());
-                    if let Some(prev) = prev {
-                        tally
-                            .intervals
-                            .push(o.started.saturating_duration_since(prev).as_secs_f64());
+            // Drained on a timer rather than woken per observation: a
+            // blocked receiver costs every send a futex wake-up on the
+            // controller's worker, which the controller's CPU would count.
+            loop {
+                let closed = loop {
+                    match rx.try_recv() {
+                        Ok(o) => tally.check(*o, measure_from, &mut last),
+                        Err(mpsc::TryRecvError::Empty) => break false,
+                        Err(mpsc::TryRecvError::Disconnected) => break true,
                     }
-                    if !tally.synced_after_warmup.contains(&o.key) {
-                        tally.synced_after_warmup.insert(o.key.clone());
-                    }
+                };
+                if closed {
+                    break;
                 }
-                if let Some(what) = disagreement(&o) {
-                    tally.disagreements += 1;
-                    if tally.examples.len() < 5 {
-                        tally.examples.push(what);
-                    }
-                }
-                tally.synced.insert(o.key);
+                std::thread::sleep(DRAIN_EVERY);
             }
             tally
         });
