@@ -1,6 +1,7 @@
 //! Decoding one namespace's shared `metrics.k8s.io` pod list (1,000 pods,
 //! as in the 10,000-HPA load mix): the full wire types against the slim
-//! ones the shared path uses, and the label index built from it.
+//! ones the shared path uses, the scanner that reads their usual shape,
+//! and the label index built from it.
 #![allow(clippy::unwrap_used, reason = "benchmark fixtures")]
 
 use std::hint::black_box;
@@ -48,6 +49,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             serde_json::from_str::<slim_metrics::RawPodMetricsList<'_>>(black_box(&text)).unwrap()
         });
+    });
+    group.bench_function("scan", |b| {
+        b.iter(|| hpa_controller::list_scan::pod_metrics(black_box(&text)).unwrap());
+    });
+    let real = std::fs::read_to_string("/tmp/probe/body.json").unwrap_or_default();
+    group.bench_function("probe_scan", |b| {
+        b.iter(|| hpa_controller::list_scan::pod_metrics(black_box(&real)).unwrap());
     });
     group.bench_function("slim_decode", |b| {
         b.iter(|| {

@@ -77,6 +77,21 @@ pub fn custom_values(text: &str, version: CustomVersion) -> Option<Vec<CustomVal
     Some(items)
 }
 
+/// The bytes of `chunk` (little-endian) that are a quote, a backslash or
+/// a control character (below 0x20), each marked by its high bit: the
+/// classic "has a zero byte" test. Bytes above the first hit may be marked
+/// falsely (a borrow carries up), never below it: the lowest mark is the
+/// first special byte.
+fn special_bytes(chunk: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v;
+    let quote = zero_byte(chunk ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(chunk ^ (ONES * u64::from(b'\\')));
+    let control = chunk.wrapping_sub(ONES * 0x20) & !chunk;
+    (quote | backslash | control) & HIGHS
+}
+
 /// A cursor over the body's bytes.
 struct Scan<'a> {
     text: &'a str,
@@ -109,6 +124,12 @@ impl<'a> Scan<'a> {
     /// Skips JSON whitespace and returns the next byte.
     fn peek(&mut self) -> Option<u8> {
         let bytes = self.bytes();
+        // Every JSON token starts above the space, all whitespace is at
+        // or below it: compact bodies take this one comparison.
+        match bytes.get(self.at) {
+            Some(&b) if b > b' ' => return Some(b),
+            _ => {}
+        }
         while let Some(&b) = bytes.get(self.at) {
             if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 self.at += 1;
@@ -384,15 +405,39 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let rest = self.bytes().get(start..)?;
-        let len = memchr::memchr2(b'"', b'\\', rest)?;
-        let content = rest.get(..len)?;
-        if rest.get(len) != Some(&b'"') || content.iter().any(|&b| b < 0x20) {
+        let bytes = self.bytes();
+        // Eight bytes at a time, jumping to the first special byte of a
+        // chunk; the last few bytes of the body one by one.
+        let mut end = start;
+        loop {
+            match bytes.get(end..end + 8) {
+                Some(chunk) => {
+                    let mut word = [0; 8];
+                    word.copy_from_slice(chunk);
+                    let hits = special_bytes(u64::from_le_bytes(word));
+                    if hits == 0 {
+                        end += 8;
+                        continue;
+                    }
+                    end += (hits.trailing_zeros() / 8) as usize;
+                }
+                None => {
+                    while bytes
+                        .get(end)
+                        .is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+                    {
+                        end += 1;
+                    }
+                }
+            }
+            break;
+        }
+        if *bytes.get(end)? != b'"' {
             return None;
         }
-        self.at = start + len + 1;
+        self.at = end + 1;
         // Both ends are ASCII quotes: char boundaries.
-        self.text.get(start..start + len)
+        self.text.get(start..end)
     }
 
     /// An integer that fits an `i64` (no fraction, no exponent).
@@ -581,6 +626,27 @@ mod tests {
                 custom_values(bad, CustomVersion::V1Beta2).is_none(),
                 "{bad}"
             );
+        }
+    }
+
+    #[test]
+    fn special_bytes_are_found_in_any_position() {
+        for at in 0..8 {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                // Bytes after the first hit that a borrow could mark.
+                let mut chunk = [0x01, 0x21, b'#', b']', 0x5d, 0x23, 0x01, 0x00];
+                chunk[..at].copy_from_slice(&b"abcdefgh"[..at]);
+                chunk[at] = special;
+                let hits = special_bytes(u64::from_le_bytes(chunk));
+                assert_eq!(hits.trailing_zeros() / 8, at as u32, "{chunk:?}");
+            }
+        }
+        for plain in [
+            *b"abcdefgh",
+            *b"2026-11-",
+            [0x20, 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']'],
+        ] {
+            assert_eq!(special_bytes(u64::from_le_bytes(plain)), 0, "{plain:?}");
         }
     }
 
