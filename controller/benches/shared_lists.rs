@@ -53,10 +53,6 @@ fn bench(c: &mut Criterion) {
     group.bench_function("scan", |b| {
         b.iter(|| hpa_controller::list_scan::pod_metrics(black_box(&text)).unwrap());
     });
-    let real = std::fs::read_to_string("/tmp/probe/body.json").unwrap_or_default();
-    group.bench_function("probe_scan", |b| {
-        b.iter(|| hpa_controller::list_scan::pod_metrics(black_box(&real)).unwrap());
-    });
     group.bench_function("slim_decode", |b| {
         b.iter(|| {
             serde_json::from_str::<slim_metrics::PodMetricsList<'_>>(black_box(&text)).unwrap()
