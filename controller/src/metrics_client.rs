@@ -601,11 +601,6 @@ impl MetricsClient {
         namespace: &str,
         selector: &Selector,
     ) -> Result<Vec<PodResourceSample>, String> {
-        let path = with_selectors(
-            format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods"),
-            Some(selector),
-            None,
-        );
         let failed = |e: kube::Error| {
             format!(
                 "unable to fetch metrics from resource metrics API: {}",
@@ -619,7 +614,11 @@ impl MetricsClient {
                 .map_err(failed)?
                 .select(selector),
             None => self
-                .get::<PodMetricsList>(&path)
+                .get::<PodMetricsList>(&with_selectors(
+                    format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods"),
+                    Some(selector),
+                    None,
+                ))
                 .await
                 .map_err(failed)?
                 .items
