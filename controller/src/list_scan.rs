@@ -662,6 +662,183 @@ mod tests {
         assert_eq!(pod_metrics(&deep), None);
     }
 
+    /// Generated bodies: keys the types read (given twice, or missing),
+    /// values of every JSON kind (escapes, `null`, numbers, nesting), and
+    /// whitespace. Whatever the scanner accepts, the serde types read the
+    /// same way; and it accepts a good share of them.
+    #[test]
+    fn never_disagrees_with_serde_on_generated_bodies() {
+        use proptest::prelude::*;
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::TestRunner;
+
+        const KEYS: &[&str] = &[
+            "apiVersion",
+            "kind",
+            "metadata",
+            "items",
+            "name",
+            "namespace",
+            "labels",
+            "timestamp",
+            "window",
+            "containers",
+            "describedObject",
+            "metric",
+            "metricName",
+            "windowSeconds",
+            "value",
+            "creationTimestamp",
+            "selector",
+            "resourceVersion",
+            "remainingItemCount",
+            "x",
+            "n\\u0061me",
+        ];
+        fn text() -> impl Strategy<Value = String> {
+            prop_oneof![
+                6 => "[a-z0-9./:-]{0,12}".prop_map(|s| format!("\"{s}\"")),
+                1 => prop::sample::select(vec!["\"w\\u0065b\"", "\"a\\\"b\"", "\"é\"", "\"a\tb\""])
+                    .prop_map(String::from),
+            ]
+        }
+        fn scalar() -> impl Strategy<Value = String> {
+            prop_oneof![
+                4 => text(),
+                1 => prop::sample::select(vec![
+                    "null", "true", "false", "0", "-0", "5", "-3", "01", "1.5", "2e3", "1.",
+                    "9223372036854775808",
+                ])
+                .prop_map(String::from),
+            ]
+        }
+        fn gap() -> impl Strategy<Value = &'static str> {
+            prop::sample::select(vec!["", "", "", " ", "\n\t"])
+        }
+        fn object(members: Vec<(String, String, &'static str)>) -> String {
+            let inner: Vec<String> = members
+                .into_iter()
+                .map(|(k, v, g)| format!("{g}\"{k}\"{g}:{g}{v}{g}"))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        fn value() -> impl Strategy<Value = String> {
+            scalar().prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(
+                        (
+                            prop::sample::select(KEYS).prop_map(String::from),
+                            inner.clone(),
+                            gap()
+                        ),
+                        0..5
+                    )
+                    .prop_map(object),
+                    prop::collection::vec(inner, 0..3).prop_map(|v| format!("[{}]", v.join(","))),
+                ]
+            })
+        }
+        fn list() -> impl Strategy<Value = String> {
+            let item = prop::collection::vec(
+                (
+                    prop::sample::select(KEYS).prop_map(String::from),
+                    value(),
+                    gap(),
+                ),
+                0..8,
+            )
+            .prop_map(object);
+            (prop::collection::vec(item, 0..4), gap(), gap()).prop_map(|(items, a, b)| {
+                format!(
+                    "{a}{{\"kind\":\"L\",\"metadata\":{{}},\"items\":[{}]}}{b}",
+                    items.join(",")
+                )
+            })
+        }
+        // Items shaped as the lists' own, fields of every kind.
+        fn pod_list() -> impl Strategy<Value = String> {
+            let meta = prop::collection::vec(
+                (
+                    prop::sample::select(vec![
+                        "name",
+                        "namespace",
+                        "labels",
+                        "creationTimestamp",
+                        "x",
+                    ])
+                    .prop_map(String::from),
+                    prop_oneof![3 => text(), 1 => value()],
+                    gap(),
+                ),
+                0..5,
+            )
+            .prop_map(object);
+            let field = prop_oneof![
+                1 => (Just("metadata".to_string()), meta, gap()),
+                3 => (
+                    prop::sample::select(vec!["timestamp", "window", "containers", "apiVersion", "kind", "x"])
+                        .prop_map(String::from),
+                    prop_oneof![4 => text(), 1 => value()],
+                    gap(),
+                ),
+            ];
+            let item = prop::collection::vec(field, 2..8).prop_map(object);
+            prop::collection::vec(item, 0..4)
+                .prop_map(|items| format!("{{\"items\":[{}]}}", items.join(",")))
+        }
+        fn custom_list() -> impl Strategy<Value = String> {
+            let described = prop::collection::vec(
+                (
+                    prop::sample::select(vec!["name", "kind", "namespace", "apiVersion", "x"])
+                        .prop_map(String::from),
+                    prop_oneof![4 => text(), 1 => value()],
+                    gap(),
+                ),
+                0..4,
+            )
+            .prop_map(object);
+            let field = prop_oneof![
+                1 => (Just("describedObject".to_string()), described, gap()),
+                1 => (Just("metric".to_string()), Just("{\"name\":\"m\"}".to_string()), gap()),
+                3 => (
+                    prop::sample::select(vec!["timestamp", "value", "windowSeconds", "window", "metricName", "x"])
+                        .prop_map(String::from),
+                    prop_oneof![4 => text(), 1 => scalar(), 1 => value()],
+                    gap(),
+                ),
+            ];
+            let item = prop::collection::vec(field, 3..8).prop_map(object);
+            prop::collection::vec(item, 0..4)
+                .prop_map(|items| format!("{{\"items\":[{}]}}", items.join(",")))
+        }
+
+        let mut runner = TestRunner::deterministic();
+        let mut accepted = [0; 3];
+        for round in 0..6000 {
+            let which = round % 3;
+            let body = match which {
+                0 => pod_list().boxed(),
+                1 => custom_list().boxed(),
+                _ => list().boxed(),
+            }
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+            if let Some(scanned) = pod_metrics(&body) {
+                accepted[which] += 1;
+                assert_eq!(Some(scanned), pods_by_serde(&body), "{body}");
+            }
+            for version in [CustomVersion::V1Beta2, CustomVersion::V1Beta1] {
+                if let Some(scanned) = custom_values(&body, version) {
+                    accepted[which] += 1;
+                    assert_eq!(Some(scanned), custom_by_serde(&body, version), "{body}");
+                }
+            }
+        }
+        // Not vacuous: shaped bodies are often in the scanner's shape.
+        assert!(accepted[0] > 100 && accepted[1] > 100, "{accepted:?}");
+    }
+
     /// Every cut and single-byte change of the sample bodies: whatever the
     /// scanner accepts, the serde types read the same way.
     #[test]
