@@ -21,7 +21,7 @@
 //! - `null` or a number where the types read a string (a `Cow<str>`, a
 //!   quantity's text), or anything but an integer or `null` for the
 //!   custom values' window;
-//! - a missing required field, nesting deeper than [`MAX_DEPTH`], or any
+//! - a missing required field, nesting deeper than 64 levels, or any
 //!   text after the list.
 //!
 //! Skipped values (creation timestamps, selectors, unknown keys) are still
