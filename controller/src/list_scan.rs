@@ -100,12 +100,39 @@ struct Scan<'a> {
     depth: u32,
 }
 
-/// Marks a key as seen; `None` when it was already.
-fn once(seen: &mut bool) -> Option<()> {
-    if *seen {
+/// The keys of one object read so far: a key the types read may come
+/// once (given twice, the scanner gives up).
+#[derive(Default)]
+struct Seen<'k> {
+    keys: [&'k str; 8],
+    len: usize,
+}
+
+impl<'k> Seen<'k> {
+    fn has(&self, key: &str) -> bool {
+        self.keys
+            .get(..self.len)
+            .is_some_and(|keys| keys.contains(&key))
+    }
+
+    /// Marks `key` as seen; `None` when it was already.
+    fn first(&mut self, key: &'k str) -> Option<()> {
+        if self.has(key) {
+            return None;
+        }
+        *self.keys.get_mut(self.len)? = key;
+        self.len += 1;
+        Some(())
+    }
+}
+
+/// Keeps a key's value read into `slot`; `None` when the key came before
+/// (or the value did not read).
+fn fill<T>(slot: &mut Option<T>, value: Option<T>) -> Option<()> {
+    if slot.is_some() {
         return None;
     }
-    *seen = true;
+    *slot = Some(value?);
     Some(())
 }
 
@@ -150,22 +177,18 @@ impl<'a> Scan<'a> {
     /// `apiVersion` and `kind` strings, its `metadata` a `ListMeta`, and
     /// nothing after it.
     fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        let (mut api_version, mut kind, mut metadata, mut items) = (false, false, false, false);
+        let mut seen = Seen::default();
         self.object(|scan, key| match key {
-            "apiVersion" => {
-                once(&mut api_version)?;
-                scan.string().map(drop)
-            }
-            "kind" => {
-                once(&mut kind)?;
+            "apiVersion" | "kind" => {
+                seen.first(key)?;
                 scan.string().map(drop)
             }
             "metadata" => {
-                once(&mut metadata)?;
+                seen.first(key)?;
                 scan.list_meta()
             }
             "items" => {
-                once(&mut items)?;
+                seen.first(key)?;
                 scan.array(&mut item)
             }
             _ => scan.value().map(drop),
@@ -186,33 +209,21 @@ impl<'a> Scan<'a> {
 
     /// A PodMetrics entry.
     fn pod(&mut self) -> Option<RawPod<'a>> {
-        let (mut api_version, mut kind, mut metadata) = (false, false, false);
+        let mut seen = Seen::default();
         let (mut name, mut namespace, mut labels) = (None, None, None);
         let mut labels_repeated = false;
         let (mut timestamp, mut window, mut containers) = (None, None, None);
         self.object(|scan, key| match key {
-            "apiVersion" => {
-                once(&mut api_version)?;
-                scan.string().map(drop)
-            }
-            "kind" => {
-                once(&mut kind)?;
+            "apiVersion" | "kind" => {
+                seen.first(key)?;
                 scan.string().map(drop)
             }
             "metadata" => {
-                once(&mut metadata)?;
-                let (mut seen_name, mut seen_namespace, mut seen_labels) = (false, false, false);
+                seen.first(key)?;
+                let mut seen_labels = false;
                 scan.object(|scan, key| match key {
-                    "name" => {
-                        once(&mut seen_name)?;
-                        name = scan.null_or(Self::string)?.map(Cow::Borrowed);
-                        Some(())
-                    }
-                    "namespace" => {
-                        once(&mut seen_namespace)?;
-                        namespace = scan.null_or(Self::string)?.map(Cow::Borrowed);
-                        Some(())
-                    }
+                    "name" => fill(&mut name, scan.null_or(Self::string)),
+                    "namespace" => fill(&mut namespace, scan.null_or(Self::string)),
                     "labels" => {
                         labels_repeated |= seen_labels;
                         seen_labels = true;
@@ -222,120 +233,70 @@ impl<'a> Scan<'a> {
                     _ => scan.value().map(drop),
                 })
             }
-            "timestamp" => {
-                if timestamp.is_some() {
-                    return None;
-                }
-                timestamp = Some(scan.value()?);
-                Some(())
-            }
-            "window" => {
-                if window.is_some() {
-                    return None;
-                }
-                window = Some(Cow::Borrowed(scan.string()?));
-                Some(())
-            }
-            "containers" => {
-                if containers.is_some() {
-                    return None;
-                }
-                containers = Some(scan.value()?);
-                Some(())
-            }
+            "timestamp" => fill(&mut timestamp, scan.value()),
+            "window" => fill(&mut window, scan.string()),
+            "containers" => fill(&mut containers, scan.value()),
             _ => scan.value().map(drop),
         })?;
         Some(RawPod {
-            name,
-            namespace,
+            name: name.flatten().map(Cow::Borrowed),
+            namespace: namespace.flatten().map(Cow::Borrowed),
             labels,
             labels_repeated,
             timestamp: timestamp?,
-            window: window?,
+            window: Cow::Borrowed(window?),
             containers,
         })
     }
 
     /// A custom metrics value of `version`.
     fn custom_value(&mut self, version: CustomVersion) -> Option<CustomValue<'a, &'a str>> {
-        let mut described = false;
-        let mut name: Cow<'a, str> = Cow::Borrowed("");
-        let mut metric = false;
-        let (mut timestamp, mut window_seen, mut value) = (None, false, None);
-        let mut window_seconds = None;
-        let window_key = match version {
-            CustomVersion::V1Beta2 => "windowSeconds",
-            CustomVersion::V1Beta1 => "window",
+        let mut seen = Seen::default();
+        let mut name = None;
+        let (mut timestamp, mut window, mut value) = (None, None, None);
+        let (metric_key, window_key) = match version {
+            CustomVersion::V1Beta2 => ("metric", "windowSeconds"),
+            CustomVersion::V1Beta1 => ("metricName", "window"),
         };
         self.object(|scan, key| match key {
             "describedObject" => {
-                once(&mut described)?;
-                let (mut kind, mut namespace, mut seen_name, mut api_version) =
-                    (false, false, false, false);
+                seen.first(key)?;
+                let mut described = Seen::default();
                 scan.object(|scan, key| match key {
-                    "kind" => {
-                        once(&mut kind)?;
+                    "kind" | "namespace" | "apiVersion" => {
+                        described.first(key)?;
                         scan.string().map(drop)
                     }
-                    "namespace" => {
-                        once(&mut namespace)?;
-                        scan.string().map(drop)
-                    }
-                    "name" => {
-                        once(&mut seen_name)?;
-                        name = Cow::Borrowed(scan.string()?);
-                        Some(())
-                    }
-                    "apiVersion" => {
-                        once(&mut api_version)?;
-                        scan.string().map(drop)
-                    }
+                    "name" => fill(&mut name, scan.string()),
                     _ => scan.value().map(drop),
                 })
             }
-            "metric" if version == CustomVersion::V1Beta2 => {
-                once(&mut metric)?;
-                let mut metric_name = false;
+            // v1beta2's `metric: {name}`: its name is required.
+            "metric" if key == metric_key => {
+                seen.first(key)?;
+                let mut metric_name = None;
                 scan.object(|scan, key| match key {
-                    "name" => {
-                        once(&mut metric_name)?;
-                        scan.string().map(drop)
-                    }
+                    "name" => fill(&mut metric_name, scan.string()),
                     _ => scan.value().map(drop),
                 })?;
-                metric_name.then_some(())
+                metric_name.map(drop)
             }
-            "metricName" if version == CustomVersion::V1Beta1 => {
-                once(&mut metric)?;
+            "metricName" if key == metric_key => {
+                seen.first(key)?;
                 scan.string().map(drop)
             }
-            "timestamp" => {
-                if timestamp.is_some() {
-                    return None;
-                }
-                timestamp = Some(scan.value()?);
-                Some(())
-            }
-            "value" => {
-                if value.is_some() {
-                    return None;
-                }
-                value = Some(scan.string()?);
-                Some(())
-            }
-            key if key == window_key => {
-                once(&mut window_seen)?;
-                window_seconds = scan.null_or(Self::integer)?;
-                Some(())
-            }
+            "timestamp" => fill(&mut timestamp, scan.value()),
+            "value" => fill(&mut value, scan.string()),
+            key if key == window_key => fill(&mut window, scan.null_or(Self::integer)),
             _ => scan.value().map(drop),
         })?;
-        (described && metric).then_some(())?;
+        // Both are required.
+        (seen.has("describedObject") && seen.has(metric_key)).then_some(())?;
         Some(CustomValue {
-            name,
+            name: Cow::Borrowed(name.unwrap_or_default()),
             value: QuantityText(Cow::Borrowed(value?)),
             timestamp: timestamp?,
-            window_seconds,
+            window_seconds: window.flatten(),
         })
     }
 
