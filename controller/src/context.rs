@@ -264,8 +264,9 @@ pub struct Context {
     pub hpas: Store<HorizontalPodAutoscaler>,
     /// Opt-in: sees every reconcile's core inputs and decision (load runs).
     pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
-    /// Opt-in: Deployments from a watch cache, read instead of GET `/scale`.
-    pub deployments: Option<Store<k8s_openapi::api::apps::v1::Deployment>>,
+    /// Opt-in: Deployments' scales from a watch cache, read instead of GET
+    /// `/scale`.
+    pub deployments: Option<super::deployment_scales::DeploymentScales>,
     /// The pod watch cache, by namespace and label, as upstream's informer
     /// indexes pods: a reconcile reads its target's pods, not the cluster's.
     pub pod_index: super::pod_index::PodIndex,

@@ -37,6 +37,7 @@ pub mod client;
 pub mod config;
 pub mod context;
 pub mod decisions;
+pub mod deployment_scales;
 pub mod event_correlator;
 pub mod events;
 pub mod flags;

@@ -108,10 +108,10 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         .resolve(&ctx.client, namespace, &hpa.spec.scale_target_ref)
         .await;
     let scale = match target {
-        Ok(target) => match super::observe::cached_scale(ctx, &target) {
+        Ok(target) => match super::deployment_scales::cached_scale(ctx, &target) {
             Some(scale) => Ok((target, scale)),
             None => match ctx.scales.get_scale(&ctx.client, &target).await {
-                Ok(scale) => Ok((target, scale)),
+                Ok(scale) => Ok((target, Arc::new(scale))),
                 Err(err) => Err(err),
             },
         },
@@ -197,7 +197,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         Some(_) if ctx.config.dry_run => RescaleOutcome::Succeeded,
         Some(replicas) => match ctx
             .scales
-            .update_scale(&ctx.client, &target, scale, replicas)
+            .update_scale(&ctx.client, &target, Arc::unwrap_or_clone(scale), replicas)
             .await
         {
             Ok(_) => {
@@ -210,14 +210,13 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     };
     let finished_at = ctx.clock.now();
     let outcome = hpa_core::finish(decision, rescale.clone(), finished_at);
-    let observed_outcome = observed_decision.as_ref().map(|_| outcome.clone());
+    let (desired_replicas, status_changed) =
+        (outcome.status.desired_replicas, outcome.status_changed);
     let result = apply(
         key, ctx, &input.hpa, outcome, true, rescaled, &durations, started,
     )
     .await;
-    if let (Some(observer), Some(decision), Some(outcome)) =
-        (&ctx.observer, observed_decision, observed_outcome)
-    {
+    if let (Some(observer), Some(decision)) = (&ctx.observer, observed_decision) {
         observer.observe(super::observe::ReconcileObservation {
             key: key.to_string(),
             input,
@@ -227,7 +226,8 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             decision,
             rescale,
             finished_at,
-            outcome,
+            desired_replicas,
+            status_changed,
             started,
             duration: started.elapsed(),
         });

@@ -30,6 +30,7 @@ use tracing::Instrument;
 use super::config::ControllerConfig;
 use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
+use super::deployment_scales::DeploymentScales;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::leader::{LeaderElector, LeaseTiming};
 use super::metrics::ControllerMetrics;
@@ -266,20 +267,20 @@ impl ControllerHandle {
         }
         let mut extra_tasks = Vec::new();
         if extensions.scale_from_cache {
-            let (store, writer) = reflector::store::<Deployment>();
-            ctx.deployments = Some(store);
+            let scales = DeploymentScales::default();
+            ctx.deployments = Some(scales.clone());
             let deployments = Api::<Deployment>::all(client.clone());
             extra_tasks.push(tokio::spawn(async move {
-                let stream = reflector::reflector(
-                    writer,
-                    watcher(deployments, watcher::Config::default())
-                        .default_backoff()
-                        .modify(trim_deployment),
-                );
+                let stream = watcher(deployments, watcher::Config::default())
+                    .default_backoff()
+                    .modify(trim_deployment);
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
-                    if let Err(err) = event {
-                        tracing::warn!(error = %err, "deployment watch failed; retrying");
+                    match event {
+                        Ok(event) => scales.apply(event),
+                        Err(err) => {
+                            tracing::warn!(error = %err, "deployment watch failed; retrying");
+                        }
                     }
                 }
             }));
@@ -677,8 +678,9 @@ fn caught_up(
     listed_ok && extra_ok
 }
 
-/// Drops what a scale read from the Deployment cache never needs: the pod
-/// template (most of a Deployment), managed fields and annotations.
+/// Drops what the Deployment scale cache never reads, before the watcher
+/// buffers a relist: the pod template (most of a Deployment), managed
+/// fields and annotations.
 fn trim_deployment(deployment: &mut Deployment) {
     deployment.metadata.managed_fields = None;
     deployment.metadata.annotations = None;

@@ -1,8 +1,10 @@
 //! Disagreements with the pure core: each observed reconcile is replayed
 //! through `hpa_core::decide` and `hpa_core::finish` on the very inputs the
-//! controller gave them, and the results are compared whole (desired
-//! replicas, scale decision, status, events, history). The controller's
-//! shell must not change a decision; any difference is counted.
+//! controller gave them, and the results are compared: the decision whole
+//! (scale, reason, trace, and the carried status, events and history), and
+//! the summary the observation keeps of `finish`'s outcome (desired
+//! replicas, whether the status changed). The controller's shell must not
+//! change a decision; any difference is counted.
 
 use crate::controller::ReconcileObservation;
 
@@ -27,23 +29,33 @@ pub fn disagreement(observation: &ReconcileObservation) -> Option<String> {
             observation.key
         ));
     }
+    // The outcome is a pure function of the decision, equal above: its
+    // summary is compared, not the whole (the observation keeps no more).
     let outcome = hpa_core::finish(
         replayed,
         observation.rescale.clone(),
         observation.finished_at,
     );
-    if outcome.status.desired_replicas != observation.outcome.status.desired_replicas {
+    if outcome.status.desired_replicas != observation.desired_replicas {
         return Some(format!(
             "{}: desired replicas {}, the core says {}",
-            observation.key,
-            observation.outcome.status.desired_replicas,
-            outcome.status.desired_replicas
+            observation.key, observation.desired_replicas, outcome.status.desired_replicas
         ));
     }
-    if outcome != observation.outcome {
+    if outcome.status_changed != observation.status_changed {
         return Some(format!(
-            "{}: status, events or history differ from the core's",
-            observation.key
+            "{}: the status was {}written, the core says it {}",
+            observation.key,
+            if observation.status_changed {
+                ""
+            } else {
+                "not "
+            },
+            if outcome.status_changed {
+                "changed"
+            } else {
+                "did not change"
+            },
         ));
     }
     None
@@ -92,6 +104,7 @@ mod tests {
             RescaleOutcome::NotNeeded
         };
         let outcome = hpa_core::finish(decision.clone(), rescale.clone(), now);
+        assert!(outcome.status_changed, "the fixture's status must change");
         ReconcileObservation {
             key: "ns/web".into(),
             input,
@@ -101,7 +114,8 @@ mod tests {
             decision,
             rescale,
             finished_at: now,
-            outcome,
+            desired_replicas: outcome.status.desired_replicas,
+            status_changed: outcome.status_changed,
             started: Instant::now(),
             duration: Duration::from_millis(1),
         }
@@ -123,17 +137,26 @@ mod tests {
     }
 
     #[test]
+    fn a_different_reason_is_caught() {
+        let mut o = observation();
+        o.decision.rescale_reason.push_str(" (edited)");
+        let found = disagreement(&o).unwrap();
+        assert!(found.contains("the decision differs"), "{found}");
+    }
+
+    #[test]
     fn a_different_desired_replica_count_in_the_status_is_caught() {
         let mut o = observation();
-        o.outcome.status.desired_replicas += 1;
+        o.desired_replicas += 1;
         let found = disagreement(&o).unwrap();
         assert!(found.contains("desired replicas 5"), "{found}");
     }
 
     #[test]
-    fn a_different_status_is_caught() {
+    fn a_status_left_unwritten_that_the_core_changed_is_caught() {
         let mut o = observation();
-        o.outcome.status.conditions = None;
-        assert!(disagreement(&o).is_some());
+        o.status_changed = false;
+        let found = disagreement(&o).unwrap();
+        assert!(found.contains("not written"), "{found}");
     }
 }
