@@ -11,7 +11,7 @@
 #   docs/load/controller-binary/callgrind.sh        # prints "syncs N Ir M per-sync K"
 #   callgrind_annotate --inclusive=yes "$OUT/cg.out.1" | less   # where they went
 set -u
-B=$(cd "$(dirname "$0")/../../.." && pwd)/target/release
+B=${B:-$(cd "$(dirname "$0")/../../.." && pwd)/target/release}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"; cd "$OUT" || exit 1
 echo "output in $OUT" >&2

@@ -5,11 +5,12 @@
 # resident memory and reconciliation count (its /metrics), then its user
 # and system ticks apart, into samples.txt;
 # stats.py turns them into CPU per sync and peak memory.
-# Usage (from the repository, after `cargo build --release`):
+# Usage (from the repository, after `cargo build --release`; B=DIR runs the
+# binaries in DIR instead of target/release):
 #   docs/load/controller-binary/run.sh [extra hpa-controller flags]
 #   python3 docs/load/controller-binary/stats.py "$OUT/samples.txt"
 set -u
-B=$(cd "$(dirname "$0")/../../.." && pwd)/target/release
+B=${B:-$(cd "$(dirname "$0")/../../.." && pwd)/target/release}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"; cd "$OUT" || exit 1
 echo "output in $OUT" >&2
