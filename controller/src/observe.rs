@@ -41,7 +41,8 @@ pub struct ReconcileObservation {
     pub finished_at: Timestamp,
     /// The desired replica count of the status `finish` returned.
     pub desired_replicas: i32,
-    /// Whether `finish` found the status changed (so the shell wrote it).
+    /// Whether `finish` found the status changed (the shell then writes it,
+    /// unless in dry run).
     pub status_changed: bool,
     /// Wall-clock instant the reconcile started (dequeue).
     pub started: Instant,

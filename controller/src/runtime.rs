@@ -271,9 +271,9 @@ impl ControllerHandle {
             ctx.deployments = Some(scales.clone());
             let deployments = Api::<Deployment>::all(client.clone());
             extra_tasks.push(tokio::spawn(async move {
-                let stream = watcher(deployments, watcher::Config::default())
-                    .default_backoff()
-                    .modify(trim_deployment);
+                // Each Deployment becomes its scale as it arrives: none is
+                // kept whole, so none needs trimming first.
+                let stream = watcher(deployments, watcher::Config::default()).default_backoff();
                 futures::pin_mut!(stream);
                 while let Some(event) = stream.next().await {
                     match event {
@@ -676,17 +676,6 @@ fn caught_up(
         .filter(|(key, _)| !want.contains_key(*key))
         .all(|(_, h)| num(h).zip(list_rv).is_some_and(|(h, l)| h > l));
     listed_ok && extra_ok
-}
-
-/// Drops what the Deployment scale cache never reads, before the watcher
-/// buffers a relist: the pod template (most of a Deployment), managed
-/// fields and annotations.
-fn trim_deployment(deployment: &mut Deployment) {
-    deployment.metadata.managed_fields = None;
-    deployment.metadata.annotations = None;
-    if let Some(spec) = deployment.spec.as_mut() {
-        spec.template = Default::default();
-    }
 }
 
 /// Watches HPAs into the store; queues them on appearance and spec change
