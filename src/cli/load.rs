@@ -151,8 +151,54 @@ impl Args {
     }
 }
 
+impl Args {
+    /// Refuses what would fail only after a long run: options that make no
+    /// measurement (at every sweep point) and reports with nowhere to go.
+    fn check(&self) -> Result<(), crate::load::LoadError> {
+        if self.sweep {
+            if self.sweep_hpas.is_empty() || self.sweep_workers.is_empty() {
+                return Err(crate::load::LoadError::Invalid(
+                    "--sweep needs at least one of --sweep-hpas and of --sweep-workers".into(),
+                ));
+            }
+            for &hpas in &self.sweep_hpas {
+                for &workers in &self.sweep_workers {
+                    LoadOptions {
+                        hpas,
+                        workers,
+                        ..self.options(true)
+                    }
+                    .validate()?;
+                }
+            }
+        } else {
+            self.options(!self.no_cache).validate()?;
+        }
+        for (flag, path) in [
+            ("--json", &self.json),
+            ("--csv", &self.csv),
+            ("--plot", &self.plot),
+        ] {
+            let Some(path) = path else { continue };
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => std::path::Path::new("."),
+            };
+            if !parent.is_dir() {
+                return Err(crate::load::LoadError::Invalid(format!(
+                    "{flag} {}: the folder {} does not exist",
+                    path.display(),
+                    parent.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Runs `hpa-harness load`.
 pub async fn run(args: Args) -> CliResult {
+    args.check()?;
     let reports = if args.sweep {
         sweep(&args).await?
     } else if args.compare {
@@ -270,6 +316,8 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             .args(["--hpas-per-namespace", &args.hpas_per_namespace.to_string()])
             .args(["--metric-profile", profile_name(args.metric_profile)])
             .args(["--backend", args.backend.name()])
+            .args(["--kube-api-qps", &args.kube_api_qps.to_string()])
+            .args(["--kube-api-burst", &args.kube_api_burst.to_string()])
             .arg("--json")
             .arg(&json);
         if !optimize {
@@ -346,5 +394,45 @@ mod tests {
         assert_eq!(args.metric_profile, MetricProfile::Spiky);
         assert_eq!(args.sweep_hpas, vec![100, 1000, 10000]);
         assert!(args.options(!args.no_cache).optimize);
+        assert!(args.check().is_ok());
+    }
+
+    fn load_args(extra: &[&str]) -> Args {
+        let cli =
+            crate::cli::Cli::try_parse_from(["hpa-harness", "load"].iter().chain(extra)).unwrap();
+        let crate::cli::Command::Load(args) = cli.command else {
+            panic!("not the load command");
+        };
+        args
+    }
+
+    #[test]
+    fn what_would_fail_after_the_run_is_refused_before_it() {
+        let refused = |extra: &[&str], named: &str| {
+            let message = load_args(extra).check().unwrap_err().to_string();
+            assert!(message.contains(named), "{extra:?}: {message}");
+        };
+        refused(
+            &["--duration", "10s"],
+            "must be longer than --sync-period (15s)",
+        );
+        refused(&["--workers", "0"], "--workers");
+        refused(&["--sweep", "--sweep-hpas", "100,0"], "--hpas");
+        refused(&["--sweep", "--sweep-workers", "0"], "--workers");
+        refused(
+            &["--sweep", "--kube-api-qps", "20"],
+            "--backend sim-process",
+        );
+        refused(
+            &["--json", "/nonexistent-hpa-harness/r.json"],
+            "--json /nonexistent-hpa-harness/r.json: the folder /nonexistent-hpa-harness does not exist",
+        );
+        refused(&["--plot", "/nonexistent-hpa-harness/p.svg"], "--plot");
+        assert!(
+            load_args(&["--sweep", "--sweep-hpas", "100"])
+                .check()
+                .is_ok()
+        );
+        assert!(load_args(&["--csv", "r.csv"]).check().is_ok());
     }
 }

@@ -343,9 +343,11 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         if first.cluster_peak_rss_bytes > 0 && reports.len() == 1 {
             let _ = writeln!(
                 out,
-                "the cluster ran in its own process: peak RSS and CPU above are the controller's; the cluster's were {} and {:.1}s",
+                "the cluster ran in its own process (peak RSS {}, CPU {:.1}s); the peak RSS above is this process's: the controller and the load's own state ({} when the controller started), so the controller's own is about {}",
                 bytes(first.cluster_peak_rss_bytes),
-                first.cluster_cpu_seconds
+                first.cluster_cpu_seconds,
+                bytes(first.setup_rss_bytes),
+                bytes(first.peak_rss_bytes.saturating_sub(first.setup_rss_bytes))
             );
         }
         if first.checker_cpu_seconds > 0.0 && reports.len() == 1 {
@@ -391,7 +393,10 @@ fn summary_cell(s: &Summary, pick: fn(&Summary) -> f64) -> String {
 }
 
 fn seconds(s: f64) -> String {
-    if s < 1.0 {
+    // Syncs served from the shared lists take tens of microseconds.
+    if s < 0.001 {
+        format!("{:.2}ms", s * 1000.0)
+    } else if s < 1.0 {
         format!("{:.1}ms", s * 1000.0)
     } else {
         format!("{s:.2}s")
@@ -781,6 +786,30 @@ mod tests {
         assert!(table.contains("4.0ms"));
         assert!(table.contains("64MiB"));
         assert!(table.contains("machine: test machine"));
+        assert!(!table.contains("its own process"));
+    }
+
+    #[test]
+    fn sub_millisecond_latencies_keep_two_decimals() {
+        assert_eq!(seconds(0.000_04), "0.04ms");
+        assert_eq!(seconds(0.0033), "3.3ms");
+        assert_eq!(seconds(15.012), "15.01s");
+    }
+
+    #[test]
+    fn with_the_cluster_apart_the_controller_s_memory_is_the_peak_less_the_load_s_state() {
+        let mut r = report(100, 1);
+        r.cluster_peak_rss_bytes = 500 * 1024 * 1024;
+        let table = to_table(&[r]);
+        assert!(table.contains("peak RSS 500MiB"), "{table}");
+        assert!(
+            table.contains("(32MiB when the controller started)"),
+            "{table}"
+        );
+        assert!(
+            table.contains("the controller's own is about 32MiB"),
+            "{table}"
+        );
     }
 
     #[test]

@@ -150,6 +150,61 @@ impl Default for LoadOptions {
     }
 }
 
+impl LoadOptions {
+    /// Refuses, before anything is built, the options that make no run or
+    /// no measurement.
+    pub fn validate(&self) -> Result<(), LoadError> {
+        let invalid = |message: String| Err(LoadError::Invalid(message));
+        if self.hpas == 0 || self.pods_per_hpa == 0 || self.duration.is_zero() {
+            return invalid("--hpas, --pods-per-hpa and --duration must be positive".into());
+        }
+        if self.workers == 0 {
+            return invalid(
+                "--workers must be at least 1 (upstream's --concurrent-horizontal-pod-autoscaler-syncs)"
+                    .into(),
+            );
+        }
+        if self.hpas_per_namespace == 0 {
+            return invalid("--hpas-per-namespace must be at least 1".into());
+        }
+        if self.sync_period.is_zero() {
+            return invalid("--sync-period must be positive".into());
+        }
+        if !self.kube_api_qps.is_finite() || self.kube_api_qps < 0.0 {
+            return invalid(format!(
+                "--kube-api-qps must be 0 (no limit) or a positive number, not {}",
+                self.kube_api_qps
+            ));
+        }
+        if self.kube_api_qps > 0.0 && self.backend == BackendKind::Sim {
+            return Err(LoadError::Unsupported(
+                "--kube-api-qps needs a cluster in its own process (--backend sim-process or kubeconfig)".into(),
+            ));
+        }
+        // Like upstream's, the controller first syncs an HPA one period
+        // after it sees it: a shorter run would measure nothing.
+        let run = self.warmup + self.duration;
+        if run <= self.sync_period {
+            return invalid(format!(
+                "--warmup plus --duration ({}) must be longer than --sync-period ({}): the controller, like upstream's, first syncs an HPA one sync period after it appears, so this run would see no sync",
+                seconds_flag(run),
+                seconds_flag(self.sync_period)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A duration as seconds, the way the flags are usually written.
+fn seconds_flag(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("{secs:.0}s")
+    } else {
+        format!("{secs}s")
+    }
+}
+
 /// Errors of a load run.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
@@ -195,11 +250,7 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             "--controller-metrics-url reads the external controller of --controller upstream; ours is observed in this process".into(),
         ));
     }
-    if options.hpas == 0 || options.pods_per_hpa == 0 || options.duration.is_zero() {
-        return Err(LoadError::Invalid(
-            "--hpas, --pods-per-hpa and --duration must be positive".into(),
-        ));
-    }
+    options.validate()?;
     let targets = targets(options);
     let namespaces: Vec<String> = {
         let mut seen = HashSet::new();
@@ -772,6 +823,50 @@ fn progress_bar(options: &LoadOptions) -> indicatif::ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_that_make_no_measurement_are_refused_before_anything_is_built() {
+        assert!(LoadOptions::default().validate().is_ok());
+        let refused = |change: &dyn Fn(&mut LoadOptions), named: &str| {
+            let mut options = LoadOptions::default();
+            change(&mut options);
+            let message = options.validate().unwrap_err().to_string();
+            assert!(message.contains(named), "{named}: {message}");
+        };
+        refused(&|o| o.hpas = 0, "--hpas");
+        refused(&|o| o.pods_per_hpa = 0, "--pods-per-hpa");
+        refused(&|o| o.workers = 0, "--workers must be at least 1");
+        refused(&|o| o.hpas_per_namespace = 0, "--hpas-per-namespace");
+        refused(
+            &|o| o.sync_period = Duration::ZERO,
+            "--sync-period must be positive",
+        );
+        refused(&|o| o.kube_api_qps = f64::NAN, "--kube-api-qps");
+        refused(
+            &|o| o.kube_api_qps = 20.0,
+            "--backend sim-process or kubeconfig",
+        );
+        refused(
+            &|o| o.duration = Duration::from_secs(10),
+            "--warmup plus --duration (10s) must be longer than --sync-period (15s)",
+        );
+        refused(
+            &|o| {
+                o.warmup = Duration::from_secs(5);
+                o.duration = Duration::from_secs(10);
+            },
+            "(15s)",
+        );
+        let mut short_period = LoadOptions {
+            duration: Duration::from_secs(3),
+            sync_period: Duration::from_millis(1500),
+            ..LoadOptions::default()
+        };
+        assert!(short_period.validate().is_ok());
+        short_period.kube_api_qps = 20.0;
+        short_period.backend = BackendKind::SimProcess;
+        assert!(short_period.validate().is_ok());
+    }
 
     #[test]
     fn profiles_shape_the_load() {
