@@ -108,6 +108,12 @@ pub struct Args {
     /// Worker counts of the sweep.
     #[arg(long, value_delimiter = ',', default_values_t = [1, 5, 20])]
     pub sweep_workers: Vec<usize>,
+    /// Run nothing: read reports saved with --json (one run's or a
+    /// sweep's; several files are joined in order) and print their table,
+    /// and their CSV and plot with --csv and --plot. Exits non-zero, as a
+    /// run would, when a report broke an invariant.
+    #[arg(long, value_name = "JSON", num_args = 1.., conflicts_with_all = ["sweep", "compare"])]
+    pub from_json: Vec<PathBuf>,
     /// Write the report(s) as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -155,7 +161,9 @@ impl Args {
     /// Refuses what would fail only after a long run: options that make no
     /// measurement (at every sweep point) and reports with nowhere to go.
     fn check(&self) -> Result<(), crate::load::LoadError> {
-        if self.sweep {
+        if !self.from_json.is_empty() {
+            // Nothing runs: only the outputs below matter.
+        } else if self.sweep {
             if self.sweep_hpas.is_empty() || self.sweep_workers.is_empty() {
                 return Err(crate::load::LoadError::Invalid(
                     "--sweep needs at least one of --sweep-hpas and of --sweep-workers".into(),
@@ -199,7 +207,19 @@ impl Args {
 /// Runs `hpa-harness load`.
 pub async fn run(args: Args) -> CliResult {
     args.check()?;
-    let reports = if args.sweep {
+    let reports = if !args.from_json.is_empty() {
+        let mut reports = Vec::new();
+        for path in &args.from_json {
+            reports.extend(report::read_json(path)?);
+        }
+        if reports.is_empty() {
+            return Err(crate::load::LoadError::Invalid(
+                "--from-json: the files hold no report".into(),
+            )
+            .into());
+        }
+        reports
+    } else if args.sweep {
         sweep(&args).await?
     } else if args.compare {
         vec![
@@ -434,5 +454,21 @@ mod tests {
                 .is_ok()
         );
         assert!(load_args(&["--csv", "r.csv"]).check().is_ok());
+        // Re-rendering runs nothing, so the run's options do not matter.
+        assert!(
+            load_args(&["--from-json", "a.json", "--duration", "1s"])
+                .check()
+                .is_ok()
+        );
+        assert!(
+            crate::cli::Cli::try_parse_from([
+                "hpa-harness",
+                "load",
+                "--from-json",
+                "a.json",
+                "--sweep"
+            ])
+            .is_err()
+        );
     }
 }

@@ -51,8 +51,15 @@ pub struct LoadReport {
     pub hpas_never_synced: Option<u64>,
     /// Decisions that differ from the pure core given the same inputs: must be 0.
     pub disagreements: u64,
-    /// Peak resident memory of the process running the controller.
+    /// Peak resident memory of the process running the controller: since
+    /// the controller started when `peak_rss_since_controller_start`, else
+    /// over the process's life (the load's build included).
     pub peak_rss_bytes: u64,
+    /// Whether `peak_rss_bytes` counts from the controller's start (Linux
+    /// lets a process reset its peak), not from the load's build, which
+    /// peaks higher. False in reports from before it.
+    #[serde(default)]
+    pub peak_rss_since_controller_start: bool,
     /// CPU time (user + system) the process used.
     pub cpu_seconds: f64,
     /// The machine: cores, memory, OS.
@@ -166,6 +173,23 @@ pub enum ReportError {
     /// JSON serialisation failed.
     #[error("cannot encode the report as JSON")]
     Json(#[from] serde_json::Error),
+    /// A saved report could not be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A saved report is not a load report (or a sweep's array of them).
+    #[error("{path}: not a load report: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What serde_json said, with the line and column.
+        message: String,
+    },
     /// The plot could not be drawn.
     #[error("cannot draw the plot {path}: {message}")]
     Plot {
@@ -193,8 +217,28 @@ pub fn write_json(path: &Path, reports: &[LoadReport]) -> Result<(), ReportError
     write_file(path, &(text + "\n"))
 }
 
+/// Reads what [`write_json`] wrote: one run's report or a sweep's array.
+pub fn read_json(path: &Path) -> Result<Vec<LoadReport>, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let parse_error = |e: serde_json::Error| ReportError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    // A sweep's file is an array, one run's an object.
+    if text.trim_start().starts_with('[') {
+        serde_json::from_str(&text).map_err(parse_error)
+    } else {
+        serde_json::from_str(&text)
+            .map(|one| vec![one])
+            .map_err(parse_error)
+    }
+}
+
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync,syncs_counted_by";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync,syncs_counted_by,peak_rss_since_controller_start";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -203,7 +247,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4},{},{}",
             r.controller,
             r.optimized,
             r.backend,
@@ -234,6 +278,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.checker_cpu_seconds,
             r.cpu_ms_per_sync,
             r.syncs_counted_by,
+            r.peak_rss_since_controller_start,
         );
     }
     out
@@ -343,12 +388,30 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         if first.cluster_peak_rss_bytes > 0 && reports.len() == 1 {
             let _ = writeln!(
                 out,
-                "the cluster ran in its own process (peak RSS {}, CPU {:.1}s); the peak RSS above is this process's: the controller and the load's own state ({} when the controller started), so the controller's own is about {}",
+                "the cluster ran in its own process (peak RSS {}, CPU {:.1}s)",
                 bytes(first.cluster_peak_rss_bytes),
                 first.cluster_cpu_seconds,
-                bytes(first.setup_rss_bytes),
-                bytes(first.peak_rss_bytes.saturating_sub(first.setup_rss_bytes))
             );
+        }
+        if reports.len() == 1 && first.setup_rss_bytes > 0 {
+            if first.peak_rss_since_controller_start {
+                let _ = writeln!(
+                    out,
+                    "peak RSS is this process's since the controller started: the controller{} and the load's own state ({} then), so the controller's own is about {}",
+                    if first.cluster_peak_rss_bytes > 0 || first.backend != "sim" {
+                        ""
+                    } else {
+                        ", the simulated cluster"
+                    },
+                    bytes(first.setup_rss_bytes),
+                    bytes(first.peak_rss_bytes.saturating_sub(first.setup_rss_bytes))
+                );
+            } else {
+                let _ = writeln!(
+                    out,
+                    "peak RSS is this process's over its life, the load's build included: it bounds the controller's from above"
+                );
+            }
         }
         if first.checker_cpu_seconds > 0.0 && reports.len() == 1 {
             let _ = writeln!(
@@ -581,7 +644,12 @@ pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result
                 ))
                 .map_err(|e| plot_err(&e))?
                 .label(label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey));
+                // Dashed in the legend as on the chart.
+                .legend(move |(x, y)| {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (7, 0)], grey.stroke_width(2))
+                        + PathElement::new(vec![(13, 0), (20, 0)], grey.stroke_width(2))
+                });
         }
         for (i, (key, group)) in groups.iter().enumerate() {
             let color = colors[i % colors.len()];
@@ -635,6 +703,16 @@ pub fn machine_description() -> String {
 /// Peak resident memory of this process (VmHWM), 0 where /proc is absent.
 pub fn peak_rss_bytes() -> u64 {
     status_kib("self", "VmHWM:") * 1024
+}
+
+/// Starts this process's peak resident memory (VmHWM) again from its
+/// current size, so a later [`peak_rss_bytes`] is the peak since then: the
+/// load's build of thousands of objects peaks higher than the controller
+/// does. Linux's `clear_refs` value 5 resets only the peak; where that
+/// cannot be written, the peak stays the process's whole life's, and this
+/// says so by returning false.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// Current resident memory of this process (VmRSS), 0 where /proc is absent.
@@ -731,6 +809,7 @@ mod tests {
             hpas_never_synced: Some(0),
             disagreements: 0,
             peak_rss_bytes: 64 * 1024 * 1024,
+            peak_rss_since_controller_start: true,
             cpu_seconds: 3.5,
             machine: "test machine".into(),
             optimized: true,
@@ -787,6 +866,51 @@ mod tests {
         assert!(table.contains("64MiB"));
         assert!(table.contains("machine: test machine"));
         assert!(!table.contains("its own process"));
+        assert!(
+            table.contains("the controller, the simulated cluster and the load's own state"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn a_peak_that_could_not_be_reset_is_called_a_bound() {
+        let mut r = report(100, 1);
+        r.peak_rss_since_controller_start = false;
+        let table = to_table(&[r]);
+        assert!(
+            table.contains("over its life, the load's build included"),
+            "{table}"
+        );
+        assert!(!table.contains("controller's own is about"), "{table}");
+    }
+
+    #[test]
+    fn saved_reports_read_back_as_written_and_bad_ones_are_named() {
+        let dir = std::env::temp_dir().join(format!("hpa-read-json-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let one = dir.join("one.json");
+        let many = dir.join("many.json");
+        write_json(&one, &[report(100, 1)]).unwrap();
+        write_json(&many, &[report(100, 1), report(1000, 5)]).unwrap();
+        let read = read_json(&one).unwrap();
+        assert_eq!(read.len(), 1);
+        assert_eq!(to_csv(&read), to_csv(&[report(100, 1)]));
+        let read = read_json(&many).unwrap();
+        assert_eq!(read.len(), 2);
+        assert_eq!(read[1].hpas, 1000);
+        assert_eq!(read[1].workers, 5);
+
+        let bad = dir.join("bad.json");
+        std::fs::write(&bad, "{\n  \"hpas\": \"many\"\n}\n").unwrap();
+        let message = read_json(&bad).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("{}: not a load report", bad.display())),
+            "{message}"
+        );
+        assert!(message.contains("line 2"), "{message}");
+        let missing = read_json(&dir.join("absent.json")).unwrap_err().to_string();
+        assert!(missing.contains("absent.json"), "{missing}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -800,12 +924,14 @@ mod tests {
     fn with_the_cluster_apart_the_controller_s_memory_is_the_peak_less_the_load_s_state() {
         let mut r = report(100, 1);
         r.cluster_peak_rss_bytes = 500 * 1024 * 1024;
-        let table = to_table(&[r]);
+        r.backend = "sim-process".into();
+        let table = to_table(std::slice::from_ref(&r));
         assert!(table.contains("peak RSS 500MiB"), "{table}");
         assert!(
-            table.contains("(32MiB when the controller started)"),
+            table.contains("since the controller started: the controller and"),
             "{table}"
         );
+        assert!(table.contains("load's own state (32MiB then)"), "{table}");
         assert!(
             table.contains("the controller's own is about 32MiB"),
             "{table}"
@@ -934,6 +1060,20 @@ mod tests {
         assert!(svg.contains("1,000"));
         assert!(!svg.contains("1000.0"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_peak_starts_again_from_the_reset() {
+        const BIG: usize = 256 * 1024 * 1024;
+        let big = std::hint::black_box(vec![1u8; BIG]);
+        let with_big = peak_rss_bytes();
+        drop(big);
+        if !reset_peak_rss() {
+            return; // not Linux: the peak is the process's whole life's
+        }
+        assert!(with_big >= BIG as u64, "{with_big}");
+        let after = peak_rss_bytes();
+        assert!(after + (BIG as u64) / 2 < with_big, "{after} vs {with_big}");
     }
 
     #[test]

@@ -275,8 +275,11 @@ async fn run_on(
 ) -> Result<LoadReport, LoadError> {
     let built = build(options, targets, namespaces, cluster).await?;
 
-    // The controller, measured from here.
-    let setup_rss = report::current_rss_bytes();
+    // The controller, measured from here; the build's peak is left behind.
+    let setup = Setup {
+        peak_reset: report::reset_peak_rss(),
+        rss: report::current_rss_bytes(),
+    };
     cluster.reset_requests().await?;
     let started = Instant::now();
     let measure_from = started + options.warmup;
@@ -316,7 +319,7 @@ async fn run_on(
         counted,
         run_seconds,
         usage,
-        setup_rss,
+        setup,
     ))
 }
 
@@ -743,6 +746,15 @@ async fn drive(
     Ok(())
 }
 
+/// This process when the load was built and the controller about to start.
+struct Setup {
+    /// Resident memory then: the load's own state (and, with `sim`, the
+    /// cluster's).
+    rss: u64,
+    /// Whether the peak was reset then, so the report's peak is the run's.
+    peak_reset: bool,
+}
+
 /// The report of a finished run.
 fn load_report(
     options: &LoadOptions,
@@ -751,7 +763,7 @@ fn load_report(
     counted: Option<BTreeMap<(String, String), u64>>,
     run_seconds: f64,
     used: Used,
-    setup_rss: u64,
+    setup: Setup,
 ) -> LoadReport {
     let requests_counted = counted.is_some();
     let requests = counted.unwrap_or_default();
@@ -794,7 +806,8 @@ fn load_report(
         cpu_seconds: used.cpu_seconds,
         machine: report::machine_description(),
         optimized: options.optimize,
-        setup_rss_bytes: setup_rss,
+        setup_rss_bytes: setup.rss,
+        peak_rss_since_controller_start: setup.peak_reset,
         checker_cpu_seconds: used.checker_cpu_seconds,
         cpu_ms_per_sync: if options.controller == ControllerKind::Upstream {
             0.0
