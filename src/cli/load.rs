@@ -155,9 +155,7 @@ impl Args {
             controller_metrics_url: self.controller_metrics_url.clone(),
         }
     }
-}
 
-impl Args {
     /// Refuses what would fail only after a long run: options that make no
     /// measurement (at every sweep point) and reports with nowhere to go.
     fn check(&self) -> Result<(), crate::load::LoadError> {
@@ -171,12 +169,17 @@ impl Args {
             }
             for &hpas in &self.sweep_hpas {
                 for &workers in &self.sweep_workers {
-                    LoadOptions {
+                    let point = LoadOptions {
                         hpas,
                         workers,
                         ..self.options(true)
-                    }
-                    .validate()?;
+                    };
+                    point.validate().map_err(|e| match e {
+                        crate::load::LoadError::Invalid(m) => crate::load::LoadError::Invalid(
+                            format!("{m} (the sweep's point --hpas {hpas} --workers {workers})"),
+                        ),
+                        other => other,
+                    })?;
                 }
             }
         } else {
@@ -437,7 +440,10 @@ mod tests {
             "must be longer than --sync-period (15s)",
         );
         refused(&["--workers", "0"], "--workers");
-        refused(&["--sweep", "--sweep-hpas", "100,0"], "--hpas");
+        refused(
+            &["--sweep", "--sweep-hpas", "100,0"],
+            "(the sweep's point --hpas 0 --workers 1)",
+        );
         refused(&["--sweep", "--sweep-workers", "0"], "--workers");
         refused(
             &["--sweep", "--kube-api-qps", "20"],
