@@ -393,7 +393,8 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 first.cluster_cpu_seconds,
             );
         }
-        if reports.len() == 1 && first.setup_rss_bytes > 0 {
+        // With --controller upstream this process runs no controller.
+        if reports.len() == 1 && first.setup_rss_bytes > 0 && first.controller != "upstream" {
             if first.peak_rss_since_controller_start {
                 let _ = writeln!(
                     out,
@@ -870,6 +871,15 @@ mod tests {
             table.contains("the controller, the simulated cluster and the load's own state"),
             "{table}"
         );
+    }
+
+    #[test]
+    fn with_upstream_s_controller_no_memory_is_called_the_controller_s() {
+        let mut r = report(100, 1);
+        r.controller = "upstream".into();
+        let table = to_table(&[r]);
+        assert!(!table.contains("controller's own"), "{table}");
+        assert!(!table.contains("peak RSS is this process's"), "{table}");
     }
 
     #[test]
