@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 mod support;
-use support::{BIN, spawn, temp_dir};
+use support::{BIN, free_port, spawn, temp_dir};
 
 const SCRIPT: &str = "pods:
   - name: web-0
@@ -53,14 +53,6 @@ async fn client(kubeconfig: &Path) -> kube::Client {
         .await
         .unwrap();
     kube::Client::try_from(config).unwrap()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 async fn http_get(port: u16, path: &str) -> String {

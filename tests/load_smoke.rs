@@ -169,7 +169,7 @@ fn spawn_controller(
     port: u16,
     extra: &[&str],
 ) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
+    tokio::process::Command::new(support::BIN)
         .args(["controller", "--kubeconfig"])
         .arg(kubeconfig)
         .args([
@@ -184,14 +184,6 @@ fn spawn_controller(
         .kill_on_drop(true)
         .spawn()
         .unwrap()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Waits until the controller at `port` answers (so that a metrics URL
@@ -229,7 +221,8 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     // The run sees the controller's syncs only in the fake metrics server's
     // request log, so it makes upstream's requests (one metrics list per
     // HPA) with --upstream-requests.
-    let mut controller = spawn_controller(&kubeconfig, free_port(), &["--upstream-requests"]);
+    let mut controller =
+        spawn_controller(&kubeconfig, support::free_port(), &["--upstream-requests"]);
     let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
     controller.kill().await.unwrap();
     sim.kill().await.unwrap();
@@ -252,7 +245,7 @@ async fn a_controller_sharing_lists_is_counted_from_its_own_endpoint() {
     let scratch = support::temp_dir("load-smoke-upstream-endpoint");
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
-    let port = free_port();
+    let port = support::free_port();
     let mut controller = spawn_controller(&kubeconfig, port, &[]);
     wait_serving(port).await;
     let report = run(&LoadOptions {
@@ -291,7 +284,7 @@ async fn without_its_endpoint_a_sharing_controller_s_coverage_is_unknown() {
     let scratch = support::temp_dir("load-smoke-upstream-shared");
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
-    let mut controller = spawn_controller(&kubeconfig, free_port(), &[]);
+    let mut controller = spawn_controller(&kubeconfig, support::free_port(), &[]);
     let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
     controller.kill().await.unwrap();
     sim.kill().await.unwrap();
@@ -319,7 +312,7 @@ async fn a_sharing_controller_with_metrics_only_is_counted_in_aggregate() {
     let scratch = support::temp_dir("load-smoke-upstream-counter");
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
-    let port = free_port();
+    let port = support::free_port();
     let mut controller = spawn_controller(&kubeconfig, port, &[]);
     wait_serving(port).await;
     let upstream_metrics = format!("http://127.0.0.1:{port}/metrics");

@@ -49,3 +49,13 @@ pub async fn spawn(args: &[&str], prefix: &str, stderr: Stdio) -> (Child, String
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     (child, value)
 }
+
+/// A port on 127.0.0.1 that was free a moment ago, for a process that
+/// takes its listen address as a flag.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
