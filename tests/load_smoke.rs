@@ -49,6 +49,11 @@ async fn a_short_ramp_syncs_every_hpa_and_agrees_with_the_core() {
         "no HPA synced twice"
     );
     assert!(report.api_requests_per_sync > 0.0);
+    // The peak is the run's, from the controller's start, not the build's.
+    if cfg!(target_os = "linux") {
+        assert!(report.peak_rss_since_controller_start);
+    }
+    assert!(report.peak_rss_bytes > 0 && report.setup_rss_bytes > 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
