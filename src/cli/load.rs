@@ -159,9 +159,34 @@ impl Args {
     /// Refuses what would fail only after a long run: options that make no
     /// measurement (at every sweep point) and reports with nowhere to go.
     fn check(&self) -> Result<(), crate::load::LoadError> {
-        if !self.from_json.is_empty() {
-            // Nothing runs: only the outputs below matter.
-        } else if self.sweep {
+        // With --from-json nothing runs: only the outputs below matter.
+        if self.from_json.is_empty() {
+            self.check_runs()?;
+        }
+        for (flag, path) in [
+            ("--json", &self.json),
+            ("--csv", &self.csv),
+            ("--plot", &self.plot),
+        ] {
+            let Some(path) = path else { continue };
+            let parent = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => std::path::Path::new("."),
+            };
+            if !parent.is_dir() {
+                return Err(crate::load::LoadError::Invalid(format!(
+                    "{flag} {}: the folder {} does not exist",
+                    path.display(),
+                    parent.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The options of the run, or of every point of the sweep.
+    fn check_runs(&self) -> Result<(), crate::load::LoadError> {
+        if self.sweep {
             if self.sweep_hpas.is_empty() || self.sweep_workers.is_empty() {
                 return Err(crate::load::LoadError::Invalid(
                     "--sweep needs at least one of --sweep-hpas and of --sweep-workers".into(),
@@ -184,24 +209,6 @@ impl Args {
             }
         } else {
             self.options(!self.no_cache).validate()?;
-        }
-        for (flag, path) in [
-            ("--json", &self.json),
-            ("--csv", &self.csv),
-            ("--plot", &self.plot),
-        ] {
-            let Some(path) = path else { continue };
-            let parent = match path.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p,
-                _ => std::path::Path::new("."),
-            };
-            if !parent.is_dir() {
-                return Err(crate::load::LoadError::Invalid(format!(
-                    "{flag} {}: the folder {} does not exist",
-                    path.display(),
-                    parent.display()
-                )));
-            }
         }
         Ok(())
     }

@@ -399,10 +399,10 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 let _ = writeln!(
                     out,
                     "peak RSS is this process's since the controller started: the controller{} and the load's own state ({} then), so the controller's own is about {}",
-                    if first.cluster_peak_rss_bytes > 0 || first.backend != "sim" {
-                        ""
-                    } else {
+                    if first.backend == "sim" {
                         ", the simulated cluster"
+                    } else {
+                        ""
                     },
                     bytes(first.setup_rss_bytes),
                     bytes(first.peak_rss_bytes.saturating_sub(first.setup_rss_bytes))

@@ -154,6 +154,7 @@ impl LoadOptions {
     /// Refuses, before anything is built, the options that make no run or
     /// no measurement.
     pub fn validate(&self) -> Result<(), LoadError> {
+        use crate::controller::config::format_go_duration;
         let invalid = |message: String| Err(LoadError::Invalid(message));
         if self.hpas == 0 || self.pods_per_hpa == 0 || self.duration.is_zero() {
             return invalid("--hpas, --pods-per-hpa and --duration must be positive".into());
@@ -187,21 +188,11 @@ impl LoadOptions {
         if run <= self.sync_period {
             return invalid(format!(
                 "--warmup plus --duration ({}) must be longer than --sync-period ({}): the controller, like upstream's, first syncs an HPA one sync period after it appears, so this run would see no sync",
-                seconds_flag(run),
-                seconds_flag(self.sync_period)
+                format_go_duration(run),
+                format_go_duration(self.sync_period)
             ));
         }
         Ok(())
-    }
-}
-
-/// A duration as seconds, the way the flags are usually written.
-fn seconds_flag(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    if secs.fract() == 0.0 {
-        format!("{secs:.0}s")
-    } else {
-        format!("{secs}s")
     }
 }
 
