@@ -130,7 +130,7 @@ async fn the_controller_binary_scales_a_deployment_of_a_separate_sim_process() {
     let deployments = Api::<Deployment>::namespaced(client.clone(), "default");
     let scaled = tokio::time::timeout(Duration::from_secs(30), async {
         loop {
-            let replicas = deployments.get("web").await.unwrap().spec.unwrap().replicas;
+            let replicas = deployments.get("web").await.unwrap().spec.replicas;
             if replicas == Some(3) {
                 return;
             }

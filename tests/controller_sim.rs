@@ -125,7 +125,6 @@ impl Env {
             .await
             .unwrap()
             .spec
-            .unwrap()
             .replicas
             .unwrap()
     }

@@ -46,7 +46,7 @@ pub enum ControllerCliError {
         source: std::io::Error,
     },
     #[error("invalid --feature-gates")]
-    FeatureGates(#[source] hpa_core::config::ConfigError),
+    FeatureGates(#[source] hpa_core::config::GateError),
 }
 
 impl From<kubeconfig::LoadError> for ControllerCliError {
@@ -272,10 +272,43 @@ pub fn error_report(err: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// The gates of the cluster's own release (`/version`), with the
+/// `--feature-gates` overrides; the flag's release when the server cannot
+/// say, with a warning.
+async fn server_gates(
+    client: &kube::Client,
+    config: &ControllerConfig,
+) -> Result<hpa_core::FeatureGates, ControllerCliError> {
+    let version = match crate::release::of_server(client).await {
+        Ok((version, warning)) => {
+            if let Some(warning) = warning {
+                tracing::warn!("{warning}");
+            }
+            version
+        }
+        Err(e) => {
+            tracing::warn!(
+                error = %e,
+                version = %config.feature_gates.version(),
+                "cannot read the cluster's release; using the default (pass --kubernetes-version to choose)"
+            );
+            return Ok(config.feature_gates);
+        }
+    };
+    tracing::info!(%version, "HPA semantics of the cluster's Kubernetes release");
+    config
+        .feature_gates
+        .with_version(version)
+        .map_err(ControllerCliError::FeatureGates)
+}
+
 /// Runs the controller until SIGTERM or SIGINT.
 pub async fn run(args: Args) -> CliResult {
-    let config = args.config()?;
+    let mut config = args.config()?;
     let client = args.client().await?;
+    if args.hpa.kubernetes_version.is_none() {
+        config.feature_gates = server_gates(&client, &config).await?;
+    }
     let identity = args.identity.clone().unwrap_or_else(default_identity);
     let leader_election = args.leader_elect.then(|| LeaderElection {
         namespace: args.leader_elect_resource_namespace.clone(),
@@ -298,6 +331,8 @@ pub async fn run(args: Args) -> CliResult {
         dry_run = config.dry_run,
         sync_period = ?config.sync_period,
         workers = config.workers,
+        kubernetes_version = %config.feature_gates.version(),
+        feature_gates = %config.feature_gates.effective(),
         "starting the HPA controller"
     );
     // The deployable owns the registry: the controller registers into it.

@@ -38,8 +38,8 @@ pub fn format_go_duration(d: Duration) -> String {
 }
 
 /// Feature gates: the pure core's, parsed from `--feature-gates` with
-/// upstream names and v1.36 defaults.
-pub use hpa_core::config::{FeatureGates, KNOWN_FEATURE_GATES};
+/// upstream names and the chosen release's defaults.
+pub use hpa_core::config::{FeatureGates, Gate, GateError, KubernetesVersion};
 
 /// The HPA controller's tuning, as kube-controller-manager's flags set it.
 #[derive(Debug, Clone, PartialEq)]
@@ -152,8 +152,9 @@ mod tests {
         assert_eq!(c.cpu_initialization_period, Duration::from_secs(300));
         assert_eq!(c.initial_readiness_delay, Duration::from_secs(30));
         assert_eq!(c.workers, 5);
+        assert_eq!(c.feature_gates.version(), KubernetesVersion::V1_37);
         assert!(c.feature_gates.enabled("HPAConfigurableTolerance"));
-        assert!(!c.feature_gates.enabled("HPAScaleToZero"));
+        assert!(c.feature_gates.enabled("HPAScaleToZero"));
     }
 
     #[test]
@@ -165,6 +166,7 @@ mod tests {
             .unwrap();
         c.set_flag("concurrent-horizontal-pod-autoscaler-syncs", "2")
             .unwrap();
+        c.set_flag("kubernetes-version", "1.36").unwrap();
         c.set_flag(
             "feature-gates",
             "HPAScaleToZero=true,HPAConfigurableTolerance=false",

@@ -101,7 +101,7 @@ fn set(scales: &mut Scales, deployment: &Deployment) {
 /// and status replicas and its selector in the API's string form. `None`
 /// when the selector does not parse (the GET then reports the error).
 pub fn scale_of_deployment(deployment: &Deployment) -> Option<Scale> {
-    let spec = deployment.spec.as_ref()?;
+    let spec = &deployment.spec;
     let selector = hpa_core::Selector::from_label_selector(Some(&spec.selector)).ok()?;
     Some(Scale {
         metadata: ObjectMeta {

@@ -9,12 +9,18 @@ use std::time::Duration;
 use clap::error::ErrorKind;
 use clap::{Args, FromArgMatches};
 
-use hpa_core::config::ConfigError;
+use hpa_core::config::GateError;
+use hpa_core::version::KubernetesVersion;
 
 use crate::config::{ControllerConfig, FeatureGates, FlagError, parse_go_duration};
 
 fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+fn version(s: &str) -> Result<KubernetesVersion, String> {
+    s.parse()
+        .map_err(|e: hpa_core::version::VersionError| e.to_string())
 }
 
 /// The flags that tune the HPA controller.
@@ -55,9 +61,21 @@ pub struct HpaFlags {
     #[arg(long = "horizontal-pod-autoscaler-downscale-delay", hide = true, value_parser = duration)]
     pub downscale_delay: Option<Duration>,
 
-    /// Feature gates, `Name=true,Name=false` (HPAScaleToZero,
-    /// HPAConfigurableTolerance, PodLevelResources, HPASelectionStrategy,
-    /// HPAExternalMetricFallback; v1.36 defaults).
+    /// The Kubernetes release whose HPA semantics apply: 1.36, 1.37 or 1.38
+    /// (alpha). It decides the feature gates' defaults and locks and the
+    /// behaviours that changed between releases. Default: the cluster's own
+    /// release where there is a cluster to ask, else 1.37.
+    #[arg(long = "kubernetes-version", value_parser = version, env = "HPA_KUBERNETES_VERSION")]
+    pub kubernetes_version: Option<KubernetesVersion>,
+
+    /// Feature gates, `Name=true,Name=false`, over the release's defaults.
+    /// A gate the release does not register is refused, and a gate locked
+    /// at GA can only be set to its default. The HPA's gates by release:
+    /// HPAConfigurableTolerance (1.36 beta on; 1.37 and 1.38 GA, locked),
+    /// HPAGeneration (1.37 beta on; 1.38 GA, locked),
+    /// HPAOptimizedSelectorStore (1.37, 1.38 beta on), HPAScaleToZero (1.36
+    /// alpha off; 1.37, 1.38 beta on), PodLevelResources (beta on),
+    /// StaleControllerConsistencyHPA (1.37, 1.38 beta on).
     #[arg(long = "feature-gates", default_value = "")]
     pub feature_gates: String,
 }
@@ -74,13 +92,18 @@ impl HpaFlags {
             workers: u32::try_from(config.workers).unwrap_or(u32::MAX),
             upscale_delay: None,
             downscale_delay: None,
+            kubernetes_version: Some(config.feature_gates.version()),
             feature_gates: config.feature_gates.to_string(),
         }
     }
 
     /// Sets the settings of `config` these flags give; the others stay.
-    pub fn apply(&self, config: &mut ControllerConfig) -> Result<(), ConfigError> {
-        config.feature_gates = FeatureGates::parse(&self.feature_gates)?;
+    /// Without `--kubernetes-version`, the release stays `config`'s.
+    pub fn apply(&self, config: &mut ControllerConfig) -> Result<(), GateError> {
+        let version = self
+            .kubernetes_version
+            .unwrap_or(config.feature_gates.version());
+        config.feature_gates = FeatureGates::parse(version, &self.feature_gates)?;
         config.sync_period = self.sync_period;
         config.tolerance = self.tolerance;
         config.downscale_stabilization = self.downscale_stabilization;
@@ -144,15 +167,46 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_release_decides_which_gates_exist_and_which_are_locked() {
+        let mut c = ControllerConfig::default();
+        assert_eq!(c.feature_gates.version(), KubernetesVersion::V1_37);
+        let err = c
+            .set_flag("feature-gates", "HPAConfigurableTolerance=false")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("locked to true"), "{err}");
+        c.set_flag("feature-gates", "HPAGeneration=false").unwrap();
+        // 1.36 has no HPAGeneration: the gate set so far is refused there.
+        let err = c
+            .set_flag("kubernetes-version", "1.36")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unrecognized feature gate: HPAGeneration"),
+            "{err}"
+        );
+        c.set_flag("feature-gates", "").unwrap();
+        c.set_flag("kubernetes-version", "v1.36.2").unwrap();
+        assert!(!c.feature_gates.scale_to_zero());
+        let err = c
+            .set_flag("kubernetes-version", "1.30")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("not supported"), "{err}");
+    }
+
+    #[test]
     fn a_flag_changes_only_its_setting() {
         let mut c = ControllerConfig {
             decisions_kept: 50,
             ..ControllerConfig::default()
         };
+        c.set_flag("kubernetes-version", "1.36").unwrap();
         c.set_flag("feature-gates", "HPAScaleToZero=true").unwrap();
         c.set_flag("horizontal-pod-autoscaler-tolerance", "0.05")
             .unwrap();
         assert!(c.feature_gates.enabled("HPAScaleToZero"));
+        assert_eq!(c.feature_gates.version(), KubernetesVersion::V1_36);
         assert!((c.tolerance - 0.05).abs() < f64::EPSILON);
         assert_eq!(c.sync_period, Duration::from_secs(15));
         assert_eq!(c.decisions_kept, 50);

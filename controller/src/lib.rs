@@ -53,6 +53,7 @@ pub mod pod_index;
 pub mod queue;
 pub mod ratelimit;
 pub mod reconcile;
+pub mod release;
 pub mod runtime;
 pub mod scale;
 pub mod server;

@@ -6,17 +6,19 @@
 //! calls [`decide::plan`], [`decide::decide`] and [`decide::finish`], and
 //! applies what they return.
 //!
-//! Semantics are pinned to Kubernetes v1.36, `pkg/controller/podautoscaler`
-//! (`horizontal.go`, `replica_calculator.go`, `metrics/utilization.go`) and the
-//! API defaulting of `autoscaling/v2`. Feature gates default to their v1.36
-//! values, each settable in [`config::FeatureGates`]:
-//! `HPAScaleToZero` off (alpha in 1.36), `HPAConfigurableTolerance` on (beta
-//! since 1.35), `PodLevelResources` on (beta, on by default since 1.34).
+//! Semantics follow `pkg/controller/podautoscaler` (`horizontal.go`,
+//! `replica_calculator.go`, `metrics/utilization.go`) and the API defaulting
+//! of `autoscaling/v2` of the Kubernetes release the configuration names
+//! ([`version::KubernetesVersion`]: 1.36, 1.37 by default, or 1.38-alpha);
+//! the release decides the feature gates' defaults and locks
+//! ([`gates::FeatureGates`]) and the behaviours that changed without a gate.
 //!
 //! Modules:
 //! - [`quantity`]: exact Kubernetes quantities (shared with the fake metrics server);
 //! - [`selector`]: label selectors (shared with the simulated cluster);
-//! - [`config`]: controller flags and feature gates;
+//! - [`version`]: the Kubernetes release whose semantics apply;
+//! - [`gates`]: the feature gates of each release;
+//! - [`config`]: controller flags;
 //! - [`pod`]: the pod as the core reads it, built once per pod change;
 //! - [`calc`]: the replica calculator, one proposal per metric;
 //! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
@@ -30,6 +32,7 @@ pub mod calc;
 pub mod clock;
 pub mod config;
 pub mod decide;
+pub mod gates;
 pub mod go_duration;
 pub mod input;
 pub mod normalize;
@@ -38,6 +41,7 @@ pub mod quantity;
 pub mod selector;
 pub mod status;
 pub mod trace;
+pub mod version;
 
 pub use config::{ControllerConfig, FeatureGates};
 pub use decide::{
@@ -49,3 +53,4 @@ pub use pod::CorePod;
 pub use quantity::Quantity;
 pub use selector::Selector;
 pub use trace::DecisionTrace;
+pub use version::KubernetesVersion;

@@ -66,7 +66,7 @@ fn worked_example_pods_at_50_and_100_against_average_60_scale_to_3() {
         vec![pod("web-0", None), pod("web-1", None)],
         vec![custom_samples(&[("web-0", "50"), ("web-1", "100")])],
     );
-    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, Some(3));
     assert_eq!(o.status.desired_replicas, 3);
     assert_eq!(
@@ -85,12 +85,7 @@ fn worked_example_one_pod_at_2_and_one_silent_against_60_stays_at_2() {
         vec![pod("web-0", None), pod("web-1", None)],
         vec![custom_samples(&[("web-0", "2")])],
     );
-    let d = decide(
-        &input,
-        &HpaHistory::default(),
-        &ControllerConfig::default(),
-        t0(),
-    );
+    let d = decide(&input, &HpaHistory::default(), &v1_36(), t0());
     assert_eq!(d.scale_to, None);
     let shares = &d.trace.metrics[0].pods;
     let silent = shares.iter().find(|s| &*s.pod == "web-1").unwrap();
@@ -109,7 +104,7 @@ fn cpu_scale_up_sets_status_conditions_event_and_monitor_labels() {
         vec![pod("web-0", Some(1000)), pod("web-1", Some(1000))],
         vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
     );
-    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, Some(4));
     assert_eq!(
         conditions(&o),
@@ -163,7 +158,7 @@ fn legacy_scale_up_is_capped_at_twice_current_in_production() {
             ("web-3", 1000),
         ])],
     );
-    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, Some(8));
     assert!(conditions(&o).contains(&cond("ScalingLimited", "True", "ScaleUpLimit")));
     let (scale_to, _) = run(
@@ -184,7 +179,7 @@ fn missing_request_is_an_error_naming_container_and_pod() {
         vec![pod("web-0", Some(1000)), pod("web-1", None)],
         vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
     );
-    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert!(conditions(&o).contains(&cond("ScalingActive", "False", "FailedGetResourceMetric")));
     assert_eq!(
@@ -215,11 +210,11 @@ fn zero_replicas_disable_scaling_without_the_gate() {
     let p = plan(
         &hpa.build(),
         &input(&hpa, 0, 0, vec![], vec![]).scale,
-        &ControllerConfig::default(),
+        &v1_36(),
     );
     assert_eq!(p.early, Some(EarlyReason::ScalingDisabled));
     let input = input(&hpa, 0, 0, vec![], vec![external_values(&["5"])]);
-    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert_eq!(
         message(&o, "ScalingActive"),
@@ -231,8 +226,12 @@ fn zero_replicas_disable_scaling_without_the_gate() {
 #[test]
 fn the_hpa_scales_to_zero_and_back_with_the_gate_on() {
     let config = ControllerConfig {
-        feature_gates: FeatureGates::parse("HPAScaleToZero=true").unwrap(),
-        ..Default::default()
+        feature_gates: FeatureGates::parse(
+            hpa_core::KubernetesVersion::V1_36,
+            "HPAScaleToZero=true",
+        )
+        .unwrap(),
+        ..v1_36()
     };
     let behavior = json!({"scaleDown": {"stabilizationWindowSeconds": 0}});
     let hpa = Hpa::test()
@@ -259,7 +258,7 @@ fn the_hpa_scales_to_zero_and_back_with_the_gate_on() {
     assert!(conditions(&o2).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
 
     // Gate off: the stale condition is dropped and zero means disabled.
-    let (scale_to, o3) = run(&up, &o.history, &ControllerConfig::default());
+    let (scale_to, o3) = run(&up, &o.history, &v1_36());
     assert_eq!(scale_to, None);
     assert!(!conditions(&o3).iter().any(|c| c.0 == "ScaledToZero"));
 }
@@ -270,7 +269,7 @@ fn out_of_range_replicas_jump_to_the_bound_without_metrics() {
     let (scale_to, o) = run(
         &input(&hpa, 7, 7, vec![], vec![]),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
     );
     assert_eq!(scale_to, Some(5));
     assert_eq!(
@@ -284,7 +283,7 @@ fn out_of_range_replicas_jump_to_the_bound_without_metrics() {
     let (scale_to, o) = run(
         &input(&hpa, 1, 1, vec![], vec![]),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
     );
     assert_eq!(scale_to, Some(2));
     assert_eq!(
@@ -304,7 +303,7 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
         vec![cpu_samples(&[("web-0", 50)])],
     );
     i.scale.selector = String::new();
-    let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (_, o) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(o.events[0].reason, "SelectorRequired");
     assert_eq!(
         message(&o, "ScalingActive"),
@@ -313,7 +312,7 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
     assert!(conditions(&o).contains(&cond("ScalingActive", "False", "InvalidSelector")));
 
     i.scale.selector = "cheddar cheese".to_owned();
-    let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (_, o) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(o.events[0].reason, "InvalidSelector");
     // labels.Parse's own words, after the controller's prefix.
     assert_eq!(
@@ -323,7 +322,7 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
     );
     assert_eq!(o.events[0].message, message(&o, "ScalingActive"));
     i.scale.selector = "app:web".to_owned();
-    let (_, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (_, o) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(
         message(&o, "ScalingActive"),
         "couldn't convert selector into a corresponding internal selector object: \
@@ -338,7 +337,7 @@ fn selector_problems_stop_the_reconcile_with_upstream_reasons() {
         key: "test-namespace/other".to_owned(),
         selector: std::sync::Arc::new(Selector::parse("app").unwrap()),
     }];
-    let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert_eq!(o.events[0].reason, "AmbiguousSelector");
     // Upstream prints the `[]selectors.Key` (each `namespace/name`) in Go
@@ -386,7 +385,7 @@ fn the_largest_proposal_wins_and_a_failed_metric_blocks_only_scale_down() {
             Fetched::External(Err("boom".to_owned())),
         ],
     );
-    let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, Some(4));
     assert_eq!(o.monitor.error, ErrorLabel::Internal);
     assert_eq!(o.monitor.metric_computations[1].error, ErrorLabel::Internal);
@@ -408,7 +407,7 @@ fn the_largest_proposal_wins_and_a_failed_metric_blocks_only_scale_down() {
             Fetched::External(Err("boom".to_owned())),
         ],
     );
-    let (scale_to, o) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert!(conditions(&o).contains(&cond("ScalingActive", "False", "FailedGetExternalMetric")));
 }
@@ -419,7 +418,7 @@ fn unknown_metric_types_are_spec_errors_per_metric() {
     let (_, o) = run(
         &input(&hpa, 2, 2, vec![pod("web-0", None)], vec![]),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
     );
     assert_eq!(o.monitor.metric_computations[0].error, ErrorLabel::Spec);
     assert!(conditions(&o).contains(&cond("ScalingActive", "False", "InvalidMetricSourceType")));
@@ -441,10 +440,12 @@ fn per_hpa_tolerance_is_honoured_only_with_the_gate() {
         vec![pod("web-0", None), pod("web-1", None)],
         vec![custom_samples(&[("web-0", "14"), ("web-1", "14")])],
     );
-    let (scale_to, _) = run(&i, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, _) = run(&i, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None, "1.4 is inside a 50% scale-up tolerance");
-    let mut config = ControllerConfig::default();
-    config.feature_gates.hpa_configurable_tolerance = false;
+    let mut config = v1_36();
+    config
+        .feature_gates
+        .force(hpa_core::config::Gate::HpaConfigurableTolerance, false);
     let (scale_to, _) = run(&i, &HpaHistory::default(), &config);
     assert_eq!(scale_to, Some(3));
 }
@@ -467,7 +468,7 @@ fn behavior_stabilization_and_policies_limit_the_change() {
     let (scale_to, o) = run(
         &input(&hpa, 4, 4, pods.clone(), vec![hot]),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
     );
     assert_eq!(scale_to, Some(5), "one pod per minute");
     assert!(conditions(&o).contains(&cond("ScalingLimited", "True", "ScaleUpLimit")));
@@ -479,7 +480,7 @@ fn behavior_stabilization_and_policies_limit_the_change() {
     let d = decide(
         &input(&hpa, 5, 5, pods, vec![cold]),
         &o.history,
-        &ControllerConfig::default(),
+        &v1_36(),
         later,
     );
     assert_eq!(d.scale_to, None);
@@ -499,7 +500,7 @@ fn an_unchanged_status_is_not_rewritten_and_keeps_transition_times() {
     let (_, first) = run(
         &input(&hpa, 2, 2, pods.clone(), vec![samples()]),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
     );
     assert!(first.status_changed);
     let hpa = hpa.status(serde_json::to_value(&first.status).unwrap());
@@ -507,7 +508,7 @@ fn an_unchanged_status_is_not_rewritten_and_keeps_transition_times() {
     let d = decide(
         &input(&hpa, 2, 2, pods, vec![samples()]),
         &first.history,
-        &ControllerConfig::default(),
+        &v1_36(),
         later,
     );
     let second = finish(d, RescaleOutcome::NotNeeded, later);
@@ -525,12 +526,7 @@ fn a_failed_rescale_reports_failed_update_scale() {
         vec![pod("web-0", None), pod("web-1", None)],
         vec![custom_samples(&[("web-0", "30"), ("web-1", "30")])],
     );
-    let d = decide(
-        &i,
-        &HpaHistory::default(),
-        &ControllerConfig::default(),
-        t0(),
-    );
+    let d = decide(&i, &HpaHistory::default(), &v1_36(), t0());
     assert_eq!(d.scale_to, Some(4));
     let o = finish(d, RescaleOutcome::Failed("conflict".to_owned()), t0());
     assert!(conditions(&o).contains(&cond("AbleToScale", "False", "FailedUpdateScale")));
@@ -555,7 +551,7 @@ fn a_failed_scale_read_sets_failed_get_scale() {
         &hpa,
         &ScaleReadError::Failed("not found".to_owned()),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
         t0(),
     );
     assert_eq!(o.events[0].reason, "FailedGetScale");
@@ -570,7 +566,7 @@ fn a_failed_scale_read_sets_failed_get_scale() {
         &hpa,
         &ScaleReadError::InvalidApiVersion("bad".to_owned()),
         &HpaHistory::default(),
-        &ControllerConfig::default(),
+        &v1_36(),
         t0(),
     );
     assert_eq!(o.monitor.error, ErrorLabel::Spec);
@@ -584,7 +580,7 @@ fn plan_lists_one_query_per_metric() {
         .object_value("hits", "5")
         .external_value("queue", "3");
     let i = input(&hpa, 2, 2, vec![], vec![]);
-    let p = plan(&i.hpa, &i.scale, &ControllerConfig::default());
+    let p = plan(&i.hpa, &i.scale, &v1_36());
     assert_eq!(p.early, None);
     assert_eq!(p.queries.len(), 4);
     assert!(p.queries.iter().all(Option::is_some));
@@ -592,11 +588,41 @@ fn plan_lists_one_query_per_metric() {
     assert!(json.contains("\"selector\":\"app=web\""), "{json}");
 }
 
+/// The release these tests were written for: v1.36, where `HPAScaleToZero`
+/// is off by default.
+fn v1_36() -> ControllerConfig {
+    ControllerConfig::of_version(hpa_core::KubernetesVersion::V1_36)
+}
+
 fn scale_to_zero_gate() -> ControllerConfig {
     ControllerConfig {
-        feature_gates: FeatureGates::parse("HPAScaleToZero=true").unwrap(),
-        ..Default::default()
+        feature_gates: FeatureGates::parse(
+            hpa_core::KubernetesVersion::V1_36,
+            "HPAScaleToZero=true",
+        )
+        .unwrap(),
+        ..v1_36()
     }
+}
+
+#[test]
+fn from_v1_37_every_rescale_adds_scaled_to_zero_false_by_default() {
+    // HPAScaleToZero is beta and on in 1.37: an HPA that never goes near
+    // zero still gets the condition on its first rescale.
+    let hpa = Hpa::test().pods_avg("qps", "60");
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "50"), ("web-1", "100")])],
+    );
+    let v1_37 = ControllerConfig::of_version(hpa_core::KubernetesVersion::V1_37);
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_37);
+    assert_eq!(scale_to, Some(3));
+    assert!(conditions(&o).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
+    let (_, o) = run(&input, &HpaHistory::default(), &v1_36());
+    assert!(!conditions(&o).iter().any(|c| c.0 == "ScaledToZero"));
 }
 
 #[test]
@@ -618,7 +644,7 @@ fn every_rescale_not_to_zero_adds_scaled_to_zero_false_under_the_gate() {
         "the HPA controller did not scale the workload to zero"
     );
     // Gate off: no ScaledToZero condition at all.
-    let (_, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (_, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert!(!conditions(&o).iter().any(|c| c.0 == "ScaledToZero"));
 }
 
@@ -656,7 +682,7 @@ fn a_scale_up_driven_by_stabilization_history_has_an_empty_reason() {
         }]),
         ..HpaHistory::default()
     };
-    let (scale_to, o) = run(&input, &history, &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &history, &v1_36());
     assert_eq!(scale_to, Some(5));
     assert_eq!(o.events[0].message, "New size: 5; reason: ");
 }
@@ -665,7 +691,7 @@ fn a_scale_up_driven_by_stabilization_history_has_an_empty_reason() {
 fn an_object_value_target_without_pods_reports_the_ready_pods_failure() {
     let hpa = Hpa::test().object_value("depth", "10");
     let input = input(&hpa, 2, 2, vec![], vec![object_value("50")]);
-    let (scale_to, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert!(
         message(&o, "ScalingActive").ends_with(
@@ -688,7 +714,7 @@ fn a_sync_that_sets_the_status_drops_observed_generation_as_v1_36() {
         vec![pod("web-0", None), pod("web-1", None)],
         vec![custom_samples(&[("web-0", "60"), ("web-1", "60")])],
     );
-    let (_, o) = run(&input, &HpaHistory::default(), &ControllerConfig::default());
+    let (_, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(o.status.observed_generation, None);
     assert!(o.status_changed);
 }

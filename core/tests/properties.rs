@@ -158,9 +158,10 @@ proptest! {
     #[test]
     fn no_input_panics(w in world(), selector in "[a-z=!, ()]{0,12}", gates in any::<(bool, bool, bool)>()) {
         let mut config = ControllerConfig::default();
-        config.feature_gates.hpa_scale_to_zero = gates.0;
-        config.feature_gates.hpa_configurable_tolerance = gates.1;
-        config.feature_gates.pod_level_resources = gates.2;
+        use hpa_core::config::Gate;
+        config.feature_gates.force(Gate::HpaScaleToZero, gates.0);
+        config.feature_gates.force(Gate::HpaConfigurableTolerance, gates.1);
+        config.feature_gates.force(Gate::PodLevelResources, gates.2);
         let mut input = build(&w);
         if selector.len() % 3 == 0 {
             input.scale.selector = selector;

@@ -141,7 +141,7 @@ fn the_in_cluster_service_reaches_the_deployment_port() {
     let spec = svc[0].spec.as_ref().unwrap();
     let port = &spec.ports.as_ref().unwrap()[0];
     assert_eq!(port.port, 443);
-    let pod = deploy[0].spec.as_ref().unwrap().template.clone();
+    let pod = deploy[0].spec.template.clone();
     let labels = pod.metadata.unwrap().labels.unwrap();
     for (k, v) in spec.selector.as_ref().unwrap() {
         assert_eq!(labels.get(k), Some(v), "selector {k}");

@@ -85,7 +85,8 @@ pub(super) fn deployment(
                               "spec": {"containers": [{"name": "app", "image": "app",
                                   "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}
     }))?;
-    if fake_node && let Some(spec) = d.spec.as_mut() {
+    if fake_node {
+        let spec = &mut d.spec;
         let template = &mut spec.template;
         template
             .metadata
@@ -258,7 +259,7 @@ mod tests {
         assert_eq!(h.spec.max_replicas, 20);
         assert_eq!(h.spec.metrics.unwrap()[0].type_, "External");
         let d = deployment(t, 10, false).unwrap();
-        assert_eq!(d.spec.unwrap().replicas, Some(10));
+        assert_eq!(d.spec.replicas, Some(10));
     }
 
     #[test]
@@ -279,7 +280,7 @@ mod tests {
     fn on_a_real_cluster_load_pods_go_on_the_fake_node() {
         let t = &targets(&LoadOptions::default())[0];
         let d = deployment(t, 2, true).unwrap();
-        let template = d.spec.unwrap().template;
+        let template = d.spec.template;
         let pod = template.spec.unwrap();
         assert_eq!(
             pod.node_selector,
@@ -288,7 +289,7 @@ mod tests {
         assert_eq!(pod.tolerations.map(|t| t.len()), Some(1));
         let labels = template.metadata.unwrap().labels.unwrap();
         assert!(labels.contains_key(crate::cluster::fake_node::MANAGED_POD_LABEL));
-        let plain = deployment(t, 2, false).unwrap().spec.unwrap().template;
+        let plain = deployment(t, 2, false).unwrap().spec.template;
         assert!(plain.spec.unwrap().node_selector.is_none());
     }
 }

@@ -25,7 +25,7 @@ pub fn decide(
 ) -> Decision {
     let hpa = &input.hpa;
     let mut conditions = conditions_of(hpa);
-    let gate = config.feature_gates.hpa_scale_to_zero;
+    let gate = config.feature_gates.scale_to_zero();
     if !gate {
         remove_condition(&mut conditions, "ScaledToZero");
     }

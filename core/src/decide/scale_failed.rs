@@ -20,7 +20,7 @@ pub fn get_scale_failed(
 ) -> Outcome {
     let original = hpa.status.clone().unwrap_or_default();
     let mut conditions = conditions_of(hpa);
-    if !config.feature_gates.hpa_scale_to_zero {
+    if !config.feature_gates.scale_to_zero() {
         remove_condition(&mut conditions, "ScaledToZero");
     }
     let (err, label, returned) = match error {

@@ -43,7 +43,7 @@ pub(super) fn conditions_of(
 
 /// Scale-to-zero state: (ScaledToZero=True under the gate, can scale from zero).
 pub(super) fn zero_state(hpa: &HorizontalPodAutoscaler, config: &ControllerConfig) -> (bool, bool) {
-    let gate = config.feature_gates.hpa_scale_to_zero;
+    let gate = config.feature_gates.scale_to_zero();
     let conditions = hpa
         .status
         .as_ref()
@@ -98,7 +98,7 @@ pub fn go_label_selector_string(sel: Option<&LabelSelector>) -> String {
 /// Tolerances for this HPA: the flag, or per-HPA values when the gate is on.
 pub fn tolerances_for(hpa: &HorizontalPodAutoscaler, config: &ControllerConfig) -> Tolerances {
     let mut t = Tolerances::symmetric(config.tolerance);
-    if config.feature_gates.hpa_configurable_tolerance
+    if config.feature_gates.configurable_tolerance()
         && let Some(b) = hpa.spec.behavior.as_ref()
     {
         let get = |r: Option<&HPAScalingRules>| {

@@ -111,7 +111,7 @@ pub(super) fn resource_proposal(
                 &m,
                 ts,
                 ctx.readiness(),
-                ctx.config.feature_gates.pod_level_resources,
+                ctx.config.feature_gates.pod_level_resources(),
                 ctx.now,
             )
             .map_err(|e: CalcError| e.to_string())
