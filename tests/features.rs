@@ -1,5 +1,6 @@
-//! Runs every scenario of `features/` on the simulated cluster and fails if
-//! any fails. Scenarios tagged `@known-bug` (a bug outside the runner, named
+//! Runs every scenario of `features/` on the simulated cluster, under
+//! Kubernetes 1.36 and 1.37 (scenarios tagged `@k8s-X.Y` under their tagged
+//! releases), and fails if any fails. Scenarios tagged `@known-bug` (a bug outside the runner, named
 //! in a comment above the scenario) are left out.
 //!
 //! A `harness = false` test: cucumber prints its own report. Arguments:
@@ -10,6 +11,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use hpa_core::KubernetesVersion;
 use hpa_harness::gherkin::{RunOptions, run};
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
             paths
         },
         exclude_known_bugs: true,
+        versions: Some(vec![KubernetesVersion::V1_36, KubernetesVersion::V1_37]),
         ..RunOptions::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -54,7 +57,15 @@ fn main() -> ExitCode {
     match runtime.block_on(run(&options)) {
         Ok(summary) if !summary.failed() => ExitCode::SUCCESS,
         Ok(summary) => {
-            eprintln!("feature scenarios failed: {summary:?}");
+            eprintln!("feature scenarios failed:");
+            for o in &summary.scenarios {
+                if o.verdict != hpa_harness::gherkin::runner::Verdict::Passed {
+                    eprintln!(
+                        "  {} (Kubernetes {}): {:?}",
+                        o.location, o.kubernetes_version, o.verdict
+                    );
+                }
+            }
             ExitCode::FAILURE
         }
         Err(e) => {

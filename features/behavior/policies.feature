@@ -7,6 +7,7 @@ Feature: Scaling policies
   external queue of 100 messages against 10 per pod always asks for 10 pods,
   and a queue of 20 for 2.
 
+  @k8s-1.36
   Scenario: A Pods policy adds at most 2 pods per minute
     Given a deployment "worker" with 2 pods
     And an HPA "worker" for deployment "worker" with min 1 and max 20 replicas

@@ -7,6 +7,7 @@ Feature: Stabilization windows
   behavior.scaleUp.stabilizationWindowSeconds (0 by default). Time here is
   virtual: the controller syncs every 15s while minutes pass.
 
+  @k8s-1.36
   Scenario: Without behavior a scale-down waits for the 5-minute window
     # 4 pods at 10% against 50% want 1, but 4 was recommended at the start.
     Given a deployment "web" with 4 pods

@@ -4,6 +4,7 @@ Feature: Metrics APIs failing and recovering
   of the metric type, and records a warning event on every sync. Once the API
   answers again the HPA resumes.
 
+  @k8s-1.36
   Scenario: The resource metrics API fails, then recovers
     Given a deployment "web" with 2 pods
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas

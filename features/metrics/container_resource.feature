@@ -3,6 +3,7 @@ Feature: ContainerResource metrics
   sidecar's usage and request do not dilute (or inflate) the application's
   utilization.
 
+  @k8s-1.36
   Scenario: Utilization of the app container, ignoring the sidecar
     # app containers: (400m + 300m) / (500m + 500m) = 70%, ratio 1.4,
     # ceil(2.8) = 3. The whole pods would be at 40% and shrink instead.

@@ -4,6 +4,7 @@ Feature: External metrics
   ratio scales the ready pods; with an average value target the new count is
   ceil(sum / target), and the tolerance is checked against the status replicas.
 
+  @k8s-1.36
   Scenario: External value target sums the series and scales the ready pods
     # 10 + 5 = 15 against 10: ratio 1.5, three ready pods: ceil(4.5) = 5.
     Given a deployment "worker" with 3 pods

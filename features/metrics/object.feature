@@ -5,6 +5,7 @@ Feature: Object metrics
   pods; with an average value target the value is divided over the scale's
   status replicas and the new count is ceil(value / target).
 
+  @k8s-1.36
   Scenario: Object value target scales the ready pods
     # 150 / 100 = 1.5, two ready pods: ceil(3) = 3.
     Given a deployment "web" with 2 pods

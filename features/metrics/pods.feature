@@ -44,6 +44,7 @@ Feature: Pods metrics (custom.metrics.k8s.io)
       | ScalingLimited | False  | DesiredWithinRange |
     And no event "SuccessfulRescale" is recorded for the HPA "web"
 
+  @k8s-1.36
   Scenario: Missing pods count as the target on a scale-down
     # three pods at 10, one missing: (3 × 10 + 60) / 4 = 22.5, ratio 0.375,
     # ceil(0.375 × 4) = 2 (ignoring the missing pod would give 1).
@@ -113,6 +114,7 @@ Feature: Pods metrics (custom.metrics.k8s.io)
     And the HPA "web" has condition "ScalingLimited" "False" with reason "DesiredWithinRange"
     And an event "SuccessfulRescale" with message "New size: 6; reason: pods metric http_requests above target" is recorded for the HPA "web"
 
+  @k8s-1.36
   Scenario: A pending pod counts as zero on a scale-up
     # the two running pods average 100 against 50 (ratio 2); the pending pod
     # counts as 0: 200 / 3 = 66.666, ratio 1.33, ceil(1.33 × 3) = 4.

@@ -5,6 +5,7 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
   Pods being deleted and Failed pods are ignored. A missing request is an
   error.
 
+  @k8s-1.36
   Scenario: Two pods at 90% and 70% of their cpu request against 50% scale to 4
     # utilization 1600m / 2000m = 80%, ratio 1.6, ceil(1.6 × 2) = 4.
     Given a deployment "web" with 2 pods

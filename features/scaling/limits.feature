@@ -15,6 +15,7 @@ Feature: Min and max replicas, and the scale-up limit without behavior
     And the HPA "web" wants 5 replicas
     And the HPA "web" has condition "ScalingLimited" "True" with reason "TooManyReplicas" and message "the desired replica count is more than the maximum replica count"
 
+  @k8s-1.36
   Scenario: The desired count is raised to minReplicas
     # no load: ratio 0 asks for 0 pods; min 2.
     Given a deployment "web" with 4 pods
@@ -34,6 +35,7 @@ Feature: Min and max replicas, and the scale-up limit without behavior
     And the HPA "web" has condition "ScalingLimited" "True" with reason "TooFewReplicas" and message "the desired replica count is less than the minimum replica count"
     And an event "SuccessfulRescale" with message "New size: 2; reason: All metrics below target" is recorded for the HPA "web"
 
+  @k8s-1.36
   Scenario: A target above maxReplicas is brought down without looking at metrics
     Given a deployment "web" with 8 pods
     And an HPA "web" for deployment "web" with min 1 and max 5 replicas
@@ -46,6 +48,7 @@ Feature: Min and max replicas, and the scale-up limit without behavior
       | AbleToScale | True   | SucceededRescale |
     And an event "SuccessfulRescale" with message "New size: 5; reason: Current number of replicas above Spec.MaxReplicas" is recorded for the HPA "web"
 
+  @k8s-1.36
   Scenario: A target below minReplicas is brought up without looking at metrics
     Given a deployment "web" with 1 pods
     And an HPA "web" for deployment "web" with min 3 and max 10 replicas

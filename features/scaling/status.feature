@@ -12,6 +12,7 @@ Feature: Writing the HPA status
     And the HPA "web" scales on pods metric "http_requests" with average value 60
     And the pods of "web" report "http_requests" of 50 and 100
 
+  @k8s-1.36
   Scenario: Existing conditions keep their order
     Given the HPA "web" has status:
       """

@@ -39,6 +39,7 @@ Feature: Tolerance
     Then the deployment "web" has 3 replicas
     And the HPA "web" has condition "ScalingLimited" "False" with reason "DesiredWithinRange"
 
+  @k8s-1.36
   Scenario: With HPAConfigurableTolerance off the per-HPA tolerance is ignored
     Given the HPA controller runs with:
       | flag          | value                          |

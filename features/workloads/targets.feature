@@ -3,6 +3,7 @@ Feature: Scale targets and HPA versions
   statefulsets, replicasets. An autoscaling/v1 HPA (cpu only) is the same
   object seen through an older version and behaves the same.
 
+  @k8s-1.36
   Scenario: A statefulset target
     Given a statefulset "db" with 2 pods
     And an HPA "db" for statefulset "db" with min 1 and max 5 replicas

@@ -45,6 +45,11 @@ pub struct Args {
     /// with the other.
     #[arg(long)]
     pub fail_on_difference: bool,
+    /// The Kubernetes release whose semantics our controller follows.
+    /// Default: the release of upstream's cluster (its /version), so both
+    /// controllers answer for the same release.
+    #[arg(long, value_name = "X.Y")]
+    pub kubernetes_version: Option<hpa_core::KubernetesVersion>,
 }
 
 /// Runs `hpa-harness conformance`.
@@ -57,9 +62,15 @@ pub async fn run(args: Args) -> CliResult {
         tags: args.tags.clone(),
         concurrency: 1,
         remote: upstream_remote,
+        versions: args.kubernetes_version.map(|v| vec![v]),
         ..RunOptions::default()
     })
     .await?;
+    // Ours answers for the release upstream's run found on its cluster.
+    let release = args
+        .kubernetes_version
+        .or_else(|| upstream.scenarios.first().map(|o| o.kubernetes_version));
+    let versions = release.map(|v| vec![v]);
     let ours_options = match &args.ours_kubeconfig {
         Some(kubeconfig) => RunOptions {
             paths: args.paths.clone(),
@@ -70,11 +81,13 @@ pub async fn run(args: Args) -> CliResult {
                 metrics_url: args.ours_metrics_url.clone(),
                 ..RemoteOptions::default()
             },
+            versions: versions.clone(),
             ..RunOptions::default()
         },
         None => RunOptions {
             paths: args.paths.clone(),
             tags: args.tags.clone(),
+            versions,
             ..RunOptions::default()
         },
     };

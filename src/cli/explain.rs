@@ -21,6 +21,11 @@ pub struct Args {
     /// other) to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// The Kubernetes releases to explain the scenarios under (`1.36`, or
+    /// `1.36,1.37` to see the decisions of each). Default: 1.37; scenarios
+    /// tagged `@k8s-X.Y` run under their tagged releases.
+    #[arg(long, value_name = "X.Y[,X.Y]")]
+    pub kubernetes_version: Option<super::VersionList>,
 }
 
 /// Runs `hpa-harness explain`: the scenarios run one at a time so that the
@@ -32,6 +37,7 @@ pub async fn run(args: Args) -> CliResult {
         tags: args.tags,
         concurrency: 1,
         record: args.plot.as_ref().map(|_| Recorder::default()),
+        versions: args.kubernetes_version.map(|l| l.0),
         ..RunOptions::default()
     };
     let summary = runner::run(&options).await?;
@@ -65,6 +71,7 @@ mod tests {
             file: feature,
             tags: None,
             plot: Some(svg.clone()),
+            kubernetes_version: None,
         })
         .await
         .unwrap();

@@ -21,13 +21,25 @@ pub mod sim_controller;
 pub mod sim_load;
 pub mod test;
 
+/// A list of Kubernetes releases on the command line (`1.36,1.37`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionList(pub Vec<hpa_core::KubernetesVersion>);
+
+impl std::str::FromStr for VersionList {
+    type Err = hpa_core::version::VersionError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        hpa_core::version::parse_list(s).map(VersionList)
+    }
+}
+
 /// What a subcommand returns: an exit code, or an error printed with its causes.
 pub type CliResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Prove how Kubernetes HorizontalPodAutoscalers behave.
 ///
 /// hpa-harness runs an HPA controller that decides exactly as the upstream
-/// one in kube-controller-manager (Kubernetes v1.36), a fake metrics server
+/// one in kube-controller-manager (Kubernetes 1.36, 1.37 or 1.38-alpha;
+/// `--kubernetes-version`, 1.37 by default), a fake metrics server
 /// whose values you script, and Gherkin scenarios that say what your HPA must
 /// do, against an embedded simulated cluster with a virtual clock (the
 /// default: no Docker, milliseconds per scenario) or a real cluster.

@@ -39,6 +39,14 @@ pub struct Args {
     /// expression that selects none); by default such a run fails.
     #[arg(long)]
     pub allow_empty: bool,
+    /// The Kubernetes releases whose HPA semantics the scenarios run under
+    /// (controller and simulated API server): one, `1.36`, or several,
+    /// `1.36,1.37`, each scenario then running under each and the scenarios
+    /// whose verdicts differ listed at the end. A scenario tagged
+    /// `@k8s-X.Y` runs under its tagged releases. Default: a real
+    /// cluster's own release (its /version), else 1.37.
+    #[arg(long, value_name = "X.Y[,X.Y]")]
+    pub kubernetes_version: Option<super::VersionList>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -116,6 +124,7 @@ pub async fn run(args: Args) -> CliResult {
         remote: args.cluster.remote_options(),
         allow_empty: args.allow_empty,
         record: args.report.as_ref().map(|_| Recorder::default()),
+        versions: args.kubernetes_version.map(|l| l.0),
     };
     let summary = runner::run(&options).await?;
     if let (Some(dir), Some(recorder)) = (&args.report, &options.record) {

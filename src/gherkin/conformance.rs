@@ -156,6 +156,7 @@ mod tests {
             scenario: name.to_owned(),
             location: format!("features/a.feature:{line}"),
             verdict,
+            kubernetes_version: hpa_core::KubernetesVersion::default(),
         }
     }
 

@@ -21,6 +21,7 @@ pub mod remote;
 pub mod runner;
 pub mod steps;
 pub mod target;
+pub mod versions;
 pub mod world;
 
 pub use runner::{BackendKind, RunError, RunOptions, RunSummary, ScenarioOutcome, Verdict, run};

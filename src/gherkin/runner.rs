@@ -9,9 +9,12 @@ use cucumber::gherkin::{self, tagexpr::TagOperation};
 use cucumber::tag::Ext as _;
 use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 
+use hpa_core::version::KubernetesVersion;
+
 use super::load;
 use super::remote::{self, RemoteOptions};
 use super::target::{self, Target};
+use super::versions;
 use super::world::HpaWorld;
 
 /// The tag marking scenarios that fail because of a known bug outside the
@@ -45,6 +48,10 @@ pub struct RunOptions {
     pub allow_empty: bool,
     /// Records each scenario's decisions (for `--report` and `--plot`).
     pub record: Option<crate::report::Recorder>,
+    /// The Kubernetes releases whose semantics the scenarios run under
+    /// (each untagged scenario under each; see [`versions`]). `None`: the
+    /// cluster's own release on a real cluster, else the newest stable one.
+    pub versions: Option<Vec<KubernetesVersion>>,
 }
 
 impl Default for RunOptions {
@@ -59,6 +66,7 @@ impl Default for RunOptions {
             remote: RemoteOptions::default(),
             allow_empty: false,
             record: None,
+            versions: None,
         }
     }
 }
@@ -86,6 +94,8 @@ pub struct ScenarioOutcome {
     pub location: String,
     /// Passed, failed or could not run here.
     pub verdict: Verdict,
+    /// The Kubernetes release it ran under.
+    pub kubernetes_version: KubernetesVersion,
 }
 
 /// A scenario's verdict.
@@ -121,6 +131,9 @@ pub enum RunError {
     /// The tag expression does not parse.
     #[error("tag expression {expr:?}: {reason}")]
     Tags { expr: String, reason: String },
+    /// A scenario's `@k8s-` tag names no supported release.
+    #[error("{location}: {reason}")]
+    VersionTag { location: String, reason: String },
     /// The JUnit report cannot be written.
     #[error("JUnit report {path}")]
     Junit {
@@ -317,10 +330,42 @@ async fn run_on(
     target: Target,
     concurrency: usize,
 ) -> Result<RunSummary, RunError> {
-    target::scope(target, run_paths(options, concurrency)).await
+    let versions = match (&options.versions, &target) {
+        (Some(list), _) => list.clone(),
+        (None, Target::Remote(remote)) => vec![server_release(&remote.client).await],
+        (None, _) => vec![KubernetesVersion::LATEST_STABLE],
+    };
+    target::scope(target, run_paths(options, &versions, concurrency)).await
 }
 
-async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummary, RunError> {
+/// The release of the cluster's API server (`/version`), warning when it is
+/// outside the supported range or cannot be read.
+async fn server_release(client: &kube::Client) -> KubernetesVersion {
+    match hpa_controller::release::of_server(client).await {
+        Ok((version, warning)) => {
+            if let Some(warning) = warning {
+                eprintln!("warning: {warning}");
+            }
+            version
+        }
+        Err(e) => {
+            let fallback = KubernetesVersion::LATEST_STABLE;
+            eprintln!(
+                "warning: {e}; the scenarios run under Kubernetes {fallback} (pass --kubernetes-version to choose)"
+            );
+            fallback
+        }
+    }
+}
+
+/// Runs every selected scenario under each of its releases: one cucumber
+/// pass per release in use, their summaries added up and their JUnit
+/// reports merged into one.
+async fn run_paths(
+    options: &RunOptions,
+    run_versions: &[KubernetesVersion],
+    concurrency: usize,
+) -> Result<RunSummary, RunError> {
     check_paths(options)?;
     let tags: Option<TagOperation> = options
         .tags
@@ -339,23 +384,98 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
     let selection = Selection {
         tags,
         exclude_known_bugs: options.exclude_known_bugs,
+        run_versions: run_versions.to_vec(),
+        pass: None,
     };
-    let found = selection.count(&files, &features);
+    let found = selection.count(&files, &features)?;
     if found.selected == 0 && !options.allow_empty {
         return Err(RunError::Empty {
             paths: options.paths.clone(),
             found,
         });
     }
-    let junit_out: Box<dyn io::Write> = match &options.junit {
-        Some(file) => Box::new(
-            std::fs::File::create(file).map_err(|source| RunError::Junit {
+    let passes = selection.passes(&features);
+    let mut summary = RunSummary::default();
+    let mut junit_docs = Vec::new();
+    for &version in &passes {
+        if passes.len() > 1 {
+            println!("\n=== Kubernetes {version} ===");
+        }
+        let selection = Selection {
+            pass: Some(version),
+            ..selection.clone()
+        };
+        let junit = SharedBuffer::default();
+        let pass = run_pass(
+            options,
+            features.clone(),
+            selection,
+            version,
+            concurrency,
+            junit.clone(),
+        )
+        .await;
+        summary.passed_steps += pass.passed_steps;
+        summary.skipped_steps += pass.skipped_steps;
+        summary.failed_steps += pass.failed_steps;
+        summary.parsing_errors += pass.parsing_errors;
+        summary.hook_errors += pass.hook_errors;
+        summary.scenarios.extend(pass.scenarios);
+        junit_docs.push((version, junit.text()));
+    }
+    if let Some(file) = &options.junit {
+        std::fs::write(file, versions::merge_junit(&junit_docs)).map_err(|source| {
+            RunError::Junit {
                 path: file.clone(),
                 source,
-            })?,
-        ),
-        None => Box::new(io::sink()),
-    };
+            }
+        })?;
+    }
+    let differences = versions::differences(&summary.scenarios);
+    if !differences.is_empty() {
+        println!("\n{differences}");
+    }
+    Ok(summary)
+}
+
+/// A JUnit report written to memory, so that the reports of several passes
+/// become one file.
+#[derive(Debug, Clone, Default)]
+struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
+
+impl SharedBuffer {
+    fn text(&self) -> String {
+        self.0
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl io::Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut b) => {
+                b.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            Err(_) => Err(io::Error::other("the JUnit buffer's lock is poisoned")),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// One cucumber run: the scenarios `selection` gives to `version`.
+async fn run_pass(
+    options: &RunOptions,
+    features: Vec<gherkin::Feature>,
+    selection: Selection,
+    version: KubernetesVersion,
+    concurrency: usize,
+    junit_out: SharedBuffer,
+) -> RunSummary {
     let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
     let collected = outcomes.clone();
     let recording = options.record.is_some();
@@ -373,6 +493,7 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
                 .tags
                 .iter()
                 .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
+            world.set_release(version);
             if recording {
                 crate::report::Recorder::prepare(&mut world.config);
             }
@@ -391,6 +512,9 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
                     scenario.position.line
                 ),
                 verdict: verdict(finished),
+                kubernetes_version: world
+                    .as_deref()
+                    .map_or(version, |w| w.config.feature_gates.version()),
             };
             if let Some(recorder) = &recorder {
                 recorder.capture(&outcome, finished, world.as_deref());
@@ -411,7 +535,7 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
             )
             .summarized()
             .tee::<HpaWorld, _>(writer::JUnit::for_tee(
-                junit_out,
+                Box::new(junit_out) as Box<dyn io::Write>,
                 writer::Verbosity::Default,
             ))
             .normalized(),
@@ -433,14 +557,46 @@ async fn run_paths(options: &RunOptions, concurrency: usize) -> Result<RunSummar
     if let Ok(mut all) = outcomes.lock() {
         summary.scenarios.append(&mut all);
     }
-    Ok(summary)
+    summary
 }
 
-/// Which scenarios a run takes: the tag expression, less known bugs when asked.
+/// Which scenarios a run takes: the tag expression, less known bugs when
+/// asked; in one pass, those that run under the pass's release.
 #[derive(Debug, Clone)]
 struct Selection {
     tags: Option<TagOperation>,
     exclude_known_bugs: bool,
+    /// The releases the run names.
+    run_versions: Vec<KubernetesVersion>,
+    /// The release of the current pass (`None`: any).
+    pass: Option<KubernetesVersion>,
+}
+
+/// A scenario's tags with its feature's and rule's.
+fn all_tags<'a>(
+    feature: &'a gherkin::Feature,
+    rule: Option<&'a gherkin::Rule>,
+    scenario: &'a gherkin::Scenario,
+) -> Vec<&'a str> {
+    feature
+        .tags
+        .iter()
+        .chain(rule.iter().flat_map(|r| r.tags.iter()))
+        .chain(scenario.tags.iter())
+        .map(|t| t.trim_start_matches('@'))
+        .collect()
+}
+
+/// Every scenario of `features`, with its rule.
+fn scenarios_of(
+    f: &gherkin::Feature,
+) -> impl Iterator<Item = (Option<&gherkin::Rule>, &gherkin::Scenario)> {
+    let plain = f.scenarios.iter().map(|s| (None, s));
+    let ruled = f
+        .rules
+        .iter()
+        .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s)));
+    plain.chain(ruled)
 }
 
 impl Selection {
@@ -450,43 +606,71 @@ impl Selection {
         rule: Option<&gherkin::Rule>,
         scenario: &gherkin::Scenario,
     ) -> bool {
-        let all: Vec<&String> = feature
-            .tags
-            .iter()
-            .chain(rule.iter().flat_map(|r| r.tags.iter()))
-            .chain(scenario.tags.iter())
-            .collect();
-        let known_bug = all
-            .iter()
-            .any(|t| t.trim_start_matches('@') == KNOWN_BUG_TAG);
+        let all = all_tags(feature, rule, scenario);
+        let known_bug = all.iter().any(|t| *t == KNOWN_BUG_TAG);
         if self.exclude_known_bugs && known_bug {
             return false;
         }
+        if let Some(pass) = self.pass {
+            let ours = versions::of_scenario(all.iter().copied(), &self.run_versions);
+            if !ours.is_ok_and(|v| v.contains(&pass)) {
+                return false;
+            }
+        }
         self.tags
             .as_ref()
-            .is_none_or(|op| op.eval(all.iter().map(|t| t.trim_start_matches('@'))))
+            .is_none_or(|op| op.eval(all.iter().copied()))
     }
 
-    /// How many files and scenarios there are, and how many are selected.
-    fn count(&self, files: &[PathBuf], features: &[gherkin::Feature]) -> load::Found {
+    /// How many files and scenarios there are, and how many are selected;
+    /// a `@k8s-` tag naming no supported release is an error naming its
+    /// scenario.
+    fn count(
+        &self,
+        files: &[PathBuf],
+        features: &[gherkin::Feature],
+    ) -> Result<load::Found, RunError> {
         let mut found = load::Found {
             files: files.len(),
             ..load::Found::default()
         };
         for f in features {
-            let plain = f.scenarios.iter().map(|s| (None, s));
-            let ruled = f
-                .rules
-                .iter()
-                .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s)));
-            for (rule, s) in plain.chain(ruled) {
+            for (rule, s) in scenarios_of(f) {
                 found.scenarios += 1;
+                versions::of_scenario(all_tags(f, rule, s), &self.run_versions).map_err(
+                    |reason| RunError::VersionTag {
+                        location: format!(
+                            "{}:{}",
+                            f.path
+                                .as_ref()
+                                .map_or_else(String::new, |p| p.display().to_string()),
+                            s.position.line
+                        ),
+                        reason,
+                    },
+                )?;
                 if self.selects(f, rule, s) {
                     found.selected += 1;
                 }
             }
         }
-        found
+        Ok(found)
+    }
+
+    /// The releases some selected scenario runs under, oldest first.
+    fn passes(&self, features: &[gherkin::Feature]) -> Vec<KubernetesVersion> {
+        let mut used = std::collections::BTreeSet::new();
+        for f in features {
+            for (rule, s) in scenarios_of(f) {
+                if !self.selects(f, rule, s) {
+                    continue;
+                }
+                if let Ok(list) = versions::of_scenario(all_tags(f, rule, s), &self.run_versions) {
+                    used.extend(list);
+                }
+            }
+        }
+        used.into_iter().collect()
     }
 }
 

@@ -216,6 +216,7 @@ mod tests {
                 scenario: name.to_owned(),
                 location: "features/x.feature:3".to_owned(),
                 verdict,
+                kubernetes_version: hpa_core::KubernetesVersion::default(),
             },
             error: None,
             started_at: None,

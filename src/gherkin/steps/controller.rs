@@ -1,7 +1,7 @@
 //! Steps about the controller itself: its flags and its in-memory history.
 
 use cucumber::gherkin::Step;
-use cucumber::given;
+use cucumber::{given, then};
 
 use super::{Table, age, count};
 use crate::controller::{AgedRecommendation, AgedScaleEvent, Direction};
@@ -16,6 +16,47 @@ async fn runs_with(world: &mut HpaWorld, step: &Step) -> StepResult {
         world.set_flag(flag, value).await?;
     }
     Ok(())
+}
+
+/// `Given Kubernetes 1.36`: the scenario runs under that release's HPA
+/// semantics (controller and simulated API server), whatever the run's.
+#[given(regex = r"^Kubernetes v?(\S+)$")]
+async fn kubernetes(world: &mut HpaWorld, version: String) -> StepResult {
+    world.set_kubernetes_version(&version).await
+}
+
+/// `Then the HPA controller refuses the flag "F" "V" saying "TEXT"`: the
+/// value is refused (as kube-controller-manager refuses it at start) with a
+/// message containing TEXT; nothing changes.
+#[then(expr = "the HPA controller refuses the flag {string} {string} saying {string}")]
+async fn refuses_flag(
+    world: &mut HpaWorld,
+    flag: String,
+    value: String,
+    text: String,
+) -> StepResult {
+    let before = world.config.clone();
+    match world.set_flag(&flag, &value).await {
+        Ok(()) => Err(StepError::Expectation(format!(
+            "expected --{flag}={value} to be refused, the controller took it"
+        ))),
+        Err(StepError::Flag { source, .. }) => {
+            let message = source.to_string();
+            if world.config != before {
+                return Err(StepError::Expectation(format!(
+                    "--{flag}={value} was refused ({message}) but changed the settings"
+                )));
+            }
+            if message.contains(&text) {
+                Ok(())
+            } else {
+                Err(StepError::Expectation(format!(
+                    "--{flag}={value} was refused saying {message:?}, which does not contain {text:?}"
+                )))
+            }
+        }
+        Err(other) => Err(other),
+    }
 }
 
 #[given(expr = "the HPA controller's recommendations for {string} were:")]

@@ -323,6 +323,18 @@ impl HpaWorld {
         self.driver.as_ref()
     }
 
+    /// The release a run's pass gives the scenario (before its first step).
+    pub fn set_release(&mut self, version: hpa_core::KubernetesVersion) {
+        self.config.feature_gates = hpa_core::FeatureGates::of(version);
+    }
+
+    /// `Given Kubernetes X.Y`: the scenario's release, with the gates set so
+    /// far (refused where the release does not know or locks one); refused
+    /// once the controller runs.
+    pub async fn set_kubernetes_version(&mut self, version: &str) -> StepResult {
+        self.set_flag("kubernetes-version", version).await
+    }
+
     /// Sets one controller flag; refused once the controller runs.
     pub async fn set_flag(&mut self, flag: &str, value: &str) -> StepResult {
         if self.driver.is_some() {
