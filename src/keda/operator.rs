@@ -255,7 +255,7 @@ pub fn poll(
         .active
         .as_ref()
         .is_none_or(|c| (c.status == "True") != active)
-        && !(cooling && !active)
+        && (active || !cooling)
     {
         status.active = Some(if active {
             Condition::new(
@@ -361,7 +361,8 @@ mod tests {
     /// activity, expected scale).
     #[test]
     fn the_scale_loop_moves_between_zero_and_the_minimum() {
-        let cases: &[(&str, i32, bool, Option<i64>, Option<i32>)] = &[
+        type Case = (&'static str, i32, bool, Option<i64>, Option<i32>);
+        let cases: &[Case] = &[
             ("  minReplicaCount: 0\n", 0, true, None, Some(1)),
             ("  minReplicaCount: 3\n", 0, true, None, Some(3)),
             ("  minReplicaCount: 0\n", 2, true, Some(0), None),

@@ -135,7 +135,7 @@ pub fn milli_quantity(v: f64) -> String {
 pub fn go_float_to_i64(f: f64) -> i64 {
     // 2^63 as f64 is exact; anything at or above it, or NaN, is out of range.
     const LIMIT: f64 = 9_223_372_036_854_775_808.0;
-    if f.is_nan() || f >= LIMIT || f < -LIMIT {
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) {
         i64::MIN
     } else {
         // In range: truncation toward zero, as Go's conversion does.
