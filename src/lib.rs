@@ -9,6 +9,7 @@ pub mod cluster;
 /// The HPA controller (crate `hpa-controller`), under its former path.
 pub use hpa_controller as controller;
 pub mod gherkin;
+pub mod keda;
 pub mod load;
 pub mod plot;
 pub mod replay;

@@ -113,6 +113,10 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
             m.origin
         )));
     }
+    if (api_version, kind) == ("keda.sh/v1alpha1", "ScaledObject") {
+        // KEDA runs in the scenario itself (`world/keda.rs`).
+        return world.add_scaled_object(&m.object, &m.origin).await;
+    }
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),
         None => ("", api_version),

@@ -4,6 +4,7 @@
 pub mod controller;
 pub mod expect;
 pub mod hpa;
+pub mod keda;
 pub mod manifests;
 pub mod metrics;
 pub mod time;

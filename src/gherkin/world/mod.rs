@@ -27,6 +27,7 @@ pub use crate::testbed::env::Env;
 use crate::testbed::env::EnvError;
 
 mod cluster;
+mod keda;
 mod metrics;
 mod time;
 
@@ -172,6 +173,8 @@ pub struct HpaWorld {
     pub namespace_named: bool,
     /// The folder of the feature file (manifest paths are relative to it).
     pub feature_dir: Option<std::path::PathBuf>,
+    /// KEDA's ScaledObjects, run before every HPA sync.
+    pub(crate) keda: keda::KedaScenario,
 }
 
 pub use super::driver::Seed;
@@ -200,6 +203,7 @@ impl HpaWorld {
             own_namespace: None,
             namespace_named: false,
             feature_dir: None,
+            keda: keda::KedaScenario::default(),
         }
     }
 

@@ -19,6 +19,7 @@ impl HpaWorld {
     /// Every HPA is reconciled once, now (by ours; the cluster's own syncs
     /// on its own).
     pub async fn sync_now(&mut self) -> StepResult {
+        self.keda_sync().await?;
         if self.target_controller() == ControllerKind::Upstream {
             self.since_sync = SignedDuration::ZERO;
             return self.prune_pods().await;

@@ -1,0 +1,116 @@
+//! Steps about KEDA ScaledObjects: declaring one, scripting what its
+//! triggers read, and what KEDA reports (conditions, activity, events).
+//! The generated HPA is an ordinary HPA for every other step.
+
+use cucumber::gherkin::Step;
+use cucumber::{given, then, when};
+
+use super::doc_string;
+use crate::gherkin::world::{HpaWorld, StepError, StepResult, yaml};
+use crate::keda::adapter::Reading;
+
+#[given(expr = "the ScaledObject:")]
+async fn the_scaled_object(world: &mut HpaWorld, step: &Step) -> StepResult {
+    let object = yaml(doc_string(step)?, "the ScaledObject")?;
+    world.add_scaled_object(&object, "the ScaledObject").await
+}
+
+#[given(expr = "the trigger {string} of ScaledObject {string} reports {word}")]
+#[when(expr = "the trigger {string} of ScaledObject {string} reports {word}")]
+async fn trigger_reports(
+    world: &mut HpaWorld,
+    trigger: String,
+    so: String,
+    value: String,
+) -> StepResult {
+    let v: f64 = value.parse().map_err(|_| {
+        StepError::Input(format!(
+            "trigger {trigger:?} of ScaledObject {so:?}: {value:?} is not a number"
+        ))
+    })?;
+    world.set_trigger_reading(&so, &trigger, Reading::Value(v))
+}
+
+#[given(expr = "the trigger {string} of ScaledObject {string} fails")]
+#[when(expr = "the trigger {string} of ScaledObject {string} fails")]
+async fn trigger_fails(world: &mut HpaWorld, trigger: String, so: String) -> StepResult {
+    world.set_trigger_reading(&so, &trigger, Reading::Failed)
+}
+
+#[then(expr = "the ScaledObject {string} is active")]
+async fn is_active(world: &mut HpaWorld, so: String) -> StepResult {
+    check_condition(world, &so, "Active", "True", None)
+}
+
+#[then(expr = "the ScaledObject {string} is not active")]
+async fn is_not_active(world: &mut HpaWorld, so: String) -> StepResult {
+    check_condition(world, &so, "Active", "False", None)
+}
+
+#[then(expr = "the ScaledObject {string} has condition {string} {string}")]
+async fn has_condition(
+    world: &mut HpaWorld,
+    so: String,
+    kind: String,
+    status: String,
+) -> StepResult {
+    check_condition(world, &so, &kind, &status, None)
+}
+
+#[then(expr = "the ScaledObject {string} has condition {string} {string} with reason {string}")]
+async fn has_condition_reason(
+    world: &mut HpaWorld,
+    so: String,
+    kind: String,
+    status: String,
+    reason: String,
+) -> StepResult {
+    check_condition(world, &so, &kind, &status, Some(&reason))
+}
+
+#[then(expr = "an event {string} is recorded for the ScaledObject {string}")]
+async fn event_recorded(world: &mut HpaWorld, reason: String, so: String) -> StepResult {
+    let object = world.scaled_object(&so)?;
+    if object.events.iter().any(|e| e.reason == reason) {
+        return Ok(());
+    }
+    let seen: Vec<String> = object
+        .events
+        .iter()
+        .map(|e| format!("{} ({})", e.reason, e.message))
+        .collect();
+    Err(StepError::Expectation(format!(
+        "no event {reason} for ScaledObject {so}; KEDA recorded: [{}]",
+        seen.join("; ")
+    )))
+}
+
+fn check_condition(
+    world: &HpaWorld,
+    so: &str,
+    kind: &str,
+    status: &str,
+    reason: Option<&str>,
+) -> StepResult {
+    if !matches!(kind, "Ready" | "Active" | "Fallback" | "Paused") {
+        return Err(StepError::Input(format!(
+            "condition {kind:?}: a ScaledObject has Ready, Active, Fallback and Paused"
+        )));
+    }
+    let object = world.scaled_object(so)?;
+    let got = object.status.condition(kind);
+    let holds = got.is_some_and(|c| c.status == status && reason.is_none_or(|r| c.reason == r));
+    if holds {
+        return Ok(());
+    }
+    Err(StepError::Expectation(format!(
+        "ScaledObject {so}: condition {kind} is {}, expected {status}{}",
+        got.map_or_else(
+            || "not set".to_owned(),
+            |c| format!("{} ({}: {})", c.status, c.reason, c.message)
+        ),
+        reason
+            .map(|r| format!(" with reason {r}"))
+            .unwrap_or_default()
+    )))
+}
