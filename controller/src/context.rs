@@ -270,6 +270,9 @@ pub struct Context {
     /// The pod watch cache, by namespace and label, as upstream's informer
     /// indexes pods: a reconcile reads its target's pods, not the cluster's.
     pub pod_index: super::pod_index::PodIndex,
+    /// Status writes the HPA watch has not confirmed yet
+    /// (`StaleControllerConsistencyHPA`).
+    pub consistency: Arc<super::consistency::ConsistencyStore>,
 }
 
 impl std::fmt::Debug for Context {
@@ -306,6 +309,7 @@ impl Context {
             observer: None,
             deployments: None,
             pod_index: super::pod_index::PodIndex::default(),
+            consistency: Arc::default(),
         }
     }
 
@@ -352,6 +356,7 @@ impl Context {
 
     /// Drops every in-memory trace of a deleted HPA.
     pub fn forget(&self, key: &str) {
+        self.consistency.clear(key);
         self.history.remove(key);
         self.decisions.remove(key);
         self.selectors.remove(key);

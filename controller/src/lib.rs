@@ -35,6 +35,7 @@
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod consistency;
 pub mod context;
 pub mod decisions;
 pub mod deployment_scales;

@@ -30,6 +30,14 @@ pub enum ReconcileError {
     /// The core reported an error (failed metrics, failed rescale, ...).
     #[error("HPA {key}: {message}")]
     Decision { key: String, message: String },
+    /// The controller's cache has not seen its own last status write yet
+    /// (`StaleControllerConsistencyHPA`): the sync is deferred.
+    #[error("HPA {key} is not ready for reconciliation")]
+    NotReady {
+        key: String,
+        #[source]
+        source: super::consistency::NotReady,
+    },
     /// The status could not be written.
     #[error("HPA {key}: failed to update status")]
     UpdateStatus {
@@ -98,6 +106,14 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         ctx.forget(key);
         return Ok(Reconciled::Deleted);
     };
+    if ctx.config.feature_gates.stale_controller_consistency() {
+        ctx.consistency
+            .ensure_ready(key)
+            .map_err(|source| ReconcileError::NotReady {
+                key: key.to_owned(),
+                source,
+            })?;
+    }
     let core = ctx.core_config();
     let history = ctx.history.get(key);
     let now = ctx.clock.now();
@@ -351,9 +367,17 @@ async fn write_status(
     let api: Api<HorizontalPodAutoscaler> = Api::namespaced(ctx.client.clone(), namespace);
     let mut object = hpa.clone();
     object.status = Some(status.clone());
-    api.replace_status(name, &PostParams::default(), &object)
-        .await
-        .map(|_| ())
+    let written = api
+        .replace_status(name, &PostParams::default(), &object)
+        .await?;
+    if ctx.config.feature_gates.stale_controller_consistency() {
+        ctx.consistency.wrote_at(
+            &format!("{namespace}/{name}"),
+            written.metadata.uid.as_deref().unwrap_or_default(),
+            written.metadata.resource_version.as_deref(),
+        );
+    }
+    Ok(())
 }
 
 /// Upstream's warning when the status cannot be written.

@@ -11,7 +11,7 @@
 //!   time passes and runs are reproducible.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::config::ControllerConfig;
+use super::consistency::WatchProgress;
 use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
 use super::deployment_scales::DeploymentScales;
@@ -298,7 +299,7 @@ impl ControllerHandle {
         let ready = Arc::new(AtomicBool::new(false));
         let shutdown = CancellationToken::new();
 
-        let hpa_progress = Arc::new(WatchProgress::default());
+        let hpa_progress = ctx.consistency.watch();
         let pod_progress = Arc::new(WatchProgress::default());
         let hpa_task = tokio::spawn(watch_hpas(
             Api::all(client.clone()),
@@ -634,23 +635,6 @@ fn versions<'a>(
         .collect()
 }
 
-/// How far a watch has got: the largest resourceVersion among its events
-/// (deletions included), when resourceVersions are numbers (etcd's are).
-#[derive(Debug, Default)]
-pub struct WatchProgress(AtomicU64);
-
-impl WatchProgress {
-    fn observe(&self, resource_version: Option<&str>) {
-        if let Some(rv) = resource_version.and_then(|r| r.parse::<u64>().ok()) {
-            self.0.fetch_max(rv, Ordering::SeqCst);
-        }
-    }
-
-    fn get(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
 /// Whether a cache (`have`) reflects at least a list (`want`, taken at
 /// `list_rv`). Exact equality always counts. With numeric resourceVersions
 /// later states count too: an object changed since the list, created since
@@ -690,7 +674,7 @@ async fn watch_hpas(
 ) {
     let mut generations: HashMap<String, Option<i64>> = HashMap::new();
     let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
-    let mut queued_at_init_done: Vec<String> = Vec::new();
+    let mut queued_at_init_done: Vec<(String, bool)> = Vec::new();
     let stream = reflector::reflector(
         writer,
         watcher(api, watcher::Config::default()).default_backoff(),
@@ -719,12 +703,14 @@ async fn watch_hpas(
                 let key = key_of(&hpa.metadata);
                 seen_in_init.insert(key.clone());
                 let generation = hpa.metadata.generation;
-                let changed = generations.insert(key.clone(), generation) != Some(generation);
-                // Upstream's enqueueHPA: AddRateLimited, one sync period
-                // away; an edit never brings a waiting sync forward.
+                let before = generations.insert(key.clone(), generation);
+                let changed = before != Some(generation);
                 if changed && mode == SyncMode::Periodic {
+                    let at_once = queued_at_once(&ctx.config.feature_gates, before, generation);
                     if initial {
-                        queued_at_init_done.push(key);
+                        queued_at_init_done.push((key, at_once));
+                    } else if at_once {
+                        queue.add(key);
                     } else {
                         queue.add_rate_limited(key);
                     }
@@ -743,8 +729,12 @@ async fn watch_hpas(
                 queued_at_init_done.clear();
             }
             watcher::Event::InitDone => {
-                for key in queued_at_init_done.drain(..) {
-                    queue.add_rate_limited(key);
+                for (key, at_once) in queued_at_init_done.drain(..) {
+                    if at_once {
+                        queue.add(key);
+                    } else {
+                        queue.add_rate_limited(key);
+                    }
                 }
                 // Deletions missed while the watch was down.
                 let gone: Vec<String> = generations
@@ -761,6 +751,26 @@ async fn watch_hpas(
         ctx.metrics
             .num_hpas
             .set(i64::try_from(generations.len()).unwrap_or(i64::MAX));
+    }
+}
+
+/// Whether an HPA event queues its key at once rather than a sync period
+/// away. Through 1.36 upstream's `enqueueHPA` always used `AddRateLimited`,
+/// so a new HPA waited a sync period and an edit never brought a waiting
+/// sync forward. From 1.37 (k/k #138294) a new HPA is queued at once, and so
+/// is a spec change (a new `metadata.generation`) when `HPAGeneration` is on;
+/// status-only updates stay rate-limited.
+pub fn queued_at_once(
+    gates: &hpa_core::FeatureGates,
+    before: Option<Option<i64>>,
+    generation: Option<i64>,
+) -> bool {
+    if gates.version() < hpa_core::KubernetesVersion::V1_37 {
+        return false;
+    }
+    match before {
+        None => true,
+        Some(old) => gates.generation() && generation.is_some() && generation > old,
     }
 }
 
@@ -924,6 +934,32 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
             .collect()
+    }
+
+    #[test]
+    fn new_hpas_and_spec_changes_are_queued_at_once_from_1_37() {
+        use hpa_core::{FeatureGates, KubernetesVersion::*};
+        let v36 = FeatureGates::of(V1_36);
+        let v37 = FeatureGates::of(V1_37);
+        let v37_no_generation = FeatureGates::parse(V1_37, "HPAGeneration=false").unwrap();
+        // (gates, generation before (None: new), generation now, at once)
+        let cases = [
+            (&v36, None, None, false),
+            (&v36, Some(None), None, false),
+            (&v37, None, Some(1), true),
+            (&v37, Some(Some(1)), Some(2), true),
+            (&v37, Some(Some(2)), Some(2), false),
+            (&v37_no_generation, None, None, true),
+            (&v37_no_generation, Some(Some(1)), Some(2), false),
+        ];
+        for (gates, before, now, want) in cases {
+            assert_eq!(
+                queued_at_once(gates, before, now),
+                want,
+                "{} {before:?} -> {now:?}",
+                gates.version()
+            );
+        }
     }
 
     #[test]
