@@ -2,6 +2,7 @@
 //! controller's decision records, drawn as SVG by [`svg`]. `replay --plot`,
 //! `explain --plot` and the HTML report of `test --report` use them.
 
+pub mod bound;
 pub mod svg;
 pub mod timeline;
 
