@@ -8,3 +8,6 @@ pub mod timeline;
 
 pub use svg::{Layout, PlotError, render, write};
 pub use timeline::{Sample, Timeline};
+
+#[cfg(test)]
+mod props;
