@@ -87,4 +87,52 @@ mod tests {
             "the rescales are marked"
         );
     }
+
+    /// Issue 29: from zero replicas an AverageValue ratio is infinite, and
+    /// drawing it spun forever. The run goes on a thread of its own so that
+    /// a regression fails here instead of hanging the suite.
+    #[test]
+    fn explain_plot_draws_a_scale_up_from_zero_replicas() {
+        let dir = tempfile::tempdir().unwrap();
+        let svg = dir.path().join("out.svg");
+        let feature = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("features/scaling/zero_plot.feature");
+        let args = Args {
+            file: feature,
+            tags: None,
+            plot: Some(svg.clone()),
+        };
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            let code = runtime.block_on(run(args)).unwrap();
+            world::set_explain(false);
+            done.send(code).unwrap();
+        });
+        let code = finished
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("explain --plot finishes");
+        assert_eq!(code, ExitCode::SUCCESS);
+        let text = std::fs::read_to_string(svg).unwrap();
+        assert!(
+            text.contains("HPA default/batch"),
+            "the title names the HPA"
+        );
+        assert!(
+            text.contains("scale up (rescale event)"),
+            "the scale up from zero is marked"
+        );
+        assert!(
+            text.contains("are drawn at the top"),
+            "the infinite ratio is said to be off the scale"
+        );
+        assert!(
+            !text.contains("NaN") && !text.contains("inf"),
+            "no non-finite number"
+        );
+    }
 }

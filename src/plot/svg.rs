@@ -6,6 +6,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::bound::{self, Drawable};
 use super::timeline::{Sample, Timeline};
 
 /// Why a picture could not be drawn or written.
@@ -53,42 +54,51 @@ const METRIC_COLORS: [RGBColor; 4] = [
     RGBColor(90, 90, 90),
 ];
 
-/// The SVG text of `timelines` laid out as `layout` says.
+/// The SVG text of `timelines` laid out as `layout` says. Whatever their
+/// values, drawing takes bounded time and space: each is first made
+/// [`bound::drawable`].
 pub fn render(timelines: &[Timeline], layout: Layout) -> Result<String, PlotError> {
-    if timelines.is_empty() || timelines.iter().all(|t| t.samples.is_empty()) {
+    let drawables: Vec<Drawable> = timelines.iter().map(bound::drawable).collect();
+    if drawables.iter().all(|d| d.timeline.samples.is_empty()) {
         return Err(PlotError::Empty);
     }
-    let n = u32::try_from(timelines.len()).unwrap_or(1);
+    let n = u32::try_from(drawables.len()).unwrap_or(u32::MAX);
     let size = match layout {
-        Layout::Stacked => (WIDTH, HEIGHT * n),
-        Layout::SideBySide => (WIDTH * 3 / 4 * n, HEIGHT),
+        Layout::Stacked => (WIDTH, HEIGHT.saturating_mul(n)),
+        Layout::SideBySide => ((WIDTH * 3 / 4).saturating_mul(n), HEIGHT),
     };
+    let samples = || drawables.iter().flat_map(|d| d.timeline.samples.iter());
     // Shared scales, so that side-by-side pictures compare at a glance.
-    let end = timelines.iter().map(|t| t.end).fold(1.0, f64::max);
-    let replicas_max = timelines
-        .iter()
-        .flat_map(|t| t.samples.iter())
-        .flat_map(|s| [s.max, s.current, s.ready, s.desired, s.recommendation])
+    let end = drawables.iter().map(|d| d.timeline.end).fold(1.0, f64::max);
+    let replicas_max = samples()
+        .flat_map(|s| {
+            [
+                s.max,
+                s.min,
+                s.current,
+                s.ready,
+                s.desired,
+                s.recommendation,
+                s.stabilized,
+            ]
+        })
         .flatten()
         .max()
         .unwrap_or(1)
         .max(1);
-    let ratio_max = timelines
-        .iter()
-        .flat_map(|t| t.samples.iter())
-        .flat_map(|s| s.ratios.iter().flatten())
-        .fold(1.5_f64, |a, b| a.max(*b));
+    let ratio_max =
+        bound::ratio_axis_max(samples().flat_map(|s| s.ratios.iter().flatten())).max(1.5);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let areas = match layout {
-            Layout::Stacked => root.split_evenly((timelines.len(), 1)),
-            Layout::SideBySide => root.split_evenly((1, timelines.len())),
+            Layout::Stacked => root.split_evenly((drawables.len(), 1)),
+            Layout::SideBySide => root.split_evenly((1, drawables.len())),
         };
-        for (area, timeline) in areas.iter().zip(timelines) {
+        for (area, drawable) in areas.iter().zip(&drawables) {
             let end = match layout {
-                Layout::Stacked => timeline.end,
+                Layout::Stacked => drawable.timeline.end,
                 Layout::SideBySide => end,
             };
             let unit = time_unit(end);
@@ -98,7 +108,7 @@ pub fn render(timelines: &[Timeline], layout: Layout) -> Result<String, PlotErro
                 replicas_max,
                 ratio_max,
             };
-            draw_one(area, timeline, &scales).map_err(draw_err)?;
+            draw_one(area, drawable, &scales).map_err(draw_err)?;
         }
         root.present().map_err(draw_err)?;
     }
@@ -168,7 +178,7 @@ fn tick_label(x: f64, unit: &str) -> String {
 fn steps(
     samples: &[Sample],
     end: f64,
-    value: impl Fn(&Sample) -> Option<f64>,
+    mut value: impl FnMut(&Sample) -> Option<f64>,
 ) -> Vec<Vec<(f64, f64)>> {
     let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut current: Vec<(f64, f64)> = Vec::new();
@@ -191,18 +201,33 @@ fn steps(
 
 fn draw_one<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    timeline: &Timeline,
+    drawable: &Drawable,
     scales: &Scales,
 ) -> DrawResult<DB::ErrorType> {
-    let area = area.titled(&timeline.title, ("sans-serif", 22))?;
-    let timeline = &timeline.in_unit(scales.unit.0);
+    let area = area.titled(&drawable.timeline.title, ("sans-serif", 22))?;
+    let timeline = &drawable.timeline.in_unit(scales.unit.0);
     let (w, h) = area.dim_in_pixel();
     let (top, bottom) = area.split_vertically(h * 2 / 5);
     let (top_chart, top_legend) = top.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
     let (bottom_chart, bottom_legend) = bottom.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
-    let entries = draw_metrics(&top_chart, timeline, scales)?;
+    let mut entries = draw_metrics(&top_chart, timeline, scales)?;
+    if drawable.metrics_left_out > 0 {
+        entries.push((
+            Mark::None,
+            format!("{} more metrics, not drawn", drawable.metrics_left_out),
+        ));
+    }
     legend(&top_legend, &entries)?;
-    let entries = draw_replicas(&bottom_chart, timeline, scales)?;
+    let mut entries = draw_replicas(&bottom_chart, timeline, scales)?;
+    if drawable.merged > 1 {
+        entries.push((
+            Mark::None,
+            format!(
+                "each step: the peak of {} syncs (too many to draw one by one)",
+                drawable.merged
+            ),
+        ));
+    }
     legend(&bottom_legend, &entries)
 }
 
@@ -213,6 +238,8 @@ enum Mark {
     Fill(RGBAColor),
     Up(RGBAColor),
     Down(RGBAColor),
+    /// A note, with no series.
+    None,
 }
 
 /// Draws `entries` top-down in `area` (beside the chart, so that it hides
@@ -248,6 +275,7 @@ fn legend<DB: DrawingBackend>(
                 vec![(18, y + 7), (12, y - 4), (24, y - 4)],
                 c.filled(),
             ))?,
+            Mark::None => {}
         }
         for (i, line) in wrap(label, 38).iter().enumerate() {
             let dy = i32::try_from(i).unwrap_or(0) * 16;
@@ -299,7 +327,10 @@ fn draw_metrics<DB: DrawingBackend>(
     let tol = timeline.tolerance * 100.0;
     if tol > 0.0 {
         chart.draw_series([Rectangle::new(
-            [(0.0, 100.0 - tol), (scales.end, 100.0 + tol)],
+            [
+                (0.0, (100.0 - tol).max(0.0)),
+                (scales.end, (100.0 + tol).min(y_max)),
+            ],
             BLACK.mix(0.07).filled(),
         )])?;
         entries.push((
@@ -314,10 +345,14 @@ fn draw_metrics<DB: DrawingBackend>(
         BLACK.stroke_width(1),
     ))?;
     entries.push((Mark::Dashed(BLACK.to_rgba(), 1), "target (100%)".to_owned()));
+    // Past the axis (an infinite ratio at zero replicas), drawn at its top.
+    let mut clipped = false;
     for (i, metric) in timeline.metrics.iter().enumerate() {
         let color = METRIC_COLORS[i % METRIC_COLORS.len()];
         let segments = steps(&timeline.samples, timeline.end, |s| {
-            s.ratios.get(i).copied().flatten().map(|r| r * 100.0)
+            let percent = s.ratios.get(i).copied().flatten()? * 100.0;
+            clipped |= percent > y_max;
+            Some(percent.min(y_max))
         });
         for seg in segments {
             chart.draw_series(LineSeries::new(seg, color.stroke_width(2)))?;
@@ -325,6 +360,12 @@ fn draw_metrics<DB: DrawingBackend>(
         entries.push((
             Mark::Line(color.to_rgba(), 2),
             format!("{}, target {}", metric.name, metric.target),
+        ));
+    }
+    if clipped {
+        entries.push((
+            Mark::None,
+            format!("values above {y_max:.0}% are drawn at the top"),
         ));
     }
     Ok(entries)
@@ -429,7 +470,8 @@ fn draw_replicas<DB: DrawingBackend>(
             .filter_map(move |s| {
                 let to = s.desired?;
                 let from = s.current?;
-                (up == (to > from)).then_some((s.t, f64::from(to)))
+                // A merged run may end where it began: no direction.
+                (to != from && up == (to > from)).then_some((s.t, f64::from(to)))
             })
             .collect::<Vec<_>>()
     };
@@ -515,6 +557,22 @@ mod tests {
         ] {
             assert!(svg.contains(text), "{text} missing");
         }
+    }
+
+    /// Issue 29: scaling up from zero, an External AverageValue metric's
+    /// ratio is `usage / (target × 0)`; the axis ran to infinity and its
+    /// ticks never ended.
+    #[test]
+    fn an_infinite_ratio_at_zero_replicas_is_drawn_at_the_top_of_a_finite_axis() {
+        let mut t = timeline();
+        t.samples = vec![sample(0.0, 2, 0, 0), sample(15.0, 0, 3, 3)];
+        t.samples[0].ratios = vec![Some(0.0)];
+        t.samples[1].ratios = vec![Some(f64::INFINITY)];
+        t.end = 30.0;
+        let svg = render(&[t], Layout::Stacked).unwrap();
+        assert!(svg.contains("values above 165% are drawn at the top"));
+        assert!(svg.contains("scale up (rescale event)"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
     }
 
     #[test]
