@@ -101,6 +101,7 @@ mod tests {
             file: feature,
             tags: None,
             plot: Some(svg.clone()),
+            kubernetes_version: None,
         };
         let (done, finished) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
