@@ -72,6 +72,13 @@ impl Driver {
         Ok(())
     }
 
+    /// Reconciles, now, the HPAs the release queues at once (new ones and
+    /// spec changes, from 1.37); see `ControllerHandle::sync_queued_now`.
+    /// Returns how many were reconciled.
+    pub async fn sync_queued_now(&self) -> Result<usize, DriverError> {
+        Ok(self.handle()?.sync_queued_now().await?.reconciled.len())
+    }
+
     /// Hands seeded history to the controller.
     pub fn seed(&self, seed: &Seed) -> Result<(), DriverError> {
         let handle = self.handle()?;

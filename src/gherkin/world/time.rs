@@ -51,6 +51,23 @@ impl HpaWorld {
         self.prune_pods().await
     }
 
+    /// As time starts to pass, ours reconciles the HPAs its release queues
+    /// at once (from 1.37: new HPAs, spec changes), as upstream's informer
+    /// handlers do the moment the watch brings them.
+    async fn sync_queued(&mut self) -> StepResult {
+        let Some(driver) = self.driver.as_ref() else {
+            return Ok(());
+        };
+        let synced = driver
+            .sync_queued_now()
+            .await
+            .map_err(StepError::controller("syncing the HPAs queued at once"))?;
+        if synced > 0 && explaining() {
+            println!("(synced at once: {synced} new or changed HPA(s))");
+        }
+        Ok(())
+    }
+
     /// Moves the clock on by `by`, syncing every sync period meanwhile;
     /// `check` runs after each sync (for "stays at").
     pub async fn pass_time<F>(&mut self, by: SignedDuration, mut check: F) -> StepResult
@@ -65,6 +82,7 @@ impl HpaWorld {
         }
         if self.target_controller() == ControllerKind::Ours {
             self.driver().await?;
+            self.sync_queued().await?;
         }
         let mut left = by;
         // Bounded: one iteration per sync period of the requested span.
