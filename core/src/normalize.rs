@@ -491,3 +491,215 @@ pub fn store_scale_event(
         None => events.push(entry),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        Timestamp::constant(1_767_225_600, 0)
+    }
+
+    fn secs(s: i64) -> SignedDuration {
+        SignedDuration::from_secs(s)
+    }
+
+    /// Upstream's `generateScalingRules(pods, podsPeriod, percent, percentPeriod, window)`:
+    /// `Max`, the Pods policy first, each only when its value is non-zero.
+    fn rules(pods: i32, pods_period: i32, percent: i32, percent_period: i32) -> HPAScalingRules {
+        let mut policies = Vec::new();
+        if pods != 0 {
+            policies.push(policy("Pods", pods, pods_period));
+        }
+        if percent != 0 {
+            policies.push(policy("Percent", percent, percent_period));
+        }
+        HPAScalingRules {
+            stabilization_window_seconds: Some(0),
+            select_policy: Some("Max".to_owned()),
+            policies: Some(policies),
+            tolerance: None,
+        }
+    }
+
+    fn event(change: i32, ago: i64) -> ScaleEvent {
+        ScaleEvent {
+            replica_change: change,
+            timestamp: now() - secs(ago),
+            outdated: false,
+        }
+    }
+
+    /// Upstream's `TestStoreScaleEvents` (`horizontal_test.go`), each case in
+    /// both directions: the change in the last 60 s before storing, then
+    /// (change, outdated) of every event after storing a change of 5.
+    #[test]
+    fn storing_a_scale_event_marks_old_ones_outdated_keeps_them_and_reuses_the_last_outdated_slot()
+    {
+        type Case = (
+            &'static str,
+            Vec<ScaleEvent>,
+            Option<HPAScalingRules>,
+            i32,
+            Vec<(i32, bool)>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "empty entries with default behavior",
+                vec![],
+                None,
+                0,
+                vec![],
+            ),
+            (
+                "empty entries with two-policy-behavior",
+                vec![],
+                Some(rules(10, 60, 100, 60)),
+                0,
+                vec![(5, false)],
+            ),
+            (
+                "one outdated entry to be kept untouched without behavior",
+                vec![event(7, 61)],
+                None,
+                0,
+                vec![(7, false)],
+            ),
+            (
+                "one outdated entry to be replaced with behavior",
+                vec![event(7, 61)],
+                Some(rules(10, 60, 100, 60)),
+                0,
+                vec![(5, false)],
+            ),
+            (
+                "one actual entry to be not touched with behavior",
+                vec![event(7, 58)],
+                Some(rules(10, 60, 100, 60)),
+                7,
+                vec![(7, false), (5, false)],
+            ),
+            (
+                "two entries, one of them to be replaced",
+                vec![event(7, 61), event(6, 59)],
+                Some(rules(10, 60, 0, 0)),
+                6,
+                vec![(5, false), (6, false)],
+            ),
+            (
+                "replace one entry, use policies with different periods",
+                vec![event(8, 29), event(6, 59), event(7, 61), event(9, 61)],
+                Some(rules(10, 60, 100, 30)),
+                14,
+                vec![(8, false), (6, false), (7, true), (5, false)],
+            ),
+            (
+                "two entries, both actual",
+                vec![event(7, 58), event(6, 59)],
+                Some(rules(10, 120, 100, 30)),
+                13,
+                vec![(7, false), (6, false), (5, false)],
+            ),
+        ];
+        for (case, previous, rules, want_change, want) in cases {
+            assert_eq!(
+                replicas_change_per_period(60, &previous, now()),
+                want_change,
+                "{case}"
+            );
+            for up in [true, false] {
+                let behavior = rules.as_ref().map(|r| HorizontalPodAutoscalerBehavior {
+                    scale_up: up.then(|| r.clone()),
+                    scale_down: (!up).then(|| r.clone()),
+                });
+                let mut history = HpaHistory::default();
+                let to = if up {
+                    history.scale_up_events = previous.clone();
+                    15
+                } else {
+                    history.scale_down_events = previous.clone();
+                    5
+                };
+                store_scale_event(behavior.as_ref(), &mut history, 10, to, now());
+                let events = if up {
+                    &history.scale_up_events
+                } else {
+                    &history.scale_down_events
+                };
+                let got: Vec<(i32, bool)> = events
+                    .iter()
+                    .map(|e| (e.replica_change, e.outdated))
+                    .collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{case} (scale {})",
+                    if up { "up" } else { "down" }
+                );
+            }
+        }
+    }
+
+    /// The limits count events by timestamp alone, as upstream's
+    /// `getReplicasChangePerPeriod`: an event marked outdated under a short
+    /// policy still counts once the period is lengthened, until its slot is
+    /// reused by the next store, which reuses it although it is within the
+    /// new period (upstream never clears the flag).
+    #[test]
+    fn an_outdated_event_still_counts_by_its_timestamp_until_its_slot_is_reused() {
+        let short = HorizontalPodAutoscalerBehavior {
+            scale_up: Some(rules(4, 30, 0, 0)),
+            scale_down: None,
+        };
+        let mut history = HpaHistory {
+            scale_up_events: vec![event(3, 45)],
+            ..HpaHistory::default()
+        };
+        store_scale_event(Some(&short), &mut history, 10, 12, now() - secs(5));
+        let flags: Vec<(i32, bool)> = history
+            .scale_up_events
+            .iter()
+            .map(|e| (e.replica_change, e.outdated))
+            .collect();
+        // Marked outdated, then reused at once: it was the only outdated slot.
+        assert_eq!(flags, vec![(2, false)]);
+
+        let mut history = HpaHistory {
+            scale_up_events: vec![event(3, 45), event(1, 50)],
+            ..HpaHistory::default()
+        };
+        store_scale_event(Some(&short), &mut history, 10, 12, now());
+        // Both older than 30 s: both marked, the last reused, the first kept.
+        assert_eq!(history.scale_up_events[0].replica_change, 3);
+        assert!(history.scale_up_events[0].outdated);
+        assert_eq!(history.scale_up_events[1].replica_change, 2);
+        // A 60 s period now: the outdated event at -45 s still counts.
+        assert_eq!(
+            replicas_change_per_period(60, &history.scale_up_events, now()),
+            5
+        );
+        let long = HorizontalPodAutoscalerBehavior {
+            scale_up: Some(rules(4, 60, 0, 0)),
+            scale_down: None,
+        };
+        store_scale_event(Some(&long), &mut history, 12, 13, now());
+        let flags: Vec<(i32, bool)> = history
+            .scale_up_events
+            .iter()
+            .map(|e| (e.replica_change, e.outdated))
+            .collect();
+        assert_eq!(flags, vec![(1, false), (2, false)]);
+    }
+
+    /// Equal replica counts take the scale-down branch (upstream's `else`),
+    /// recording a change of 0.
+    #[test]
+    fn an_unchanged_count_is_stored_as_a_zero_scale_down() {
+        let behavior = default_behavior(&HorizontalPodAutoscalerBehavior::default());
+        let mut history = HpaHistory::default();
+        store_scale_event(Some(&behavior), &mut history, 4, 4, now());
+        assert!(history.scale_up_events.is_empty());
+        assert_eq!(history.scale_down_events.len(), 1);
+        assert_eq!(history.scale_down_events[0].replica_change, 0);
+    }
+}
