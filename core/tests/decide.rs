@@ -869,3 +869,28 @@ fn a_failed_scale_read_keeps_the_stored_observed_generation_and_stamps_its_condi
     assert_eq!(o.status.observed_generation, Some(3));
     assert_eq!(condition_generations(&o), vec![None]);
 }
+
+#[test]
+fn an_object_metric_fetch_failure_names_the_object_as_each_release_words_it() {
+    use KubernetesVersion::*;
+    let hpa = Hpa::test().object_value("hits", "5");
+    let failed = Fetched::Object(Err("the server could not find the metric".to_owned()));
+    let i = input(&hpa, 2, 2, vec![pod("web-0", None)], vec![failed]);
+    for (version, want) in [
+        (
+            V1_36,
+            "unable to get metric hits: Service on test-namespace front/the server could not find the metric",
+        ),
+        (
+            V1_37,
+            "unable to get metric hits on Service test-namespace/front: the server could not find the metric",
+        ),
+    ] {
+        let (_, o) = run(&i, &HpaHistory::default(), &of(version));
+        assert_eq!(
+            message(&o, "ScalingActive"),
+            format!("the HPA was unable to compute the replica count: {want}"),
+            "{version}"
+        );
+    }
+}
