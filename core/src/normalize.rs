@@ -15,7 +15,8 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::calc::add;
+use crate::calc::{add, ceil_to_int32, to_int32};
+use crate::version::KubernetesVersion;
 
 /// A recommendation the controller made, kept for stabilization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,7 +210,9 @@ fn limited(replicas: i32, (reason, message): (&'static str, &'static str)) -> Li
 }
 
 /// Legacy clamp (upstream `convertDesiredReplicasWithRules`): into
-/// `[min, min(max, max(factor × current, minimum))]`.
+/// `[min, min(max, max(factor × current, minimum))]`. The float-to-int32
+/// conversions here and in the policy limits follow `version`
+/// ([`crate::calc::to_int32`]).
 pub fn convert_desired_replicas_with_rules(
     current: i32,
     desired: i32,
@@ -217,9 +220,12 @@ pub fn convert_desired_replicas_with_rules(
     max: i32,
     scale_up_limit_factor: f64,
     scale_up_limit_minimum: f64,
+    version: KubernetesVersion,
 ) -> Limited {
-    let scale_up_limit =
-        f64_to_i32((scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum));
+    let scale_up_limit = to_int32(
+        (scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum),
+        version,
+    );
     let (maximum, why) = if max > scale_up_limit {
         (scale_up_limit, UP_LIMIT)
     } else {
@@ -324,11 +330,6 @@ pub fn replicas_change_per_period(
         .fold(0i32, |acc, e| acc.saturating_add(e.replica_change))
 }
 
-/// Go's `int32(float64)` conversion on amd64.
-fn f64_to_i32(x: f64) -> i32 {
-    crate::calc::go_int32(x)
-}
-
 /// The highest replica count the scale-up rules allow now (upstream
 /// `calculateScaleUpLimitWithScalingRules`).
 pub fn scale_up_limit(
@@ -337,6 +338,7 @@ pub fn scale_up_limit(
     down_events: &[ScaleEvent],
     rules: &HPAScalingRules,
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> i32 {
     let select = select_policy(rules);
     if select == "Disabled" {
@@ -350,7 +352,10 @@ pub fn scale_up_limit(
         let start = current.saturating_sub(added).saturating_add(removed);
         let proposed = match p.type_.as_str() {
             "Pods" => start.saturating_add(p.value),
-            "Percent" => f64_to_i32((f64::from(start) * (1.0 + f64::from(p.value) / 100.0)).ceil()),
+            "Percent" => ceil_to_int32(
+                f64::from(start) * (1.0 + f64::from(p.value) / 100.0),
+                version,
+            ),
             _ => continue,
         };
         result = if use_min {
@@ -370,6 +375,7 @@ pub fn scale_down_limit(
     down_events: &[ScaleEvent],
     rules: &HPAScalingRules,
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> i32 {
     let select = select_policy(rules);
     if select == "Disabled" {
@@ -383,7 +389,13 @@ pub fn scale_down_limit(
         let start = current.saturating_sub(added).saturating_add(removed);
         let proposed = match p.type_.as_str() {
             "Pods" => start.saturating_sub(p.value),
-            "Percent" => f64_to_i32(f64::from(start) * (1.0 - f64::from(p.value) / 100.0)),
+            // Truncation, not ceil, as upstream; whether k/k #141397's
+            // helper also took this one over was not seen (the product is
+            // below `start` here, so only the sign of a >100% policy differs).
+            "Percent" => to_int32(
+                f64::from(start) * (1.0 - f64::from(p.value) / 100.0),
+                version,
+            ),
             _ => continue,
         };
         result = if use_min {
@@ -410,9 +422,11 @@ pub fn convert_desired_replicas_with_behavior_rate(
     up_events: &[ScaleEvent],
     down_events: &[ScaleEvent],
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> Limited {
     if desired > current {
-        let limit = scale_up_limit(current, up_events, down_events, up_rules, now).max(current);
+        let limit =
+            scale_up_limit(current, up_events, down_events, up_rules, now, version).max(current);
         let (maximum, why) = if max > limit {
             (limit, UP_LIMIT)
         } else {
@@ -422,7 +436,8 @@ pub fn convert_desired_replicas_with_behavior_rate(
             return limited(maximum, why);
         }
     } else if desired < current {
-        let limit = scale_down_limit(current, up_events, down_events, down_rules, now).min(current);
+        let limit = scale_down_limit(current, up_events, down_events, down_rules, now, version)
+            .min(current);
         let (minimum, why) = if min < limit {
             (limit, DOWN_LIMIT)
         } else {
@@ -701,5 +716,56 @@ mod tests {
         assert!(history.scale_up_events.is_empty());
         assert_eq!(history.scale_down_events.len(), 1);
         assert_eq!(history.scale_down_events[0].replica_change, 0);
+    }
+
+    /// A Percent policy whose limit overflows int32 wraps to MinInt32 on
+    /// amd64 through 1.37, which freezes scale-up (the limit is then raised
+    /// to the current count); from 1.38 it saturates and allows MaxInt32.
+    #[test]
+    fn an_overflowing_percent_limit_freezes_scale_up_through_v1_37_and_saturates_from_v1_38() {
+        use KubernetesVersion::*;
+        let up = rules(0, 0, 100, 60);
+        let down = generate_scale_down_rules(None);
+        for (v, limit, replicas) in [
+            (V1_36, i32::MIN, 2_000_000_000),
+            (V1_37, i32::MIN, 2_000_000_000),
+            (V1_38, i32::MAX, 2_100_000_000),
+        ] {
+            assert_eq!(
+                scale_up_limit(2_000_000_000, &[], &[], &up, now(), v),
+                limit,
+                "{v}"
+            );
+            let l = convert_desired_replicas_with_behavior_rate(
+                2_000_000_000,
+                2_100_000_000,
+                1,
+                i32::MAX,
+                &up,
+                &down,
+                &[],
+                &[],
+                now(),
+                v,
+            );
+            assert_eq!(l.replicas, replicas, "{v}");
+        }
+        // The legacy cap: factor × current beyond int32 wraps to a negative
+        // cap through 1.37, which upstream returns as is.
+        for (v, replicas, reason) in [
+            (V1_37, i32::MIN, "ScaleUpLimit"),
+            (V1_38, 2_100_000_000, "DesiredWithinRange"),
+        ] {
+            let l = convert_desired_replicas_with_rules(
+                2_000_000_000,
+                2_100_000_000,
+                1,
+                i32::MAX,
+                2.0,
+                4.0,
+                v,
+            );
+            assert_eq!((l.replicas, l.reason), (replicas, reason), "{v}");
+        }
     }
 }

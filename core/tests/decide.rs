@@ -894,3 +894,63 @@ fn an_object_metric_fetch_failure_names_the_object_as_each_release_words_it() {
         );
     }
 }
+
+#[test]
+fn an_external_average_value_at_zero_replicas_shows_the_underflow_through_v1_37_and_the_total_from_v1_38()
+ {
+    use KubernetesVersion::*;
+    // Held at zero by the HPA (ScaledToZero=True), metrics computed from zero.
+    let hpa = Hpa::test()
+        .min(0)
+        .metric(
+            json!({"type": "External", "external": {"metric": {"name": "queue"},
+            "target": {"type": "AverageValue", "averageValue": "1"}}}),
+        )
+        .status(json!({
+            "desiredReplicas": 0,
+            "conditions": [{"type": "ScaledToZero", "status": "True", "reason": "ScaledToZero"}]
+        }));
+    let i = input(&hpa, 0, 0, vec![], vec![external_values(&["5"])]);
+    for (version, shown) in [(V1_37, "-9223372036854775808m"), (V1_38, "5")] {
+        let (scale_to, o) = run(&i, &HpaHistory::default(), &of(version));
+        // ceil(5 / 1) = 5 proposed; the legacy cap from zero is 4.
+        assert_eq!(scale_to, Some(4), "{version}");
+        let status = serde_json::to_value(&o.status.current_metrics).unwrap();
+        assert_eq!(
+            status[0]["external"]["current"]["averageValue"], shown,
+            "{version}: {status}"
+        );
+    }
+}
+
+#[test]
+fn pod_level_requests_count_the_overhead_in_utilization_until_v1_38() {
+    use KubernetesVersion::*;
+    use k8s_openapi::api::core::v1::ResourceRequirements;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let hpa = Hpa::test().cpu(50);
+    let cpu = |m: &str| [("cpu".to_owned(), Quantity(m.to_owned()))].into();
+    let with_overhead = |name: &str| {
+        let mut p = pod(name, Some(500));
+        let spec = p.spec.as_mut().unwrap();
+        spec.overhead = Some(cpu("500m"));
+        spec.resources = Some(ResourceRequirements {
+            requests: Some(cpu("500m")),
+            ..Default::default()
+        });
+        p
+    };
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![with_overhead("web-0"), with_overhead("web-1")],
+        vec![cpu_samples(&[("web-0", 500), ("web-1", 500)])],
+    );
+    // 500m used of 1000m (request + overhead) is 50 %: on target; of 500m
+    // (request alone) 100 %: twice the target.
+    for (version, scale_to) in [(V1_36, None), (V1_37, None), (V1_38, Some(4))] {
+        let (got, _) = run(&i, &HpaHistory::default(), &of(version));
+        assert_eq!(got, scale_to, "{version}");
+    }
+}

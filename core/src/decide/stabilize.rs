@@ -38,6 +38,7 @@ pub(super) fn normalize_desired(
                 max,
                 config.scale_up_limit_factor,
                 config.scale_up_limit_minimum,
+                config.version(),
             );
             (
                 s,
@@ -76,6 +77,7 @@ pub(super) fn normalize_desired(
                 &state.history.scale_up_events,
                 &state.history.scale_down_events,
                 now,
+                config.version(),
             );
             (s.replicas, s.reason, s.message, l)
         }

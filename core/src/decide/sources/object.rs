@@ -68,6 +68,7 @@ pub(super) fn object_proposal(
                     usage,
                     ctx.tolerances,
                     &ctx.pods,
+                    ctx.config.version(),
                 )
                 .map_err(|e| e.to_string())
             })
@@ -102,6 +103,7 @@ pub(super) fn object_proposal(
                     target_m,
                     usage,
                     ctx.tolerances,
+                    ctx.config.version(),
                 )
             })
             .map_err(|e| {
