@@ -304,6 +304,27 @@ mod tests {
     }
 
     #[test]
+    fn each_ungated_change_starts_in_the_release_that_made_it() {
+        use KubernetesVersion::*;
+        // (release, object-metric text in order, the 1.38 arithmetic)
+        for (v, in_order, v1_38) in [
+            (V1_36, false, false),
+            (V1_37, true, false),
+            (V1_38, true, true),
+        ] {
+            assert_eq!(v.object_metric_error_in_order(), in_order, "{v}");
+            assert_eq!(v.saturating_int32(), v1_38, "{v}");
+            assert_eq!(v.saturating_utilization(), v1_38, "{v}");
+            assert_eq!(v.pod_level_requests_exclude_overhead(), v1_38, "{v}");
+            assert_eq!(
+                v.per_pod_average_at_zero_replicas_is_the_total(),
+                v1_38,
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
     fn lists_keep_order_and_drop_repeats() {
         use KubernetesVersion::*;
         assert_eq!(parse_list("1.36, 1.37,1.36"), Ok(vec![V1_36, V1_37]));
