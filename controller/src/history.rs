@@ -238,4 +238,51 @@ mod tests {
         store.remove("ns/web");
         assert!(!store.contains("ns/web"));
     }
+
+    /// Seeded events go through upstream's bookkeeping on the next store:
+    /// events older than the longest policy period are marked outdated and
+    /// kept, the last one is reused, and the harness reads back only the
+    /// events still in use.
+    #[test]
+    fn seeded_scale_events_are_marked_outdated_and_reused_on_the_next_store() {
+        use k8s_openapi::api::autoscaling::v2::{
+            HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscalerBehavior,
+        };
+        let store = HistoryStore::default();
+        let now = Timestamp::UNIX_EPOCH + SignedDuration::from_secs(1000);
+        let up = |age: i64, pods: i32| AgedScaleEvent {
+            age: SignedDuration::from_secs(age),
+            direction: Direction::Up,
+            pods,
+        };
+        store.seed_scale_events("ns/web", now, &[up(29, 8), up(59, 6), up(61, 7), up(61, 9)]);
+        let policy = |type_: &str, value, period_seconds| HPAScalingPolicy {
+            type_: type_.to_owned(),
+            value,
+            period_seconds,
+        };
+        let behavior = HorizontalPodAutoscalerBehavior {
+            scale_up: Some(HPAScalingRules {
+                policies: Some(vec![policy("Pods", 10, 60), policy("Percent", 100, 30)]),
+                ..HPAScalingRules::default()
+            }),
+            scale_down: None,
+        };
+        let mut history = store.get("ns/web");
+        hpa_core::normalize::store_scale_event(Some(&behavior), &mut history, 10, 15, now);
+        store.set("ns/web", history);
+        let kept: Vec<(i32, bool)> = store
+            .get("ns/web")
+            .scale_up_events
+            .iter()
+            .map(|e| (e.replica_change, e.outdated))
+            .collect();
+        assert_eq!(kept, vec![(8, false), (6, false), (7, true), (5, false)]);
+        let read: Vec<i32> = store
+            .scale_events("ns/web", now)
+            .iter()
+            .map(|e| e.pods)
+            .collect();
+        assert_eq!(read, vec![6, 8, 5]);
+    }
 }

@@ -1,8 +1,10 @@
 //! The replica calculator: one proposal per metric.
 //!
 //! A port of upstream `replica_calculator.go` and `metrics/utilization.go`
-//! (Kubernetes v1.36), kept at the same granularity so each function can be
-//! checked against upstream's unit-test vectors. Arithmetic follows Go exactly
+//! (Kubernetes v1.36 and v1.37), kept at the same granularity so each
+//! function can be checked against upstream's unit-test vectors. Functions
+//! whose arithmetic changed in 1.38 (int32 saturation, utilization clamping,
+//! pod overhead, the per-pod average at zero replicas) take the release. Arithmetic follows Go exactly
 //! where it matters: integer truncation of utilization, `ceil` of float ratios,
 //! saturation at `MaxInt64` / `MaxInt32`, and which replica count (spec or
 //! status) feeds which formula. Totals are summed in `i128` so large values
@@ -17,6 +19,7 @@ use serde::Serialize;
 
 use crate::pod::{CoreContainer, CorePod, CorePodSpec};
 use crate::quantity::Quantity;
+use crate::version::KubernetesVersion;
 
 /// Why a replica proposal could not be computed. Messages are upstream's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -354,12 +357,18 @@ fn max_request(a: Option<i128>, b: Option<i128>) -> Option<i128> {
     }
 }
 
-/// One resource of component-helpers `PodRequests(pod, {})`, in nano units
+/// One resource of component-helpers `PodRequests(pod, opts)`, in nano units
 /// (`None`: the resulting list lacks it): the containers' sum, raised to the
 /// largest init phase (an init container plus the sidecars started before
 /// it; sidecars also add to the sum), replaced by the pod-level request when
-/// pod-level requests are set, plus `spec.overhead`.
-pub fn pod_requests_nano(pod: &CorePod, resource: &str) -> Result<Option<i128>, CalcError> {
+/// pod-level requests are set, plus `spec.overhead` through 1.37 (the HPA
+/// passes empty options) and without it from 1.38
+/// ([`KubernetesVersion::pod_level_requests_exclude_overhead`]).
+pub fn pod_requests_nano(
+    pod: &CorePod,
+    resource: &str,
+    version: KubernetesVersion,
+) -> Result<Option<i128>, CalcError> {
     let name = pod_name(pod);
     let requests_of = |c: &CoreContainer| nano_of(&c.requests, resource, &c.name, name);
     let mut total = None;
@@ -386,23 +395,28 @@ pub fn pod_requests_nano(pod: &CorePod, resource: &str) -> Result<Option<i128>, 
     {
         total = Some(level);
     }
+    if version.pod_level_requests_exclude_overhead() {
+        return Ok(total);
+    }
     let overhead = nano_of(&pod.spec.overhead, resource, "overhead", name)?;
     Ok(add_request(total, overhead))
 }
 
 /// Request per pod, in milli-units (upstream `calculateRequests`): with the
 /// `PodLevelResources` gate on, pod-level requests set and no container
-/// named, `PodRequests` (containers, init phases, pod-level override and
-/// overhead; a missing resource is an error naming the pod); otherwise the
-/// sum over containers and sidecars, or the named container.
+/// named, `PodRequests` (containers, init phases, pod-level override and,
+/// through 1.37, overhead; a missing resource is an error naming the pod);
+/// otherwise the sum over containers and sidecars, or the named container
+/// (never overhead).
 pub fn calculate_requests<P: Borrow<CorePod>>(
     pods: &[P],
     container: &str,
     resource: &str,
     pod_level_resources: bool,
+    version: KubernetesVersion,
 ) -> Result<BTreeMap<String, i64>, CalcError> {
     Ok(
-        requests_by_pod(pods, container, resource, pod_level_resources)?
+        requests_by_pod(pods, container, resource, pod_level_resources, version)?
             .into_iter()
             .map(|(pod, request)| (pod.to_owned(), request))
             .collect(),
@@ -416,6 +430,7 @@ fn requests_by_pod<'p, P: Borrow<CorePod>>(
     container: &str,
     resource: &str,
     pod_level_resources: bool,
+    version: KubernetesVersion,
 ) -> Result<BTreeMap<&'p str, i64>, CalcError> {
     let mut requests = BTreeMap::new();
     // A request is a function of the pod's spec alone (its name only names
@@ -433,7 +448,7 @@ fn requests_by_pod<'p, P: Borrow<CorePod>>(
         }
         let request = if pod_level_resources && pod_level_requests_set(pod) && container.is_empty()
         {
-            let nano = pod_requests_nano(pod, resource)?.ok_or_else(|| {
+            let nano = pod_requests_nano(pod, resource, version)?.ok_or_else(|| {
                 CalcError::MissingPodLevelRequest {
                     resource: resource.to_owned(),
                     pod: pod_name(pod).to_owned(),
@@ -457,10 +472,17 @@ fn requests_by_pod<'p, P: Borrow<CorePod>>(
 /// before the ratio is taken. `requests` are by pod name, owned (as
 /// [`calculate_requests`] returns them) or borrowed from the pods (as a sync
 /// uses them, copying no name).
+///
+/// Totals are exact (the "overflow-hardened" upstream variant). A
+/// utilization beyond int32 fails the metric through 1.37 and is clamped to
+/// int32's bounds from 1.38
+/// ([`KubernetesVersion::saturating_utilization`]), the ratio taken from the
+/// clamped value as k/k #142192 does.
 pub fn resource_utilization_ratio<K: Borrow<str> + Ord>(
     metrics: &PodMetricsInfo,
     requests: &BTreeMap<K, i64>,
     target_utilization: i32,
+    version: KubernetesVersion,
 ) -> Result<(f64, i32, i64), CalcError> {
     let mut metrics_total: i128 = 0;
     let mut requests_total: i128 = 0;
@@ -476,8 +498,11 @@ pub fn resource_utilization_ratio<K: Borrow<str> + Ord>(
         return Err(CalcError::NoMatchingRequests);
     }
     let exact = metrics_total.saturating_mul(100) / requests_total;
-    let utilization =
-        i32::try_from(exact).map_err(|_| CalcError::UtilizationOverflow { utilization: exact })?;
+    let utilization = if version.saturating_utilization() {
+        i32::try_from(exact.clamp(i128::from(i32::MIN), i128::from(i32::MAX))).unwrap_or(i32::MAX)
+    } else {
+        i32::try_from(exact).map_err(|_| CalcError::UtilizationOverflow { utilization: exact })?
+    };
     let raw = i64::try_from(metrics_total / count).unwrap_or(if metrics_total < 0 {
         i64::MIN
     } else {
@@ -515,9 +540,30 @@ fn as_f64(v: i64) -> f64 {
     v as f64
 }
 
-/// Go's `int32(math.Ceil(x))`.
-fn ceil_i32(x: f64) -> i32 {
-    go_int32(x.ceil())
+/// Go's `int32(math.Ceil(x))` as `version` computes it: through 1.37 as Go
+/// on amd64 ([`go_int32`]: out of range or NaN gives `MinInt32`); from 1.38
+/// through upstream's one saturating helper (k/k #141397,
+/// [`KubernetesVersion::saturating_int32`]).
+pub fn ceil_to_int32(x: f64, version: KubernetesVersion) -> i32 {
+    to_int32(x.ceil(), version)
+}
+
+/// Go's `int32(x)` as `version` computes it (see [`ceil_to_int32`]). From
+/// 1.38 the result saturates at `MaxInt32`, which the PR states. Below
+/// `MinInt32` it saturates too and NaN gives 0, as Go on arm64 does: the PR
+/// text on NaN is cut off where it was read and the helper's code was not
+/// seen, so both are assumptions. No replica count reaches either in
+/// practice: the ratios are non-negative, and NaN needs 0/0.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "Rust's float-to-int `as` saturates and maps NaN to 0, the 1.38 rule"
+)]
+pub fn to_int32(x: f64, version: KubernetesVersion) -> i32 {
+    if version.saturating_int32() {
+        x as i32
+    } else {
+        go_int32(x)
+    }
 }
 
 /// Go's `int32(x)` for a float64 as kube-controller-manager runs it on
@@ -614,10 +660,14 @@ enum PodTarget<'a> {
 }
 
 impl PodTarget<'_> {
-    fn ratio(&self, metrics: &PodMetricsInfo) -> Result<(f64, Option<i32>, i64), CalcError> {
+    fn ratio(
+        &self,
+        metrics: &PodMetricsInfo,
+        version: KubernetesVersion,
+    ) -> Result<(f64, Option<i32>, i64), CalcError> {
         match self {
             Self::Utilization { target, requests } => {
-                let (r, u, raw) = resource_utilization_ratio(metrics, requests, *target)?;
+                let (r, u, raw) = resource_utilization_ratio(metrics, requests, *target, version)?;
                 Ok((r, Some(u), raw))
             }
             Self::Plain { target } => {
@@ -648,6 +698,7 @@ fn pod_replicas(
     samples: &PodMetricsInfo,
     groups: PodGroups,
     timestamp: Timestamp,
+    version: KubernetesVersion,
 ) -> Result<PodProposal, CalcError> {
     let mut metrics: PodMetricsInfo = samples
         .iter()
@@ -657,7 +708,7 @@ fn pod_replicas(
     if metrics.is_empty() {
         return Err(CalcError::NoReadyMetrics);
     }
-    let (ratio, utilization, raw_value) = target.ratio(&metrics)?;
+    let (ratio, utilization, raw_value) = target.ratio(&metrics, version)?;
     let mut proposal = PodProposal {
         replicas: current_replicas,
         utilization,
@@ -671,7 +722,7 @@ fn pod_replicas(
     if !scale_up_with_unready && groups.missing.is_empty() {
         proposal.pods = shares(&groups, samples, &PodMetricsInfo::new());
         if !tolerances.is_within(ratio) {
-            proposal.replicas = ceil_i32(ratio * groups.ready_pod_count as f64);
+            proposal.replicas = ceil_to_int32(ratio * groups.ready_pod_count as f64, version);
         }
         return Ok(proposal);
     }
@@ -699,7 +750,7 @@ fn pod_replicas(
     }
     metrics.extend(assumed.iter().map(|(p, m)| (Arc::clone(p), *m)));
     proposal.pods = shares(&groups, samples, &assumed);
-    let (new_ratio, _, _) = target.ratio(&metrics)?;
+    let (new_ratio, _, _) = target.ratio(&metrics, version)?;
     proposal.new_ratio = Some(new_ratio);
     if tolerances.is_within(new_ratio)
         || (ratio < 1.0 && new_ratio > 1.0)
@@ -707,7 +758,7 @@ fn pod_replicas(
     {
         return Ok(proposal);
     }
-    let new_replicas = ceil_i32(new_ratio * metrics.len() as f64);
+    let new_replicas = ceil_to_int32(new_ratio * metrics.len() as f64, version);
     if (new_ratio < 1.0 && new_replicas > current_replicas)
         || (new_ratio > 1.0 && new_replicas < current_replicas)
     {
@@ -733,6 +784,7 @@ pub fn resource_replicas<P: Borrow<CorePod>>(
     readiness: Readiness,
     pod_level_resources: bool,
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> Result<PodProposal, CalcError> {
     if pods.is_empty() {
         return Err(CalcError::NoPods);
@@ -744,7 +796,7 @@ pub fn resource_replicas<P: Borrow<CorePod>>(
     {
         return Err(CalcError::NoReadyMetrics);
     }
-    let requests = requests_by_pod(pods, container, resource, pod_level_resources)?;
+    let requests = requests_by_pod(pods, container, resource, pod_level_resources, version)?;
     pod_replicas(
         current_replicas,
         PodTarget::Utilization {
@@ -755,6 +807,7 @@ pub fn resource_replicas<P: Borrow<CorePod>>(
         metrics,
         groups,
         timestamp,
+        version,
     )
 }
 
@@ -773,6 +826,7 @@ pub fn plain_metric_replicas<P: Borrow<CorePod>>(
     timestamp: Timestamp,
     readiness: Readiness,
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> Result<PodProposal, CalcError> {
     if pods.is_empty() {
         return Err(CalcError::NoPods);
@@ -787,6 +841,7 @@ pub fn plain_metric_replicas<P: Borrow<CorePod>>(
         metrics,
         groups,
         timestamp,
+        version,
     )
 }
 
@@ -822,9 +877,10 @@ fn usage_ratio_replica_count<P: Borrow<CorePod>>(
     ratio: f64,
     tolerances: Tolerances,
     pods: &[P],
+    version: KubernetesVersion,
 ) -> Result<(i32, Option<usize>), CalcError> {
     if current_replicas == 0 {
-        return Ok((ceil_i32(ratio), None));
+        return Ok((ceil_to_int32(ratio, version), None));
     }
     if tolerances.is_within(ratio) {
         return Ok((current_replicas, None));
@@ -834,7 +890,7 @@ fn usage_ratio_replica_count<P: Borrow<CorePod>>(
     let replicas = if want > f64::from(i32::MAX) {
         i32::MAX
     } else {
-        ceil_i32(want)
+        ceil_to_int32(want, version)
     };
     Ok((replicas, Some(ready)))
 }
@@ -847,10 +903,11 @@ pub fn object_metric_replicas<P: Borrow<CorePod>>(
     usage: i64,
     tolerances: Tolerances,
     pods: &[P],
+    version: KubernetesVersion,
 ) -> Result<ValueProposal, CalcError> {
     let ratio = as_f64(usage) / as_f64(target_usage);
     let (replicas, ready_pods) =
-        usage_ratio_replica_count(current_replicas, ratio, tolerances, pods)?;
+        usage_ratio_replica_count(current_replicas, ratio, tolerances, pods, version)?;
     Ok(ValueProposal {
         replicas,
         usage,
@@ -866,18 +923,31 @@ pub fn object_per_pod_metric_replicas(
     target_average_usage: i64,
     usage: i64,
     tolerances: Tolerances,
+    version: KubernetesVersion,
 ) -> ValueProposal {
     let mut replicas = status_replicas;
     let ratio = as_f64(usage) / (as_f64(target_average_usage) * f64::from(status_replicas));
     if !tolerances.is_within(ratio) {
-        replicas = ceil_i32(as_f64(usage) / as_f64(target_average_usage));
+        replicas = ceil_to_int32(as_f64(usage) / as_f64(target_average_usage), version);
     }
     ValueProposal {
         replicas,
-        usage: ceil_i64(as_f64(usage) / f64::from(status_replicas)),
+        usage: per_pod_average(usage, status_replicas, version),
         ratio,
         ready_pods: None,
     }
+}
+
+/// The per-pod average an AverageValue Object or External metric reports:
+/// `int64(math.Ceil(usage / statusReplicas))`. At 0 replicas that is Go's
+/// `int64(±Inf or NaN)`, `MinInt64` on amd64 (the `-9223372036854775808m`
+/// of k/k #140956) through 1.37; from 1.38 the raw total
+/// ([`KubernetesVersion::per_pod_average_at_zero_replicas_is_the_total`]).
+fn per_pod_average(usage: i64, status_replicas: i32, version: KubernetesVersion) -> i64 {
+    if status_replicas == 0 && version.per_pod_average_at_zero_replicas_is_the_total() {
+        return usage;
+    }
+    ceil_i64(as_f64(usage) / f64::from(status_replicas))
 }
 
 /// Go's `int64(math.Ceil(x))`.
@@ -893,6 +963,7 @@ pub fn external_metric_replicas<P: Borrow<CorePod>>(
     values: &[i64],
     tolerances: Tolerances,
     pods: &[P],
+    version: KubernetesVersion,
 ) -> Result<ValueProposal, CalcError> {
     let mut usage: i64 = 0;
     for &v in values {
@@ -902,7 +973,14 @@ pub fn external_metric_replicas<P: Borrow<CorePod>>(
         }
         usage = usage.wrapping_add(v);
     }
-    object_metric_replicas(current_replicas, target_usage, usage, tolerances, pods)
+    object_metric_replicas(
+        current_replicas,
+        target_usage,
+        usage,
+        tolerances,
+        pods,
+        version,
+    )
 }
 
 /// External metric with an AverageValue target (upstream
@@ -912,6 +990,7 @@ pub fn external_per_pod_metric_replicas(
     target_usage_per_pod: i64,
     values: &[i64],
     tolerances: Tolerances,
+    version: KubernetesVersion,
 ) -> ValueProposal {
     let mut usage: i64 = 0;
     for &v in values {
@@ -929,13 +1008,13 @@ pub fn external_per_pod_metric_replicas(
         replicas = if want > f64::from(i32::MAX) {
             i32::MAX
         } else {
-            ceil_i32(want)
+            ceil_to_int32(want, version)
         };
     }
     let reported = if as_f64(usage) >= as_f64(i64::MAX) {
         i64::MAX
     } else {
-        ceil_i64(as_f64(usage) / f64::from(status_replicas))
+        per_pod_average(usage, status_replicas, version)
     };
     ValueProposal {
         replicas,
@@ -1165,7 +1244,10 @@ mod tests {
         for (x, want) in cases {
             assert_eq!(go_int32(x), want, "int32({x})");
         }
-        assert_eq!(ceil_i32(2_147_483_646.5), i32::MAX);
+        assert_eq!(
+            ceil_to_int32(2_147_483_646.5, KubernetesVersion::V1_36),
+            i32::MAX
+        );
         assert_eq!(go_int64(1e19), i64::MIN);
         assert_eq!(go_int64(-7.9), -7);
     }
@@ -1218,7 +1300,7 @@ mod tests {
             ),
         ];
         for (case, spec, gate, want) in cases {
-            let got = calculate_requests(&[pod(spec)], "", "cpu", gate)
+            let got = calculate_requests(&[pod(spec)], "", "cpu", gate, KubernetesVersion::V1_37)
                 .map(|r| r["web-0"])
                 .map_err(|e| e.to_string());
             assert_eq!(got, want.map_err(str::to_owned), "{case}");
@@ -1247,7 +1329,7 @@ mod tests {
             named("d", &small),
             named("e", &large),
         ];
-        let got = calculate_requests(&pods, "", "cpu", false).unwrap();
+        let got = calculate_requests(&pods, "", "cpu", false, KubernetesVersion::V1_37).unwrap();
         let want: BTreeMap<String, i64> =
             [("a", 100), ("b", 100), ("c", 2000), ("d", 100), ("e", 2000)]
                 .into_iter()
@@ -1255,10 +1337,181 @@ mod tests {
                 .collect();
         assert_eq!(got, want);
         let failing = [named("a", &small), named("x", &none), named("y", &none)];
-        let err = calculate_requests(&failing, "", "cpu", false).unwrap_err();
+        let err =
+            calculate_requests(&failing, "", "cpu", false, KubernetesVersion::V1_37).unwrap_err();
         assert_eq!(
             err.to_string(),
             "missing request for cpu in container a of Pod x"
         );
+    }
+
+    const V1_36: KubernetesVersion = KubernetesVersion::V1_36;
+    const V1_37: KubernetesVersion = KubernetesVersion::V1_37;
+    const V1_38: KubernetesVersion = KubernetesVersion::V1_38;
+
+    #[test]
+    fn float_to_int32_wraps_as_go_on_amd64_through_v1_37_and_saturates_from_v1_38() {
+        // (x, through 1.37, from 1.38) for Go's int32(math.Ceil(x)).
+        let cases = [
+            (5.2, 6, 6),
+            (2_147_483_646.5, i32::MAX, i32::MAX),
+            (3e9, i32::MIN, i32::MAX),
+            (f64::INFINITY, i32::MIN, i32::MAX),
+            (-3e9, i32::MIN, i32::MIN),
+            (f64::NAN, i32::MIN, 0),
+        ];
+        for (x, old, new) in cases {
+            for v in [V1_36, V1_37] {
+                assert_eq!(ceil_to_int32(x, v), old, "{v}: ceil({x})");
+            }
+            assert_eq!(ceil_to_int32(x, V1_38), new, "1.38: ceil({x})");
+        }
+        assert_eq!(to_int32(5.9, V1_38), 5, "truncation stays truncation");
+    }
+
+    fn running_ready(name: &str) -> CorePod {
+        CorePod {
+            name: name.into(),
+            phase: "Running".into(),
+            ready: Some(crate::pod::ReadyCondition {
+                status: "True".into(),
+                last_transition_time: None,
+            }),
+            ..CorePod::default()
+        }
+    }
+
+    /// Every proposal that overflows int32 is -2147483648 through 1.37 (the
+    /// workload then goes to minReplicas) and MaxInt32 from 1.38; the
+    /// already-capped count of a Value target with replicas is MaxInt32 in all.
+    #[test]
+    fn an_overflowing_proposal_is_min_int32_through_v1_37_and_max_int32_from_v1_38() {
+        let tol = Tolerances::symmetric(0.1);
+        let pods = [running_ready("web-0")];
+        for (v, want) in [(V1_36, i32::MIN), (V1_37, i32::MIN), (V1_38, i32::MAX)] {
+            // From zero: ceil(ratio), unguarded upstream until #141397.
+            let p = object_metric_replicas(0, 1, 3_000_000_000_000, tol, &pods, v).unwrap();
+            assert_eq!(p.replicas, want, "{v}: object value from zero");
+            let p = object_per_pod_metric_replicas(1, 1, 3_000_000_000_000, tol, v);
+            assert_eq!(p.replicas, want, "{v}: object average value");
+            // Pods metric: ceil(ratio × ready pods).
+            let sample = PodMetric {
+                value: 3_000_000_000_000,
+                timestamp: Timestamp::UNIX_EPOCH,
+                window: SignedDuration::from_secs(60),
+            };
+            let metrics = PodMetricsInfo::from([(Arc::from("web-0"), sample)]);
+            let readiness = Readiness {
+                cpu_initialization_period: SignedDuration::ZERO,
+                initial_readiness_delay: SignedDuration::ZERO,
+            };
+            let p = plain_metric_replicas(
+                1,
+                1,
+                "",
+                tol,
+                &pods,
+                &metrics,
+                Timestamp::UNIX_EPOCH,
+                readiness,
+                Timestamp::UNIX_EPOCH,
+                v,
+            )
+            .unwrap();
+            assert_eq!(p.replicas, want, "{v}: pods metric");
+            let p = object_metric_replicas(1, 1, 3_000_000_000_000, tol, &pods, v).unwrap();
+            assert_eq!(
+                p.replicas,
+                i32::MAX,
+                "{v}: capped upstream since 1.35 (k/k #126979)"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unrepresentable_utilization_fails_through_v1_37_and_is_clamped_from_v1_38() {
+        let sample = |value| PodMetric {
+            value,
+            timestamp: Timestamp::UNIX_EPOCH,
+            window: SignedDuration::from_secs(60),
+        };
+        let one = |value| PodMetricsInfo::from([(Arc::from("p"), sample(value))]);
+        let requests = BTreeMap::from([("p".to_owned(), 1_i64)]);
+        for v in [V1_36, V1_37] {
+            let err = resource_utilization_ratio(&one(i64::MAX), &requests, 50, v).unwrap_err();
+            assert!(err.to_string().contains("int32"), "{v}: {err}");
+        }
+        let (ratio, utilization, raw) =
+            resource_utilization_ratio(&one(i64::MAX), &requests, 50, V1_38).unwrap();
+        assert_eq!((utilization, raw), (i32::MAX, i64::MAX));
+        assert_eq!(ratio, f64::from(i32::MAX) / 50.0);
+        let (_, utilization, _) =
+            resource_utilization_ratio(&one(i64::MIN), &requests, 50, V1_38).unwrap();
+        assert_eq!(utilization, i32::MIN);
+        // In range, every release agrees.
+        for v in [V1_36, V1_37, V1_38] {
+            let requests = BTreeMap::from([("p".to_owned(), 200_i64)]);
+            let got = resource_utilization_ratio(&one(150), &requests, 50, v).unwrap();
+            assert_eq!(got, (1.5, 75, 150), "{v}");
+        }
+    }
+
+    #[test]
+    fn pod_level_requests_include_overhead_through_v1_37_and_exclude_it_from_v1_38() {
+        let app = |m: &str| serde_json::json!({"name": "app", "resources": cpu(m)});
+        let spec = serde_json::json!({"resources": cpu("1"), "overhead": {"cpu": "250m"},
+                                      "containers": [app("500m")]});
+        let only_overhead = serde_json::json!({"resources": {"requests": {"memory": "1Gi"}},
+                                               "overhead": {"cpu": "250m"},
+                                               "containers": [{"name": "app"}]});
+        // (release, pod-level path, container path, cpu only in overhead)
+        let cases: [(KubernetesVersion, i64, i64, Result<i64, &str>); 3] = [
+            (V1_36, 1250, 500, Ok(250)),
+            (V1_37, 1250, 500, Ok(250)),
+            (
+                V1_38,
+                1000,
+                500,
+                Err("missing pod-level request for cpu in Pod web-0"),
+            ),
+        ];
+        for (v, pod_level, containers, overhead_only) in cases {
+            let request = |spec: &serde_json::Value, gate| {
+                calculate_requests(&[pod(spec.clone())], "", "cpu", gate, v)
+                    .map(|r| r["web-0"])
+                    .map_err(|e| e.to_string())
+            };
+            assert_eq!(request(&spec, true), Ok(pod_level), "{v}: pod-level");
+            assert_eq!(request(&spec, false), Ok(containers), "{v}: containers");
+            assert_eq!(
+                request(&only_overhead, true),
+                overhead_only.map_err(str::to_owned),
+                "{v}: cpu only in overhead"
+            );
+        }
+    }
+
+    #[test]
+    fn an_average_value_at_zero_replicas_underflows_through_v1_37_and_reports_the_total_from_v1_38()
+    {
+        let tol = Tolerances::symmetric(0.1);
+        // (release, reported average for a total of 500m, for a total of 0)
+        for (v, busy, idle) in [
+            (V1_36, i64::MIN, i64::MIN),
+            (V1_37, i64::MIN, i64::MIN),
+            (V1_38, 500, 0),
+        ] {
+            let p = object_per_pod_metric_replicas(0, 100, 500, tol, v);
+            assert_eq!((p.replicas, p.usage), (5, busy), "{v}: object");
+            let p = external_per_pod_metric_replicas(0, 100, &[300, 200], tol, v);
+            assert_eq!((p.replicas, p.usage), (5, busy), "{v}: external");
+            let p = object_per_pod_metric_replicas(0, 100, 0, tol, v);
+            assert_eq!((p.replicas, p.usage), (0, idle), "{v}: object, idle");
+            let p = external_per_pod_metric_replicas(0, 100, &[0], tol, v);
+            assert_eq!((p.replicas, p.usage), (0, idle), "{v}: external, idle");
+            // With replicas, the average is the same in every release.
+            let p = external_per_pod_metric_replicas(2, 100, &[300, 200], tol, v);
+            assert_eq!((p.replicas, p.usage), (5, 250), "{v}: two replicas");
+        }
     }
 }

@@ -15,7 +15,8 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::calc::add;
+use crate::calc::{add, ceil_to_int32, to_int32};
+use crate::version::KubernetesVersion;
 
 /// A recommendation the controller made, kept for stabilization.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,7 +210,9 @@ fn limited(replicas: i32, (reason, message): (&'static str, &'static str)) -> Li
 }
 
 /// Legacy clamp (upstream `convertDesiredReplicasWithRules`): into
-/// `[min, min(max, max(factor × current, minimum))]`.
+/// `[min, min(max, max(factor × current, minimum))]`. The float-to-int32
+/// conversions here and in the policy limits follow `version`
+/// ([`crate::calc::to_int32`]).
 pub fn convert_desired_replicas_with_rules(
     current: i32,
     desired: i32,
@@ -217,9 +220,12 @@ pub fn convert_desired_replicas_with_rules(
     max: i32,
     scale_up_limit_factor: f64,
     scale_up_limit_minimum: f64,
+    version: KubernetesVersion,
 ) -> Limited {
-    let scale_up_limit =
-        f64_to_i32((scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum));
+    let scale_up_limit = to_int32(
+        (scale_up_limit_factor * f64::from(current)).max(scale_up_limit_minimum),
+        version,
+    );
     let (maximum, why) = if max > scale_up_limit {
         (scale_up_limit, UP_LIMIT)
     } else {
@@ -324,11 +330,6 @@ pub fn replicas_change_per_period(
         .fold(0i32, |acc, e| acc.saturating_add(e.replica_change))
 }
 
-/// Go's `int32(float64)` conversion on amd64.
-fn f64_to_i32(x: f64) -> i32 {
-    crate::calc::go_int32(x)
-}
-
 /// The highest replica count the scale-up rules allow now (upstream
 /// `calculateScaleUpLimitWithScalingRules`).
 pub fn scale_up_limit(
@@ -337,6 +338,7 @@ pub fn scale_up_limit(
     down_events: &[ScaleEvent],
     rules: &HPAScalingRules,
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> i32 {
     let select = select_policy(rules);
     if select == "Disabled" {
@@ -350,7 +352,10 @@ pub fn scale_up_limit(
         let start = current.saturating_sub(added).saturating_add(removed);
         let proposed = match p.type_.as_str() {
             "Pods" => start.saturating_add(p.value),
-            "Percent" => f64_to_i32((f64::from(start) * (1.0 + f64::from(p.value) / 100.0)).ceil()),
+            "Percent" => ceil_to_int32(
+                f64::from(start) * (1.0 + f64::from(p.value) / 100.0),
+                version,
+            ),
             _ => continue,
         };
         result = if use_min {
@@ -370,6 +375,7 @@ pub fn scale_down_limit(
     down_events: &[ScaleEvent],
     rules: &HPAScalingRules,
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> i32 {
     let select = select_policy(rules);
     if select == "Disabled" {
@@ -383,7 +389,13 @@ pub fn scale_down_limit(
         let start = current.saturating_sub(added).saturating_add(removed);
         let proposed = match p.type_.as_str() {
             "Pods" => start.saturating_sub(p.value),
-            "Percent" => f64_to_i32(f64::from(start) * (1.0 - f64::from(p.value) / 100.0)),
+            // Truncation, not ceil, as upstream; whether k/k #141397's
+            // helper also took this one over was not seen (the product is
+            // below `start` here, so only the sign of a >100% policy differs).
+            "Percent" => to_int32(
+                f64::from(start) * (1.0 - f64::from(p.value) / 100.0),
+                version,
+            ),
             _ => continue,
         };
         result = if use_min {
@@ -410,9 +422,11 @@ pub fn convert_desired_replicas_with_behavior_rate(
     up_events: &[ScaleEvent],
     down_events: &[ScaleEvent],
     now: Timestamp,
+    version: KubernetesVersion,
 ) -> Limited {
     if desired > current {
-        let limit = scale_up_limit(current, up_events, down_events, up_rules, now).max(current);
+        let limit =
+            scale_up_limit(current, up_events, down_events, up_rules, now, version).max(current);
         let (maximum, why) = if max > limit {
             (limit, UP_LIMIT)
         } else {
@@ -422,7 +436,8 @@ pub fn convert_desired_replicas_with_behavior_rate(
             return limited(maximum, why);
         }
     } else if desired < current {
-        let limit = scale_down_limit(current, up_events, down_events, down_rules, now).min(current);
+        let limit = scale_down_limit(current, up_events, down_events, down_rules, now, version)
+            .min(current);
         let (minimum, why) = if min < limit {
             (limit, DOWN_LIMIT)
         } else {
@@ -489,5 +504,268 @@ pub fn store_scale_event(
     match old {
         Some(i) => events[i] = entry,
         None => events.push(entry),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        Timestamp::constant(1_767_225_600, 0)
+    }
+
+    fn secs(s: i64) -> SignedDuration {
+        SignedDuration::from_secs(s)
+    }
+
+    /// Upstream's `generateScalingRules(pods, podsPeriod, percent, percentPeriod, window)`:
+    /// `Max`, the Pods policy first, each only when its value is non-zero.
+    fn rules(pods: i32, pods_period: i32, percent: i32, percent_period: i32) -> HPAScalingRules {
+        let mut policies = Vec::new();
+        if pods != 0 {
+            policies.push(policy("Pods", pods, pods_period));
+        }
+        if percent != 0 {
+            policies.push(policy("Percent", percent, percent_period));
+        }
+        HPAScalingRules {
+            stabilization_window_seconds: Some(0),
+            select_policy: Some("Max".to_owned()),
+            policies: Some(policies),
+            tolerance: None,
+        }
+    }
+
+    fn event(change: i32, ago: i64) -> ScaleEvent {
+        ScaleEvent {
+            replica_change: change,
+            timestamp: now() - secs(ago),
+            outdated: false,
+        }
+    }
+
+    /// Upstream's `TestStoreScaleEvents` (`horizontal_test.go`), each case in
+    /// both directions: the change in the last 60 s before storing, then
+    /// (change, outdated) of every event after storing a change of 5.
+    #[test]
+    fn storing_a_scale_event_marks_old_ones_outdated_keeps_them_and_reuses_the_last_outdated_slot()
+    {
+        type Case = (
+            &'static str,
+            Vec<ScaleEvent>,
+            Option<HPAScalingRules>,
+            i32,
+            Vec<(i32, bool)>,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                "empty entries with default behavior",
+                vec![],
+                None,
+                0,
+                vec![],
+            ),
+            (
+                "empty entries with two-policy-behavior",
+                vec![],
+                Some(rules(10, 60, 100, 60)),
+                0,
+                vec![(5, false)],
+            ),
+            (
+                "one outdated entry to be kept untouched without behavior",
+                vec![event(7, 61)],
+                None,
+                0,
+                vec![(7, false)],
+            ),
+            (
+                "one outdated entry to be replaced with behavior",
+                vec![event(7, 61)],
+                Some(rules(10, 60, 100, 60)),
+                0,
+                vec![(5, false)],
+            ),
+            (
+                "one actual entry to be not touched with behavior",
+                vec![event(7, 58)],
+                Some(rules(10, 60, 100, 60)),
+                7,
+                vec![(7, false), (5, false)],
+            ),
+            (
+                "two entries, one of them to be replaced",
+                vec![event(7, 61), event(6, 59)],
+                Some(rules(10, 60, 0, 0)),
+                6,
+                vec![(5, false), (6, false)],
+            ),
+            (
+                "replace one entry, use policies with different periods",
+                vec![event(8, 29), event(6, 59), event(7, 61), event(9, 61)],
+                Some(rules(10, 60, 100, 30)),
+                14,
+                vec![(8, false), (6, false), (7, true), (5, false)],
+            ),
+            (
+                "two entries, both actual",
+                vec![event(7, 58), event(6, 59)],
+                Some(rules(10, 120, 100, 30)),
+                13,
+                vec![(7, false), (6, false), (5, false)],
+            ),
+        ];
+        for (case, previous, rules, want_change, want) in cases {
+            assert_eq!(
+                replicas_change_per_period(60, &previous, now()),
+                want_change,
+                "{case}"
+            );
+            for up in [true, false] {
+                let behavior = rules.as_ref().map(|r| HorizontalPodAutoscalerBehavior {
+                    scale_up: up.then(|| r.clone()),
+                    scale_down: (!up).then(|| r.clone()),
+                });
+                let mut history = HpaHistory::default();
+                let to = if up {
+                    history.scale_up_events = previous.clone();
+                    15
+                } else {
+                    history.scale_down_events = previous.clone();
+                    5
+                };
+                store_scale_event(behavior.as_ref(), &mut history, 10, to, now());
+                let events = if up {
+                    &history.scale_up_events
+                } else {
+                    &history.scale_down_events
+                };
+                let got: Vec<(i32, bool)> = events
+                    .iter()
+                    .map(|e| (e.replica_change, e.outdated))
+                    .collect();
+                assert_eq!(
+                    got,
+                    want,
+                    "{case} (scale {})",
+                    if up { "up" } else { "down" }
+                );
+            }
+        }
+    }
+
+    /// The limits count events by timestamp alone, as upstream's
+    /// `getReplicasChangePerPeriod`: an event marked outdated under a short
+    /// policy still counts once the period is lengthened, until its slot is
+    /// reused by the next store, which reuses it although it is within the
+    /// new period (upstream never clears the flag).
+    #[test]
+    fn an_outdated_event_still_counts_by_its_timestamp_until_its_slot_is_reused() {
+        let short = HorizontalPodAutoscalerBehavior {
+            scale_up: Some(rules(4, 30, 0, 0)),
+            scale_down: None,
+        };
+        let mut history = HpaHistory {
+            scale_up_events: vec![event(3, 45)],
+            ..HpaHistory::default()
+        };
+        store_scale_event(Some(&short), &mut history, 10, 12, now() - secs(5));
+        let flags: Vec<(i32, bool)> = history
+            .scale_up_events
+            .iter()
+            .map(|e| (e.replica_change, e.outdated))
+            .collect();
+        // Marked outdated, then reused at once: it was the only outdated slot.
+        assert_eq!(flags, vec![(2, false)]);
+
+        let mut history = HpaHistory {
+            scale_up_events: vec![event(3, 45), event(1, 50)],
+            ..HpaHistory::default()
+        };
+        store_scale_event(Some(&short), &mut history, 10, 12, now());
+        // Both older than 30 s: both marked, the last reused, the first kept.
+        assert_eq!(history.scale_up_events[0].replica_change, 3);
+        assert!(history.scale_up_events[0].outdated);
+        assert_eq!(history.scale_up_events[1].replica_change, 2);
+        // A 60 s period now: the outdated event at -45 s still counts.
+        assert_eq!(
+            replicas_change_per_period(60, &history.scale_up_events, now()),
+            5
+        );
+        let long = HorizontalPodAutoscalerBehavior {
+            scale_up: Some(rules(4, 60, 0, 0)),
+            scale_down: None,
+        };
+        store_scale_event(Some(&long), &mut history, 12, 13, now());
+        let flags: Vec<(i32, bool)> = history
+            .scale_up_events
+            .iter()
+            .map(|e| (e.replica_change, e.outdated))
+            .collect();
+        assert_eq!(flags, vec![(1, false), (2, false)]);
+    }
+
+    /// Equal replica counts take the scale-down branch (upstream's `else`),
+    /// recording a change of 0.
+    #[test]
+    fn an_unchanged_count_is_stored_as_a_zero_scale_down() {
+        let behavior = default_behavior(&HorizontalPodAutoscalerBehavior::default());
+        let mut history = HpaHistory::default();
+        store_scale_event(Some(&behavior), &mut history, 4, 4, now());
+        assert!(history.scale_up_events.is_empty());
+        assert_eq!(history.scale_down_events.len(), 1);
+        assert_eq!(history.scale_down_events[0].replica_change, 0);
+    }
+
+    /// A Percent policy whose limit overflows int32 wraps to MinInt32 on
+    /// amd64 through 1.37, which freezes scale-up (the limit is then raised
+    /// to the current count); from 1.38 it saturates and allows MaxInt32.
+    #[test]
+    fn an_overflowing_percent_limit_freezes_scale_up_through_v1_37_and_saturates_from_v1_38() {
+        use KubernetesVersion::*;
+        let up = rules(0, 0, 100, 60);
+        let down = generate_scale_down_rules(None);
+        for (v, limit, replicas) in [
+            (V1_36, i32::MIN, 2_000_000_000),
+            (V1_37, i32::MIN, 2_000_000_000),
+            (V1_38, i32::MAX, 2_100_000_000),
+        ] {
+            assert_eq!(
+                scale_up_limit(2_000_000_000, &[], &[], &up, now(), v),
+                limit,
+                "{v}"
+            );
+            let l = convert_desired_replicas_with_behavior_rate(
+                2_000_000_000,
+                2_100_000_000,
+                1,
+                i32::MAX,
+                &up,
+                &down,
+                &[],
+                &[],
+                now(),
+                v,
+            );
+            assert_eq!(l.replicas, replicas, "{v}");
+        }
+        // The legacy cap: factor × current beyond int32 wraps to a negative
+        // cap through 1.37, which upstream returns as is.
+        for (v, replicas, reason) in [
+            (V1_37, i32::MIN, "ScaleUpLimit"),
+            (V1_38, 2_100_000_000, "DesiredWithinRange"),
+        ] {
+            let l = convert_desired_replicas_with_rules(
+                2_000_000_000,
+                2_100_000_000,
+                1,
+                i32::MAX,
+                2.0,
+                4.0,
+                v,
+            );
+            assert_eq!((l.replicas, l.reason), (replicas, reason), "{v}");
+        }
     }
 }

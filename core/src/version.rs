@@ -150,6 +150,52 @@ impl KubernetesVersion {
     }
 }
 
+/// Behaviours that changed between releases without a feature gate. Each
+/// names the upstream change; where the Go code of the change was not seen,
+/// the release follows issue 28's table and the doc says so.
+impl KubernetesVersion {
+    /// Object-metric fetch errors read `unable to get metric <name> on <Kind>
+    /// <namespace>/<name>: <err>` (1.37, k/k #139029); earlier releases pass
+    /// `fmt.Errorf`'s arguments out of order. The fixed Go line was not
+    /// found (every stored `replica_calculator.go` has the old one): the
+    /// release follows issue 28.
+    pub fn object_metric_error_in_order(self) -> bool {
+        self >= Self::V1_37
+    }
+
+    /// Every float-to-int32 replica conversion saturates at `MaxInt32` on
+    /// every architecture (1.38, k/k #141397, one `ceilToInt32` helper);
+    /// earlier releases convert as Go on amd64 (out of range or NaN:
+    /// `MinInt32`) except where upstream had its own cap.
+    pub fn saturating_int32(self) -> bool {
+        self >= Self::V1_38
+    }
+
+    /// Utilization saturates at the int32 bounds instead of failing the
+    /// metric (1.38, issue 28 after k/k #142192, a PR still open when last
+    /// seen: unverified in merged code).
+    pub fn saturating_utilization(self) -> bool {
+        self >= Self::V1_38
+    }
+
+    /// Pod-level requests leave `spec.overhead` out (1.38, k/k #142154; the
+    /// merged code was not seen, the release follows issue 28); earlier
+    /// releases add it, as component-helpers' `PodRequests` with default
+    /// options does.
+    pub fn pod_level_requests_exclude_overhead(self) -> bool {
+        self >= Self::V1_38
+    }
+
+    /// An AverageValue Object or External metric at 0 status replicas
+    /// reports the raw total instead of dividing by zero (1.38, k/k
+    /// #140958, the fix issue #140956 proposes; the merged code was not
+    /// seen). Earlier releases show `-9223372036854775808m` (Go's
+    /// `int64(+Inf)` on amd64).
+    pub fn per_pod_average_at_zero_replicas_is_the_total(self) -> bool {
+        self >= Self::V1_38
+    }
+}
+
 impl FromStr for KubernetesVersion {
     type Err = VersionError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -255,6 +301,27 @@ mod tests {
         assert!(KubernetesVersion::from_tag("@k8s-2.0").unwrap().is_err());
         assert_eq!(KubernetesVersion::from_tag("@slow"), None);
         assert_eq!(KubernetesVersion::V1_36.tag(), "k8s-1.36");
+    }
+
+    #[test]
+    fn each_ungated_change_starts_in_the_release_that_made_it() {
+        use KubernetesVersion::*;
+        // (release, object-metric text in order, the 1.38 arithmetic)
+        for (v, in_order, v1_38) in [
+            (V1_36, false, false),
+            (V1_37, true, false),
+            (V1_38, true, true),
+        ] {
+            assert_eq!(v.object_metric_error_in_order(), in_order, "{v}");
+            assert_eq!(v.saturating_int32(), v1_38, "{v}");
+            assert_eq!(v.saturating_utilization(), v1_38, "{v}");
+            assert_eq!(v.pod_level_requests_exclude_overhead(), v1_38, "{v}");
+            assert_eq!(
+                v.per_pod_average_at_zero_replicas_is_the_total(),
+                v1_38,
+                "{v}"
+            );
+        }
     }
 
     #[test]

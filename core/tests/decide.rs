@@ -12,7 +12,7 @@ use hpa_core::decide::{
 };
 use hpa_core::normalize::HpaHistory;
 use hpa_core::selector::Selector;
-use hpa_core::{decide, finish, get_scale_failed, plan};
+use hpa_core::{KubernetesVersion, decide, finish, get_scale_failed, plan};
 use jiff::SignedDuration;
 use serde_json::json;
 
@@ -717,4 +717,240 @@ fn a_sync_that_sets_the_status_drops_observed_generation_as_v1_36() {
     let (_, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(o.status.observed_generation, None);
     assert!(o.status_changed);
+}
+
+fn of(version: KubernetesVersion) -> ControllerConfig {
+    ControllerConfig::of_version(version)
+}
+
+/// The conditions' `observedGeneration`s, in order.
+fn condition_generations(o: &Outcome) -> Vec<Option<i64>> {
+    o.status
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| c.observed_generation)
+        .collect()
+}
+
+/// A steady HPA at generation 7 whose stored status observed generation 3.
+fn generation_7() -> (Hpa, hpa_core::DecisionInput) {
+    let hpa = Hpa::test()
+        .generation(7)
+        .pods_avg("qps", "60")
+        .status(json!({"observedGeneration": 3, "currentReplicas": 2, "desiredReplicas": 2}));
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "60"), ("web-1", "60")])],
+    );
+    (hpa, i)
+}
+
+#[test]
+fn observed_generation_is_the_hpas_generation_from_v1_37_and_absent_in_v1_36() {
+    use KubernetesVersion::*;
+    let (_, input) = generation_7();
+    // (release, status.observedGeneration, each condition's)
+    for (version, want) in [(V1_36, None), (V1_37, Some(7)), (V1_38, Some(7))] {
+        let (_, o) = run(&input, &HpaHistory::default(), &of(version));
+        assert_eq!(o.status.observed_generation, want, "{version}");
+        let conditions = condition_generations(&o);
+        assert_eq!(conditions.len(), 3, "{version}");
+        assert!(
+            conditions.iter().all(|g| *g == want),
+            "{version}: {conditions:?}"
+        );
+        assert!(o.status_changed, "{version}");
+    }
+}
+
+#[test]
+fn hpa_generation_turned_off_in_v1_37_drops_observed_generation() {
+    let (_, input) = generation_7();
+    let config = ControllerConfig {
+        feature_gates: FeatureGates::parse(KubernetesVersion::V1_37, "HPAGeneration=false")
+            .unwrap(),
+        ..ControllerConfig::default()
+    };
+    let (_, o) = run(&input, &HpaHistory::default(), &config);
+    assert_eq!(o.status.observed_generation, None);
+    assert!(condition_generations(&o).iter().all(Option::is_none));
+}
+
+#[test]
+fn a_failed_metric_still_records_the_observed_generation() {
+    // A missing request: the reconcile stops after computing metrics and
+    // upstream's setCurrentReplicasAndMetricsInStatus rebuilds the status.
+    let hpa = Hpa::test().generation(4).cpu(50);
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![cpu_samples(&[("web-0", 100), ("web-1", 100)])],
+    );
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &of(KubernetesVersion::V1_37));
+    assert_eq!(scale_to, None);
+    assert!(o.error.is_some());
+    assert_eq!(o.status.observed_generation, Some(4));
+    assert!(conditions(&o).contains(&cond("ScalingActive", "False", "FailedGetResourceMetric")));
+    assert!(condition_generations(&o).iter().all(|g| *g == Some(4)));
+}
+
+#[test]
+fn a_generation_bump_alone_rewrites_the_status_only_under_hpa_generation() {
+    use KubernetesVersion::*;
+    for (version, rewritten) in [(V1_36, false), (V1_37, true), (V1_38, true)] {
+        let (hpa, input) = generation_7();
+        let (_, first) = run(&input, &HpaHistory::default(), &of(version));
+        // The status written, read back; then only the spec's generation moves.
+        let stored = serde_json::to_value(&first.status).unwrap();
+        let bumped = hpa.generation(8).status(stored.clone());
+        let samples = custom_samples(&[("web-0", "60"), ("web-1", "60")]);
+        let pods = vec![pod("web-0", None), pod("web-1", None)];
+        let later = t0() + SignedDuration::from_secs(15);
+        let d = decide(
+            &input_of(&bumped, pods.clone(), samples.clone()),
+            &first.history,
+            &of(version),
+            later,
+        );
+        let second = finish(d, RescaleOutcome::NotNeeded, later);
+        assert_eq!(second.status_changed, rewritten, "{version}");
+        // Unbumped, nothing changes in any release.
+        let same = Hpa {
+            json: bumped.json.clone(),
+        }
+        .generation(7);
+        let d = decide(
+            &input_of(&same, pods, samples),
+            &first.history,
+            &of(version),
+            later,
+        );
+        assert!(
+            !finish(d, RescaleOutcome::NotNeeded, later).status_changed,
+            "{version}"
+        );
+    }
+}
+
+fn input_of(
+    hpa: &Hpa,
+    pods: Vec<k8s_openapi::api::core::v1::Pod>,
+    m: Fetched,
+) -> hpa_core::DecisionInput {
+    input(hpa, 2, 2, pods, vec![m])
+}
+
+#[test]
+fn a_failed_scale_read_keeps_the_stored_observed_generation_and_stamps_its_condition() {
+    let hpa = Hpa::test()
+        .generation(5)
+        .cpu(50)
+        .status(json!({"observedGeneration": 3, "desiredReplicas": 2}))
+        .build();
+    let read = |version| {
+        get_scale_failed(
+            &hpa,
+            &ScaleReadError::Failed("not found".to_owned()),
+            &HpaHistory::default(),
+            &of(version),
+            t0(),
+        )
+    };
+    let o = read(KubernetesVersion::V1_37);
+    assert_eq!(o.status.observed_generation, Some(3));
+    assert_eq!(condition_generations(&o), vec![Some(5)]);
+    let o = read(KubernetesVersion::V1_36);
+    assert_eq!(o.status.observed_generation, Some(3));
+    assert_eq!(condition_generations(&o), vec![None]);
+}
+
+#[test]
+fn an_object_metric_fetch_failure_names_the_object_as_each_release_words_it() {
+    use KubernetesVersion::*;
+    let hpa = Hpa::test().object_value("hits", "5");
+    let failed = Fetched::Object(Err("the server could not find the metric".to_owned()));
+    let i = input(&hpa, 2, 2, vec![pod("web-0", None)], vec![failed]);
+    for (version, want) in [
+        (
+            V1_36,
+            "unable to get metric hits: Service on test-namespace front/the server could not find the metric",
+        ),
+        (
+            V1_37,
+            "unable to get metric hits on Service test-namespace/front: the server could not find the metric",
+        ),
+    ] {
+        let (_, o) = run(&i, &HpaHistory::default(), &of(version));
+        assert_eq!(
+            message(&o, "ScalingActive"),
+            format!("the HPA was unable to compute the replica count: {want}"),
+            "{version}"
+        );
+    }
+}
+
+#[test]
+fn an_external_average_value_at_zero_replicas_shows_the_underflow_through_v1_37_and_the_total_from_v1_38()
+ {
+    use KubernetesVersion::*;
+    // Held at zero by the HPA (ScaledToZero=True), metrics computed from zero.
+    let hpa = Hpa::test()
+        .min(0)
+        .metric(
+            json!({"type": "External", "external": {"metric": {"name": "queue"},
+            "target": {"type": "AverageValue", "averageValue": "1"}}}),
+        )
+        .status(json!({
+            "desiredReplicas": 0,
+            "conditions": [{"type": "ScaledToZero", "status": "True", "reason": "ScaledToZero"}]
+        }));
+    let i = input(&hpa, 0, 0, vec![], vec![external_values(&["5"])]);
+    for (version, shown) in [(V1_37, "-9223372036854775808m"), (V1_38, "5")] {
+        let (scale_to, o) = run(&i, &HpaHistory::default(), &of(version));
+        // ceil(5 / 1) = 5 proposed; the legacy cap from zero is 4.
+        assert_eq!(scale_to, Some(4), "{version}");
+        let status = serde_json::to_value(&o.status.current_metrics).unwrap();
+        assert_eq!(
+            status[0]["external"]["current"]["averageValue"], shown,
+            "{version}: {status}"
+        );
+    }
+}
+
+#[test]
+fn pod_level_requests_count_the_overhead_in_utilization_until_v1_38() {
+    use KubernetesVersion::*;
+    use k8s_openapi::api::core::v1::ResourceRequirements;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let hpa = Hpa::test().cpu(50);
+    let cpu = |m: &str| [("cpu".to_owned(), Quantity(m.to_owned()))].into();
+    let with_overhead = |name: &str| {
+        let mut p = pod(name, Some(500));
+        let spec = p.spec.as_mut().unwrap();
+        spec.overhead = Some(cpu("500m"));
+        spec.resources = Some(ResourceRequirements {
+            requests: Some(cpu("500m")),
+            ..Default::default()
+        });
+        p
+    };
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![with_overhead("web-0"), with_overhead("web-1")],
+        vec![cpu_samples(&[("web-0", 500), ("web-1", 500)])],
+    );
+    // 500m used of 1000m (request + overhead) is 50 %: on target; of 500m
+    // (request alone) 100 %: twice the target.
+    for (version, scale_to) in [(V1_36, None), (V1_37, None), (V1_38, Some(4))] {
+        let (got, _) = run(&i, &HpaHistory::default(), &of(version));
+        assert_eq!(got, scale_to, "{version}");
+    }
 }

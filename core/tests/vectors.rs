@@ -10,16 +10,20 @@
 
 use std::collections::BTreeMap;
 
-use hpa_core::CorePod;
 use hpa_core::calc::{self, PodCustomSample, PodMetric, PodResourceSample, Readiness, Tolerances};
 use hpa_core::normalize::{self, HpaHistory, Recommendation, ScaleEvent};
 use hpa_core::quantity::{Format, Quantity, build_quantity};
+use hpa_core::{CorePod, KubernetesVersion};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{HPAScalingRules, HorizontalPodAutoscalerBehavior};
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 const BASE_S: i64 = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+/// The release whose arithmetic the vectors pin: upstream's unit tests
+/// predate 1.38's saturation, overhead and zero-replica changes.
+const RELEASE: KubernetesVersion = KubernetesVersion::V1_37;
 
 fn base() -> Timestamp {
     Timestamp::from_second(BASE_S).unwrap()
@@ -250,6 +254,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                         r,
                         true,
                         now(),
+                        RELEASE,
                     )
                     .map_err(|e| e.to_string())
                 });
@@ -300,6 +305,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                         ts,
                         r,
                         now(),
+                        RELEASE,
                     )
                     .map_err(|e| e.to_string())
                 });
@@ -331,12 +337,14 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                     i64_of(&input["object"]["value_m"]),
                     tol,
                     &pods,
+                    RELEASE,
                 ),
                 "GetObjectPerPodMetricReplicas" => Ok(calc::object_per_pod_metric_replicas(
                     current,
                     i64_of(&input["per_pod_target_m"]),
                     i64_of(&input["object"]["value_m"]),
                     tol,
+                    RELEASE,
                 )),
                 _ => {
                     let values: Vec<i64> = input["external"]["values_m"]
@@ -352,6 +360,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                             &values,
                             tol,
                             &pods,
+                            RELEASE,
                         )
                     } else {
                         Ok(calc::external_per_pod_metric_replicas(
@@ -359,6 +368,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                             i64_of(&input["per_pod_target_m"]),
                             &values,
                             tol,
+                            RELEASE,
                         ))
                     }
                 }
@@ -439,6 +449,7 @@ fn replica_calculator_vector(v: &Value) -> Verdict {
                 input["container"].as_str().unwrap_or(""),
                 input["resource"].as_str().unwrap(),
                 gate,
+                RELEASE,
             )
             .map_err(|e| e.to_string());
             if let Some(verdict) = expect_error(got.clone().map(|p| format!("{p:?}")), exp) {
@@ -538,6 +549,7 @@ fn behavior_call(v: &Value, input: &Value, exp: &Value) -> Verdict {
                 i32_of(&input["max_replicas"]),
                 input["scale_up_limit_factor"].as_f64().unwrap(),
                 input["scale_up_limit_minimum"].as_f64().unwrap(),
+                RELEASE,
             );
             let want = (
                 i32_of(&exp["replicas"]),
@@ -561,6 +573,7 @@ fn behavior_call(v: &Value, input: &Value, exp: &Value) -> Verdict {
                 &events(&input["scale_down_events"]),
                 &r,
                 now(),
+                RELEASE,
             );
             check(limit == i32_of(&exp["limit"]), || format!("got {limit}"))
         }
@@ -592,6 +605,7 @@ fn behavior_call(v: &Value, input: &Value, exp: &Value) -> Verdict {
                 &events(&input["scale_up_events"]),
                 &events(&input["scale_down_events"]),
                 now(),
+                RELEASE,
             );
             let want = (
                 i32_of(&exp["replicas"]),
@@ -779,6 +793,7 @@ fn utilization_vectors_match_upstream() {
                     &milli_map(&input["metrics_m"]),
                     &requests,
                     i32_of(&input["target_utilization"]),
+                    RELEASE,
                 )
                 .map_err(|e| e.to_string());
                 if let Some(verdict) = expect_error(got.clone().map(|p| format!("{p:?}")), exp) {

@@ -13,7 +13,7 @@ use super::state::{Decision, State};
 use crate::config::ControllerConfig;
 use crate::input::DecisionInput;
 use crate::normalize::{HpaHistory, Recommendation};
-use crate::status::{remove_condition, set_condition};
+use crate::status::{observed_generation, remove_condition, set_condition};
 use crate::trace::DecisionTrace;
 
 /// Decides one reconcile from fetched data.
@@ -24,6 +24,7 @@ pub fn decide(
     now: Timestamp,
 ) -> Decision {
     let hpa = &input.hpa;
+    let generation = observed_generation(hpa, &config.feature_gates);
     let mut conditions = conditions_of(hpa);
     let gate = config.feature_gates.scale_to_zero();
     if !gate {
@@ -35,6 +36,7 @@ pub fn decide(
         "True",
         "SucceededGetScale",
         "the HPA controller was able to get the target's current scale",
+        generation,
         now,
     );
     let current = input.scale.spec_replicas;
@@ -62,13 +64,13 @@ pub fn decide(
         soft_error: None,
         has_object_or_external: has_object_or_external(hpa),
         scale_to_zero_gate: gate,
+        observed_generation: generation,
     };
     let mut reason = String::new();
     let rescale;
     match early_branch(hpa, current, config) {
         Some(EarlyReason::ScalingDisabled) => {
-            set_condition(
-                &mut state.conditions,
+            state.set_condition(
                 "ScalingActive",
                 "False",
                 "ScalingDisabled",

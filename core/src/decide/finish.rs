@@ -11,7 +11,7 @@ use super::outcome::{ActionLabel, ErrorLabel, Event, EventType, Monitor, Outcome
 use super::spec::reference;
 use super::state::{Decision, State};
 use crate::normalize;
-use crate::status::{set_condition, status_changed};
+use crate::status::status_changed;
 
 /// The new status; takes the metric statuses and conditions out of `state`
 /// (built once, at the end of a reconcile).
@@ -26,9 +26,10 @@ fn build_status(
         last_scale_time,
         current_metrics: state.statuses.take(),
         conditions: Some(std::mem::take(&mut state.conditions)),
-        // v1.36's setStatus builds a fresh status without it (setting it is
-        // newer, k/k #138228), so a stored value is dropped.
-        observed_generation: None,
+        // setStatus builds a fresh status: under HPAGeneration (1.37+, k/k
+        // #138228) it records the HPA's generation; without the gate (1.36)
+        // a stored value is dropped.
+        observed_generation: state.observed_generation,
     }
 }
 
@@ -74,8 +75,7 @@ pub fn finish(decision: Decision, outcome: RescaleOutcome, now: Timestamp) -> Ou
                     reason: "FailedRescale".to_owned(),
                     message: format!("New size: {desired}; reason: {rescale_reason}; error: {err}"),
                 });
-                set_condition(
-                    &mut state.conditions,
+                state.set_condition(
                     "AbleToScale",
                     "False",
                     "FailedUpdateScale",
@@ -119,8 +119,7 @@ fn record_rescale(
     rescale_reason: &str,
     now: Timestamp,
 ) -> ActionLabel {
-    set_condition(
-        &mut state.conditions,
+    state.set_condition(
         "AbleToScale",
         "True",
         "SucceededRescale",
@@ -147,8 +146,7 @@ fn record_rescale(
     );
     if state.scale_to_zero_gate {
         if state.current > 0 && desired == 0 && state.min == 0 && state.has_object_or_external {
-            set_condition(
-                &mut state.conditions,
+            state.set_condition(
                 "ScaledToZero",
                 "True",
                 "ScaledToZero",
@@ -158,8 +156,7 @@ fn record_rescale(
         } else {
             // Every other successful rescale, the condition
             // added when missing (upstream's else branch).
-            set_condition(
-                &mut state.conditions,
+            state.set_condition(
                 "ScaledToZero",
                 "False",
                 "NotScaledToZero",

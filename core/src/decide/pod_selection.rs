@@ -12,7 +12,6 @@ use super::state::State;
 use crate::input::DecisionInput;
 use crate::pod::CorePod;
 use crate::selector::Selector;
-use crate::status::set_condition;
 use crate::trace::DecisionTrace;
 
 /// The pods the scale's selector picks. `Err(())` = the reconcile stops
@@ -91,14 +90,7 @@ fn selector_failure(
         reason: event_reason.to_owned(),
         message: event.clone(),
     });
-    set_condition(
-        &mut state.conditions,
-        "ScalingActive",
-        "False",
-        cond_reason,
-        cond,
-        now,
-    );
+    state.set_condition("ScalingActive", "False", cond_reason, cond, now);
     state.failure = Some(event);
 }
 

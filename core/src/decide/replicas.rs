@@ -11,7 +11,6 @@ use super::spec::{spec_metrics, tolerances_for};
 use super::state::State;
 use crate::config::ControllerConfig;
 use crate::input::DecisionInput;
-use crate::status::set_condition;
 use crate::trace::{DecisionTrace, MetricTrace};
 
 /// Upstream `computeReplicasForMetrics` with `validateAndParseSelector`.
@@ -156,8 +155,7 @@ fn conclude(
     });
     if invalid >= specs.len() || (invalid > 0 && replicas < spec_replicas) {
         if let Some(f) = &first_failure {
-            set_condition(
-                &mut state.conditions,
+            state.set_condition(
                 "ScalingActive",
                 "False",
                 f.reason,
@@ -174,8 +172,7 @@ fn conclude(
         trace.rule = "metrics failed".to_owned();
         return Err(());
     }
-    set_condition(
-        &mut state.conditions,
+    state.set_condition(
         "ScalingActive",
         "True",
         "ValidMetricFound",

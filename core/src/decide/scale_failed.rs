@@ -7,10 +7,13 @@ use super::outcome::{ActionLabel, ErrorLabel, Event, EventType, Monitor, Outcome
 use super::spec::{conditions_of, reference};
 use crate::config::ControllerConfig;
 use crate::normalize::HpaHistory;
-use crate::status::{remove_condition, set_condition, status_changed};
+use crate::status::{observed_generation, remove_condition, set_condition, status_changed};
 
 /// The outcome when the scale could not be read: condition AbleToScale=False
 /// `FailedGetScale`, a Warning event, the rest of the status unchanged.
+/// Upstream returns before `setStatus` here, so `status.observedGeneration`
+/// keeps its stored value; only the condition gets the generation (under
+/// `HPAGeneration`).
 pub fn get_scale_failed(
     hpa: &HorizontalPodAutoscaler,
     error: &ScaleReadError,
@@ -49,6 +52,7 @@ pub fn get_scale_failed(
         "False",
         "FailedGetScale",
         format!("the HPA controller was unable to get the target's current scale: {err}"),
+        observed_generation(hpa, &config.feature_gates),
         now,
     );
     let mut status = original.clone();

@@ -7,7 +7,6 @@ use k8s_openapi::api::autoscaling::v2::{HPAScalingRules, HorizontalPodAutoscaler
 use super::state::State;
 use crate::config::ControllerConfig;
 use crate::normalize;
-use crate::status::set_condition;
 use crate::trace::DecisionTrace;
 
 #[allow(clippy::too_many_arguments, reason = "the normalization inputs")]
@@ -39,6 +38,7 @@ pub(super) fn normalize_desired(
                 max,
                 config.scale_up_limit_factor,
                 config.scale_up_limit_minimum,
+                config.version(),
             );
             (
                 s,
@@ -77,24 +77,17 @@ pub(super) fn normalize_desired(
                 &state.history.scale_up_events,
                 &state.history.scale_down_events,
                 now,
+                config.version(),
             );
             (s.replicas, s.reason, s.message, l)
         }
     };
     trace.stabilized = Some(stabilized);
     if stabilized != prenormalized {
-        set_condition(
-            &mut state.conditions,
-            "AbleToScale",
-            "True",
-            stab_reason,
-            stab_message,
-            now,
-        );
+        state.set_condition("AbleToScale", "True", stab_reason, stab_message, now);
         trace.stabilization = stab_reason.to_owned();
     } else {
-        set_condition(
-            &mut state.conditions,
+        state.set_condition(
             "AbleToScale",
             "True",
             "ReadyForNewScale",
@@ -108,8 +101,7 @@ pub(super) fn normalize_desired(
     } else {
         "True"
     };
-    set_condition(
-        &mut state.conditions,
+    state.set_condition(
         "ScalingLimited",
         status,
         limited.reason,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, MetricStatus,
 };
@@ -10,6 +11,7 @@ use serde::Serialize;
 
 use super::outcome::{Event, MetricComputation};
 use crate::normalize::HpaHistory;
+use crate::status::set_condition;
 use crate::trace::DecisionTrace;
 
 /// The decision of `decide`: whether to update the scale, and the state
@@ -45,4 +47,30 @@ pub(super) struct State {
     pub(super) soft_error: Option<String>,
     pub(super) has_object_or_external: bool,
     pub(super) scale_to_zero_gate: bool,
+    /// What the new status and the conditions set record as
+    /// `observedGeneration` ([`crate::status::observed_generation`]).
+    pub(super) observed_generation: Option<i64>,
+}
+
+impl State {
+    /// [`set_condition`] on this reconcile's conditions, stamped with its
+    /// observed generation.
+    pub(super) fn set_condition(
+        &mut self,
+        type_: &str,
+        status: &str,
+        reason: &str,
+        message: impl Into<String>,
+        now: Timestamp,
+    ) {
+        set_condition(
+            &mut self.conditions,
+            type_,
+            status,
+            reason,
+            message,
+            self.observed_generation,
+            now,
+        );
+    }
 }

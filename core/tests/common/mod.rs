@@ -49,6 +49,11 @@ impl Hpa {
         self.json["spec"]["behavior"] = b;
         self
     }
+    /// `metadata.generation`, as the API server sets it under `HPAGeneration`.
+    pub fn generation(mut self, n: i64) -> Self {
+        self.json["metadata"]["generation"] = json!(n);
+        self
+    }
     pub fn status(mut self, s: Value) -> Self {
         self.json["status"] = s;
         self

@@ -60,6 +60,7 @@ pub(super) fn external_proposal(
                     target_m,
                     &vals,
                     ctx.tolerances,
+                    ctx.config.version(),
                 )
             })
             .map_err(|e| {
@@ -97,6 +98,7 @@ pub(super) fn external_proposal(
                     &vals,
                     ctx.tolerances,
                     &ctx.pods,
+                    ctx.config.version(),
                 )
                 .map_err(|e| e.to_string())
             })

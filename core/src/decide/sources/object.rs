@@ -10,6 +10,27 @@ use crate::decide::spec::{go_label_selector_string, metric_selector};
 use crate::input::Fetched;
 use crate::quantity::{Format, Quantity};
 use crate::trace::MetricTrace;
+use crate::version::KubernetesVersion;
+
+/// Upstream's text for a failed object-metric fetch. Through 1.36 its
+/// `fmt.Errorf("unable to get metric %s: %v on %s %s/%s", name, kind,
+/// namespace, objName, err)` shifts every argument one place left of where
+/// it belongs; 1.37 puts them in order
+/// ([`KubernetesVersion::object_metric_error_in_order`]).
+fn object_fetch_error(
+    version: KubernetesVersion,
+    metric: &str,
+    obj: &CrossVersionObjectReference,
+    namespace: &str,
+    err: &str,
+) -> String {
+    let (kind, name) = (&obj.kind, &obj.name);
+    if version.object_metric_error_in_order() {
+        format!("unable to get metric {metric} on {kind} {namespace}/{name}: {err}")
+    } else {
+        format!("unable to get metric {metric}: {kind} on {namespace} {name}/{err}")
+    }
+}
 
 pub(super) fn object_proposal(
     ctx: &Ctx<'_>,
@@ -33,14 +54,7 @@ pub(super) fn object_proposal(
         Some(Fetched::Object(Err(e))) => Err(e.clone()),
         _ => Err("metric was not fetched".to_owned()),
     }
-    .map_err(|e| {
-        format!(
-            "unable to get metric {metric}: {} on {} {}/{e}",
-            obj.kind,
-            ctx.namespace(),
-            obj.name
-        )
-    });
+    .map_err(|e| object_fetch_error(ctx.config.version(), metric, obj, ctx.namespace(), &e));
     let target = &src.target;
     if target.type_ == "Value"
         && let Some(target_m) = quantity_milli(target.value.as_ref())
@@ -54,6 +68,7 @@ pub(super) fn object_proposal(
                     usage,
                     ctx.tolerances,
                     &ctx.pods,
+                    ctx.config.version(),
                 )
                 .map_err(|e| e.to_string())
             })
@@ -88,6 +103,7 @@ pub(super) fn object_proposal(
                     target_m,
                     usage,
                     ctx.tolerances,
+                    ctx.config.version(),
                 )
             })
             .map_err(|e| {
@@ -125,4 +141,39 @@ pub(super) fn object_proposal(
         "invalid object metric source: neither a value target nor an average value target was set"
             .to_owned();
     Err(fail(reason, e.clone(), format!("{outer}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_object_metric_fetch_error_is_misordered_through_v1_36_and_in_order_from_v1_37() {
+        use KubernetesVersion::*;
+        let obj = CrossVersionObjectReference {
+            api_version: Some("apps/v1".into()),
+            kind: "Deployment".into(),
+            name: "app".into(),
+        };
+        for (version, want) in [
+            (
+                V1_36,
+                "unable to get metric qps: Deployment on default app/boom",
+            ),
+            (
+                V1_37,
+                "unable to get metric qps on Deployment default/app: boom",
+            ),
+            (
+                V1_38,
+                "unable to get metric qps on Deployment default/app: boom",
+            ),
+        ] {
+            assert_eq!(
+                object_fetch_error(version, "qps", &obj, "default", "boom"),
+                want,
+                "{version}"
+            );
+        }
+    }
 }

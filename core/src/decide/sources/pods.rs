@@ -52,6 +52,7 @@ pub(super) fn pods_proposal(
                 ts,
                 ctx.readiness(),
                 ctx.now,
+                ctx.config.version(),
             )
             .map_err(|e| e.to_string())
         })

@@ -70,6 +70,7 @@ pub(super) fn resource_proposal(
                     ts,
                     ctx.readiness(),
                     ctx.now,
+                    ctx.config.version(),
                 )
                 .map_err(|e| e.to_string())
             })
@@ -113,6 +114,7 @@ pub(super) fn resource_proposal(
                 ctx.readiness(),
                 ctx.config.feature_gates.pod_level_resources(),
                 ctx.now,
+                ctx.config.version(),
             )
             .map_err(|e: CalcError| e.to_string())
         })
