@@ -46,9 +46,19 @@ pub struct Args {
     /// (`horizontal-pod-autoscaler-downscale-stabilization=1m`). Repeat.
     #[arg(long = "flag", value_name = "NAME=VALUE")]
     pub flags: Vec<String>,
-    /// Feature gates (`HPAScaleToZero=true,HPAConfigurableTolerance=false`).
+    /// Feature gates over the release's defaults
+    /// (`HPAScaleToZero=false,PodLevelResources=false`).
     #[arg(long, value_name = "GATES")]
     pub feature_gates: Option<String>,
+    /// The Kubernetes release whose HPA semantics the replay follows: 1.36,
+    /// 1.37 (the default) or 1.38 (alpha).
+    #[arg(long, value_name = "X.Y")]
+    pub kubernetes_version: Option<hpa_core::KubernetesVersion>,
+    /// "What changes when I upgrade?": also replay the same HPA, workload,
+    /// series and flags under this release, print both summaries and the
+    /// syncs where they differ, and draw both timelines on the same scales.
+    #[arg(long, value_name = "X.Y", conflicts_with = "compare")]
+    pub compare_version: Option<hpa_core::KubernetesVersion>,
     /// How long new pods take to become Ready (Go duration; default: at once).
     #[arg(long, value_name = "DURATION", value_parser = crate::cli::controller::duration)]
     pub pods_ready_after: Option<std::time::Duration>,
@@ -93,7 +103,21 @@ fn print_out(text: &str) -> std::io::Result<()> {
 
 /// The controller configuration of the flags.
 pub fn config(args: &Args) -> Result<ControllerConfig, ReplayArgError> {
+    config_for(args, args.kubernetes_version.unwrap_or_default())
+}
+
+/// The controller configuration of the flags under `version`.
+pub fn config_for(
+    args: &Args,
+    version: hpa_core::KubernetesVersion,
+) -> Result<ControllerConfig, ReplayArgError> {
     let mut config = ControllerConfig::default();
+    config
+        .set_flag("kubernetes-version", version.as_str())
+        .map_err(|e| ReplayArgError::Flag {
+            arg: format!("kubernetes-version={version}"),
+            reason: e.to_string(),
+        })?;
     for arg in &args.flags {
         let (name, value) = arg.split_once('=').ok_or_else(|| ReplayArgError::Flag {
             arg: arg.clone(),
@@ -115,6 +139,37 @@ pub fn config(args: &Args) -> Result<ControllerConfig, ReplayArgError> {
             })?;
     }
     Ok(config)
+}
+
+/// The syncs where two replays of the same series decided differently, as
+/// lines for people (`at 2m15s: 1.36 kept 4, 1.37 scaled 4 -> 6`).
+pub fn differing_syncs(a: &Replayed, b: &Replayed, a_name: &str, b_name: &str) -> Vec<String> {
+    let describe = |s: &crate::plot::Sample| {
+        let show = |v: Option<i32>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
+        if s.rescale {
+            format!("scaled {} -> {}", show(s.current), show(s.desired))
+        } else if s.reason.is_empty() || s.desired == s.current {
+            format!("kept {}", show(s.current))
+        } else {
+            format!("kept {} ({})", show(s.current), s.reason)
+        }
+    };
+    let mut lines = Vec::new();
+    for (x, y) in a.timeline.samples.iter().zip(&b.timeline.samples) {
+        if x.current != y.current || x.after() != y.after() || x.rescale != y.rescale {
+            lines.push(format!(
+                "at {}: {a_name} {}, {b_name} {}",
+                crate::plot::svg::duration_label(x.t),
+                describe(x),
+                describe(y)
+            ));
+        }
+    }
+    let (n, m) = (a.timeline.samples.len(), b.timeline.samples.len());
+    if n != m {
+        lines.push(format!("{a_name} synced {n} times, {b_name} {m} times"));
+    }
+    lines
 }
 
 /// One replayed configuration: its summary and its timeline.
@@ -175,16 +230,65 @@ pub async fn run(args: Args) -> CliResult {
     if let Some(other) = &args.compare {
         runs.push(replay_file(other, args.hpa_name.as_deref(), &args, &series, &options).await?);
     }
+    let base_version = options.config.feature_gates.version();
+    let mut differences = None;
+    if let Some(other) = args.compare_version {
+        let other_options = ReplayOptions {
+            config: config_for(&args, other)?,
+            ..options.clone()
+        };
+        let mut base = runs.remove(0);
+        let mut then = replay_file(
+            &args.hpa,
+            args.hpa_name.as_deref(),
+            &args,
+            &series,
+            &other_options,
+        )
+        .await?;
+        for (run, version) in [(&mut base, base_version), (&mut then, other)] {
+            run.summary.label = format!("{}, Kubernetes {version}", run.summary.label);
+            run.timeline.title = format!("{} under Kubernetes {version}", run.timeline.title);
+        }
+        differences = Some(differing_syncs(
+            &base,
+            &then,
+            base_version.as_str(),
+            other.as_str(),
+        ));
+        runs = vec![base, then];
+    }
     let text = match args.output {
-        Output::Text => runs
-            .iter()
-            .map(|r| r.summary.text())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Output::Text => {
+            let mut text = runs
+                .iter()
+                .map(|r| r.summary.text())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if let (Some(lines), Some(other)) = (&differences, args.compare_version) {
+                if lines.is_empty() {
+                    text.push_str(&format!(
+                        "\nKubernetes {base_version} and {other} decide the same at every sync\n"
+                    ));
+                } else {
+                    text.push_str(&format!(
+                        "\nsyncs where Kubernetes {base_version} and {other} differ ({}):\n",
+                        lines.len()
+                    ));
+                    for line in lines {
+                        text.push_str(&format!("  {line}\n"));
+                    }
+                }
+            }
+            text
+        }
         Output::Json => {
             let summaries: Vec<&Summary> = runs.iter().map(|r| &r.summary).collect();
-            let json = serde_json::to_string_pretty(&serde_json::json!({ "runs": summaries }))
-                .map_err(ReplayArgError::Json)?;
+            let mut body = serde_json::json!({ "runs": summaries });
+            if let Some(lines) = &differences {
+                body["differences"] = serde_json::json!(lines);
+            }
+            let json = serde_json::to_string_pretty(&body).map_err(ReplayArgError::Json)?;
             format!("{json}\n")
         }
     };
