@@ -227,8 +227,9 @@ impl Sim {
     }
 
     /// Turns the check of HPA references' apiVersions on (the default, as
-    /// v1.34 and later) or off, to hold HPAs that an API server before the check
-    /// (v1.33 and older) stored and that an upgraded cluster still serves.
+    /// v1.34 and later) or off, to hold HPAs that an API server before the
+    /// check (v1.33 and older) stored and that an upgraded cluster still
+    /// serves.
     pub fn set_reference_api_version_check(&self, enabled: bool) {
         self.inner
             .reference_api_versions
