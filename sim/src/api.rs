@@ -12,6 +12,7 @@ use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
+use hpa_core::version::KubernetesVersion;
 use http::{HeaderMap, Method, StatusCode, Uri};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -114,11 +115,7 @@ async fn route(
         return Ok(aggregation::proxy(backend, method, uri, headers, body).await);
     }
     match segs.as_slice() {
-        ["version"] => Ok(json_response(&json!({
-            "major": "1", "minor": "36", "gitVersion": "v1.36.0-hpa-sim",
-            "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
-            "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
-            "platform": "linux/amd64"}))),
+        ["version"] => Ok(json_response(&version_info(sim.feature_gates().version()))),
         ["healthz" | "readyz" | "livez"] => Ok((StatusCode::OK, "ok").into_response()),
         ["api"] => Ok(json_response(
             &json!({"kind": "APIVersions", "versions": ["v1"],
@@ -143,13 +140,13 @@ async fn route(
             Ok(json_response(&resource_list(sim, group, version)))
         }
         ["openapi", "v3"] => Ok(json_response(&openapi_root())),
-        ["openapi", "v3", "api", "v1"] => Ok(json_response(&openapi_group_version("", "v1"))),
+        ["openapi", "v3", "api", "v1"] => Ok(json_response(&openapi_group_version(sim, "", "v1"))),
         ["openapi", "v3", "apis", group, version]
             if RESOURCES
                 .iter()
                 .any(|d| d.group == *group && d.version == *version) =>
         {
-            Ok(json_response(&openapi_group_version(group, version)))
+            Ok(json_response(&openapi_group_version(sim, group, version)))
         }
         ["api", "v1", rest @ ..] => {
             resource(sim, "", "v1", rest, method, &params, headers, body).await
@@ -211,7 +208,29 @@ fn group_versions() -> Vec<(&'static str, &'static str)> {
     out
 }
 
-fn openapi_group_version(group: &str, version: &str) -> Value {
+/// `/version` of the sim as `release`: what clients read the release from
+/// (`major` and `minor`, as kubectl and our controller do).
+pub fn version_info(release: KubernetesVersion) -> Value {
+    json!({
+        "major": "1", "minor": release.minor().to_string(), "gitVersion": git_version(release),
+        "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.25.0", "compiler": "gc",
+        "platform": "linux/amd64"})
+}
+
+/// The `gitVersion` of the sim as `release`: a pre-release says which one,
+/// as its real API server would (`v1.38.0-alpha.2`), so a client reading
+/// `/version` learns both the release and that it is not final.
+pub fn git_version(release: KubernetesVersion) -> String {
+    let pre = if release.is_prerelease() {
+        "-alpha.2"
+    } else {
+        ""
+    };
+    format!("v1.{}.0{pre}-hpa-sim", release.minor())
+}
+
+fn openapi_group_version(sim: &Sim, group: &str, version: &str) -> Value {
     let mut paths = serde_json::Map::new();
     for d in RESOURCES
         .iter()
@@ -242,7 +261,8 @@ fn openapi_group_version(group: &str, version: &str) -> Value {
             json!({"get": op("get"), "put": op("put"), "patch": op("patch"), "delete": op("delete")}),
         );
     }
-    json!({"openapi": "3.0.0", "info": {"title": "Kubernetes (hpa-sim)", "version": "v1.36.0"},
+    let release = git_version(sim.feature_gates().version());
+    json!({"openapi": "3.0.0", "info": {"title": "Kubernetes (hpa-sim)", "version": release},
         "paths": paths, "components": {"schemas": {}}})
 }
 

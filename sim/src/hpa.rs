@@ -1,10 +1,14 @@
 //! HorizontalPodAutoscaler defaulting, validation and v1 <-> v2 conversion,
-//! as kube-apiserver does them (Kubernetes v1.36, `HPAScaleToZero` off).
+//! as kube-apiserver does them; what differs between releases (fields a
+//! release drops, the `minReplicas` bound) comes in as [`FeatureGates`] and
+//! [`ValidationOptions`].
 //!
 //! HPAs are stored as autoscaling/v2. An autoscaling/v1 view carries what v1
 //! cannot express in `autoscaling.alpha.kubernetes.io/*` annotations, so a
 //! v1 round trip keeps the v2 fields (the upstream approach).
 
+use hpa_core::gates::FeatureGates;
+use hpa_core::version::KubernetesVersion;
 use serde_json::{Map, Value, json};
 
 use crate::error::FieldError;
@@ -111,10 +115,23 @@ pub fn omit_empty_status(hpa: &mut Value) {
     });
 }
 
-/// Upstream's `dropDisabledFields`: with `HPAConfigurableTolerance` off,
-/// `behavior.scaleUp/scaleDown.tolerance` is dropped on create and update,
-/// unless the stored object already uses a tolerance.
-pub fn drop_disabled_fields(hpa: &mut Value, old: Option<&Value>, tolerance_gate: bool) {
+/// What a release's API server does not store of an HPA, on create and on
+/// every update (main and `/status`), given the stored object `old`:
+///
+/// - `behavior.scaleUp/scaleDown.tolerance` with `HPAConfigurableTolerance`
+///   off, unless `old` already uses a tolerance (upstream's
+///   `dropDisabledFields`);
+/// - `status.conditions[].observedGeneration` in v1.36, whose autoscaling/v2
+///   has no such field (k/k #138653 adds it in v1.37): pruned as unknown;
+/// - in v1.37 and later with `HPAGeneration` off, `status.observedGeneration`
+///   and the conditions' `observedGeneration`, unless `old` already has
+///   them (the usual ratchet of a gated field).
+pub fn drop_disabled_fields(hpa: &mut Value, old: Option<&Value>, gates: &FeatureGates) {
+    drop_tolerance(hpa, old, gates.configurable_tolerance());
+    drop_observed_generation(hpa, old, gates);
+}
+
+fn drop_tolerance(hpa: &mut Value, old: Option<&Value>, tolerance_gate: bool) {
     let uses_tolerance = |h: &Value| {
         ["scaleUp", "scaleDown"].iter().any(|dir| {
             h.pointer(&format!("/spec/behavior/{dir}/tolerance"))
@@ -130,6 +147,42 @@ pub fn drop_disabled_fields(hpa: &mut Value, old: Option<&Value>, tolerance_gate
             .and_then(Value::as_object_mut)
         {
             rules.remove("tolerance");
+        }
+    }
+}
+
+/// Whether `release`'s autoscaling/v2 has `status.conditions[].observedGeneration`.
+fn has_condition_observed_generation(release: KubernetesVersion) -> bool {
+    release >= KubernetesVersion::V1_37
+}
+
+fn drop_observed_generation(hpa: &mut Value, old: Option<&Value>, gates: &FeatureGates) {
+    let known = has_condition_observed_generation(gates.version());
+    if known && gates.generation() {
+        return;
+    }
+    let status_in_use = old
+        .and_then(|o| o.pointer("/status/observedGeneration"))
+        .is_some_and(|g| !g.is_null());
+    let conditions_in_use = old
+        .and_then(|o| o.pointer("/status/conditions"))
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter()
+                .any(|c| c.get("observedGeneration").is_some_and(|g| !g.is_null()))
+        });
+    let Some(status) = hpa.get_mut("status").and_then(Value::as_object_mut) else {
+        return;
+    };
+    // v1.36 stores `status.observedGeneration` (a field since v2 GA) as it is.
+    if known && !status_in_use {
+        status.remove("observedGeneration");
+    }
+    if (!known || !conditions_in_use)
+        && let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut)
+    {
+        for c in conditions.iter_mut().filter_map(Value::as_object_mut) {
+            c.remove("observedGeneration");
         }
     }
 }
@@ -1036,16 +1089,69 @@ mod tests {
                 "behavior": {"scaleUp": {"tolerance": t}}}))
         };
         let tolerance = |h: &Value| h.pointer("/spec/behavior/scaleUp/tolerance").cloned();
+        let gate_on = FeatureGates::of(KubernetesVersion::V1_36);
+        let gate_off =
+            FeatureGates::parse(KubernetesVersion::V1_36, "HPAConfigurableTolerance=false")
+                .unwrap();
         let mut on = with("0.05");
-        drop_disabled_fields(&mut on, None, true);
+        drop_disabled_fields(&mut on, None, &gate_on);
         assert_eq!(tolerance(&on), Some(json!("0.05")));
         let mut off = with("0.05");
-        drop_disabled_fields(&mut off, None, false);
+        drop_disabled_fields(&mut off, None, &gate_off);
         assert_eq!(tolerance(&off), None);
         let stored = with("0.01");
         let mut update = with("0.05");
-        drop_disabled_fields(&mut update, Some(&stored), false);
+        drop_disabled_fields(&mut update, Some(&stored), &gate_off);
         assert_eq!(tolerance(&update), Some(json!("0.05")));
+    }
+
+    fn with_generations(status_generation: i64, condition_generation: i64) -> Value {
+        json!({"status": {"observedGeneration": status_generation, "desiredReplicas": 2,
+            "conditions": [
+                {"type": "AbleToScale", "status": "True", "observedGeneration": condition_generation},
+                {"type": "ScalingActive", "status": "True"}]}})
+    }
+
+    fn generations(h: &Value) -> (Option<&Value>, Option<&Value>) {
+        (
+            h.pointer("/status/observedGeneration"),
+            h.pointer("/status/conditions/0/observedGeneration"),
+        )
+    }
+
+    #[test]
+    fn v1_36_prunes_the_conditions_observed_generation_it_does_not_know() {
+        let gates = FeatureGates::of(KubernetesVersion::V1_36);
+        let mut h = with_generations(3, 3);
+        drop_disabled_fields(&mut h, Some(&with_generations(2, 2)), &gates);
+        assert_eq!(generations(&h), (Some(&json!(3)), None));
+        assert_eq!(
+            h.pointer("/status/conditions/1"),
+            Some(&json!({"type": "ScalingActive", "status": "True"}))
+        );
+    }
+
+    #[test]
+    fn v1_37_stores_observed_generations_with_hpa_generation_on() {
+        for release in [KubernetesVersion::V1_37, KubernetesVersion::V1_38] {
+            let mut h = with_generations(3, 3);
+            drop_disabled_fields(&mut h, None, &FeatureGates::of(release));
+            assert_eq!(generations(&h), (Some(&json!(3)), Some(&json!(3))));
+        }
+    }
+
+    #[test]
+    fn v1_37_with_hpa_generation_off_drops_observed_generations_not_already_in_use() {
+        let off = FeatureGates::parse(KubernetesVersion::V1_37, "HPAGeneration=false").unwrap();
+        let mut fresh = with_generations(3, 3);
+        let old_without = json!({"status": {"desiredReplicas": 1,
+            "conditions": [{"type": "AbleToScale", "status": "True"}]}});
+        drop_disabled_fields(&mut fresh, Some(&old_without), &off);
+        assert_eq!(generations(&fresh), (None, None));
+
+        let mut kept = with_generations(3, 3);
+        drop_disabled_fields(&mut kept, Some(&with_generations(2, 2)), &off);
+        assert_eq!(generations(&kept), (Some(&json!(3)), Some(&json!(3))));
     }
 
     /// v1.36's autoscaling/v2 has no `spec.selectionStrategy` and no

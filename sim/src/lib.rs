@@ -9,6 +9,10 @@
 //! backend), reachable over HTTP ([`serve`]) or in-process
 //! ([`Sim::client`]). Every timestamp it writes comes from its clock.
 //!
+//! It is one Kubernetes release at a time ([`SimConfig::feature_gates`]:
+//! 1.36, 1.37 by default, or 1.38, with `--feature-gates` overrides), which
+//! `/version` reports and which decides how HPAs are stored and validated.
+//!
 //! ```no_run
 //! # async fn demo() {
 //! let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
@@ -46,6 +50,8 @@ mod workloads;
 pub use backend::Backend;
 pub use error::ApiError;
 pub use faults::{Faults, ScaleOverride};
+pub use hpa_core::gates::FeatureGates;
+pub use hpa_core::version::KubernetesVersion;
 pub use sim::{Part, Sim, SimConfig};
 pub use state::PodDelays;
 pub use stats::RequestStats;

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hpa_core::clock::{Clock, ScenarioClock, SystemClock, VirtualClock};
+use hpa_core::gates::FeatureGates;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -48,10 +49,12 @@ pub struct SimConfig {
     pub bookmark_interval: std::time::Duration,
     /// Namespaces that exist from the start.
     pub namespaces: Vec<String>,
-    /// The API server's `HPAScaleToZero` feature gate (alpha, off in v1.36):
-    /// whether an HPA may have `minReplicas: 0`. Also settable later with
-    /// [`Sim::set_hpa_scale_to_zero`].
-    pub hpa_scale_to_zero: bool,
+    /// The Kubernetes release the API server is, with its `--feature-gates`
+    /// overrides: it decides what `/version` reports and how HPAs are
+    /// stored and validated (`metadata.generation`, the fields a release
+    /// drops, `minReplicas: 0`). Also settable later with
+    /// [`Sim::set_feature_gates`].
+    pub feature_gates: FeatureGates,
     /// Pods one workload may have (see [`crate::limits`]).
     pub max_pods_per_workload: usize,
 }
@@ -67,7 +70,7 @@ impl Default for SimConfig {
             namespaces: ["default", "kube-system", "kube-public", "kube-node-lease"]
                 .map(String::from)
                 .to_vec(),
-            hpa_scale_to_zero: false,
+            feature_gates: FeatureGates::default(),
             max_pods_per_workload: crate::limits::MAX_PODS_PER_WORKLOAD,
         }
     }
@@ -91,11 +94,9 @@ pub(crate) struct Inner {
     pub config: SimConfig,
     pub backends: Mutex<HashMap<String, Backend>>,
     pub shutdown: CancellationToken,
-    /// The `HPAScaleToZero` gate of HPA validation.
-    pub hpa_scale_to_zero: std::sync::atomic::AtomicBool,
-    /// The `HPAConfigurableTolerance` gate (on by default in v1.36): off,
-    /// new tolerances are dropped.
-    pub hpa_configurable_tolerance: std::sync::atomic::AtomicBool,
+    /// The release and feature gates HPAs are stored and validated under
+    /// (copied once per request, so one write sees one set).
+    pub feature_gates: Mutex<FeatureGates>,
     /// Whether HPA references' apiVersions are checked (v1.34 and later);
     /// off, the sim stores HPAs as an older API server did.
     pub reference_api_versions: std::sync::atomic::AtomicBool,
@@ -141,8 +142,7 @@ impl Sim {
                 virtual_clock,
                 faults: Faults::default(),
                 stats: RequestStats::default(),
-                hpa_scale_to_zero: std::sync::atomic::AtomicBool::new(config.hpa_scale_to_zero),
-                hpa_configurable_tolerance: std::sync::atomic::AtomicBool::new(true),
+                feature_gates: Mutex::new(config.feature_gates),
                 reference_api_versions: std::sync::atomic::AtomicBool::new(true),
                 config,
                 backends: Mutex::new(HashMap::new()),
@@ -206,42 +206,34 @@ impl Sim {
         SettleOnDrop(self)
     }
 
-    /// Turns the API server's `HPAScaleToZero` gate on or off for HPA
-    /// validation (whether `minReplicas: 0` is accepted).
-    pub fn set_hpa_scale_to_zero(&self, enabled: bool) {
-        self.inner
-            .hpa_scale_to_zero
-            .store(enabled, std::sync::atomic::Ordering::SeqCst);
+    /// Makes the API server another release, or the same with other
+    /// `--feature-gates`: later writes are stored and validated under
+    /// `gates`; stored objects stay as they are, as after an upgrade.
+    pub fn set_feature_gates(&self, gates: &FeatureGates) {
+        *self
+            .inner
+            .feature_gates
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = *gates;
     }
 
-    /// Turns the API server's `HPAConfigurableTolerance` gate on or off
-    /// (off: `behavior.*.tolerance` is dropped from new objects).
-    pub fn set_hpa_configurable_tolerance(&self, enabled: bool) {
-        self.inner
-            .hpa_configurable_tolerance
-            .store(enabled, std::sync::atomic::Ordering::SeqCst);
+    /// The release and feature gates the API server runs with.
+    pub fn feature_gates(&self) -> FeatureGates {
+        *self
+            .inner
+            .feature_gates
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Turns the check of HPA references' apiVersions on (the default, as
-    /// v1.36) or off, to hold HPAs that an API server before the check
-    /// (v1.33 and older) stored and that an upgraded cluster still serves.
+    /// v1.34 and later) or off, to hold HPAs that an API server before the
+    /// check (v1.33 and older) stored and that an upgraded cluster still
+    /// serves.
     pub fn set_reference_api_version_check(&self, enabled: bool) {
         self.inner
             .reference_api_versions
             .store(enabled, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    fn tolerance_gate(&self) -> bool {
-        self.inner
-            .hpa_configurable_tolerance
-            .load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    /// Whether the `HPAScaleToZero` gate is on.
-    pub fn hpa_scale_to_zero(&self) -> bool {
-        self.inner
-            .hpa_scale_to_zero
-            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Makes the cluster fresh again without restarting it, so one sim
@@ -324,8 +316,7 @@ impl Sim {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clear();
-        self.set_hpa_scale_to_zero(self.inner.config.hpa_scale_to_zero);
-        self.set_hpa_configurable_tolerance(true);
+        self.set_feature_gates(&self.inner.config.feature_gates);
         self.set_reference_api_version_check(true);
         removed
     }
@@ -333,11 +324,13 @@ impl Sim {
     /// HPA validation options: the gate, and (on update) whether the stored
     /// object already had `minReplicas: 0`, which the API server keeps
     /// accepting with the gate off.
-    fn hpa_validation(&self, new: &Value, old: Option<&Value>) -> hpa::ValidationOptions {
-        let gate = self
-            .inner
-            .hpa_scale_to_zero
-            .load(std::sync::atomic::Ordering::SeqCst);
+    fn hpa_validation(
+        &self,
+        gates: &FeatureGates,
+        new: &Value,
+        old: Option<&Value>,
+    ) -> hpa::ValidationOptions {
+        let gate = gates.scale_to_zero();
         let old_zero = old
             .and_then(|o| o.pointer("/spec/minReplicas"))
             .and_then(Value::as_i64)
@@ -425,6 +418,7 @@ impl Sim {
         validate::check_body(def, &obj)?;
         let _settle = self.settle_on_drop();
         let now = self.now();
+        let gates = self.feature_gates();
         let mut st = self.lock();
         let mut obj = from_view(def, obj);
         set_meta_ns(def, &mut obj, ns)?;
@@ -469,16 +463,16 @@ impl Sim {
             meta.remove("resourceVersion");
             meta.remove("deletionTimestamp");
             meta.remove("managedFields");
-            if has_generation(def.storage) {
+            if has_generation(def.storage, &gates) {
                 meta.insert("generation".into(), json!(1));
             }
         }
         reset_status_on_create(def.storage, &mut obj);
         if def.storage == Storage::Hpas {
-            hpa::drop_disabled_fields(&mut obj, None, self.tolerance_gate());
+            hpa::drop_disabled_fields(&mut obj, None, &gates);
         }
         default_object(def.storage, &mut obj);
-        validate(def, &obj, &name, self.hpa_validation(&obj, None))?;
+        validate(def, &obj, &name, self.hpa_validation(&gates, &obj, None))?;
         if dry_run {
             return Ok(to_view(def, obj));
         }
@@ -573,6 +567,7 @@ impl Sim {
         now: Timestamp,
     ) -> Result<Value, ApiError> {
         let name = old.name.to_string();
+        let gates = self.feature_gates();
         check_kind(def, &new)?;
         set_meta_ns(def, &mut new, &old.ns)?;
         if let Some(n) = meta_str(&new, "name")
@@ -603,6 +598,7 @@ impl Sim {
                     };
                 }
                 if def.storage == Storage::Hpas {
+                    hpa::drop_disabled_fields(&mut o, Some(&old_val), &gates);
                     hpa::omit_empty_status(&mut o);
                 }
                 o
@@ -634,10 +630,10 @@ impl Sim {
                     };
                 }
                 if def.storage == Storage::Hpas {
-                    hpa::drop_disabled_fields(&mut o, Some(&old_val), self.tolerance_gate());
+                    hpa::drop_disabled_fields(&mut o, Some(&old_val), &gates);
                 }
                 default_object(def.storage, &mut o);
-                if has_generation(def.storage) && o.get("spec") != old_val.get("spec") {
+                if has_generation(def.storage, &gates) && o.get("spec") != old_val.get("spec") {
                     let g = old_val
                         .pointer("/metadata/generation")
                         .and_then(Value::as_i64)
@@ -647,7 +643,12 @@ impl Sim {
                 o
             }
         };
-        validate(def, &obj, &name, self.hpa_validation(&obj, Some(&old_val)))?;
+        validate(
+            def,
+            &obj,
+            &name,
+            self.hpa_validation(&gates, &obj, Some(&old_val)),
+        )?;
         meta_mut(&mut obj).insert("resourceVersion".into(), json!(old.rv.to_string()));
         if obj == old_val || dry_run {
             return Ok(to_view(def, obj));
@@ -979,15 +980,16 @@ fn set_meta_ns(def: &ResourceDef, obj: &mut Value, ns: &str) -> Result<(), ApiEr
 }
 
 /// Kinds whose registry strategy sets `metadata.generation` (1 on create,
-/// +1 on a spec change). Not HPAs: v1.36's HPA strategy leaves it alone
-/// (k/k #138228 adds it in v1.37, behind `HPAGeneration`), so a created HPA
-/// keeps whatever generation the client sent (usually none) and an update
-/// keeps the stored one, as the generic registry's `BeforeUpdate` does.
-fn has_generation(s: Storage) -> bool {
-    matches!(
-        s,
-        Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets | Storage::Pods
-    )
+/// +1 on a spec change). HPAs only with `HPAGeneration` (k/k #138228: beta,
+/// on, in v1.37; absent in v1.36): without it a created HPA keeps whatever
+/// generation the client sent (usually none) and an update keeps the stored
+/// one, as the generic registry's `BeforeUpdate` does.
+fn has_generation(s: Storage, gates: &FeatureGates) -> bool {
+    match s {
+        Storage::Deployments | Storage::ReplicaSets | Storage::StatefulSets | Storage::Pods => true,
+        Storage::Hpas => gates.generation(),
+        _ => false,
+    }
 }
 
 fn reset_status_on_create(s: Storage, obj: &mut Value) {

@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use hpa_core::clock::ScenarioClock;
+use hpa_core::gates::{FeatureGates, GateError};
+use hpa_core::version::{KubernetesVersion, VersionError};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::backend::Backend;
@@ -44,6 +46,19 @@ pub enum StandaloneError {
     /// The server failed.
     #[error("the sim server failed")]
     Serve(#[source] std::io::Error),
+    /// `--feature-gates` does not fit `--kubernetes-version`.
+    #[error("invalid --feature-gates for Kubernetes {version}")]
+    FeatureGates {
+        /// The release the gates were read under.
+        version: KubernetesVersion,
+        /// Which gate, and why.
+        #[source]
+        source: GateError,
+    },
+}
+
+fn version(s: &str) -> Result<KubernetesVersion, String> {
+    s.parse().map_err(|e: VersionError| e.to_string())
 }
 
 /// Options of `hpa-harness sim`.
@@ -78,12 +93,37 @@ pub struct Args {
     /// Watch events kept per resource for resumption (older: 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     pub watch_history: usize,
+    /// The Kubernetes release the sim's API server is: 1.36, 1.37 or 1.38
+    /// (alpha). `/version` reports it, and it decides how HPAs are stored
+    /// and validated: `metadata.generation` (HPAGeneration, 1.37 and
+    /// later), the status fields a release drops (1.36 has no
+    /// `conditions[].observedGeneration`), and whether `minReplicas: 0` is
+    /// accepted (HPAScaleToZero, on from 1.37).
+    #[arg(long = "kubernetes-version", value_parser = version, default_value = "1.37",
+        env = "HPA_KUBERNETES_VERSION")]
+    pub kubernetes_version: KubernetesVersion,
+    /// The API server's feature gates, `Name=true,Name=false`, over the
+    /// release's defaults, with upstream's rules: a gate the release does
+    /// not register is refused, and a gate locked at GA can only be set to
+    /// its default. The sim's API server reads HPAScaleToZero (minReplicas
+    /// 0), HPAConfigurableTolerance (behavior tolerances kept) and
+    /// HPAGeneration (generation and observedGeneration stored).
+    #[arg(long = "feature-gates", default_value = "")]
+    pub feature_gates: String,
 }
 
 /// The sim configuration `args` describe (metrics backend from
-/// `--metrics-url`, if given).
-pub fn config_from_args(args: &Args) -> SimConfig {
-    SimConfig {
+/// `--metrics-url`, if given); refused when `--feature-gates` does not fit
+/// the release.
+pub fn config_from_args(args: &Args) -> Result<SimConfig, StandaloneError> {
+    let feature_gates =
+        FeatureGates::parse(args.kubernetes_version, &args.feature_gates).map_err(|source| {
+            StandaloneError::FeatureGates {
+                version: args.kubernetes_version,
+                source,
+            }
+        })?;
+    Ok(SimConfig {
         clock: match args.virtual_clock {
             Some(start) => ScenarioClock::Virtual(hpa_core::clock::VirtualClock::new(start)),
             None => ScenarioClock::wall(),
@@ -94,8 +134,9 @@ pub fn config_from_args(args: &Args) -> SimConfig {
             ready: args.pod_ready_delay,
         },
         metrics: args.metrics_url.clone().map(Backend::Url),
+        feature_gates,
         ..SimConfig::default()
-    }
+    })
 }
 
 /// A kubeconfig for a plain-HTTP server at `server` (`http://host:port`).
@@ -294,8 +335,37 @@ mod tests {
             "--virtual-clock",
             "2026-01-01T00:00:00Z",
         ]);
-        let config = config_from_args(&cli.args);
+        let config = config_from_args(&cli.args).unwrap();
         assert_eq!(config.pod_delays.ready, SignedDuration::from_secs(30));
         assert!(matches!(config.clock, ScenarioClock::Virtual(_)));
+        assert_eq!(config.feature_gates, FeatureGates::default());
+    }
+
+    #[test]
+    fn the_release_and_its_gates_come_from_the_flags() {
+        let cli = Cli::parse_from([
+            "sim",
+            "--kubernetes-version",
+            "1.36",
+            "--feature-gates",
+            "HPAScaleToZero=true",
+        ]);
+        let gates = config_from_args(&cli.args).unwrap().feature_gates;
+        assert_eq!(gates.version(), KubernetesVersion::V1_36);
+        assert!(gates.scale_to_zero() && !gates.generation());
+
+        let locked = Cli::parse_from(["sim", "--feature-gates", "HPAConfigurableTolerance=false"]);
+        let err = config_from_args(&locked.args).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                StandaloneError::FeatureGates {
+                    source: GateError::Locked { .. },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(Cli::try_parse_from(["sim", "--kubernetes-version", "1.35"]).is_err());
     }
 }

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use hpa_core::clock::ScenarioClock;
-use hpa_sim::admin::{AdminClient, AdminError, CountedFault, FaultAction, ToggleFault};
-use hpa_sim::{PodDelays, Sim, SimConfig};
+use hpa_sim::admin::{AdminClient, AdminError, CountedFault, FaultAction, SimAdmin, ToggleFault};
+use hpa_sim::{FeatureGates, KubernetesVersion, PodDelays, Sim, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v1::Scale;
@@ -256,21 +256,109 @@ async fn pod_delays_set_over_http_hold_readiness_until_the_clock_is_advanced() {
 }
 
 #[tokio::test]
-async fn feature_gates_are_set_over_http_and_unknown_ones_refused() {
+async fn the_release_and_its_feature_gates_are_read_and_set_over_http() {
     let sim = virtual_sim();
     let server = Server::start(sim.clone()).await;
     let admin = server.admin();
+    let state = admin.feature_gates().await.unwrap();
+    assert_eq!(state.kubernetes_version, KubernetesVersion::V1_37);
+    assert_eq!(state.feature_gates, "");
     assert_eq!(
-        admin.feature_gates().await.unwrap(),
-        BTreeMap::from([("HPAScaleToZero".to_owned(), false)])
+        state.gates,
+        BTreeMap::from([
+            ("HPAConfigurableTolerance".to_owned(), true),
+            ("HPAGeneration".to_owned(), true),
+            ("HPAOptimizedSelectorStore".to_owned(), true),
+            ("HPAScaleToZero".to_owned(), true),
+            ("PodLevelResources".to_owned(), true),
+            ("StaleControllerConsistencyHPA".to_owned(), true),
+        ])
     );
-    admin.set_hpa_scale_to_zero(true).await.unwrap();
-    assert!(sim.hpa_scale_to_zero());
-    let gates = BTreeMap::from([("NoSuchGate".to_owned(), true)]);
-    let (status, message) = rejected(admin.set_feature_gates(&gates).await.unwrap_err());
-    assert_eq!(status, 400);
-    assert!(message.contains("NoSuchGate"), "{message}");
-    assert!(sim.hpa_scale_to_zero(), "a refused body changes nothing");
+
+    let wanted = FeatureGates::parse(KubernetesVersion::V1_36, "HPAScaleToZero=true").unwrap();
+    let answer = admin.set_feature_gates(&wanted).await.unwrap();
+    assert_eq!(sim.feature_gates(), wanted);
+    assert_eq!(answer, admin.feature_gates().await.unwrap());
+    assert_eq!(answer.to_gates().unwrap(), wanted);
+    assert_eq!(answer.feature_gates, "HPAScaleToZero=true");
+    assert_eq!(answer.gates.get("HPAGeneration"), None, "absent in 1.36");
+    let info = server.kube().apiserver_version().await.unwrap();
+    assert_eq!((info.major.as_str(), info.minor.as_str()), ("1", "36"));
+
+    // Through the trait the scenario world uses.
+    let back = FeatureGates::of(KubernetesVersion::V1_38);
+    SimAdmin::set_feature_gates(&admin, &back).await.unwrap();
+    assert_eq!(sim.feature_gates(), back);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_refused_feature_gate_is_a_400_that_changes_nothing() {
+    let sim = virtual_sim();
+    let before = FeatureGates::parse(KubernetesVersion::V1_37, "HPAGeneration=false").unwrap();
+    sim.set_feature_gates(&before);
+    let server = Server::start(sim.clone()).await;
+    let put = reqwest::Method::PUT;
+    for (body, wanted) in [
+        (
+            r#"{"featureGates": "HPAScaleToZero=false,HPAConfigurableTolerance=false"}"#,
+            "field featureGates: cannot set feature gate HPAConfigurableTolerance to false, feature is locked to true",
+        ),
+        (
+            r#"{"kubernetesVersion": "1.38", "featureGates": "HPAGeneration=false"}"#,
+            "cannot set feature gate HPAGeneration to false, feature is locked to true",
+        ),
+        (
+            r#"{"kubernetesVersion": "1.36", "featureGates": "HPAGeneration=true"}"#,
+            "field featureGates: unrecognized feature gate: HPAGeneration",
+        ),
+        (
+            r#"{"kubernetesVersion": "1.35"}"#,
+            "field kubernetesVersion: Kubernetes version \"1.35\" is not supported",
+        ),
+        (r#"{"HPAConfigurableTolerance": false}"#, "locked to true"),
+        (
+            r#"{"HPAScaleToZero": false, "NoSuchGate": true}"#,
+            "field NoSuchGate: unrecognized feature gate: NoSuchGate",
+        ),
+    ] {
+        let (status, message) = raw(&server, put.clone(), "/admin/v1/feature-gates", body).await;
+        assert_eq!(status, 400, "{body}: {message}");
+        assert!(message.contains(wanted), "{body}: {message:?}");
+        assert_eq!(sim.feature_gates(), before, "{body} changed the gates");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_older_map_body_sets_gates_on_top_of_the_current_ones() {
+    let sim = virtual_sim();
+    sim.set_feature_gates(&FeatureGates::of(KubernetesVersion::V1_36));
+    let server = Server::start(sim.clone()).await;
+    let (status, message) = raw(
+        &server,
+        reqwest::Method::PUT,
+        "/admin/v1/feature-gates",
+        r#"{"HPAScaleToZero": true}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{message}");
+    let (status, _) = raw(
+        &server,
+        reqwest::Method::PUT,
+        "/admin/v1/feature-gates",
+        r#"{"PodLevelResources": false}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        sim.feature_gates(),
+        FeatureGates::parse(
+            KubernetesVersion::V1_36,
+            "HPAScaleToZero=true,PodLevelResources=false"
+        )
+        .unwrap()
+    );
     server.stop().await;
 }
 
@@ -328,7 +416,12 @@ async fn reset_removes_what_clients_made_and_open_watches_see_it_go() {
         }))
         .await
         .unwrap();
-    admin.set_hpa_scale_to_zero(true).await.unwrap();
+    admin
+        .set_feature_gates(
+            &FeatureGates::parse(KubernetesVersion::V1_36, "HPAScaleToZero=true").unwrap(),
+        )
+        .await
+        .unwrap();
 
     let all_deps: Api<Deployment> = Api::all(client.clone());
     let rv = all_deps
@@ -397,7 +490,7 @@ async fn reset_removes_what_clients_made_and_open_watches_see_it_go() {
         default_pods.get("web-0").await.is_ok(),
         "pod indices start again at 0"
     );
-    assert!(!sim.hpa_scale_to_zero());
+    assert_eq!(sim.feature_gates(), FeatureGates::default());
     assert!(sim.resource_version() > summary.resource_version);
     drop(watch);
     server.stop().await;
@@ -430,6 +523,8 @@ async fn request_counters_are_read_and_zeroed_over_http() {
 
 /// Sends a raw body and returns the status and the `message`.
 async fn raw(server: &Server, method: reqwest::Method, path: &str, body: &str) -> (u16, String) {
+    // A bare reqwest client needs a TLS provider even for plain HTTP.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let response = reqwest::Client::new()
         .request(method, format!("{}{path}", server.url()))
         .header("content-type", "application/json")
@@ -447,7 +542,6 @@ async fn raw(server: &Server, method: reqwest::Method, path: &str, body: &str) -
 
 #[tokio::test]
 async fn bad_bodies_are_refused_with_400_naming_the_field() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let server = Server::start(virtual_sim()).await;
     let post = reqwest::Method::POST;
     let put = reqwest::Method::PUT;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
-use hpa_sim::{Backend, PodDelays, Sim, SimConfig};
+use hpa_sim::{Backend, FeatureGates, KubernetesVersion, PodDelays, Sim, SimConfig};
 use jiff::SignedDuration;
 use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet, StatefulSet};
 use k8s_openapi::api::autoscaling::v1::{HorizontalPodAutoscaler as HpaV1, Scale};
@@ -464,49 +464,323 @@ async fn hpas_are_defaulted_validated_and_served_as_v1_and_v2() {
     );
 }
 
-/// v1.36's HPA registry strategy does not manage `metadata.generation`
-/// (k/k #138228 adds that in v1.37): a create keeps what the client sent,
-/// an update keeps the stored value even when the spec changes.
-#[tokio::test]
-async fn hpas_get_no_generation_from_the_server_as_in_v1_36() {
-    let sim = sim();
-    let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
-    let created = v2
-        .create(&PostParams::default(), &hpa("web", "web"))
-        .await
-        .unwrap();
-    assert_eq!(created.metadata.generation, None);
-    let mut edited = created.clone();
-    edited.spec.max_replicas = 20;
-    edited.metadata.generation = Some(7);
-    let updated = v2
-        .replace("web", &PostParams::default(), &edited)
-        .await
-        .unwrap();
-    assert_eq!(updated.spec.max_replicas, 20);
-    assert_eq!(updated.metadata.generation, None);
+fn sim_as(gates: FeatureGates) -> Sim {
+    Sim::new(SimConfig {
+        feature_gates: gates,
+        ..SimConfig::default()
+    })
+}
 
-    let mut own = hpa("own", "web");
-    own.metadata.generation = Some(5);
-    let created = v2.create(&PostParams::default(), &own).await.unwrap();
-    assert_eq!(created.metadata.generation, Some(5));
+/// An HPA that may scale to zero (an External metric).
+fn hpa_to_zero(name: &str, min: i32) -> HorizontalPodAutoscaler {
+    serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": min, "maxReplicas": 10,
+            "metrics": [{"type": "External", "external": {"metric": {"name": "queue"},
+                "target": {"type": "AverageValue", "averageValue": "5"}}}]}
+    }))
+    .unwrap()
+}
+
+/// Without `HPAGeneration` (absent in v1.36, or turned off in v1.37) the HPA
+/// registry strategy does not manage `metadata.generation`: a create keeps
+/// what the client sent, an update keeps the stored value even when the
+/// spec changes.
+#[tokio::test]
+async fn hpas_get_no_generation_from_the_server_without_hpa_generation() {
+    let off = FeatureGates::parse(KubernetesVersion::V1_37, "HPAGeneration=false").unwrap();
+    for gates in [FeatureGates::of(KubernetesVersion::V1_36), off] {
+        let sim = sim_as(gates);
+        let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+        let created = v2
+            .create(&PostParams::default(), &hpa("web", "web"))
+            .await
+            .unwrap();
+        assert_eq!(created.metadata.generation, None);
+        let mut edited = created.clone();
+        edited.spec.max_replicas = 20;
+        edited.metadata.generation = Some(7);
+        let updated = v2
+            .replace("web", &PostParams::default(), &edited)
+            .await
+            .unwrap();
+        assert_eq!(updated.spec.max_replicas, 20);
+        assert_eq!(updated.metadata.generation, None);
+
+        let mut own = hpa("own", "web");
+        own.metadata.generation = Some(5);
+        let created = v2.create(&PostParams::default(), &own).await.unwrap();
+        assert_eq!(created.metadata.generation, Some(5));
+        let patched = v2
+            .patch(
+                "own",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"maxReplicas": 30}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(patched.metadata.generation, Some(5));
+
+        // Deployments still get theirs.
+        let deployments: Api<Deployment> = Api::default_namespaced(sim.client());
+        let d = deployments
+            .create(&PostParams::default(), &deployment("web", 1))
+            .await
+            .unwrap();
+        assert_eq!(d.metadata.generation, Some(1));
+    }
+}
+
+/// With `HPAGeneration` (v1.37's default, locked in v1.38), as upstream's
+/// HPA strategy: generation 1 on create whatever the client sent, +1 on
+/// each spec change, unchanged by metadata-only changes, by an update that
+/// changes nothing, and by status writes.
+#[tokio::test]
+async fn hpa_generation_counts_spec_changes_only() {
+    for release in [KubernetesVersion::V1_37, KubernetesVersion::V1_38] {
+        let sim = sim_as(FeatureGates::of(release));
+        let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+        let mut own = hpa("web", "web");
+        own.metadata.generation = Some(5);
+        let created = v2.create(&PostParams::default(), &own).await.unwrap();
+        assert_eq!(created.metadata.generation, Some(1), "{release}");
+
+        let mut edited = created.clone();
+        edited.spec.max_replicas = 20;
+        edited.metadata.generation = Some(9);
+        let updated = v2
+            .replace("web", &PostParams::default(), &edited)
+            .await
+            .unwrap();
+        assert_eq!(updated.metadata.generation, Some(2));
+
+        let same = v2
+            .replace("web", &PostParams::default(), &updated)
+            .await
+            .unwrap();
+        assert_eq!(same.metadata.generation, Some(2), "no spec change");
+        let labelled = v2
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"metadata": {"labels": {"team": "a"}}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(labelled.metadata.generation, Some(2), "metadata only");
+
+        let status = v2
+            .patch_status(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"status": {"observedGeneration": 2,
+                    "desiredReplicas": 3, "currentReplicas": 2}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status.metadata.generation, Some(2), "status write");
+        assert_eq!(status.status.unwrap().observed_generation, Some(2));
+        let status_spec = v2
+            .patch_status(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(
+                    json!({"spec": {"maxReplicas": 40}, "status": {"desiredReplicas": 4}}),
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status_spec.spec.max_replicas, 20, "/status keeps the spec");
+        assert_eq!(status_spec.metadata.generation, Some(2));
+
+        // A spec change through autoscaling/v1 counts too.
+        let v1: Api<HpaV1> = Api::default_namespaced(sim.client());
+        let through_v1 = v1
+            .patch(
+                "web",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"targetCPUUtilizationPercentage": 70}})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(through_v1.metadata.generation, Some(3));
+    }
+}
+
+/// Switching the release with stored objects: as after an upgrade, an HPA
+/// stored without a generation gets one counted from 0 at its next spec
+/// change (upstream: `oldHPA.Generation + 1`).
+#[tokio::test]
+async fn an_hpa_stored_before_hpa_generation_counts_from_zero() {
+    let sim = sim_as(FeatureGates::of(KubernetesVersion::V1_36));
+    let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+    v2.create(&PostParams::default(), &hpa("web", "web"))
+        .await
+        .unwrap();
+    sim.set_feature_gates(&FeatureGates::of(KubernetesVersion::V1_37));
     let patched = v2
         .patch(
-            "own",
+            "web",
             &PatchParams::default(),
             &Patch::Merge(json!({"spec": {"maxReplicas": 30}})),
         )
         .await
         .unwrap();
-    assert_eq!(patched.metadata.generation, Some(5));
+    assert_eq!(patched.metadata.generation, Some(1));
+}
 
-    // Deployments still get theirs.
-    let deployments: Api<Deployment> = Api::default_namespaced(sim.client());
-    let d = deployments
-        .create(&PostParams::default(), &deployment("web", 1))
+const CONDITIONS_WITH_GENERATION: &str = r#"{"status": {"observedGeneration": 1,
+    "desiredReplicas": 2, "currentReplicas": 2,
+    "conditions": [{"type": "AbleToScale", "status": "True", "reason": "ReadyForNewScale",
+        "lastTransitionTime": "2026-01-01T00:00:00Z", "observedGeneration": 1}]}}"#;
+
+async fn status_with_generations(gates: FeatureGates) -> (Option<i64>, Option<i64>) {
+    let sim = sim_as(gates);
+    let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+    v2.create(&PostParams::default(), &hpa("web", "web"))
         .await
         .unwrap();
-    assert_eq!(d.metadata.generation, Some(1));
+    let body: serde_json::Value = serde_json::from_str(CONDITIONS_WITH_GENERATION).unwrap();
+    let written = v2
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(body))
+        .await
+        .unwrap();
+    let stored = v2.get_status("web").await.unwrap();
+    assert_eq!(written.status, stored.status);
+    let status = stored.status.unwrap();
+    let condition = status.conditions.unwrap()[0].observed_generation;
+    (status.observed_generation, condition)
+}
+
+/// v1.36's autoscaling/v2 has no `conditions[].observedGeneration`: the API
+/// server prunes it on a status write; v1.37 stores it (and, as every
+/// release, `status.observedGeneration`).
+#[tokio::test]
+async fn conditions_observed_generation_is_pruned_in_1_36_and_stored_in_1_37() {
+    assert_eq!(
+        status_with_generations(FeatureGates::of(KubernetesVersion::V1_36)).await,
+        (Some(1), None)
+    );
+    assert_eq!(
+        status_with_generations(FeatureGates::of(KubernetesVersion::V1_37)).await,
+        (Some(1), Some(1))
+    );
+    let off = FeatureGates::parse(KubernetesVersion::V1_37, "HPAGeneration=false").unwrap();
+    assert_eq!(status_with_generations(off).await, (None, None));
+}
+
+fn invalid_message(e: kube::Error) -> String {
+    let status = api_err(e);
+    assert_eq!((status.code, status.reason.as_str()), (422, "Invalid"));
+    status.message
+}
+
+/// `minReplicas: 0` needs `HPAScaleToZero` (beta, on, from v1.37; alpha,
+/// off, in v1.36), or on update a stored object that already had 0
+/// (upstream's ratchet in `validationOptionsForHorizontalPodAutoscaler`).
+#[tokio::test]
+async fn min_replicas_zero_follows_the_release_and_ratchets_on_update() {
+    let sim = sim_as(FeatureGates::of(KubernetesVersion::V1_37));
+    let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+    let zero = v2
+        .create(&PostParams::default(), &hpa_to_zero("zero", 0))
+        .await
+        .unwrap();
+    assert_eq!(zero.spec.min_replicas, Some(0));
+    v2.create(&PostParams::default(), &hpa_to_zero("one", 1))
+        .await
+        .unwrap();
+
+    sim.set_feature_gates(&FeatureGates::of(KubernetesVersion::V1_36));
+    let message = invalid_message(
+        v2.create(&PostParams::default(), &hpa_to_zero("new", 0))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        message.contains("spec.minReplicas: Invalid value: 0: must be greater than or equal to 1"),
+        "{message}"
+    );
+    // The stored zero stays updatable; another HPA cannot newly go to zero.
+    let kept = v2
+        .patch(
+            "zero",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"maxReplicas": 20}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (kept.spec.min_replicas, kept.spec.max_replicas),
+        (Some(0), 20)
+    );
+    let message = invalid_message(
+        v2.patch(
+            "one",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"minReplicas": 0}})),
+        )
+        .await
+        .unwrap_err(),
+    );
+    assert!(message.contains("greater than or equal to 1"), "{message}");
+    // With the alpha gate turned on, 1.36 accepts it too.
+    sim.set_feature_gates(
+        &FeatureGates::parse(KubernetesVersion::V1_36, "HPAScaleToZero=true").unwrap(),
+    );
+    v2.create(&PostParams::default(), &hpa_to_zero("new", 0))
+        .await
+        .unwrap();
+    // Below zero is refused whatever the gate.
+    let message = invalid_message(
+        v2.create(&PostParams::default(), &hpa_to_zero("negative", -1))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        message.contains("spec.minReplicas: Invalid value: -1: must be greater than or equal to 0"),
+        "{message}"
+    );
+}
+
+/// `/version` and the OpenAPI document report the sim's release, so a
+/// client asking the server learns what it talks to.
+#[tokio::test]
+async fn the_server_reports_its_release() {
+    for (release, minor, git) in [
+        (KubernetesVersion::V1_36, "36", "v1.36.0-hpa-sim"),
+        (KubernetesVersion::V1_37, "37", "v1.37.0-hpa-sim"),
+        (KubernetesVersion::V1_38, "38", "v1.38.0-alpha.2-hpa-sim"),
+    ] {
+        let sim = sim_as(FeatureGates::of(release));
+        let client = sim.client();
+        let info = client.apiserver_version().await.unwrap();
+        assert_eq!(
+            (
+                info.major.as_str(),
+                info.minor.as_str(),
+                info.git_version.as_str()
+            ),
+            ("1", minor, git)
+        );
+        let parsed: KubernetesVersion = info.git_version.parse().unwrap();
+        assert_eq!(parsed, release);
+        let openapi: serde_json::Value = client
+            .request(
+                http::Request::get("/openapi/v3/apis/autoscaling/v2")
+                    .body(Vec::new())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(openapi["info"]["version"], git);
+    }
+    let sim = sim();
+    sim.set_feature_gates(&FeatureGates::of(KubernetesVersion::V1_36));
+    let info = sim.client().apiserver_version().await.unwrap();
+    assert_eq!(info.minor, "36", "a change of release shows at once");
 }
 
 #[tokio::test]

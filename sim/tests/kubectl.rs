@@ -63,8 +63,10 @@ async fn start(tag: &str) -> Server {
         pod_start_delay: jiff::SignedDuration::ZERO,
         pod_ready_delay: jiff::SignedDuration::ZERO,
         watch_history: 1000,
+        kubernetes_version: hpa_sim::KubernetesVersion::default(),
+        feature_gates: String::new(),
     };
-    let sim = Sim::new(config_from_args(&args));
+    let sim = Sim::new(config_from_args(&args).unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
     let run_args = args.clone();

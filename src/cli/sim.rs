@@ -9,6 +9,10 @@
 //! `/control/v1/loads`) is shared among its running pods: the HPA
 //! walkthrough (docs/walkthrough.md) works with kubectl alone.
 //!
+//! `--kubernetes-version` and `--feature-gates` make the API server (and the
+//! in-process controller) one release, which `/version` reports; the admin
+//! API (`PUT /admin/v1/feature-gates`) changes it later.
+//!
 //! Prints, one per line on stdout: `api-server: URL`, `kubeconfig: PATH`,
 //! `metrics-server: URL` (and `controller: in-process`) so that scripts and
 //! tests can pick them up.
@@ -121,7 +125,7 @@ pub async fn run(args: Args) -> CliResult {
     if args.controller && own_metrics.is_none() {
         return Err(SimCliError::ControllerWithMetricsUrl.into());
     }
-    let sim = Sim::new(standalone::config_from_args(&sim_args));
+    let sim = Sim::new(standalone::config_from_args(&sim_args)?);
     let mut controller = None;
     let mut mirror_task = None;
     if let Some((listener, url)) = own_metrics {
@@ -148,7 +152,11 @@ pub async fn run(args: Args) -> CliResult {
             }));
             controller = Some(Arc::new(InProcess::start(
                 &sim,
-                ControllerConfig::default(),
+                // One release for the API server and the controller.
+                ControllerConfig {
+                    feature_gates: sim.feature_gates(),
+                    ..ControllerConfig::default()
+                },
                 mirror,
             )));
         } else {

@@ -182,7 +182,7 @@ pub async fn replay(
         SimConfig {
             pod_delays: options.pod_delays,
             namespaces,
-            hpa_scale_to_zero: options.config.feature_gates.enabled("HPAScaleToZero"),
+            feature_gates: options.config.feature_gates,
             ..SimConfig::default()
         },
     );

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use fake_metrics_server::client::{ClientError, ControlClient};
 use hpa_core::clock::{Clock, SystemClock, VirtualClock};
 use hpa_sim::admin::{FaultAction, SimAdmin};
-use hpa_sim::{PodDelays, SimConfig};
+use hpa_sim::{FeatureGates, PodDelays, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::DropGuard;
 
@@ -270,14 +270,18 @@ impl Env {
         }
     }
 
-    /// Tells the simulated API server whether HPAScaleToZero is on (a real
-    /// one validates with its own gates).
-    pub async fn set_scale_to_zero(&self, enabled: bool) -> Result<(), EnvError> {
+    /// Makes the simulated API server the release of `gates`, with their
+    /// overrides, so it stores and validates HPAs as the controller expects
+    /// (a real one runs its own release and gates: nothing to do).
+    pub async fn set_feature_gates(&self, gates: &FeatureGates) -> Result<(), EnvError> {
         if let Some(admin) = &self.admin {
-            admin
-                .set_hpa_scale_to_zero(enabled)
-                .await
-                .map_err(|e| EnvError::State(format!("the cluster's HPAScaleToZero gate: {e}")))?;
+            admin.set_feature_gates(gates).await.map_err(|e| {
+                EnvError::State(format!(
+                    "the cluster's release {} and feature gates {:?}: {e}",
+                    gates.version(),
+                    gates.to_string()
+                ))
+            })?;
         }
         Ok(())
     }

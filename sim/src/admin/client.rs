@@ -1,15 +1,14 @@
 //! [`AdminClient`]: the typed client of the admin API, for the Gherkin
 //! runner and load runs driving a sim in another process.
 
-use std::collections::BTreeMap;
-
+use hpa_core::gates::FeatureGates;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{
-    ClockMove, ClockState, ErrorBody, FaultAction, HPA_SCALE_TO_ZERO, PodDelaysBody, RequestCounts,
-    ResetSummary,
+    ClockMove, ClockState, ErrorBody, FaultAction, FeatureGatesBody, FeatureGatesState,
+    PodDelaysBody, RequestCounts, ResetSummary,
 };
 use crate::state::PodDelays;
 
@@ -200,23 +199,19 @@ impl AdminClient {
             .map(drop)
     }
 
-    /// `PUT /admin/v1/feature-gates`: sets the given gates; answers all.
+    /// `PUT /admin/v1/feature-gates`: makes the sim's API server `gates`'
+    /// release with their overrides; answers the result.
     pub async fn set_feature_gates(
         &self,
-        gates: &BTreeMap<String, bool>,
-    ) -> Result<BTreeMap<String, bool>, AdminError> {
-        self.call_for(reqwest::Method::PUT, "/admin/v1/feature-gates", Some(gates))
+        gates: &FeatureGates,
+    ) -> Result<FeatureGatesState, AdminError> {
+        let body = FeatureGatesBody::of(gates);
+        self.call_for(reqwest::Method::PUT, "/admin/v1/feature-gates", Some(&body))
             .await
     }
 
-    /// Sets the `HPAScaleToZero` gate.
-    pub async fn set_hpa_scale_to_zero(&self, on: bool) -> Result<(), AdminError> {
-        let gates = BTreeMap::from([(HPA_SCALE_TO_ZERO.to_owned(), on)]);
-        self.set_feature_gates(&gates).await.map(drop)
-    }
-
-    /// `GET /admin/v1/feature-gates`.
-    pub async fn feature_gates(&self) -> Result<BTreeMap<String, bool>, AdminError> {
+    /// `GET /admin/v1/feature-gates`: the release and its gates.
+    pub async fn feature_gates(&self) -> Result<FeatureGatesState, AdminError> {
         self.call_for::<(), _>(reqwest::Method::GET, "/admin/v1/feature-gates", None)
             .await
     }

@@ -4,6 +4,7 @@
 //! same way.
 
 use futures::future::BoxFuture;
+use hpa_core::gates::FeatureGates;
 use jiff::SignedDuration;
 
 use super::{
@@ -29,8 +30,12 @@ pub trait SimAdmin: Send + Sync + std::fmt::Debug {
         name: &'a str,
         delays: PodDelays,
     ) -> BoxFuture<'a, Result<(), AdminError>>;
-    /// Sets the `HPAScaleToZero` gate of the API server's validation.
-    fn set_hpa_scale_to_zero(&self, on: bool) -> BoxFuture<'_, Result<(), AdminError>>;
+    /// Makes the API server `gates`' release with their overrides (what it
+    /// stores, validates and reports at `/version`).
+    fn set_feature_gates<'a>(
+        &'a self,
+        gates: &'a FeatureGates,
+    ) -> BoxFuture<'a, Result<(), AdminError>>;
     /// A fresh cluster for the next scenario.
     fn reset(&self) -> BoxFuture<'_, Result<ResetSummary, AdminError>>;
     /// The request counters.
@@ -78,9 +83,12 @@ impl SimAdmin for Sim {
         })
     }
 
-    fn set_hpa_scale_to_zero(&self, on: bool) -> BoxFuture<'_, Result<(), AdminError>> {
+    fn set_feature_gates<'a>(
+        &'a self,
+        gates: &'a FeatureGates,
+    ) -> BoxFuture<'a, Result<(), AdminError>> {
         Box::pin(async move {
-            Sim::set_hpa_scale_to_zero(self, on);
+            Sim::set_feature_gates(self, gates);
             Ok(())
         })
     }
@@ -129,8 +137,11 @@ impl SimAdmin for AdminClient {
         Box::pin(AdminClient::set_pod_delays(self, namespace, name, delays))
     }
 
-    fn set_hpa_scale_to_zero(&self, on: bool) -> BoxFuture<'_, Result<(), AdminError>> {
-        Box::pin(AdminClient::set_hpa_scale_to_zero(self, on))
+    fn set_feature_gates<'a>(
+        &'a self,
+        gates: &'a FeatureGates,
+    ) -> BoxFuture<'a, Result<(), AdminError>> {
+        Box::pin(async move { AdminClient::set_feature_gates(self, gates).await.map(drop) })
     }
 
     fn reset(&self) -> BoxFuture<'_, Result<ResetSummary, AdminError>> {

@@ -15,10 +15,16 @@
 //! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
 //! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
 //! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s"}` | [`Sim::set_pod_delays`]; 204 |
-//! | `GET`/`PUT /admin/v1/feature-gates` | `{"HPAScaleToZero": true}` | sets known gates; answers all of them |
+//! | `GET /admin/v1/feature-gates` | | [`FeatureGatesState`]: the release and every gate it registers |
+//! | `PUT /admin/v1/feature-gates` | [`FeatureGatesBody`] `{"kubernetesVersion": "1.36", "featureGates": "HPAScaleToZero=true"}` | [`Sim::set_feature_gates`]; answers [`FeatureGatesState`] |
 //! | `POST /admin/v1/reset` | | [`Sim::reset`]; answers [`ResetSummary`] |
 //! | `GET /admin/v1/requests` | | [`RequestCounts`] |
 //! | `DELETE /admin/v1/requests` | | zeroes the counters; 204 |
+//!
+//! `PUT /admin/v1/feature-gates` also takes the older body, a map of gate
+//! names to values (`{"HPAScaleToZero": true}`), set on top of the sim's
+//! current gates under its release. Either way a refused gate (unknown to
+//! the release, or locked) is a 400 and changes nothing.
 //!
 //! Admin requests are not counted in the request counters: they are the
 //! harness talking, not a Kubernetes client.
@@ -43,11 +49,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use hpa_core::gates::{FeatureGates, GateError};
+use hpa_core::version::KubernetesVersion;
+
 use crate::sim::Sim;
 use crate::state::PodDelays;
-
-/// The one feature gate the sim's API server has.
-pub const HPA_SCALE_TO_ZERO: &str = "HPAScaleToZero";
 
 /// Why an admin request was refused (the server side).
 #[derive(Debug, thiserror::Error)]
@@ -176,6 +182,77 @@ pub struct PodDelaysBody {
     /// From Running to Ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
+}
+
+/// Body of `PUT /admin/v1/feature-gates`: the API server's release and its
+/// `--feature-gates`. The sim's gates become the release's defaults with
+/// these overrides (those of an earlier PUT do not carry over).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FeatureGatesBody {
+    /// `1.36`, `1.37` or `1.38` (`v1.36.2` reads as 1.36); absent: the
+    /// sim's current release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<String>,
+    /// Overrides in the `--feature-gates` syntax (`A=true,B=false`), under
+    /// upstream's rules; absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feature_gates: Option<String>,
+}
+
+impl FeatureGatesBody {
+    /// The body that makes a sim's gates `gates`.
+    pub fn of(gates: &FeatureGates) -> Self {
+        Self {
+            kubernetes_version: Some(gates.version().to_string()),
+            feature_gates: Some(gates.to_string()),
+        }
+    }
+
+    /// The gates this body asks for, the release defaulting to `current`;
+    /// the error names the field.
+    pub fn gates(&self, current: KubernetesVersion) -> Result<FeatureGates, AdminRejection> {
+        let version = match &self.kubernetes_version {
+            Some(text) => text
+                .parse()
+                .map_err(|e| AdminRejection::BadRequest(format!("field kubernetesVersion: {e}")))?,
+            None => current,
+        };
+        let overrides = self.feature_gates.as_deref().unwrap_or_default();
+        FeatureGates::parse(version, overrides)
+            .map_err(|e| AdminRejection::BadRequest(format!("field featureGates: {e}")))
+    }
+}
+
+/// Answer of `GET` and `PUT /admin/v1/feature-gates`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureGatesState {
+    /// The release the sim's API server is (what `/version` reports).
+    pub kubernetes_version: KubernetesVersion,
+    /// The overrides, in the `--feature-gates` syntax (`""`: none).
+    pub feature_gates: String,
+    /// Every gate the release registers, with its value.
+    pub gates: BTreeMap<String, bool>,
+}
+
+impl FeatureGatesState {
+    /// The state of `gates`.
+    pub fn of(gates: &FeatureGates) -> Self {
+        Self {
+            kubernetes_version: gates.version(),
+            feature_gates: gates.to_string(),
+            gates: gates
+                .iter()
+                .map(|(gate, on, _)| (gate.name().to_owned(), on))
+                .collect(),
+        }
+    }
+
+    /// The gates this state describes.
+    pub fn to_gates(&self) -> Result<FeatureGates, GateError> {
+        FeatureGates::parse(self.kubernetes_version, &self.feature_gates)
+    }
 }
 
 /// Answer of `POST /admin/v1/reset`.
@@ -377,29 +454,41 @@ async fn put_pod_delays(
     Ok(StatusCode::NO_CONTENT)
 }
 
-fn gates(sim: &Sim) -> BTreeMap<String, bool> {
-    BTreeMap::from([(HPA_SCALE_TO_ZERO.to_owned(), sim.hpa_scale_to_zero())])
+async fn get_gates(State(sim): State<Sim>) -> axum::Json<FeatureGatesState> {
+    axum::Json(FeatureGatesState::of(&sim.feature_gates()))
 }
 
-async fn get_gates(State(sim): State<Sim>) -> axum::Json<BTreeMap<String, bool>> {
-    axum::Json(gates(&sim))
+/// Whether a `PUT /admin/v1/feature-gates` body is a [`FeatureGatesBody`]
+/// rather than the older map of gate names (no gate is named like its fields).
+fn is_gates_body(raw: &serde_json::Value) -> bool {
+    raw.as_object().is_some_and(|m| {
+        m.keys()
+            .all(|k| k == "kubernetesVersion" || k == "featureGates")
+    })
 }
 
 async fn put_gates(
     State(sim): State<Sim>,
     body: Bytes,
-) -> Result<axum::Json<BTreeMap<String, bool>>, AdminRejection> {
-    let asked: BTreeMap<String, bool> = decode("PUT /admin/v1/feature-gates", &body)?;
-    // All names are checked before any gate changes.
-    if let Some(unknown) = asked.keys().find(|k| *k != HPA_SCALE_TO_ZERO) {
-        return Err(AdminRejection::BadRequest(format!(
-            "field {unknown}: unknown feature gate; the sim knows {HPA_SCALE_TO_ZERO}"
-        )));
-    }
-    if let Some(on) = asked.get(HPA_SCALE_TO_ZERO) {
-        sim.set_hpa_scale_to_zero(*on);
-    }
-    Ok(axum::Json(gates(&sim)))
+) -> Result<axum::Json<FeatureGatesState>, AdminRejection> {
+    const ENDPOINT: &str = "PUT /admin/v1/feature-gates";
+    let raw: serde_json::Value = decode(ENDPOINT, &body)?;
+    let current = sim.feature_gates();
+    // Every check passes before anything changes.
+    let gates = if is_gates_body(&raw) {
+        decode::<FeatureGatesBody>(ENDPOINT, &body)?.gates(current.version())?
+    } else {
+        let asked: BTreeMap<String, bool> = decode(ENDPOINT, &body)?;
+        let mut gates = current;
+        for (name, on) in &asked {
+            gates
+                .set(name, *on)
+                .map_err(|e| AdminRejection::BadRequest(format!("field {name}: {e}")))?;
+        }
+        gates
+    };
+    sim.set_feature_gates(&gates);
+    Ok(axum::Json(FeatureGatesState::of(&gates)))
 }
 
 async fn post_reset(State(sim): State<Sim>) -> axum::Json<ResetSummary> {

@@ -258,8 +258,7 @@ impl HpaWorld {
             let env = Env::start(&self.target).await?;
             // One cluster, one set of gates: the API server validates
             // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
-            env.set_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"))
-                .await?;
+            env.set_feature_gates(&self.config.feature_gates).await?;
             self.own_namespace(&env).await?;
             self.env = Some(env);
         }
@@ -358,8 +357,7 @@ impl HpaWorld {
             )));
         }
         if let Some(env) = &self.env {
-            env.set_scale_to_zero(self.config.feature_gates.enabled("HPAScaleToZero"))
-                .await?;
+            env.set_feature_gates(&self.config.feature_gates).await?;
         }
         Ok(())
     }
