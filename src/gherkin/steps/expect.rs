@@ -99,6 +99,95 @@ async fn wants(world: &mut HpaWorld, name: String, want: i32) -> StepResult {
         .await
 }
 
+/// `metadata.generation` and `status.observedGeneration` (HPAGeneration,
+/// from 1.37); each condition must carry the generation it was set at,
+/// which is never later than the status's.
+#[then(expr = "the HPA {string} has generation {int} and observed generation {int}")]
+async fn generations(
+    world: &mut HpaWorld,
+    name: String,
+    generation: i64,
+    observed: i64,
+) -> StepResult {
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let hpa = world.hpa(&name).await?;
+            let got = hpa.metadata.generation;
+            let status = hpa.status.unwrap_or_default();
+            let conditions: Vec<(String, Option<i64>)> = status
+                .conditions
+                .unwrap_or_default()
+                .into_iter()
+                .map(|c| (c.type_, c.observed_generation))
+                .collect();
+            let unstamped = conditions
+                .iter()
+                .any(|(_, g)| g.is_none_or(|g| g > observed));
+            if got != Some(generation) || status.observed_generation != Some(observed) || unstamped || conditions.is_empty() {
+                return fail(world, format!(
+                    "expected HPA {name} at generation {generation} with status observed at {observed} and every condition stamped at or before it; it has generation {got:?}, status.observedGeneration {:?}, conditions {conditions:?}",
+                    status.observed_generation
+                )).await;
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// The generation a condition was last set at (its `observedGeneration`).
+#[then(expr = "the HPA {string} has condition {string} set at generation {int}")]
+async fn condition_generation(
+    world: &mut HpaWorld,
+    name: String,
+    type_: String,
+    at: i64,
+) -> StepResult {
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let hpa = world.hpa(&name).await?;
+            let got = hpa
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|c| c.type_ == type_)
+                .map(|c| c.observed_generation);
+            if got != Some(Some(at)) {
+                return fail(world, format!(
+                    "expected HPA {name}'s condition {type_} to have observedGeneration {at}; it has {got:?} (None: no such condition)"
+                )).await;
+            }
+            Ok(())
+        })
+        .await
+}
+
+/// No generation anywhere: the object, its status and its conditions (as
+/// through 1.36).
+#[then(expr = "the HPA {string} has no generation and no observed generation")]
+async fn no_generations(world: &mut HpaWorld, name: String) -> StepResult {
+    world
+        .eventually(async |world: &mut HpaWorld| {
+            let hpa = world.hpa(&name).await?;
+            let status = hpa.status.unwrap_or_default();
+            let stamped: Vec<String> = status
+                .conditions
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|c| c.observed_generation.is_some())
+                .map(|c| c.type_)
+                .collect();
+            if hpa.metadata.generation.is_some() || status.observed_generation.is_some() || !stamped.is_empty() {
+                return fail(world, format!(
+                    "expected HPA {name} without generations; it has generation {:?}, status.observedGeneration {:?}, conditions with observedGeneration {stamped:?}",
+                    hpa.metadata.generation, status.observed_generation
+                )).await;
+            }
+            Ok(())
+        })
+        .await
+}
+
 #[then(expr = "the HPA {string} has condition {string} {string}")]
 async fn has_condition(
     world: &mut HpaWorld,

@@ -2,7 +2,7 @@
 //! built up metric by metric.
 
 use cucumber::gherkin::Step;
-use cucumber::given;
+use cucumber::{given, then, when};
 use kube::api::{Api, DynamicObject, PostParams};
 use serde_json::{Value, json};
 
@@ -32,6 +32,28 @@ async fn the_hpa(world: &mut HpaWorld, step: &Step) -> StepResult {
         .create_dynamic(&ns, &hpa_resource(version), manifest)
         .await?;
     Ok(())
+}
+
+/// The API server refuses the HPA of the doc string (a 422 whose message
+/// contains TEXT), as `kubectl apply` would show it.
+#[then(expr = "the API server refuses the HPA saying {string}:")]
+async fn refuses_the_hpa(world: &mut HpaWorld, step: &Step, text: String) -> StepResult {
+    match the_hpa(world, step).await {
+        Ok(()) => Err(StepError::Expectation(format!(
+            "expected the API server to refuse the HPA saying {text:?}; it stored it"
+        ))),
+        Err(StepError::Env(e)) => {
+            let message = e.to_string();
+            if message.contains(&text) {
+                Ok(())
+            } else {
+                Err(StepError::Expectation(format!(
+                    "the API server refused the HPA saying {message:?}, which does not contain {text:?}"
+                )))
+            }
+        }
+        Err(other) => Err(other),
+    }
 }
 
 #[given(expr = "an HPA {string} for {kind} {string} with min {int} and max {int} replicas")]
@@ -189,6 +211,7 @@ async fn scales_on_external_average(
 }
 
 #[given(expr = "the HPA {string} has behavior:")]
+#[when(expr = "the HPA {string} has behavior:")]
 async fn has_behavior(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
     let behavior = yaml(doc_string(step)?, &format!("behavior of HPA {name}"))?;
     update_spec(world, &name, |spec| spec["behavior"] = behavior.clone()).await
