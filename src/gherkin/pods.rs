@@ -29,6 +29,8 @@ pub(crate) struct PodShape {
     /// Requests by container name.
     pub(crate) containers: BTreeMap<String, Resources>,
     pub(crate) pod_requests: BTreeMap<String, String>,
+    /// `spec.overhead` (a RuntimeClass's, as admission sets it).
+    pub(crate) pod_overhead: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -64,6 +66,7 @@ impl Default for PodShape {
             deleted: false,
             containers,
             pod_requests: BTreeMap::new(),
+            pod_overhead: BTreeMap::new(),
         }
     }
 }
@@ -161,11 +164,21 @@ impl PodShape {
             }
             shape.containers = containers;
         }
-        for (col, resource) in [("pod cpu request", "cpu"), ("pod memory request", "memory")] {
+        for (col, resource, overhead) in [
+            ("pod cpu request", "cpu", false),
+            ("pod memory request", "memory", false),
+            ("pod cpu overhead", "cpu", true),
+            ("pod memory overhead", "memory", true),
+        ] {
             if let Some(q) = table.cell(row, col).filter(|c| !c.is_empty()) {
                 crate::gherkin::params::parse_quantity(q)
                     .map_err(|e| StepError::Input(format!("{}: {e}", what(col))))?;
-                shape.pod_requests.insert(resource.to_owned(), q.to_owned());
+                let list = if overhead {
+                    &mut shape.pod_overhead
+                } else {
+                    &mut shape.pod_requests
+                };
+                list.insert(resource.to_owned(), q.to_owned());
             }
         }
         Ok(shape)
@@ -206,6 +219,9 @@ impl PodShape {
         }
         if !self.pod_requests.is_empty() {
             spec["resources"] = json!({"requests": self.pod_requests});
+        }
+        if !self.pod_overhead.is_empty() {
+            spec["overhead"] = json!(self.pod_overhead);
         }
         spec
     }
