@@ -28,6 +28,10 @@ pub struct Args {
     /// Number of HPAs (each with its own Deployment).
     #[arg(long, default_value_t = 200)]
     pub hpas: usize,
+    /// The Kubernetes release whose HPA semantics our controller follows
+    /// (1.36, 1.37, 1.38).
+    #[arg(long, default_value_t = hpa_core::KubernetesVersion::default())]
+    pub kubernetes_version: hpa_core::KubernetesVersion,
     /// Pods per Deployment at the start.
     #[arg(long, default_value_t = 10)]
     pub pods_per_hpa: usize,
@@ -137,6 +141,7 @@ impl Args {
     fn options(&self, optimize: bool) -> LoadOptions {
         LoadOptions {
             hpas: self.hpas,
+            kubernetes_version: self.kubernetes_version,
             pods_per_hpa: self.pods_per_hpa,
             workers: self.workers,
             duration: self.duration,

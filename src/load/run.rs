@@ -81,6 +81,8 @@ impl MetricProfile {
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
+    /// The Kubernetes release whose semantics our controller follows.
+    pub kubernetes_version: hpa_core::KubernetesVersion,
     /// Number of HPAs, each with its own Deployment.
     pub hpas: usize,
     /// Pods per Deployment at the start.
@@ -129,6 +131,7 @@ pub struct LoadOptions {
 impl Default for LoadOptions {
     fn default() -> Self {
         Self {
+            kubernetes_version: hpa_core::KubernetesVersion::default(),
             hpas: 200,
             pods_per_hpa: 10,
             workers: 5,
@@ -634,6 +637,7 @@ async fn start_controller(
         // One decision kept per HPA: the load harness reads none, and ten
         // per HPA would be most of the controller's memory at 10,000 HPAs.
         decisions_kept: 1,
+        feature_gates: hpa_core::FeatureGates::of(options.kubernetes_version),
         ..ControllerConfig::default()
     };
     let extensions = Extensions {
