@@ -13,8 +13,10 @@ use crate::report::{Recorder, html};
 /// Options of `hpa-harness test`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Feature files or folders to run.
-    #[arg(required = true, value_name = "PATH")]
+    /// Feature files or folders to run; `FILE.feature:LINE` runs the
+    /// scenario at that line (a `Scenario Outline` line: all its examples;
+    /// an examples row: that example).
+    #[arg(required = true, value_name = "PATH[:LINE]")]
     pub paths: Vec<PathBuf>,
     /// Where the scenarios run: the embedded simulated cluster (`sim`,
     /// virtual time, no Docker) or a real cluster.
@@ -24,6 +26,12 @@ pub struct Args {
     /// `@smoke and not @known-bug`.
     #[arg(long, value_name = "EXPR")]
     pub tags: Option<String>,
+    /// Run only scenarios whose name matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub name: Option<String>,
+    /// Stop at the first failing scenario; the rest do not run.
+    #[arg(long)]
+    pub fail_fast: bool,
     /// Also write a JUnit XML report to FILE.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -125,6 +133,8 @@ pub async fn run(args: Args) -> CliResult {
         allow_empty: args.allow_empty,
         record: args.report.as_ref().map(|_| Recorder::default()),
         versions: args.kubernetes_version.map(|l| l.0),
+        name: args.name,
+        fail_fast: args.fail_fast,
     };
     let summary = runner::run(&options).await?;
     if let (Some(dir), Some(recorder)) = (&args.report, &options.record) {

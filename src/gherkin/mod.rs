@@ -14,6 +14,7 @@ pub mod conformance;
 pub mod driver;
 pub mod explain;
 pub mod kinds;
+pub mod line_filter;
 pub mod load;
 pub mod params;
 pub mod pods;

@@ -52,6 +52,10 @@ pub struct RunOptions {
     /// (each untagged scenario under each; see [`versions`]). `None`: the
     /// cluster's own release on a real cluster, else the newest stable one.
     pub versions: Option<Vec<KubernetesVersion>>,
+    /// Only scenarios whose name matches this regular expression.
+    pub name: Option<String>,
+    /// Stop at the first failing scenario (the rest are not run).
+    pub fail_fast: bool,
 }
 
 impl Default for RunOptions {
@@ -67,6 +71,8 @@ impl Default for RunOptions {
             allow_empty: false,
             record: None,
             versions: None,
+            name: None,
+            fail_fast: false,
         }
     }
 }
@@ -131,6 +137,9 @@ pub enum RunError {
     /// The tag expression does not parse.
     #[error("tag expression {expr:?}: {reason}")]
     Tags { expr: String, reason: String },
+    /// The `--name` pattern is not a regular expression.
+    #[error("--name {pattern:?}: {reason}")]
+    Name { pattern: String, reason: String },
     /// A scenario's `@k8s-` tag names no supported release.
     #[error("{location}: {reason}")]
     VersionTag { location: String, reason: String },
@@ -202,6 +211,21 @@ pub fn check_backend_tools(
 
 /// Runs the scenarios of `options.paths`.
 pub async fn run(options: &RunOptions) -> Result<RunSummary, RunError> {
+    // `FILE.feature:LINE` arguments narrow their file to a scenario.
+    let (paths, lines) = super::line_filter::split(&options.paths);
+    let split = RunOptions {
+        paths,
+        ..options.clone()
+    };
+    LINES.scope(lines, run_split(&split)).await
+}
+
+tokio::task_local! {
+    /// The line filters of the current run (see [`super::line_filter`]).
+    static LINES: super::line_filter::Lines;
+}
+
+async fn run_split(options: &RunOptions) -> Result<RunSummary, RunError> {
     match options.backend {
         BackendKind::Sim => run_on(options, Target::Embedded, options.concurrency).await,
         BackendKind::Kubeconfig => {
@@ -381,11 +405,23 @@ async fn run_paths(
         .transpose()?;
     let files = load::feature_files(&options.paths)?;
     let features = load::load(&files)?;
+    let name = options
+        .name
+        .as_deref()
+        .map(|pattern| {
+            regex::Regex::new(pattern).map_err(|e| RunError::Name {
+                pattern: pattern.to_owned(),
+                reason: e.to_string(),
+            })
+        })
+        .transpose()?;
     let selection = Selection {
         tags,
         exclude_known_bugs: options.exclude_known_bugs,
         run_versions: run_versions.to_vec(),
         pass: None,
+        lines: LINES.try_with(Clone::clone).unwrap_or_default(),
+        name,
     };
     let found = selection.count(&files, &features)?;
     if found.selected == 0 && !options.allow_empty {
@@ -422,6 +458,9 @@ async fn run_paths(
         summary.hook_errors += pass.hook_errors;
         summary.scenarios.extend(pass.scenarios);
         junit_docs.push((version, junit.text()));
+        if options.fail_fast && summary.failed() {
+            break;
+        }
     }
     if let Some(file) = &options.junit {
         std::fs::write(file, versions::merge_junit(&junit_docs)).map_err(|source| {
@@ -480,7 +519,7 @@ async fn run_pass(
     let collected = outcomes.clone();
     let recording = options.record.is_some();
     let recorder = options.record.clone();
-    let writer = HpaWorld::cucumber::<PathBuf>()
+    let cucumber = HpaWorld::cucumber::<PathBuf>()
         .with_parser(load::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
         .before(move |feature, _rule, scenario, world| {
@@ -541,7 +580,13 @@ async fn run_pass(
             .normalized(),
         )
         .fail_on_skipped()
-        .with_default_cli()
+        .with_default_cli();
+    let cucumber = if options.fail_fast {
+        cucumber.fail_fast()
+    } else {
+        cucumber
+    };
+    let writer = cucumber
         .filter_run(features, move |feature, rule, scenario| {
             selection.selects(feature, rule, scenario)
         })
@@ -570,6 +615,10 @@ struct Selection {
     run_versions: Vec<KubernetesVersion>,
     /// The release of the current pass (`None`: any).
     pass: Option<KubernetesVersion>,
+    /// `FILE:LINE` filters.
+    lines: super::line_filter::Lines,
+    /// `--name`.
+    name: Option<regex::Regex>,
 }
 
 /// A scenario's tags with its feature's and rule's.
@@ -610,6 +659,22 @@ impl Selection {
         let known_bug = all.iter().any(|t| *t == KNOWN_BUG_TAG);
         if self.exclude_known_bugs && known_bug {
             return false;
+        }
+        if self
+            .name
+            .as_ref()
+            .is_some_and(|re| !re.is_match(&scenario.name))
+        {
+            return false;
+        }
+        if !self.lines.is_empty() {
+            let lines: Vec<u32> = scenarios_of(feature)
+                .map(|(_, s)| u32::try_from(s.position.line).unwrap_or(u32::MAX))
+                .collect();
+            let line = u32::try_from(scenario.position.line).unwrap_or(u32::MAX);
+            if !self.lines.selects(feature.path.as_deref(), line, &lines) {
+                return false;
+            }
         }
         if let Some(pass) = self.pass {
             let ours = versions::of_scenario(all.iter().copied(), &self.run_versions);
@@ -743,6 +808,85 @@ mod tests {
     Given a deployment "web" with 2 pods
     Then the deployment "web" has 5 replicas
 "#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_line_or_a_name_runs_one_scenario() {
+        let scratch = Scratch::new("one");
+        let feature = scratch.feature("two.feature", TWO_SCENARIOS);
+        let at_line = PathBuf::from(format!("{}:13", feature.display()));
+        let summary = run(&RunOptions {
+            paths: vec![at_line],
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        let names: Vec<&str> = summary
+            .scenarios
+            .iter()
+            .map(|o| o.scenario.as_str())
+            .collect();
+        assert_eq!(names, ["fails"], "line 13 is a step of the second scenario");
+        let summary = run(&RunOptions {
+            paths: vec![feature.clone()],
+            name: Some("^pass".to_owned()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        let names: Vec<&str> = summary
+            .scenarios
+            .iter()
+            .map(|o| o.scenario.as_str())
+            .collect();
+        assert_eq!(names, ["passes"]);
+        let err = run(&RunOptions {
+            paths: vec![feature],
+            name: Some("(".to_owned()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap_err();
+        assert!(err.to_string().starts_with("--name \"(\""), "{err}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_under_two_releases_runs_each_scenario_twice_and_writes_one_junit() {
+        let scratch = Scratch::new("releases");
+        let feature = scratch.feature(
+            "pinned.feature",
+            &TWO_SCENARIOS.replace("  @known-bug\n", "  @k8s-1.38\n"),
+        );
+        let junit = scratch.0.join("report.xml");
+        let summary = run(&RunOptions {
+            paths: vec![feature],
+            junit: Some(junit.clone()),
+            versions: Some(vec![KubernetesVersion::V1_36, KubernetesVersion::V1_37]),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        let mut ran: Vec<(String, KubernetesVersion)> = summary
+            .scenarios
+            .iter()
+            .map(|o| (o.scenario.clone(), o.kubernetes_version))
+            .collect();
+        ran.sort();
+        assert_eq!(
+            ran,
+            [
+                ("fails".to_owned(), KubernetesVersion::V1_38),
+                ("passes".to_owned(), KubernetesVersion::V1_36),
+                ("passes".to_owned(), KubernetesVersion::V1_37),
+            ],
+            "the pinned scenario runs under its own release only"
+        );
+        let xml = std::fs::read_to_string(junit).unwrap();
+        assert_eq!(xml.matches("<testsuites").count(), 1, "{xml}");
+        assert!(
+            xml.contains("(Kubernetes 1.36)") && xml.contains("(Kubernetes 1.38)"),
+            "{xml}"
+        );
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failing_then_step_is_counted_and_reported_in_junit() {

@@ -166,9 +166,11 @@ mod tests {
         assert!(matches!(records[0].outcome.verdict, Verdict::Failed(_)));
         let failed = &records[0];
         assert_eq!(failed.hpas.len(), 1);
+        // Under 1.37 (the default) the new HPA is synced at once, then
         // "1m passes" syncs at 15s, 30s, 45s and 1m.
-        assert_eq!(failed.hpas[0].decisions.len(), 4);
-        assert_eq!(failed.hpas[0].timeline.samples[0].t, 15.0);
+        assert_eq!(failed.hpas[0].decisions.len(), 5);
+        assert_eq!(failed.hpas[0].timeline.samples[0].t, 0.0);
+        assert_eq!(failed.hpas[0].timeline.samples[1].t, 15.0);
         assert!(
             failed
                 .error
@@ -186,7 +188,7 @@ mod tests {
             "failures first"
         );
         assert!(page.contains("<svg"), "a timeline per HPA");
-        assert!(page.contains("decision trace (4 syncs)"), "the trace");
+        assert!(page.contains("decision trace (5 syncs)"), "the trace");
         assert!(
             page.contains("── sync at +15s"),
             "the explain table of each sync"
