@@ -968,9 +968,9 @@ async fn an_hpa_deciding_without_metrics_does_not_make_others_ambiguous() {
 }
 
 #[tokio::test]
-async fn periodic_mode_queues_a_new_hpa_one_sync_period_away() {
-    // Upstream's enqueueHPA is AddRateLimited with a fixed interval equal to
-    // the sync period: a new HPA waits one period for its first sync.
+async fn periodic_mode_queues_a_new_hpa_one_sync_period_away_through_1_36() {
+    // Upstream's enqueueHPA through 1.36 is AddRateLimited with a fixed
+    // interval equal to the sync period: a new HPA waits one period.
     let env = Env::new();
     let ctl = ControllerHandle::start(
         env.client(),
@@ -979,6 +979,7 @@ async fn periodic_mode_queues_a_new_hpa_one_sync_period_away() {
             ..ControllerOptions::manual(
                 ControllerConfig {
                     sync_period: Duration::from_secs(3600),
+                    feature_gates: hpa_core::FeatureGates::of(hpa_core::KubernetesVersion::V1_36),
                     ..ControllerConfig::default()
                 },
                 Arc::new(env.clock.clone()),
@@ -1005,6 +1006,39 @@ async fn periodic_mode_queues_a_new_hpa_one_sync_period_away() {
         "synced at once"
     );
     assert_eq!(env.replicas("web").await, 2);
+    ctl.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn periodic_mode_syncs_a_new_hpa_at_once_from_1_37() {
+    // k/k #138294: enqueueHPA uses Add, so a new HPA is synced at once
+    // even with an hour-long sync period.
+    let env = Env::new();
+    let ctl = ControllerHandle::start(
+        env.client(),
+        ControllerOptions {
+            mode: SyncMode::Periodic,
+            ..ControllerOptions::manual(
+                ControllerConfig {
+                    sync_period: Duration::from_secs(3600),
+                    feature_gates: hpa_core::FeatureGates::of(hpa_core::KubernetesVersion::V1_37),
+                    ..ControllerConfig::default()
+                },
+                Arc::new(env.clock.clone()),
+            )
+        },
+    );
+    env.deployment("web", 2).await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    let synced = tokio::time::timeout(Duration::from_secs(10), async {
+        while ctl.decisions("default", "web", 1).is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(synced.is_ok(), "the new HPA was not synced at once");
+    assert_eq!(env.replicas("web").await, 3);
     ctl.shutdown().await.unwrap();
 }
 

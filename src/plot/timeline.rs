@@ -117,7 +117,7 @@ impl Timeline {
                         label.name = if m.name.is_empty() {
                             m.type_.clone()
                         } else {
-                            m.name.clone()
+                            readable_metric_name(&m.name)
                         };
                     }
                     if label.target.is_empty() {
@@ -166,5 +166,60 @@ impl Timeline {
             end,
             tolerance,
         }
+    }
+}
+
+/// A metric's name for people. Upstream describes external metrics with
+/// Go's formatting of their selector (`external metric queue(nil)`,
+/// `...(&LabelSelector{MatchLabels:map[string]string{queue: orders,},...})`),
+/// which conditions and events keep; legends and summaries say
+/// `external metric queue` and `external metric queue{queue=orders}`.
+pub fn readable_metric_name(name: &str) -> String {
+    if let Some(bare) = name.strip_suffix("(nil)") {
+        return bare.to_owned();
+    }
+    let Some((bare, selector)) = name.split_once("(&LabelSelector{") else {
+        return name.to_owned();
+    };
+    let labels = selector
+        .split_once("MatchLabels:map[string]string{")
+        .and_then(|(_, rest)| rest.split_once('}'))
+        .map(|(labels, _)| labels)
+        .unwrap_or_default();
+    let mut pairs: Vec<String> = labels
+        .split(',')
+        .filter_map(|kv| kv.split_once(": "))
+        .map(|(k, v)| format!("{}={}", k.trim(), v.trim()))
+        .collect();
+    if selector.contains("LabelSelectorRequirement{Key:") {
+        pairs.push("...".to_owned());
+    }
+    if pairs.is_empty() {
+        bare.to_owned()
+    } else {
+        format!("{bare}{{{}}}", pairs.join(","))
+    }
+}
+
+#[cfg(test)]
+mod readable_tests {
+    use super::*;
+
+    #[test]
+    fn metric_names_drop_gos_selector_formatting() {
+        assert_eq!(
+            readable_metric_name("external metric queue(nil)"),
+            "external metric queue"
+        );
+        assert_eq!(
+            readable_metric_name(
+                "external metric queue(&LabelSelector{MatchLabels:map[string]string{queue: orders,},MatchExpressions:[]LabelSelectorRequirement{},})"
+            ),
+            "external metric queue{queue=orders}"
+        );
+        assert_eq!(
+            readable_metric_name("pods metric http_requests"),
+            "pods metric http_requests"
+        );
     }
 }
