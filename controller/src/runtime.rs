@@ -216,8 +216,11 @@ pub struct ControllerHandle {
     /// Each HPA's object UID and generation when it was last synced on
     /// demand, so that [`ControllerHandle::sync_queued_now`] knows the new
     /// and changed ones.
-    synced: Mutex<HashMap<String, (Option<String>, Option<i64>)>>,
+    synced: Mutex<HashMap<String, SyncedAs>>,
 }
+
+/// An HPA's object UID and `metadata.generation` when it was synced.
+type SyncedAs = (Option<String>, Option<i64>);
 
 impl std::fmt::Debug for ControllerHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -656,7 +656,7 @@ impl Selection {
         scenario: &gherkin::Scenario,
     ) -> bool {
         let all = all_tags(feature, rule, scenario);
-        let known_bug = all.iter().any(|t| *t == KNOWN_BUG_TAG);
+        let known_bug = all.contains(&KNOWN_BUG_TAG);
         if self.exclude_known_bugs && known_bug {
             return false;
         }
