@@ -237,6 +237,11 @@ async fn api_resource_list(
                     names.insert((format!("pods/{metric}"), true));
                 }
             }
+            for rule in &m.rules {
+                for metric in rule.metrics.keys() {
+                    names.insert((format!("pods/{metric}"), true));
+                }
+            }
             for o in m.objects.values() {
                 for metric in o.metrics.keys() {
                     names.insert((format!("{}/{metric}", o.resource), o.namespace.is_some()));
@@ -340,8 +345,8 @@ fn pod_metrics_list(
     let selector = query.labels()?;
     let items = state.read(|m, now| {
         let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = match namespace {
-            Some(ns) => Box::new(pods_in(&m.pods, ns)),
-            None => Box::new(m.pods.values()),
+            Some(ns) => Box::new(m.pods_in(ns).into_iter()),
+            None => Box::new(m.all_pods()),
         };
         pods.filter(|p| !p.missing && selector.matches(&p.labels))
             .map(|p| pod_metrics(m, p, now))
@@ -376,8 +381,7 @@ async fn one_pod_metrics(
 ) -> Result<Json<PodMetrics>, ApiError> {
     state
         .read(|m, now| {
-            m.pods
-                .get(&(ns.clone(), name.clone()))
+            m.pod(&ns, &name)
                 .filter(|p| !p.missing)
                 .map(|p| pod_metrics(m, p, now))
         })
@@ -528,7 +532,7 @@ fn parse_custom_path(rest: &str) -> Option<CustomTarget<'_>> {
 
 /// The pods of one namespace: a range of the `(namespace, name)` keys, not a
 /// scan of every pod (a load of 100,000 pods asks per namespace).
-fn pods_in<'a>(
+pub(crate) fn pods_in<'a>(
     pods: &'a BTreeMap<(String, String), crate::script::PodSpec>,
     ns: &str,
 ) -> impl Iterator<Item = &'a crate::script::PodSpec> {
@@ -573,10 +577,10 @@ fn find_custom(
                 "pods are namespaced: use namespaces/NS/pods/{name}/{metric}"
             )));
         };
-        let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = if name == "*" {
-            Box::new(pods_in(&m.pods, ns))
+        let pods: Vec<&crate::script::PodSpec> = if name == "*" {
+            m.pods_in(ns)
         } else {
-            Box::new(m.pods.get(&(ns.to_owned(), name.to_owned())).into_iter())
+            m.pod(ns, name).into_iter().collect()
         };
         for pod in pods {
             if let Some(spec) = pod.metrics.get(metric) {

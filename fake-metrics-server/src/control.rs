@@ -49,6 +49,16 @@ pub struct Summary {
     pub external: usize,
     /// Timeline steps not yet applied.
     pub pending_steps: usize,
+    /// Rules declared.
+    #[serde(default)]
+    pub rules: usize,
+    /// Pods the rules give values now (of those the server knows exist).
+    #[serde(default)]
+    pub pods_from_rules: usize,
+    /// Pods the server knows exist (from its pod watch), whether declared
+    /// or not.
+    #[serde(default)]
+    pub known_pods: usize,
 }
 
 /// Routes under `/control/v1`.
@@ -90,6 +100,14 @@ fn summary(state: &AppState) -> Summary {
         objects: script.objects.len(),
         external: script.external.len(),
         pending_steps: script.timeline.len(),
+        rules: script.rules.len(),
+        pods_from_rules: state.read(|m, _| {
+            m.resolved
+                .keys()
+                .filter(|k| !m.pods.contains_key(*k))
+                .count()
+        }),
+        known_pods: state.inventory().0,
     }
 }
 
