@@ -718,3 +718,58 @@ fn a_sync_that_sets_the_status_drops_observed_generation_as_v1_36() {
     assert_eq!(o.status.observed_generation, None);
     assert!(o.status_changed);
 }
+
+#[test]
+fn a_decision_says_why_it_failed_when_a_metric_could_not_be_read() {
+    let hpa = Hpa::test()
+        .pods_avg("qps", "10")
+        .external_value("queue", "10");
+    let pods = vec![pod("web-0", None), pod("web-1", None)];
+    let ok = input(
+        &hpa,
+        2,
+        2,
+        pods.clone(),
+        vec![
+            custom_samples(&[("web-0", "10"), ("web-1", "10")]),
+            external_values(&["20"]),
+        ],
+    );
+    let d = decide(&ok, &HpaHistory::default(), &v1_36(), t0());
+    assert_eq!(d.error(), None);
+    // One metric fails: scaling may go on, the sync is still an error.
+    let partly = input(
+        &hpa,
+        2,
+        2,
+        pods.clone(),
+        vec![
+            custom_samples(&[("web-0", "30"), ("web-1", "30")]),
+            Fetched::External(Err("boom".to_owned())),
+        ],
+    );
+    let d = decide(&partly, &HpaHistory::default(), &v1_36(), t0());
+    assert!(
+        d.error().is_some_and(|e| e.contains("boom")),
+        "{:?}",
+        d.error()
+    );
+    // Every metric fails: no replica count at all.
+    let hpa = Hpa::test().external_value("queue", "10");
+    let none = input(
+        &hpa,
+        2,
+        2,
+        pods,
+        vec![Fetched::External(Err(
+            "the server could not find the metric".to_owned(),
+        ))],
+    );
+    let d = decide(&none, &HpaHistory::default(), &v1_36(), t0());
+    assert!(
+        d.error()
+            .is_some_and(|e| e.contains("the server could not find the metric")),
+        "{:?}",
+        d.error()
+    );
+}

@@ -106,6 +106,20 @@ impl From<crate::labels::SelectorError> for ApiError {
     }
 }
 
+/// How many items a metrics list answered, for the request log: an empty
+/// list is an answer a controller fails on ("no metrics returned").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItemCount(pub u64);
+
+/// `body` as JSON, its item count attached for the request log.
+fn counted<T: serde::Serialize>(body: T, items: usize) -> Response {
+    let mut response = Json(body).into_response();
+    response
+        .extensions_mut()
+        .insert(ItemCount(u64::try_from(items).unwrap_or(u64::MAX)));
+    response
+}
+
 /// Query parameters the metrics APIs accept.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -341,9 +355,9 @@ fn pod_metrics_list(
     state: &AppState,
     namespace: Option<&str>,
     query: &ListQuery,
-) -> Result<Json<PodMetricsList>, ApiError> {
+) -> Result<Response, ApiError> {
     let selector = query.labels()?;
-    let items = state.read(|m, now| {
+    let items: Vec<PodMetrics> = state.read(|m, now| {
         let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = match namespace {
             Some(ns) => Box::new(m.pods_in(ns).into_iter()),
             None => Box::new(m.all_pods()),
@@ -352,18 +366,22 @@ fn pod_metrics_list(
             .map(|p| pod_metrics(m, p, now))
             .collect()
     });
-    Ok(Json(PodMetricsList {
-        api_version: "metrics.k8s.io/v1beta1".to_owned(),
-        kind: "PodMetricsList".to_owned(),
-        metadata: ListMeta::default(),
-        items,
-    }))
+    let n = items.len();
+    Ok(counted(
+        PodMetricsList {
+            api_version: "metrics.k8s.io/v1beta1".to_owned(),
+            kind: "PodMetricsList".to_owned(),
+            metadata: ListMeta::default(),
+            items,
+        },
+        n,
+    ))
 }
 
 async fn all_pod_metrics(
     State(state): State<AppState>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<PodMetricsList>, ApiError> {
+) -> Result<Response, ApiError> {
     pod_metrics_list(&state, None, &query)
 }
 
@@ -371,7 +389,7 @@ async fn namespace_pod_metrics(
     State(state): State<AppState>,
     Path(ns): Path<String>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<PodMetricsList>, ApiError> {
+) -> Result<Response, ApiError> {
     pod_metrics_list(&state, Some(&ns), &query)
 }
 
@@ -673,41 +691,46 @@ async fn custom_metrics(
             .collect())
     })?;
     let api_version = format!("{CUSTOM_GROUP}/{version}");
+    let n = items.len();
     if version == "v1beta2" {
-        return Ok(Json(MetricValueList {
+        return Ok(counted(
+            MetricValueList {
+                api_version,
+                kind: "MetricValueList".to_owned(),
+                metadata: ListMeta::default(),
+                items,
+            },
+            n,
+        ));
+    }
+    Ok(counted(
+        MetricValueListV1Beta1 {
             api_version,
             kind: "MetricValueList".to_owned(),
             metadata: ListMeta::default(),
-            items,
-        })
-        .into_response());
-    }
-    Ok(Json(MetricValueListV1Beta1 {
-        api_version,
-        kind: "MetricValueList".to_owned(),
-        metadata: ListMeta::default(),
-        items: items
-            .into_iter()
-            .map(|v| MetricValueV1Beta1 {
-                described_object: v.described_object,
-                metric_name: v.metric.name,
-                timestamp: v.timestamp,
-                window_seconds: v.window_seconds,
-                value: v.value,
-                selector: v.metric.selector,
-            })
-            .collect(),
-    })
-    .into_response())
+            items: items
+                .into_iter()
+                .map(|v| MetricValueV1Beta1 {
+                    described_object: v.described_object,
+                    metric_name: v.metric.name,
+                    timestamp: v.timestamp,
+                    window_seconds: v.window_seconds,
+                    value: v.value,
+                    selector: v.metric.selector,
+                })
+                .collect(),
+        },
+        n,
+    ))
 }
 
 async fn external_metrics(
     State(state): State<AppState>,
     Path((ns, metric)): Path<(String, String)>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<ExternalMetricValueList>, ApiError> {
+) -> Result<Response, ApiError> {
     let selector = query.labels()?;
-    let items = state.read(|m, now| {
+    let items: Vec<ExternalMetricValue> = state.read(|m, now| {
         let series: Vec<_> = m
             .external
             .iter()
@@ -730,12 +753,16 @@ async fn external_metrics(
             })
             .collect())
     })?;
-    Ok(Json(ExternalMetricValueList {
-        api_version: format!("{EXTERNAL_GROUP}/v1beta1"),
-        kind: "ExternalMetricValueList".to_owned(),
-        metadata: ListMeta::default(),
-        items,
-    }))
+    let n = items.len();
+    Ok(counted(
+        ExternalMetricValueList {
+            api_version: format!("{EXTERNAL_GROUP}/v1beta1"),
+            kind: "ExternalMetricValueList".to_owned(),
+            metadata: ListMeta::default(),
+            items,
+        },
+        n,
+    ))
 }
 
 #[cfg(test)]

@@ -173,3 +173,24 @@ async fn a_new_script_keeps_the_pods_the_server_knows_exist() {
         "reset forgets the script, not the cluster"
     );
 }
+
+#[tokio::test]
+async fn the_request_log_counts_the_items_each_list_answered() {
+    let s = start(RULES).await;
+    let _: PodMetricsList = s
+        .get_as("/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods?labelSelector=app%3Dweb")
+        .await;
+    let _: PodMetricsList = s
+        .get_as("/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods?labelSelector=app%3Dnone")
+        .await;
+    let page = s
+        .control
+        .requests(&fake_metrics_server::log::LogFilter {
+            group: Some(fake_metrics_server::log::Group::Resource),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let items: Vec<Option<u64>> = page.entries.iter().map(|e| e.items).collect();
+    assert_eq!(items, [Some(1), Some(0)]);
+}

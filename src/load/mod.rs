@@ -5,6 +5,7 @@ pub mod agree;
 pub mod cluster;
 mod collect;
 pub mod endpoint;
+pub mod failures;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -292,6 +292,7 @@ async fn run_on(
     let counted_by = match watched {
         Some((seen, source)) => {
             tally.syncs = seen.syncs;
+            tally.failures = seen.failures;
             tally.intervals = seen.intervals;
             tally.synced = seen.synced;
             tally.synced_after_warmup = seen.synced_after_warmup;
@@ -596,20 +597,24 @@ fn choose_source(
     decisions: Option<Seen>,
     counter: Option<u64>,
 ) -> (Seen, SyncSource) {
-    if let Some(seen) = decisions {
-        return (seen, SyncSource::DecisionLog);
-    }
-    if log.shared_lists == 0 {
-        return (log, SyncSource::RequestLog);
-    }
-    match counter {
-        Some(syncs) => (Seen::counted(syncs), SyncSource::ControllerMetrics),
-        None => {
-            // The intervals between the syncs it did see are too long.
-            log.intervals.clear();
-            (log, SyncSource::RequestLogLowerBound)
+    // The server's failed answers are failed syncs whoever counts the rest.
+    let failures = std::mem::take(&mut log.failures);
+    let (mut seen, source) = if let Some(seen) = decisions {
+        (seen, SyncSource::DecisionLog)
+    } else if log.shared_lists == 0 {
+        (log, SyncSource::RequestLog)
+    } else {
+        match counter {
+            Some(syncs) => (Seen::counted(syncs), SyncSource::ControllerMetrics),
+            None => {
+                // The intervals between the syncs it did see are too long.
+                log.intervals.clear();
+                (log, SyncSource::RequestLogLowerBound)
+            }
         }
-    }
+    };
+    seen.failures = failures;
+    (seen, source)
 }
 
 async fn start_controller(
@@ -788,6 +793,8 @@ fn load_report(
             .per_hpa()
             .then(|| (options.hpas as u64).saturating_sub(tally.synced_after_warmup.len() as u64)),
         syncs_counted_by: counted_by.name().into(),
+        failed_syncs: tally.failures.total,
+        failed_sync_reasons: tally.failures.by_reason.clone(),
         warmup_seconds: options.warmup.as_secs_f64(),
         cluster_peak_rss_bytes: used.cluster_peak_rss_bytes,
         cluster_cpu_seconds: used.cluster_cpu_seconds,
