@@ -68,6 +68,7 @@ pub fn routes() -> Router<AppState> {
             "/control/v1/script",
             get(get_script).put(put_script).patch(patch_script),
         )
+        .route("/control/v1/summary", get(get_summary))
         .route("/control/v1/changes", post(post_changes))
         .route(
             "/control/v1/faults",
@@ -115,6 +116,10 @@ fn summary(state: &AppState) -> Summary {
 struct FormatQuery {
     #[serde(default)]
     format: Option<String>,
+}
+
+async fn get_summary(State(state): State<AppState>) -> Json<Summary> {
+    Json(summary(&state))
 }
 
 async fn get_script(

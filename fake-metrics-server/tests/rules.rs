@@ -166,6 +166,7 @@ async fn a_new_script_keeps_the_pods_the_server_knows_exist() {
         .await
         .unwrap();
     assert_eq!((summary.known_pods, summary.pods_from_rules), (1, 1));
+    assert_eq!(s.control.summary().await.unwrap(), summary);
     s.control.reset().await.unwrap();
     assert_eq!(
         s.state.inventory().0,

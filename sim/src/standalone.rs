@@ -78,6 +78,11 @@ pub struct Args {
     /// Watch events kept per resource for resumption (older: 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     pub watch_history: usize,
+    /// Name the pods of Deployments and ReplicaSets as a real cluster's
+    /// kube-controller-manager does (`web-7d9c5b8f4-xk2zq`) instead of
+    /// `web-0`, `web-1`, so that clients must learn pod names from the API.
+    #[arg(long)]
+    pub generated_pod_names: bool,
 }
 
 /// The sim configuration `args` describe (metrics backend from
@@ -94,6 +99,7 @@ pub fn config_from_args(args: &Args) -> SimConfig {
             ready: args.pod_ready_delay,
         },
         metrics: args.metrics_url.clone().map(Backend::Url),
+        generated_pod_names: args.generated_pod_names,
         ..SimConfig::default()
     }
 }
