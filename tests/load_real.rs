@@ -65,10 +65,7 @@ fn options(kubeconfig: &std::path::Path, metrics_url: &str, profile: MetricProfi
         hpas: 40,
         pods_per_hpa: 2,
         workers: 5,
-        // Longer than the script's 5 s window: CPU samples of pods Ready
-        // for less than a window do not count (upstream's rule), so every
-        // HPA's first syncs fail and are left out of the measurement.
-        warmup: Duration::from_secs(6),
+        warmup: Duration::from_secs(3),
         duration: Duration::from_secs(8),
         sync_period: Duration::from_secs(2),
         profile,

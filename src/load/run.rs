@@ -506,12 +506,14 @@ fn script(options: &LoadOptions, pods: &[LoadPod], externals: &[Target]) -> Scri
                 }
             })
             .collect(),
-        // A 5 s window (metrics-server's is 15 s to 30 s): CPU samples of
-        // new pods count once they have been Ready for a window, so a run
-        // needs no warm-up of half a minute.
+        // A 1 s window (metrics-server's is 15 s to 30 s): CPU samples of
+        // pods count once they have been Ready for a window (upstream's
+        // rule; before that all of an HPA's pods are unready and its sync
+        // fails), so an HPA's first sync, a sync period after it appears,
+        // finds valid samples even with the tests' 2 s period.
         defaults: Defaults {
             timestamp: None,
-            window: Some(ScriptDuration(jiff::SignedDuration::from_secs(5))),
+            window: Some(ScriptDuration(jiff::SignedDuration::from_secs(1))),
         },
         ..Script::default()
     }
