@@ -954,3 +954,58 @@ fn pod_level_requests_count_the_overhead_in_utilization_until_v1_38() {
         assert_eq!(got, scale_to, "{version}");
     }
 }
+
+#[test]
+fn a_decision_says_why_it_failed_when_a_metric_could_not_be_read() {
+    let hpa = Hpa::test()
+        .pods_avg("qps", "10")
+        .external_value("queue", "10");
+    let pods = vec![pod("web-0", None), pod("web-1", None)];
+    let ok = input(
+        &hpa,
+        2,
+        2,
+        pods.clone(),
+        vec![
+            custom_samples(&[("web-0", "10"), ("web-1", "10")]),
+            external_values(&["20"]),
+        ],
+    );
+    let d = decide(&ok, &HpaHistory::default(), &v1_36(), t0());
+    assert_eq!(d.error(), None);
+    // One metric fails: scaling may go on, the sync is still an error.
+    let partly = input(
+        &hpa,
+        2,
+        2,
+        pods.clone(),
+        vec![
+            custom_samples(&[("web-0", "30"), ("web-1", "30")]),
+            Fetched::External(Err("boom".to_owned())),
+        ],
+    );
+    let d = decide(&partly, &HpaHistory::default(), &v1_36(), t0());
+    assert!(
+        d.error().is_some_and(|e| e.contains("boom")),
+        "{:?}",
+        d.error()
+    );
+    // Every metric fails: no replica count at all.
+    let hpa = Hpa::test().external_value("queue", "10");
+    let none = input(
+        &hpa,
+        2,
+        2,
+        pods,
+        vec![Fetched::External(Err(
+            "the server could not find the metric".to_owned(),
+        ))],
+    );
+    let d = decide(&none, &HpaHistory::default(), &v1_36(), t0());
+    assert!(
+        d.error()
+            .is_some_and(|e| e.contains("the server could not find the metric")),
+        "{:?}",
+        d.error()
+    );
+}

@@ -106,6 +106,20 @@ impl From<crate::labels::SelectorError> for ApiError {
     }
 }
 
+/// How many items a metrics list answered, for the request log: an empty
+/// list is an answer a controller fails on ("no metrics returned").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ItemCount(pub u64);
+
+/// `body` as JSON, its item count attached for the request log.
+fn counted<T: serde::Serialize>(body: T, items: usize) -> Response {
+    let mut response = Json(body).into_response();
+    response
+        .extensions_mut()
+        .insert(ItemCount(u64::try_from(items).unwrap_or(u64::MAX)));
+    response
+}
+
 /// Query parameters the metrics APIs accept.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -237,6 +251,11 @@ async fn api_resource_list(
                     names.insert((format!("pods/{metric}"), true));
                 }
             }
+            for rule in &m.rules {
+                for metric in rule.metrics.keys() {
+                    names.insert((format!("pods/{metric}"), true));
+                }
+            }
             for o in m.objects.values() {
                 for metric in o.metrics.keys() {
                     names.insert((format!("{}/{metric}", o.resource), o.namespace.is_some()));
@@ -336,29 +355,33 @@ fn pod_metrics_list(
     state: &AppState,
     namespace: Option<&str>,
     query: &ListQuery,
-) -> Result<Json<PodMetricsList>, ApiError> {
+) -> Result<Response, ApiError> {
     let selector = query.labels()?;
-    let items = state.read(|m, now| {
+    let items: Vec<PodMetrics> = state.read(|m, now| {
         let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = match namespace {
-            Some(ns) => Box::new(pods_in(&m.pods, ns)),
-            None => Box::new(m.pods.values()),
+            Some(ns) => Box::new(m.pods_in(ns).into_iter()),
+            None => Box::new(m.all_pods()),
         };
         pods.filter(|p| !p.missing && selector.matches(&p.labels))
             .map(|p| pod_metrics(m, p, now))
             .collect()
     });
-    Ok(Json(PodMetricsList {
-        api_version: "metrics.k8s.io/v1beta1".to_owned(),
-        kind: "PodMetricsList".to_owned(),
-        metadata: ListMeta::default(),
-        items,
-    }))
+    let n = items.len();
+    Ok(counted(
+        PodMetricsList {
+            api_version: "metrics.k8s.io/v1beta1".to_owned(),
+            kind: "PodMetricsList".to_owned(),
+            metadata: ListMeta::default(),
+            items,
+        },
+        n,
+    ))
 }
 
 async fn all_pod_metrics(
     State(state): State<AppState>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<PodMetricsList>, ApiError> {
+) -> Result<Response, ApiError> {
     pod_metrics_list(&state, None, &query)
 }
 
@@ -366,7 +389,7 @@ async fn namespace_pod_metrics(
     State(state): State<AppState>,
     Path(ns): Path<String>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<PodMetricsList>, ApiError> {
+) -> Result<Response, ApiError> {
     pod_metrics_list(&state, Some(&ns), &query)
 }
 
@@ -376,8 +399,7 @@ async fn one_pod_metrics(
 ) -> Result<Json<PodMetrics>, ApiError> {
     state
         .read(|m, now| {
-            m.pods
-                .get(&(ns.clone(), name.clone()))
+            m.pod(&ns, &name)
                 .filter(|p| !p.missing)
                 .map(|p| pod_metrics(m, p, now))
         })
@@ -528,7 +550,7 @@ fn parse_custom_path(rest: &str) -> Option<CustomTarget<'_>> {
 
 /// The pods of one namespace: a range of the `(namespace, name)` keys, not a
 /// scan of every pod (a load of 100,000 pods asks per namespace).
-fn pods_in<'a>(
+pub(crate) fn pods_in<'a>(
     pods: &'a BTreeMap<(String, String), crate::script::PodSpec>,
     ns: &str,
 ) -> impl Iterator<Item = &'a crate::script::PodSpec> {
@@ -573,10 +595,10 @@ fn find_custom(
                 "pods are namespaced: use namespaces/NS/pods/{name}/{metric}"
             )));
         };
-        let pods: Box<dyn Iterator<Item = &crate::script::PodSpec>> = if name == "*" {
-            Box::new(pods_in(&m.pods, ns))
+        let pods: Vec<&crate::script::PodSpec> = if name == "*" {
+            m.pods_in(ns)
         } else {
-            Box::new(m.pods.get(&(ns.to_owned(), name.to_owned())).into_iter())
+            m.pod(ns, name).into_iter().collect()
         };
         for pod in pods {
             if let Some(spec) = pod.metrics.get(metric) {
@@ -669,41 +691,46 @@ async fn custom_metrics(
             .collect())
     })?;
     let api_version = format!("{CUSTOM_GROUP}/{version}");
+    let n = items.len();
     if version == "v1beta2" {
-        return Ok(Json(MetricValueList {
+        return Ok(counted(
+            MetricValueList {
+                api_version,
+                kind: "MetricValueList".to_owned(),
+                metadata: ListMeta::default(),
+                items,
+            },
+            n,
+        ));
+    }
+    Ok(counted(
+        MetricValueListV1Beta1 {
             api_version,
             kind: "MetricValueList".to_owned(),
             metadata: ListMeta::default(),
-            items,
-        })
-        .into_response());
-    }
-    Ok(Json(MetricValueListV1Beta1 {
-        api_version,
-        kind: "MetricValueList".to_owned(),
-        metadata: ListMeta::default(),
-        items: items
-            .into_iter()
-            .map(|v| MetricValueV1Beta1 {
-                described_object: v.described_object,
-                metric_name: v.metric.name,
-                timestamp: v.timestamp,
-                window_seconds: v.window_seconds,
-                value: v.value,
-                selector: v.metric.selector,
-            })
-            .collect(),
-    })
-    .into_response())
+            items: items
+                .into_iter()
+                .map(|v| MetricValueV1Beta1 {
+                    described_object: v.described_object,
+                    metric_name: v.metric.name,
+                    timestamp: v.timestamp,
+                    window_seconds: v.window_seconds,
+                    value: v.value,
+                    selector: v.metric.selector,
+                })
+                .collect(),
+        },
+        n,
+    ))
 }
 
 async fn external_metrics(
     State(state): State<AppState>,
     Path((ns, metric)): Path<(String, String)>,
     Query(query): Query<ListQuery>,
-) -> Result<Json<ExternalMetricValueList>, ApiError> {
+) -> Result<Response, ApiError> {
     let selector = query.labels()?;
-    let items = state.read(|m, now| {
+    let items: Vec<ExternalMetricValue> = state.read(|m, now| {
         let series: Vec<_> = m
             .external
             .iter()
@@ -726,12 +753,16 @@ async fn external_metrics(
             })
             .collect())
     })?;
-    Ok(Json(ExternalMetricValueList {
-        api_version: format!("{EXTERNAL_GROUP}/v1beta1"),
-        kind: "ExternalMetricValueList".to_owned(),
-        metadata: ListMeta::default(),
-        items,
-    }))
+    let n = items.len();
+    Ok(counted(
+        ExternalMetricValueList {
+            api_version: format!("{EXTERNAL_GROUP}/v1beta1"),
+            kind: "ExternalMetricValueList".to_owned(),
+            metadata: ListMeta::default(),
+            items,
+        },
+        n,
+    ))
 }
 
 #[cfg(test)]

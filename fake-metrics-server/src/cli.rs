@@ -62,6 +62,9 @@ pub enum CliError {
     /// The control token could not be generated.
     #[error("generating the control token")]
     Token(#[source] rustls::Error),
+    /// `--watch-pods` found no cluster to watch.
+    #[error("--watch-pods: no cluster to watch (in-cluster service account or KUBECONFIG)")]
+    Kube(#[source] kube::Error),
     /// The TLS setup or the server failed.
     #[error(transparent)]
     Server(#[from] ServerError),
@@ -122,6 +125,13 @@ pub struct Args {
     /// when none is given.
     #[arg(long, env = "FMS_CONTROL_TOKEN", hide_env_values = true)]
     pub control_token: Option<String>,
+
+    /// Learn the pods that exist from the API server (list/watch of pod
+    /// metadata, with the in-cluster service account or KUBECONFIG), so
+    /// that the script's `rules` give values to pods it does not name.
+    /// Needs get, list and watch on pods (deploy/rbac.yaml).
+    #[arg(long, env = "FMS_WATCH_PODS")]
+    pub watch_pods: bool,
 }
 
 impl Args {
@@ -219,6 +229,16 @@ pub async fn serve(
         "serving"
     );
     let state = AppState::with_script(clock, &script);
+    let watch = if args.watch_pods {
+        let client = kube::Client::try_default().await.map_err(CliError::Kube)?;
+        Some(tokio::spawn(crate::watch::watch_pods(
+            client,
+            state.clone(),
+            std::future::pending(),
+        )))
+    } else {
+        None
+    };
     if generated && let Some(t) = token.value() {
         // Printed, not logged at a level someone may turn off: clients
         // cannot reach the control API without it.
@@ -227,7 +247,11 @@ pub async fn serve(
         let _ = out.flush();
     }
     on_ready(&url);
-    crate::server::run_with_token(listener, state, transport, token, shutdown).await?;
+    let served = crate::server::run_with_token(listener, state, transport, token, shutdown).await;
+    if let Some(watch) = watch {
+        watch.abort();
+    }
+    served?;
     Ok(())
 }
 

@@ -207,6 +207,12 @@ impl ControlClient {
         self.json(reqwest::Method::PATCH, "script", patch).await
     }
 
+    /// How much the server serves now: pods, rules and the pods they give
+    /// values, the pods it knows exist.
+    pub async fn summary(&self) -> Result<Summary, ClientError> {
+        self.get("summary").await
+    }
+
     /// The data served now, with the pending timeline.
     pub async fn script(&self) -> Result<Script, ClientError> {
         self.get("script").await

@@ -49,6 +49,16 @@ pub struct Summary {
     pub external: usize,
     /// Timeline steps not yet applied.
     pub pending_steps: usize,
+    /// Rules declared.
+    #[serde(default)]
+    pub rules: usize,
+    /// Pods the rules give values now (of those the server knows exist).
+    #[serde(default)]
+    pub pods_from_rules: usize,
+    /// Pods the server knows exist (from its pod watch), whether declared
+    /// or not.
+    #[serde(default)]
+    pub known_pods: usize,
 }
 
 /// Routes under `/control/v1`.
@@ -58,6 +68,7 @@ pub fn routes() -> Router<AppState> {
             "/control/v1/script",
             get(get_script).put(put_script).patch(patch_script),
         )
+        .route("/control/v1/summary", get(get_summary))
         .route("/control/v1/changes", post(post_changes))
         .route(
             "/control/v1/faults",
@@ -90,6 +101,14 @@ fn summary(state: &AppState) -> Summary {
         objects: script.objects.len(),
         external: script.external.len(),
         pending_steps: script.timeline.len(),
+        rules: script.rules.len(),
+        pods_from_rules: state.read(|m, _| {
+            m.resolved
+                .keys()
+                .filter(|k| !m.pods.contains_key(*k))
+                .count()
+        }),
+        known_pods: state.inventory().0,
     }
 }
 
@@ -97,6 +116,10 @@ fn summary(state: &AppState) -> Summary {
 struct FormatQuery {
     #[serde(default)]
     format: Option<String>,
+}
+
+async fn get_summary(State(state): State<AppState>) -> Json<Summary> {
+    Json(summary(&state))
 }
 
 async fn get_script(

@@ -21,9 +21,11 @@ pub mod control;
 pub mod labels;
 pub mod limits;
 pub mod log;
+pub mod rules;
 pub mod script;
 pub mod server;
 pub mod state;
+pub mod watch;
 /// The metrics API wire types, shared with the controller.
 pub use hpa_metrics_api as types;
 

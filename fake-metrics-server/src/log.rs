@@ -91,6 +91,10 @@ pub struct LogEntry {
     pub group: Group,
     /// Status code answered.
     pub status: u16,
+    /// Items of the metrics list answered (absent for anything else): 0 is
+    /// an answer a controller fails on, as on an error status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items: Option<u64>,
     /// Wall time spent answering, in microseconds (includes fault latency).
     pub duration_micros: u64,
 }
@@ -258,6 +262,7 @@ mod tests {
             query: None,
             group: Group::of_path(path),
             status,
+            items: None,
             duration_micros: 1,
         }
     }

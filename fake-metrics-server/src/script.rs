@@ -13,6 +13,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use crate::rules::RuleSpec;
+
 /// Errors from reading or checking a script or a change.
 #[derive(Debug, thiserror::Error)]
 pub enum ScriptError {
@@ -47,7 +49,7 @@ pub enum ScriptError {
 }
 
 impl ScriptError {
-    fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::Invalid {
             field: field.into(),
             message: message.into(),
@@ -300,6 +302,10 @@ pub struct Script {
     /// External metric series.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub external: Vec<ExternalSpec>,
+    /// Values for pods not declared by name, by namespace and label
+    /// selector ([`crate::rules`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleSpec>,
     /// Faults per API.
     #[serde(default, skip_serializing_if = "Faults::is_empty")]
     pub faults: Faults,
@@ -808,6 +814,12 @@ pub struct ScriptPatch {
     /// Upserted by namespace, metric and labels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub external: Vec<ExternalSpec>,
+    /// Upserted by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleSpec>,
+    /// Names of rules to remove.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remove_rules: Vec<String>,
     /// Replaces the faults when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<Faults>,
@@ -905,7 +917,7 @@ fn check_pod(path: &str, pod: &PodSpec) -> Result<(), ScriptError> {
     Ok(())
 }
 
-fn check_name(field: &str, name: &str) -> Result<(), ScriptError> {
+pub(crate) fn check_name(field: &str, name: &str) -> Result<(), ScriptError> {
     if name.is_empty() || name.contains('/') || name.chars().any(char::is_whitespace) {
         return Err(ScriptError::invalid(
             field,
@@ -958,6 +970,7 @@ impl Script {
             &self.external,
             Some(&self.faults),
         )?;
+        crate::rules::check("rules", &self.rules)?;
         let pods: BTreeSet<(String, String)> = self
             .pods
             .iter()
@@ -1019,6 +1032,7 @@ impl ScriptPatch {
             &patch.external,
             patch.faults.as_ref(),
         )?;
+        crate::rules::check("rules", &patch.rules)?;
         Ok(patch)
     }
 }

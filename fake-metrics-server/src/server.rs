@@ -137,6 +137,10 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         query,
         group,
         status: response.status().as_u16(),
+        items: response
+            .extensions()
+            .get::<crate::api::ItemCount>()
+            .map(|c| c.0),
         duration_micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
     });
     response

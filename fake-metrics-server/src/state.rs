@@ -12,6 +12,7 @@ use hpa_core::clock::{Clock, ScenarioClock};
 use jiff::Timestamp;
 
 use crate::log::RequestLog;
+use crate::rules::{Compiled, Inventory, PodEvent, RuleSpec};
 use crate::script::{
     Change, Defaults, ExternalSpec, Faults, NodeSpec, ObjectSpec, PodSpec, Script, ScriptError,
     ScriptPatch, TimelineStep,
@@ -51,6 +52,11 @@ pub struct Model {
     pub objects: BTreeMap<ObjectKey, ObjectSpec>,
     /// External series, in declaration order.
     pub external: Vec<ExternalSpec>,
+    /// Rules for pods not declared by name, in order.
+    pub rules: Vec<RuleSpec>,
+    /// The pods of the inventory the rules give values, by (namespace,
+    /// name); declared pods of the same name take precedence.
+    pub resolved: BTreeMap<(String, String), PodSpec>,
     /// Faults per API.
     pub faults: Faults,
 }
@@ -62,6 +68,7 @@ impl Model {
             defaults: script.defaults.clone(),
             faults: script.faults.clone(),
             external: script.external.clone(),
+            rules: script.rules.clone(),
             ..Self::default()
         };
         for p in &script.pods {
@@ -85,9 +92,41 @@ impl Model {
             nodes: self.nodes.values().cloned().collect(),
             objects: self.objects.values().cloned().collect(),
             external: self.external.clone(),
+            rules: self.rules.clone(),
             faults: self.faults.clone(),
             timeline,
         }
+    }
+
+    /// The pod `namespace/name` served: declared, else given by a rule.
+    pub fn pod(&self, namespace: &str, name: &str) -> Option<&PodSpec> {
+        let key = (namespace.to_owned(), name.to_owned());
+        self.pods.get(&key).or_else(|| self.resolved.get(&key))
+    }
+
+    /// The pods served in one namespace (declared, then those rules give
+    /// values), by name.
+    pub fn pods_in(&self, namespace: &str) -> Vec<&PodSpec> {
+        let mut pods: Vec<&PodSpec> = crate::api::pods_in(&self.pods, namespace).collect();
+        if !self.resolved.is_empty() {
+            pods.extend(crate::api::pods_in(&self.resolved, namespace).filter(|p| {
+                !self
+                    .pods
+                    .contains_key(&(p.namespace.clone(), p.name.clone()))
+            }));
+            pods.sort_by(|a, b| a.name.cmp(&b.name));
+        }
+        pods
+    }
+
+    /// Every pod served.
+    pub fn all_pods(&self) -> impl Iterator<Item = &PodSpec> {
+        self.pods.values().chain(
+            self.resolved
+                .iter()
+                .filter(|(k, _)| !self.pods.contains_key(*k))
+                .map(|(_, p)| p),
+        )
     }
 
     fn pod_mut(
@@ -237,6 +276,13 @@ impl Model {
         for r in &patch.remove_pods {
             self.pods.remove(&(r.namespace.clone(), r.name.clone()));
         }
+        for rule in &patch.rules {
+            match self.rules.iter_mut().find(|r| r.name == rule.name) {
+                Some(r) => *r = rule.clone(),
+                None => self.rules.push(rule.clone()),
+            }
+        }
+        self.rules.retain(|r| !patch.remove_rules.contains(&r.name));
     }
 }
 
@@ -252,18 +298,72 @@ struct Live {
     timeline: Vec<TimelineStep>,
     next: usize,
     loaded_at: Timestamp,
+    /// The pods that exist (from a pod source), kept across scripts.
+    inventory: Inventory,
+    /// The model's rules, compiled.
+    compiled: Compiled,
 }
 
 impl Live {
-    fn new(script: &Script, now: Timestamp) -> Self {
+    fn new(script: &Script, now: Timestamp, inventory: Inventory) -> Self {
         let mut timeline = script.timeline.clone();
         timeline.sort_by_key(|s| s.at);
-        Self {
+        let mut live = Self {
             model: Model::from_script(script),
             timeline,
             next: 0,
             loaded_at: now,
+            inventory,
+            compiled: Compiled::default(),
+        };
+        live.resolve_rules();
+        live
+    }
+
+    /// Resolves the rules against the inventory anew.
+    fn resolve_rules(&mut self) {
+        self.compiled = Compiled::new(&self.model.rules);
+        self.model.resolved = self.compiled.resolve_all(&self.inventory);
+    }
+
+    /// Swaps in a changed model, resolving the rules again if they changed.
+    fn swap(&mut self, model: Model) {
+        let rules_changed = model.rules != self.model.rules;
+        self.model = model;
+        if rules_changed {
+            self.resolve_rules();
         }
+    }
+
+    /// Takes a pod source's report into the inventory and the rules' pods.
+    fn observe(&mut self, event: PodEvent) {
+        match event {
+            PodEvent::Applied {
+                namespace,
+                name,
+                labels,
+            } => {
+                let key = (namespace, name);
+                match self.compiled.resolve(&key.0, &key.1, &labels) {
+                    Some(pod) => self.model.resolved.insert(key.clone(), pod),
+                    None => self.model.resolved.remove(&key),
+                };
+                self.inventory.pods.insert(key, labels);
+            }
+            PodEvent::Deleted { namespace, name } => {
+                let key = (namespace, name);
+                self.inventory.pods.remove(&key);
+                self.model.resolved.remove(&key);
+            }
+            PodEvent::Replaced(pods) => {
+                self.inventory.pods = pods
+                    .into_iter()
+                    .map(|(ns, name, labels)| ((ns, name), labels))
+                    .collect();
+                self.model.resolved = self.compiled.resolve_all(&self.inventory);
+            }
+        }
+        self.inventory.synced = true;
     }
 
     /// Applies the timeline steps whose offset has passed. A step that no
@@ -321,7 +421,7 @@ impl AppState {
         let now = clock.now();
         Self {
             inner: Arc::new(Inner {
-                live: Mutex::new(Live::new(script, now)),
+                live: Mutex::new(Live::new(script, now, Inventory::default())),
                 clock,
                 log: RequestLog::default(),
             }),
@@ -355,8 +455,22 @@ impl AppState {
     pub fn load(&self, script: &Script) -> Result<(), StateError> {
         script.check()?;
         let now = self.clock().now();
-        *self.live() = Live::new(script, now);
+        let mut live = self.live();
+        let inventory = std::mem::take(&mut live.inventory);
+        *live = Live::new(script, now, inventory);
         Ok(())
+    }
+
+    /// Takes a pod source's report (`crate::watch`): pods that exist get
+    /// the values of the first rule that matches them.
+    pub fn observe_pods(&self, event: PodEvent) {
+        self.live().observe(event);
+    }
+
+    /// How many pods the inventory holds, and whether a source filled it.
+    pub fn inventory(&self) -> (usize, bool) {
+        let live = self.live();
+        (live.inventory.pods.len(), live.inventory.synced)
     }
 
     /// The data now and the pending timeline, as a script.
@@ -383,7 +497,7 @@ impl AppState {
             }
         }
         crate::script::check_timeline(&patch.timeline, pods, "timeline")?;
-        live.model = model;
+        live.swap(model);
         if !patch.timeline.is_empty() {
             let next = live.next;
             live.timeline.extend(patch.timeline.iter().cloned());
@@ -402,7 +516,7 @@ impl AppState {
         for (i, change) in changes.iter().enumerate() {
             model.apply(&format!("changes[{i}]"), change)?;
         }
-        live.model = model;
+        live.swap(model);
         Ok(())
     }
 
@@ -421,7 +535,10 @@ impl AppState {
     pub fn reset(&self) {
         self.clock().reset_offset();
         let now = self.clock().now();
-        *self.live() = Live::new(&Script::default(), now);
+        let mut live = self.live();
+        let inventory = std::mem::take(&mut live.inventory);
+        *live = Live::new(&Script::default(), now, inventory);
+        drop(live);
         self.log().clear();
     }
 }

@@ -53,6 +53,7 @@ fn the_readme_script_example_parses_and_uses_every_section() {
     assert!(!script.nodes.is_empty());
     assert!(!script.objects.is_empty());
     assert!(!script.external.is_empty());
+    assert!(!script.rules.is_empty());
     assert!(!script.faults.is_empty());
     // One timeline step showing every change kind.
     assert_eq!(script.timeline[0].changes.len(), 10);
@@ -160,6 +161,40 @@ fn the_in_cluster_service_reaches_the_deployment_port() {
         "--listen=0.0.0.0:{}",
         container_port.container_port
     )));
+}
+
+#[test]
+fn the_deployment_watches_pods_with_an_account_allowed_to() {
+    let deploy: Vec<Deployment> = of_kind(&documents("deployment.yaml"), "Deployment");
+    let pod = deploy[0].spec.clone().template.spec.unwrap();
+    assert!(
+        pod.containers[0]
+            .args
+            .as_ref()
+            .unwrap()
+            .contains(&"--watch-pods".to_owned())
+    );
+    assert_eq!(pod.automount_service_account_token, Some(true));
+    let docs = documents("rbac.yaml");
+    let account = pod.service_account_name.unwrap();
+    let binding = docs
+        .iter()
+        .find(|d| d["kind"] == "ClusterRoleBinding")
+        .unwrap();
+    assert_eq!(binding["subjects"][0]["name"], account.as_str());
+    assert_eq!(binding["subjects"][0]["namespace"], "fake-metrics");
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == binding["roleRef"]["name"])
+        .unwrap();
+    let rule = &role["rules"][0];
+    assert_eq!(rule["resources"][0], "pods");
+    for verb in ["get", "list", "watch"] {
+        assert!(
+            rule["verbs"].as_array().unwrap().iter().any(|v| v == verb),
+            "{verb}"
+        );
+    }
 }
 
 #[test]

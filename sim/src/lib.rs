@@ -34,6 +34,7 @@ pub mod faults;
 pub mod hpa;
 pub mod limits;
 pub mod patch;
+pub mod pod_names;
 pub mod protobuf;
 pub mod query;
 pub mod resources;

@@ -57,6 +57,11 @@ pub struct SimConfig {
     pub feature_gates: FeatureGates,
     /// Pods one workload may have (see [`crate::limits`]).
     pub max_pods_per_workload: usize,
+    /// Name the pods of Deployments and ReplicaSets as kube-controller-
+    /// manager does (`web-7d9c5b8f4-xk2zq`, [`crate::pod_names`]) rather
+    /// than `web-0`, `web-1`: clients must then learn pod names from the
+    /// API, as on a real cluster. StatefulSets keep their ordinals.
+    pub generated_pod_names: bool,
 }
 
 impl Default for SimConfig {
@@ -72,6 +77,7 @@ impl Default for SimConfig {
                 .to_vec(),
             feature_gates: FeatureGates::default(),
             max_pods_per_workload: crate::limits::MAX_PODS_PER_WORKLOAD,
+            generated_pod_names: false,
         }
     }
 }
@@ -130,11 +136,12 @@ impl Sim {
             ScenarioClock::Virtual(v) => (Arc::new(v.clone()), Some(v.clone())),
             ScenarioClock::Wall(_) => (Arc::new(SystemClock), None),
         };
-        let state = State::new(
+        let mut state = State::new(
             Store::new(config.watch_history),
             config.pod_delays,
             config.max_pods_per_workload,
         );
+        state.generated_names = config.generated_pod_names;
         let sim = Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),

@@ -110,6 +110,11 @@ pub struct Args {
     /// HPAGeneration (generation and observedGeneration stored).
     #[arg(long = "feature-gates", default_value = "")]
     pub feature_gates: String,
+    /// Name the pods of Deployments and ReplicaSets as a real cluster's
+    /// kube-controller-manager does (`web-7d9c5b8f4-xk2zq`) instead of
+    /// `web-0`, `web-1`, so that clients must learn pod names from the API.
+    #[arg(long)]
+    pub generated_pod_names: bool,
 }
 
 /// The sim configuration `args` describe (metrics backend from
@@ -135,6 +140,7 @@ pub fn config_from_args(args: &Args) -> Result<SimConfig, StandaloneError> {
         },
         metrics: args.metrics_url.clone().map(Backend::Url),
         feature_gates,
+        generated_pod_names: args.generated_pod_names,
         ..SimConfig::default()
     })
 }

@@ -58,6 +58,9 @@ pub(crate) struct State {
     pub unsettled: std::collections::BTreeSet<(Storage, String, String)>,
     /// Pods one workload may have.
     pub max_pods: usize,
+    /// Name workload pods as kube-controller-manager does
+    /// ([`crate::pod_names`]) instead of `NAME-k`.
+    pub generated_names: bool,
 }
 
 impl State {
@@ -75,6 +78,7 @@ impl State {
             default_delays,
             unsettled: Default::default(),
             max_pods,
+            generated_names: false,
         }
     }
 

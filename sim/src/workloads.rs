@@ -2,7 +2,10 @@
 //! pods in line with `spec.replicas`, and new pods start and become Ready on
 //! the sim's clock.
 //!
-//! Pods of workload NAME are `NAME-0`, `NAME-1`, ... in creation order; the
+//! Pods of workload NAME are `NAME-0`, `NAME-1`, ... in creation order
+//! (with `SimConfig::generated_pod_names`, a Deployment's and a
+//! ReplicaSet's are named as a real cluster names them instead:
+//! [`crate::pod_names`]); the
 //! numbering continues and never reuses a number while the workload exists. A
 //! scale-down removes the highest-numbered pods first. The pods are owned
 //! directly by the workload (no intermediate ReplicaSet). Reconciliation runs
@@ -75,7 +78,13 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
     let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) else {
         return;
     };
-    let names = named_pods(&obj);
+    // Generated names: as a real cluster, whatever names the harness asks.
+    let generate = st.generated_names && s != Storage::StatefulSets;
+    let names = if generate {
+        Vec::new()
+    } else {
+        named_pods(&obj)
+    };
     let want = obj
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
@@ -130,14 +139,32 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
             // The rest come in later batches, each under the lock anew.
             st.unsettled.insert((s, ns.to_owned(), name.to_owned()));
         }
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let template = obj
+            .pointer("/spec/template")
+            .cloned()
+            .unwrap_or(Value::Null);
         for _ in 0..batch {
+            let mut hash = None;
             let mut pod_name = name_at(next);
-            while st.store.table(Storage::Pods).get(ns, &pod_name).is_some() {
+            loop {
+                if generate {
+                    st.name_seq += 1;
+                    if let Some((n, h)) =
+                        crate::pod_names::generated(kind, name, &template, st.name_seq)
+                    {
+                        pod_name = n;
+                        hash = h;
+                    }
+                }
+                if st.store.table(Storage::Pods).get(ns, &pod_name).is_none() {
+                    break;
+                }
                 next += 1;
                 pod_name = name_at(next);
             }
             next += 1;
-            create_pod(st, &obj, uid, &pod_name, now, delays);
+            create_pod(st, &obj, uid, &pod_name, hash.as_deref(), now, delays);
         }
         st.next_index.insert(key, next);
     } else if active.len() > want {
@@ -167,6 +194,7 @@ fn create_pod(
     owner: &Value,
     owner_uid: &str,
     pod_name: &str,
+    template_hash: Option<&str>,
     now: Timestamp,
     delays: PodDelays,
 ) {
@@ -189,6 +217,12 @@ fn create_pod(
         m.insert("uid".into(), json!(uid));
         m.insert("creationTimestamp".into(), json!(k8s_time(now)));
         m.insert("generation".into(), json!(1));
+        if let Some(hash) = template_hash {
+            let labels = m.entry("labels").or_insert_with(|| json!({}));
+            if let Some(l) = labels.as_object_mut() {
+                l.insert(crate::pod_names::POD_TEMPLATE_HASH.into(), json!(hash));
+            }
+        }
         m.insert(
             "ownerReferences".into(),
             json!([{

@@ -286,6 +286,63 @@ async fn deployments_keep_their_pods_in_line_through_the_scale_subresource() {
 }
 
 #[tokio::test]
+async fn with_generated_names_deployment_pods_are_named_as_a_real_cluster_names_them() {
+    let sim = Sim::new(SimConfig {
+        generated_pod_names: true,
+        ..SimConfig::default()
+    });
+    let client = sim.client();
+    let deps: Api<Deployment> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    let mut d = deployment("web", 3);
+    // Asked-for names are a harness's wish, not a real cluster's.
+    d.metadata.annotations = Some([("hpa-sim.io/pod-names".to_owned(), "a,b,c".to_owned())].into());
+    deps.create(&PostParams::default(), &d).await.unwrap();
+    let names = pod_names(&pods, "app=web").await;
+    assert_eq!(names.len(), 3);
+    let hash =
+        pods.get(&names[0]).await.unwrap().metadata.labels.unwrap()["pod-template-hash"].clone();
+    for n in &names {
+        let rest = n
+            .strip_prefix(&format!("web-{hash}-"))
+            .unwrap_or_else(|| panic!("{n}"));
+        assert_eq!(rest.len(), 5, "{n}");
+    }
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 5}})),
+    )
+    .await
+    .unwrap();
+    let more = pod_names(&pods, "app=web").await;
+    assert_eq!(more.len(), 5);
+    assert!(
+        names.iter().all(|n| more.contains(n)),
+        "the first pods stay"
+    );
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pod_names(&pods, "app=web").await.len(), 1);
+    // StatefulSets keep their ordinals, as on a real cluster.
+    let sts: Api<StatefulSet> = Api::default_namespaced(client);
+    let mut spec = serde_json::to_value(deployment("db", 2)).unwrap();
+    spec["kind"] = json!("StatefulSet");
+    sts.create(
+        &PostParams::default(),
+        &serde_json::from_value(spec).unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pod_names(&pods, "app=db").await, ["db-0", "db-1"]);
+}
+
+#[tokio::test]
 async fn replicasets_and_statefulsets_scale_too() {
     let sim = sim();
     let client = sim.client();

@@ -65,6 +65,7 @@ async fn start(tag: &str) -> Server {
         watch_history: 1000,
         kubernetes_version: hpa_sim::KubernetesVersion::default(),
         feature_gates: String::new(),
+        generated_pod_names: false,
     };
     let sim = Sim::new(config_from_args(&args).unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -138,6 +138,15 @@ pub async fn run(args: Args) -> CliResult {
             None => Script::default(),
         };
         let state = AppState::with_script(clock, &script);
+        // The built-in server knows the sim's pods (as metrics-server knows
+        // a cluster's), so that its script's rules give values to pods
+        // created later under names nobody chose in advance.
+        let watch_stop = stop_metrics.clone();
+        tokio::spawn(fake_metrics_server::watch::watch_pods(
+            sim.client(),
+            state.clone(),
+            async move { watch_stop.cancelled().await },
+        ));
         let stop = stop_metrics.clone();
         if args.controller {
             let loads = Loads::default();

@@ -58,8 +58,10 @@ impl std::fmt::Debug for HostMetricsServer {
 }
 
 impl HostMetricsServer {
-    /// Starts it on `0.0.0.0` (a free port), its certificate naming `host_ip`.
-    pub async fn start(host_ip: IpAddr) -> Result<Self, HostMetricsError> {
+    /// Starts it on `0.0.0.0` (a free port), its certificate naming
+    /// `host_ip`; it learns the pods of `cluster` (list/watch), so that its
+    /// script's rules give values to the pods the cluster names.
+    pub async fn start(host_ip: IpAddr, cluster: kube::Client) -> Result<Self, HostMetricsError> {
         let tls = fake_metrics_server::server::self_signed_tls(&[
             host_ip.to_string(),
             "127.0.0.1".to_owned(),
@@ -87,6 +89,12 @@ impl HostMetricsServer {
             .map_err(|e| HostMetricsError::Start(e.to_string()))?;
         let state = fake_metrics_server::AppState::new(hpa_core::clock::ScenarioClock::wall());
         let stop = CancellationToken::new();
+        let watch_stop = stop.clone();
+        tokio::spawn(fake_metrics_server::watch::watch_pods(
+            cluster,
+            state.clone(),
+            async move { watch_stop.cancelled().await },
+        ));
         for (listener, token) in [
             (listener, locked),
             (control, fake_metrics_server::auth::ControlToken::none()),

@@ -121,8 +121,8 @@ impl ClusterSession {
             Flavor::K3s => return Err(SessionError::NoK3s),
         };
         let host_ip = host_metrics::docker_gateway(&network)?;
-        let metrics = HostMetricsServer::start(host_ip).await?;
         let client = client(&kubeconfig).await?;
+        let metrics = HostMetricsServer::start(host_ip, client.clone()).await?;
         host_metrics::register(
             &client,
             &MetricsServerRef::default(),

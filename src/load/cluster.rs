@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use fake_metrics_server::AppState;
 use fake_metrics_server::client::ControlClient;
-use fake_metrics_server::script::{Change, Script};
+use fake_metrics_server::control::Summary;
+use fake_metrics_server::script::{Change, RuleSpec, Script, ScriptPatch};
 use hpa_sim::admin::SimAdmin;
 use hpa_sim::{Sim, SimConfig};
 use k8s_openapi::api::core::v1::Namespace;
@@ -206,13 +207,68 @@ impl LoadCluster {
         self.fake_node.is_some()
     }
 
+    /// Whether the cluster outlives the run (a kubeconfig's): the load then
+    /// deletes what it made ([`super::cleanup`]).
+    pub fn outlives_the_run(&self) -> bool {
+        self.sim.is_none() && self.process.is_none()
+    }
+
+    /// Whether the load's pods get their metrics from rules: a fake metrics
+    /// server outside this process learns the cluster's pods itself, so
+    /// pods its Deployments create later, under names the cluster picks,
+    /// get values at once. In this process the load names them.
+    pub fn uses_rules(&self) -> bool {
+        matches!(self.metrics, Metrics::Control(_))
+    }
+
+    /// Upserts rules in the fake metrics server's script.
+    pub async fn set_rules(&self, rules: Vec<RuleSpec>) -> Result<Summary, LoadError> {
+        let Metrics::Control(control) = &self.metrics else {
+            return Err(LoadError::Unsupported(
+                "rules need a fake metrics server that learns the cluster's pods".into(),
+            ));
+        };
+        control
+            .patch_script(&ScriptPatch {
+                rules,
+                ..ScriptPatch::default()
+            })
+            .await
+            .map_err(|e| Self::metrics_error(control, e))
+    }
+
+    /// How much the fake metrics server serves (outside this process).
+    pub async fn metrics_summary(&self) -> Result<Option<Summary>, LoadError> {
+        match &self.metrics {
+            Metrics::Control(control) => control
+                .summary()
+                .await
+                .map(Some)
+                .map_err(|e| Self::metrics_error(control, e)),
+            Metrics::InProcess(_) => Ok(None),
+        }
+    }
+
+    /// Empties the fake metrics server's script (the load's rules and
+    /// series), outside this process.
+    pub async fn clear_script(&self) -> Result<(), LoadError> {
+        if let Metrics::Control(control) = &self.metrics {
+            control
+                .put_script(&Script::default())
+                .await
+                .map_err(|e| Self::metrics_error(control, e))?;
+        }
+        Ok(())
+    }
+
     /// The child process's id, when the sim runs as one.
     pub fn child_pid(&self) -> Option<u32> {
         self.process.as_ref().and_then(SimProcess::pid)
     }
 
-    /// Creates the namespaces (existing ones are fine; the in-process sim
-    /// serves them from the start).
+    /// Creates the namespaces, labelled as the load's (one of an earlier
+    /// load is fine; anyone else's is refused); the in-process sim serves
+    /// them from the start.
     pub async fn create_namespaces(&self, names: &[String]) -> Result<(), LoadError> {
         if self.sim.is_some() {
             return Ok(());
@@ -223,13 +279,22 @@ impl LoadCluster {
             let ns = Namespace {
                 metadata: kube::api::ObjectMeta {
                     name: Some(name.clone()),
+                    labels: Some(super::cleanup::labels()),
                     ..Default::default()
                 },
                 ..Default::default()
             };
             match api.create(&PostParams::default(), &ns).await {
                 Ok(_) => {}
-                Err(kube::Error::Api(status)) if status.code == 409 => {}
+                Err(kube::Error::Api(status)) if status.code == 409 => {
+                    let existing = api.get_opt(name).await.map_err(|e| RemoteError::Setup {
+                        action: format!("read namespace {name}"),
+                        message: e.to_string(),
+                    })?;
+                    if !existing.is_some_and(|n| super::cleanup::is_load_namespace(&n)) {
+                        return Err(LoadError::Invalid(super::cleanup::foreign_namespace(name)));
+                    }
+                }
                 Err(e) => {
                     return Err(RemoteError::Setup {
                         action: format!("create namespace {name}"),

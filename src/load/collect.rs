@@ -8,14 +8,31 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use hpa_core::decide::RescaleOutcome;
+
 use super::agree::disagreement;
+use super::failures::Failures;
 use crate::controller::{ReconcileObservation, ReconcileObserver};
 
-/// What the observer gathered. Syncs, intervals and latencies count from
-/// the end of the warm-up; synced HPAs and disagreements over the whole run.
+/// Why a reconcile failed, if it did: a metric not read (the core's
+/// error), or the scale not written.
+pub(super) fn failure_of(o: &ReconcileObservation) -> Option<String> {
+    if let Some(e) = o.decision.error() {
+        return Some(e.to_owned());
+    }
+    match &o.rescale {
+        RescaleOutcome::Failed(e) => Some(format!("failed to rescale: {e}")),
+        _ => None,
+    }
+}
+
+/// What the observer gathered. Syncs (successful ones only; failures
+/// apart), intervals and latencies count from the end of the warm-up;
+/// synced HPAs and disagreements over the whole run.
 #[derive(Debug, Default)]
 pub(super) struct Tally {
     pub(super) syncs: u64,
+    pub(super) failures: Failures,
     pub(super) intervals: Vec<f64>,
     pub(super) latencies: Vec<f64>,
     pub(super) synced: HashSet<String>,
@@ -34,6 +51,20 @@ impl Tally {
         last: &mut HashMap<String, Instant>,
     ) {
         let measured = o.started >= measure_from;
+        if let Some(what) = disagreement(&o) {
+            self.disagreements += 1;
+            if self.examples.len() < 5 {
+                self.examples.push(what);
+            }
+        }
+        // A failed sync kept no HPA at its target: counted apart, and the
+        // HPA is not called synced by it.
+        if let Some(reason) = failure_of(&o) {
+            if measured {
+                self.failures.record(&reason);
+            }
+            return;
+        }
         let prev = last.insert(o.key.clone(), o.started);
         if measured {
             self.syncs += 1;
@@ -44,12 +75,6 @@ impl Tally {
             }
             if !self.synced_after_warmup.contains(&o.key) {
                 self.synced_after_warmup.insert(o.key.clone());
-            }
-        }
-        if let Some(what) = disagreement(&o) {
-            self.disagreements += 1;
-            if self.examples.len() < 5 {
-                self.examples.push(what);
             }
         }
         self.synced.insert(o.key);

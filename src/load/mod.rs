@@ -2,9 +2,11 @@
 //! figures users compare (`hpa-harness load`).
 
 pub mod agree;
+pub mod cleanup;
 pub mod cluster;
 mod collect;
 pub mod endpoint;
+pub mod failures;
 pub mod report;
 pub mod run;
 pub mod stats;

@@ -114,6 +114,13 @@ pub struct LoadReport {
     /// metrics lists, so not every sync). Empty in reports from before it.
     #[serde(default)]
     pub syncs_counted_by: String,
+    /// Syncs that failed (a metric not read, the scale not written): not
+    /// in `syncs`. More than 1 % of all makes the run no measurement.
+    #[serde(default)]
+    pub failed_syncs: u64,
+    /// Failed syncs by reason (`load-N` stands for any load namespace).
+    #[serde(default)]
+    pub failed_sync_reasons: BTreeMap<String, u64>,
 }
 
 fn counted_default() -> bool {
@@ -153,6 +160,11 @@ impl LoadReport {
         let lower_bound = self.sync_source().is_some_and(|s| !s.counts_every_sync());
         if self.syncs == 0 && !lower_bound {
             broken.push("no sync completed".to_string());
+        }
+        if let Some(why) =
+            super::failures::refusal(self.syncs, self.failed_syncs, &self.failed_sync_reasons)
+        {
+            broken.push(why);
         }
         broken
     }
@@ -238,7 +250,7 @@ pub fn read_json(path: &Path) -> Result<Vec<LoadReport>, ReportError> {
 }
 
 /// The CSV columns, in order.
-const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync,syncs_counted_by,peak_rss_since_controller_start";
+const CSV_HEADER: &str = "controller,optimized,backend,metric_profile,hpas,pods_per_hpa,workers,sync_period_seconds,duration_seconds,syncs,syncs_per_second,sync_interval_p50,sync_interval_p99,sync_interval_max,reconcile_p50,reconcile_p99,reconcile_max,api_requests_per_sync,hpas_never_synced,disagreements,peak_rss_bytes,setup_rss_bytes,cpu_seconds,warmup_seconds,hpas_not_synced_after_warmup,cluster_peak_rss_bytes,cluster_cpu_seconds,checker_cpu_seconds,cpu_ms_per_sync,syncs_counted_by,peak_rss_since_controller_start,failed_syncs";
 
 /// Renders reports as CSV, one row per run.
 pub fn to_csv(reports: &[LoadReport]) -> String {
@@ -247,7 +259,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
     for r in reports {
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{:.3},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.4},{},{},{},{},{:.3},{:.3},{},{},{:.3},{:.3},{:.4},{},{},{}",
             r.controller,
             r.optimized,
             r.backend,
@@ -279,6 +291,7 @@ pub fn to_csv(reports: &[LoadReport]) -> String {
             r.cpu_ms_per_sync,
             r.syncs_counted_by,
             r.peak_rss_since_controller_start,
+            r.failed_syncs,
         );
     }
     out
@@ -298,6 +311,7 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         "pods/HPA",
         "workers",
         "syncs/s",
+        "failed",
         "interval p50",
         "interval p99",
         "interval max",
@@ -321,6 +335,7 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 r.pods_per_hpa.to_string(),
                 r.workers.to_string(),
                 format!("{:.1}", r.syncs_per_second),
+                r.failed_syncs.to_string(),
                 summary_cell(&r.sync_interval_seconds, |s| s.p50),
                 summary_cell(&r.sync_interval_seconds, |s| s.p99),
                 summary_cell(&r.sync_interval_seconds, |s| s.max),
@@ -375,6 +390,13 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 out,
                 "\nAPI requests per sync by kind: {}",
                 by_kind.join(", ")
+            );
+        }
+        if reports.len() == 1 && first.failed_syncs > 0 {
+            let _ = writeln!(
+                out,
+                "\nfailed syncs (not counted as syncs) by reason: {}",
+                super::failures::first_reasons(&first.failed_sync_reasons, usize::MAX)
             );
         }
         if first.warmup_seconds > 0.0 && reports.len() == 1 {
@@ -823,7 +845,39 @@ mod tests {
             checker_cpu_seconds: 0.5,
             cpu_ms_per_sync: 0.3,
             syncs_counted_by: "observer".into(),
+            failed_syncs: 0,
+            failed_sync_reasons: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn failed_syncs_are_listed_by_reason_and_over_one_percent_refuse_the_run() {
+        let mut r = report(100, 1);
+        assert!(r.invariant_violations().is_empty());
+        r.syncs = 184;
+        r.failed_syncs = 546;
+        r.failed_sync_reasons = BTreeMap::from([
+            ("no metrics returned from resource metrics API".into(), 400),
+            ("the server could not find the metric".into(), 146),
+        ]);
+        let table = to_table(std::slice::from_ref(&r));
+        assert!(
+            table.contains("failed syncs (not counted as syncs) by reason: 400x \"no metrics returned from resource metrics API\"; 146x"),
+            "{table}"
+        );
+        let broken = r.invariant_violations();
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(
+            broken[0].contains("546 of 730 syncs failed"),
+            "{}",
+            broken[0]
+        );
+        assert!(broken[0].contains("no metrics returned"), "{}", broken[0]);
+        r.failed_syncs = 1;
+        assert!(
+            r.invariant_violations().is_empty(),
+            "1 of 185 is under 1 %: no"
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ use super::stats::Summary;
 use super::upstream::{LogWatch, Seen, SyncSource};
 use super::workload::{
     CREATE_CONCURRENCY, LoadPod, MetricKind, Target, deployment, external_metric, hpa, invalid,
-    list_pods, metric_changes, pod_churn, pod_metrics, setup, targets,
+    list_pods, metric_changes, pod_churn, pod_metrics, rule, setup, targets,
 };
 use crate::controller::{
     ControllerConfig, ControllerHandle, ControllerOptions, Extensions, ReconcileObserver, RunError,
@@ -228,6 +228,14 @@ pub enum LoadError {
     /// The external controller's endpoints could not be read.
     #[error("the controller's endpoints")]
     Endpoint(#[from] EndpointError),
+    /// SIGINT or SIGTERM stopped the run (after its load was deleted).
+    #[error(
+        "interrupted (SIGINT or SIGTERM): the load's namespaces were deleted, nothing measured"
+    )]
+    Interrupted,
+    /// The fake metrics server did not learn the load's pods in time.
+    #[error("{0}")]
+    MetricsNotReady(String),
 }
 
 /// Runs one load and returns its report. Disagreement examples (if any)
@@ -255,9 +263,49 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             .collect()
     };
     let cluster = LoadCluster::start(options, &namespaces).await?;
-    let result = run_on(options, &targets, &namespaces, &cluster).await;
+    let result = if cluster.outlives_the_run() {
+        on_shared_cluster(options, &targets, &namespaces, &cluster).await
+    } else {
+        run_on(options, &targets, &namespaces, &cluster).await
+    };
     cluster.stop().await;
     result
+}
+
+/// A run on a cluster that outlives it: what an earlier run left is
+/// deleted first; what this one makes is deleted when it ends, fails or is
+/// interrupted (SIGINT, SIGTERM), so the next run finds the cluster as
+/// this one did.
+async fn on_shared_cluster(
+    options: &LoadOptions,
+    targets: &[Target],
+    namespaces: &[String],
+    cluster: &LoadCluster,
+) -> Result<LoadReport, LoadError> {
+    let client = cluster.client();
+    let left = super::cleanup::leftovers(&client).await?;
+    if !left.is_empty() {
+        tracing::warn!(namespaces = ?left, "deleting what an earlier load run left");
+        super::cleanup::delete_namespaces(&client, &left).await?;
+    }
+    let result = tokio::select! {
+        result = run_on(options, targets, namespaces, cluster) => result,
+        () = hpa_shutdown::shutdown_signal() => Err(LoadError::Interrupted),
+    };
+    tracing::info!(namespaces = namespaces.len(), "deleting the load");
+    let cleaned = super::cleanup::delete_namespaces(&client, namespaces).await;
+    if let Err(e) = cluster.clear_script().await {
+        tracing::warn!(error = %e, "emptying the fake metrics server's script");
+    }
+    match (result, cleaned) {
+        (Ok(report), Ok(())) => Ok(report),
+        (Ok(_), Err(e)) => Err(e),
+        (Err(e), Ok(())) => Err(e),
+        (Err(e), Err(cleanup)) => {
+            tracing::error!(error = %cleanup, "the load could not be deleted");
+            Err(e)
+        }
+    }
 }
 
 /// Builds the load on `cluster`, runs the controller and measures it.
@@ -295,6 +343,7 @@ async fn run_on(
     let counted_by = match watched {
         Some((seen, source)) => {
             tally.syncs = seen.syncs;
+            tally.failures = seen.failures;
             tally.intervals = seen.intervals;
             tally.synced = seen.synced;
             tally.synced_after_warmup = seen.synced_after_warmup;
@@ -322,6 +371,8 @@ async fn run_on(
 struct Built {
     pods: Vec<LoadPod>,
     externals: Vec<Target>,
+    /// The pods' metrics come from rules ([`LoadCluster::uses_rules`]).
+    rules: bool,
 }
 
 /// Deployments (the sim creates their pods at once), then the pods' names
@@ -353,16 +404,27 @@ async fn build(
     .buffer_unordered(CREATE_CONCURRENCY)
     .try_collect::<()>()
     .await?;
-    let mut pods = list_pods(&client, namespaces).await?;
+    let rules = cluster.uses_rules();
+    let mut pods = if rules {
+        Vec::new()
+    } else {
+        list_pods(&client, namespaces).await?
+    };
     let externals: Vec<Target> = targets
         .iter()
         .filter(|t| t.kind == MetricKind::External)
         .cloned()
         .collect();
-    cluster
-        .load_script(&script(options, &pods, &externals))
-        .await?;
-    let pod_count = pods.len();
+    let mut initial = script(options, &pods, &externals);
+    if rules {
+        initial.rules = namespaces.iter().map(|ns| rule(ns, 1.0)).collect();
+    }
+    cluster.load_script(&initial).await?;
+    let pod_count = if rules {
+        pods_with_metrics(cluster, options.hpas * options.pods_per_hpa).await?
+    } else {
+        pods.len()
+    };
     // The harness's own state should not be counted as the controller's
     // memory: a steady load never rescripts pods.
     if options.profile == MetricProfile::Steady {
@@ -388,7 +450,42 @@ async fn build(
         seconds = building.elapsed().as_secs_f64(),
         "load built"
     );
-    Ok(Built { pods, externals })
+    Ok(Built {
+        pods,
+        externals,
+        rules,
+    })
+}
+
+/// How long the fake metrics server may take to learn the load's pods.
+const PODS_KNOWN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Waits until the fake metrics server's rules give values to `want` pods
+/// (it learns them from the cluster as its Deployments create them), and
+/// answers how many they are. A server that learns no pods (started
+/// without `--watch-pods`) is named as the cause.
+async fn pods_with_metrics(cluster: &LoadCluster, want: usize) -> Result<usize, LoadError> {
+    let deadline = Instant::now() + PODS_KNOWN_TIMEOUT;
+    loop {
+        let summary = cluster.metrics_summary().await?.unwrap_or_default();
+        if summary.pods_from_rules >= want {
+            return Ok(summary.pods_from_rules);
+        }
+        if Instant::now() >= deadline {
+            return Err(LoadError::MetricsNotReady(format!(
+                "after {}s the fake metrics server gives values to {} of the load's {want} pods (it knows {} pods of the cluster){}",
+                PODS_KNOWN_TIMEOUT.as_secs(),
+                summary.pods_from_rules,
+                summary.known_pods,
+                if summary.known_pods == 0 {
+                    ": it learns no pods; start it with --watch-pods (and the RBAC of fake-metrics-server/deploy/rbac.yaml)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// The fake metrics server's script of the load at its start.
@@ -412,12 +509,14 @@ fn script(options: &LoadOptions, pods: &[LoadPod], externals: &[Target]) -> Scri
                 }
             })
             .collect(),
-        // A 5 s window (metrics-server's is 15 s to 30 s): CPU samples of
-        // new pods count once they have been Ready for a window, so a run
-        // needs no warm-up of half a minute.
+        // A 1 s window (metrics-server's is 15 s to 30 s): CPU samples of
+        // pods count once they have been Ready for a window (upstream's
+        // rule; before that all of an HPA's pods are unready and its sync
+        // fails), so an HPA's first sync, a sync period after it appears,
+        // finds valid samples even with the tests' 2 s period.
         defaults: Defaults {
             timestamp: None,
-            window: Some(ScriptDuration(jiff::SignedDuration::from_secs(5))),
+            window: Some(ScriptDuration(jiff::SignedDuration::from_secs(1))),
         },
         ..Script::default()
     }
@@ -599,20 +698,24 @@ fn choose_source(
     decisions: Option<Seen>,
     counter: Option<u64>,
 ) -> (Seen, SyncSource) {
-    if let Some(seen) = decisions {
-        return (seen, SyncSource::DecisionLog);
-    }
-    if log.shared_lists == 0 {
-        return (log, SyncSource::RequestLog);
-    }
-    match counter {
-        Some(syncs) => (Seen::counted(syncs), SyncSource::ControllerMetrics),
-        None => {
-            // The intervals between the syncs it did see are too long.
-            log.intervals.clear();
-            (log, SyncSource::RequestLogLowerBound)
+    // The server's failed answers are failed syncs whoever counts the rest.
+    let failures = std::mem::take(&mut log.failures);
+    let (mut seen, source) = if let Some(seen) = decisions {
+        (seen, SyncSource::DecisionLog)
+    } else if log.shared_lists == 0 {
+        (log, SyncSource::RequestLog)
+    } else {
+        match counter {
+            Some(syncs) => (Seen::counted(syncs), SyncSource::ControllerMetrics),
+            None => {
+                // The intervals between the syncs it did see are too long.
+                log.intervals.clear();
+                (log, SyncSource::RequestLogLowerBound)
+            }
         }
-    }
+    };
+    seen.failures = failures;
+    (seen, source)
 }
 
 async fn start_controller(
@@ -684,6 +787,7 @@ async fn drive(
     let Built {
         mut pods,
         externals,
+        rules,
     } = built;
     let client = cluster.client();
     let total = options.warmup + options.duration;
@@ -713,11 +817,17 @@ async fn drive(
             last_change = Instant::now();
             let changes = metric_changes(&pods, &externals, options.pods_per_hpa, factor);
             cluster.apply(&changes).await?;
+            if rules {
+                cluster
+                    .set_rules(namespaces.iter().map(|ns| rule(ns, factor)).collect())
+                    .await?;
+            }
         }
         // Scale-ups create pods and scale-downs delete them: script the new
         // ones at the current load and drop the gone ones, every half sync
         // period (not needed when the load is steady: nothing scales).
         if options.profile != MetricProfile::Steady
+            && !rules
             && last_rescript.elapsed() >= options.sync_period / 2
         {
             last_rescript = Instant::now();
@@ -792,6 +902,8 @@ fn load_report(
             .per_hpa()
             .then(|| (options.hpas as u64).saturating_sub(tally.synced_after_warmup.len() as u64)),
         syncs_counted_by: counted_by.name().into(),
+        failed_syncs: tally.failures.total,
+        failed_sync_reasons: tally.failures.by_reason.clone(),
         warmup_seconds: options.warmup.as_secs_f64(),
         cluster_peak_rss_bytes: used.cluster_peak_rss_bytes,
         cluster_cpu_seconds: used.cluster_cpu_seconds,

@@ -16,6 +16,8 @@ use std::time::Duration;
 
 use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::log::{Group, LogEntry, LogFilter};
+
+use super::failures::Failures;
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 
@@ -48,6 +50,21 @@ pub fn is_shared_list(entry: &LogEntry) -> bool {
         Group::Resource | Group::Custom | Group::External
     ) && entry.path.contains("/namespaces/")
         && hpa_of_request(&entry.path, entry.query.as_deref()).is_none()
+}
+
+/// Why the server's answer fails the sync that asked, if it does: an
+/// error status, or a list of no items (upstream: "no metrics returned").
+pub fn failed_answer(entry: &LogEntry) -> Option<String> {
+    let api = match entry.group {
+        Group::Resource => "resource metrics API",
+        Group::Custom => "custom metrics API",
+        Group::External => "external metrics API",
+        _ => "metrics server",
+    };
+    if entry.status >= 400 {
+        return Some(format!("the {api} answered {}", entry.status));
+    }
+    (entry.items == Some(0)).then(|| format!("the {api} answered an empty list"))
 }
 
 /// Which source counted a run's syncs (the report's `syncs_counted_by`):
@@ -145,6 +162,9 @@ pub struct Seen {
     /// Metrics lists naming no single HPA ([`is_shared_list`]): when there
     /// are any, the log does not see every sync.
     pub shared_lists: u64,
+    /// Syncs in the measured window the server failed (an error status, or
+    /// an empty list): not in `syncs`.
+    pub failures: Failures,
     last: HashMap<String, Timestamp>,
 }
 
@@ -158,9 +178,17 @@ impl Seen {
         }
     }
 
-    /// Counts one request of the log.
+    /// Counts one request of the log: a sync of the HPA it names when the
+    /// server answered values, a failed sync when it did not.
     pub fn record(&mut self, entry: &LogEntry, measure_from: Timestamp) {
         match hpa_of_request(&entry.path, entry.query.as_deref()) {
+            Some(_) if failed_answer(entry).is_some() => {
+                if entry.time >= measure_from
+                    && let Some(reason) = failed_answer(entry)
+                {
+                    self.failures.record(&reason);
+                }
+            }
             Some(key) => self.record_sync(key, entry.time, measure_from),
             None if is_shared_list(entry) => self.shared_lists += 1,
             None => {}
@@ -297,6 +325,7 @@ mod tests {
             query: query.map(Into::into),
             group,
             status: 200,
+            items: Some(1),
             duration_micros: 10,
         }
     }
@@ -346,6 +375,43 @@ mod tests {
     }
 
     #[test]
+    fn answers_without_values_are_failed_syncs_not_syncs() {
+        let at = |s: i64| Timestamp::from_second(1_800_000_000 + s).unwrap();
+        let entry = |s: i64, status: u16, items: Option<u64>| LogEntry {
+            time: at(s),
+            method: "GET".into(),
+            path:
+                "/apis/custom.metrics.k8s.io/v1beta2/namespaces/load-0/pods/*/requests_per_second"
+                    .into(),
+            query: Some("labelSelector=app%3Dw2".into()),
+            group: Group::Custom,
+            status,
+            items,
+            duration_micros: 10,
+        };
+        let mut seen = Seen::default();
+        for e in [
+            entry(0, 404, None),
+            entry(10, 404, None),
+            entry(11, 200, Some(0)),
+            entry(12, 200, Some(3)),
+            entry(13, 503, None),
+        ] {
+            seen.record(&e, at(10));
+        }
+        assert_eq!(seen.syncs, 1);
+        assert_eq!(seen.failures.total, 3, "the 404 at 0 s is warm-up");
+        assert_eq!(
+            seen.failures.by_reason.keys().cloned().collect::<Vec<_>>(),
+            [
+                "the custom metrics API answered 404",
+                "the custom metrics API answered 503",
+                "the custom metrics API answered an empty list"
+            ]
+        );
+    }
+
+    #[test]
     fn sources_say_what_they_can_count() {
         for source in SyncSource::ALL {
             assert_eq!(SyncSource::from_name(source.name()), Some(source));
@@ -368,6 +434,7 @@ mod tests {
             query: Some(format!("labelSelector=app%3D{name}")),
             group: Group::Resource,
             status: 200,
+            items: Some(1),
             duration_micros: 10,
         };
         let mut seen = Seen::default();

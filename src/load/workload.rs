@@ -5,13 +5,14 @@
 use std::collections::{BTreeMap, HashSet};
 
 use fake_metrics_server::script::{
-    Change, ContainerSpec, ExternalMetric, MetricSpec, PodRef, PodSpec, Value,
+    Change, ContainerSpec, ExternalMetric, MetricSpec, PodRef, PodSpec, RuleSpec, Value,
 };
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 
+use super::cleanup::LOAD_LABEL;
 use super::run::{LoadError, LoadOptions};
 
 /// The metric kinds, assigned round-robin to the HPAs.
@@ -79,9 +80,9 @@ pub(super) fn deployment(
     use crate::cluster::fake_node as node;
     let mut d: Deployment = serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": t.name, "namespace": t.namespace},
+        "metadata": {"name": t.name, "namespace": t.namespace, "labels": load_labels()},
         "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": t.name}},
-                 "template": {"metadata": {"labels": {"app": t.name}},
+                 "template": {"metadata": {"labels": {"app": t.name, LOAD_LABEL: "true"}},
                               "spec": {"containers": [{"name": "app", "image": "app",
                                   "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}
     }))?;
@@ -105,11 +106,28 @@ pub(super) fn deployment(
 pub(super) fn hpa(t: &Target, pods: usize) -> Result<HorizontalPodAutoscaler, serde_json::Error> {
     serde_json::from_value(serde_json::json!({
         "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": t.name, "namespace": t.namespace},
+        "metadata": {"name": t.name, "namespace": t.namespace, "labels": load_labels()},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": t.name},
                  "minReplicas": 1, "maxReplicas": (pods * 2).max(2),
                  "metrics": [t.kind.spec(&t.name)]}
     }))
+}
+
+/// The usage of a load pod's container at load `f`.
+fn containers(f: f64) -> Vec<ContainerSpec> {
+    vec![ContainerSpec {
+        name: "app".into(),
+        cpu: Some(Value(format!("{}m", (100.0 * f).round() as i64))),
+        memory: Some(Value(format!("{}Ki", (65536.0 * f).round() as i64))),
+    }]
+}
+
+/// The custom metrics of a load pod at load `f`.
+fn pod_custom_metrics(f: f64) -> BTreeMap<String, MetricSpec> {
+    BTreeMap::from([(
+        "requests_per_second".to_string(),
+        MetricSpec::Value(Value(format!("{}m", (10_000.0 * f).round() as i64))),
+    )])
 }
 
 /// The fake metrics server's view of one pod at load `factor`.
@@ -123,17 +141,28 @@ pub(super) fn pod_metrics(
         namespace: namespace.to_string(),
         name: name.to_string(),
         labels: labels.clone(),
-        containers: vec![ContainerSpec {
-            name: "app".into(),
-            cpu: Some(Value(format!("{}m", (100.0 * f).round() as i64))),
-            memory: Some(Value(format!("{}Ki", (65536.0 * f).round() as i64))),
-        }],
-        metrics: BTreeMap::from([(
-            "requests_per_second".to_string(),
-            MetricSpec::Value(Value(format!("{}m", (10_000.0 * f).round() as i64))),
-        )]),
+        containers: containers(f),
+        metrics: pod_custom_metrics(f),
         ..PodSpec::default()
     }
+}
+
+/// The fake metrics server's rule for every load pod of `namespace` at load
+/// `f`: pods the cluster names itself (a Deployment's `w0-7d9c5b-abcde`),
+/// created at any time, get their values without being named.
+pub(super) fn rule(namespace: &str, f: f64) -> RuleSpec {
+    RuleSpec {
+        name: format!("hpa-harness-{namespace}"),
+        namespace: namespace.to_owned(),
+        selector: format!("{LOAD_LABEL}=true"),
+        containers: containers(f),
+        metrics: pod_custom_metrics(f),
+        ..RuleSpec::default()
+    }
+}
+
+fn load_labels() -> serde_json::Value {
+    serde_json::json!({ LOAD_LABEL: "true" })
 }
 
 pub(super) fn external_metric(t: &Target, pods: usize, f: f64) -> ExternalMetric {
@@ -274,6 +303,29 @@ mod tests {
         assert_eq!(added.containers[0].cpu, Some(Value("150m".into())));
         assert!(matches!(&changes[1], Change::RemovePod(r) if r.name == "a"));
         assert!(pod_churn(&[pod("a")], &[pod("a")], 1.0).is_empty());
+    }
+
+    #[test]
+    fn everything_the_load_creates_is_labelled_and_its_rule_selects_its_pods() {
+        let t = &targets(&LoadOptions::default())[0];
+        let d = deployment(t, 2, false).unwrap();
+        let h = hpa(t, 2).unwrap();
+        for labels in [
+            d.metadata.labels.clone(),
+            h.metadata.labels.clone(),
+            d.spec.template.metadata.clone().and_then(|m| m.labels),
+        ] {
+            assert_eq!(labels.unwrap()[LOAD_LABEL], "true");
+        }
+        let r = rule(&t.namespace, 1.0);
+        let pod_labels = d.spec.template.metadata.unwrap().labels.unwrap();
+        let selector = hpa_core::selector::Selector::parse(&r.selector).unwrap();
+        assert!(selector.matches(&pod_labels));
+        assert_eq!(r.namespace, t.namespace);
+        let named = pod_metrics(&t.namespace, "p", &pod_labels, 1.5);
+        assert_eq!((r.containers.len(), named.containers.len()), (1, 1));
+        assert_eq!(rule(&t.namespace, 1.5).containers, named.containers);
+        assert_eq!(rule(&t.namespace, 1.5).metrics, named.metrics);
     }
 
     #[test]

@@ -74,3 +74,15 @@ impl State {
         );
     }
 }
+
+impl Decision {
+    /// Why the reconcile failed, if it did: no replica count could be
+    /// computed, or some metrics could not be read (upstream's reconcile
+    /// then returns an error too). Harnesses count such a sync as failed.
+    pub fn error(&self) -> Option<&str> {
+        self.state
+            .failure
+            .as_deref()
+            .or(self.state.soft_error.as_deref())
+    }
+}

@@ -597,9 +597,26 @@ impl HpaWorld {
                     .filter(|w| self.workloads.contains_key(&(ns.clone(), w.clone())))
             });
         if let Some(workload) = workload {
-            self.pods_of(&ns, &workload).await?;
-            if let Some(real) = self.aliases.get(&(ns.clone(), pod.clone())) {
-                return Ok((ns, real.clone()));
+            // A real cluster's controllers create a workload's pods (under
+            // names of their own) a moment after it: wait for the pod the
+            // step names, within the scenario's patience.
+            let mut real = None;
+            let found = self
+                .eventually(async |w: &mut HpaWorld| {
+                    w.pods_of(&ns, &workload).await?;
+                    real = w.aliases.get(&(ns.clone(), pod.clone())).cloned();
+                    match real {
+                        Some(_) => Ok(()),
+                        None => Err(StepError::Expectation(format!(
+                            "{ns}/{workload} has no pod {pod} yet"
+                        ))),
+                    }
+                })
+                .await;
+            match (found, real) {
+                (_, Some(real)) => return Ok((ns, real)),
+                (Err(StepError::Expectation(_)) | Ok(()), None) => {}
+                (Err(e), None) => return Err(e),
             }
         }
         Ok((ns, pod))
