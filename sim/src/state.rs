@@ -18,6 +18,10 @@ pub struct PodDelays {
     pub running: SignedDuration,
     /// From Running to Ready; zero: at once.
     pub ready: SignedDuration,
+    /// Pods of the workload that may run at once (a cluster without room
+    /// for more); new pods beyond stay Pending, unschedulable, until one
+    /// goes. `None`: no limit.
+    pub max_running: Option<u32>,
 }
 
 /// The pod transitions the simulation schedules.
@@ -58,6 +62,16 @@ pub(crate) struct State {
     pub unsettled: std::collections::BTreeSet<(Storage, String, String)>,
     /// Pods one workload may have.
     pub max_pods: usize,
+    /// Workloads in mid-rollout: pod changes move their rollout on.
+    pub rolling: std::collections::BTreeSet<(Storage, String, String)>,
+    /// The pod templates of a Deployment's earlier revisions, by (ns,
+    /// name, template hash), while it has pods of them (an old ReplicaSet's
+    /// template, for a scale in mid-rollout).
+    pub old_templates: HashMap<(String, String, String), serde_json::Value>,
+    /// A Deployment's replicas and surge when its ReplicaSets were last
+    /// sized in a rollout (their `desired-replicas` and `max-replicas`
+    /// annotations upstream): a change is a scaling event.
+    pub rollout_sizes: HashMap<(String, String), (i64, i64)>,
 }
 
 impl State {
@@ -75,6 +89,9 @@ impl State {
             default_delays,
             unsettled: Default::default(),
             max_pods,
+            rolling: Default::default(),
+            old_templates: HashMap::new(),
+            rollout_sizes: HashMap::new(),
         }
     }
 
