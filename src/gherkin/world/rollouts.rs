@@ -18,9 +18,12 @@ pub(crate) fn revision_of(pod: &Pod) -> Option<String> {
 /// What the scenario knows about one workload's versions.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Versions {
-    /// Revisions its pods had before the last rollout (or, before any,
-    /// when new-pod values were given): pods of others are new.
+    /// Revisions its pods had before the last rollout: after one, pods of
+    /// other revisions are new.
     pub old: BTreeSet<String>,
+    /// Before any rollout, the pods (by uid) it had when new-pod values
+    /// were given: pods it makes later (a scale-up's) are new.
+    pub existing: BTreeSet<String>,
     /// Rollouts so far (the version annotation's value).
     pub rollouts: u32,
     /// Metric values the new pods report, by metric name.
@@ -33,6 +36,16 @@ pub(crate) struct Versions {
 pub const VERSION_ANNOTATION: &str = "hpa-harness.io/version";
 
 impl HpaWorld {
+    /// The uids of the pods of a workload now.
+    async fn uids_now(&mut self, ns: &str, workload: &str) -> Result<BTreeSet<String>, StepError> {
+        Ok(self
+            .pods_of(ns, workload)
+            .await?
+            .iter()
+            .filter_map(|p| p.metadata.uid.clone())
+            .collect())
+    }
+
     /// The revisions the live pods of a workload have now.
     async fn revisions_now(
         &mut self,
@@ -73,8 +86,9 @@ impl HpaWorld {
         self.report_new_pods().await
     }
 
-    /// "the new pods of W report M of V": pods of a version newer than the
-    /// ones W has now (or had at its last rollout) report V as they appear.
+    /// "the new pods of W report M of V": once W rolled out, the pods of
+    /// its new version report V as they appear; before, the pods it makes
+    /// from now on.
     pub async fn new_pods_report(
         &mut self,
         workload: &str,
@@ -84,14 +98,18 @@ impl HpaWorld {
         let (ns, n) = self.qualify(workload);
         let key = (ns.clone(), n.clone());
         let first = !self.versions.contains_key(&key);
-        let old = if first {
-            self.revisions_now(&ns, &n).await?
+        let (old, existing) = if first {
+            (
+                self.revisions_now(&ns, &n).await?,
+                self.uids_now(&ns, &n).await?,
+            )
         } else {
-            BTreeSet::new()
+            (BTreeSet::new(), BTreeSet::new())
         };
         let versions = self.versions.entry(key).or_default();
         if first {
             versions.old = old;
+            versions.existing = existing;
         }
         versions.values.insert(metric.to_owned(), value.to_owned());
         // Pods given values before get this one too.
@@ -99,11 +117,19 @@ impl HpaWorld {
         self.report_new_pods().await
     }
 
-    /// Whether a pod of workload `ns/name` is of a version newer than the old.
+    /// Whether a pod of workload `ns/name` is new: of a version newer than
+    /// the old once it rolled out, else made since new-pod values were given.
     pub(crate) fn is_new(&self, ns: &str, workload: &str, pod: &Pod) -> bool {
         let Some(versions) = self.versions.get(&(ns.to_owned(), workload.to_owned())) else {
             return false;
         };
+        if versions.rollouts == 0 {
+            return pod
+                .metadata
+                .uid
+                .as_ref()
+                .is_some_and(|u| !versions.existing.contains(u));
+        }
         revision_of(pod).is_some_and(|r| !versions.old.contains(&r))
     }
 
