@@ -38,6 +38,7 @@ pub mod pod_names;
 pub mod protobuf;
 pub mod query;
 pub mod resources;
+mod rollout;
 pub mod selector;
 mod sim;
 pub mod standalone;
@@ -45,6 +46,7 @@ mod state;
 pub mod stats;
 pub mod store;
 pub mod table;
+mod updater;
 pub mod validate;
 mod workloads;
 
@@ -56,6 +58,7 @@ pub use hpa_core::version::KubernetesVersion;
 pub use sim::{Part, Sim, SimConfig};
 pub use state::PodDelays;
 pub use stats::RequestStats;
+pub use updater::{REVISION_LABEL, TEMPLATE_HASH_LABEL};
 pub use workloads::POD_NAMES_ANNOTATION;
 
 use std::future::Future;

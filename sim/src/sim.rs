@@ -294,6 +294,9 @@ impl Sim {
             st.unsettled.clear();
             st.pending.clear();
             st.next_index.clear();
+            st.rolling.clear();
+            st.old_templates.clear();
+            st.rollout_sizes.clear();
             // generateName suffixes repeat as in a fresh sim (the objects
             // that had them are gone); uids keep growing, as clients key
             // caches by uid.
@@ -719,7 +722,7 @@ impl Sim {
         let gone = st.store.remove(def.storage, ns, name)?;
         cascade_delete(st, def.storage, &gone);
         if def.storage == Storage::Pods {
-            workloads::refresh_owner(st, &gone);
+            workloads::refresh_owner(st, &gone, self.now());
         }
         Some(to_view(def, gone.value()))
     }
@@ -738,11 +741,18 @@ impl Sim {
             let new = entry.value();
             let replicas_changed =
                 old.is_none_or(|o| o.pointer("/spec/replicas") != new.pointer("/spec/replicas"));
-            if replicas_changed {
+            let template_changed = old.is_some_and(|o| {
+                o.pointer("/spec/template") != new.pointer("/spec/template")
+                    || o.pointer("/spec/strategy") != new.pointer("/spec/strategy")
+            });
+            if template_changed && let Some(o) = old {
+                crate::updater::template_changed(st, s, o, &new);
+            }
+            if replicas_changed || template_changed {
                 workloads::reconcile(st, s, &entry.ns, &entry.name, now);
             }
         } else if s == Storage::Pods {
-            workloads::refresh_owner(st, entry);
+            workloads::refresh_owner(st, entry, now);
         }
     }
 
@@ -1151,6 +1161,7 @@ fn cascade_delete(st: &mut State, s: Storage, gone: &Entry) {
             }
             st.next_index
                 .remove(&(s, gone.ns.to_string(), gone.name.to_string()));
+            crate::updater::forget(st, s, &gone.ns, &gone.name);
         }
         _ => {}
     }

@@ -137,6 +137,7 @@ pub fn config_from_args(args: &Args) -> Result<SimConfig, StandaloneError> {
         pod_delays: PodDelays {
             running: args.pod_start_delay,
             ready: args.pod_ready_delay,
+            max_running: None,
         },
         metrics: args.metrics_url.clone().map(Backend::Url),
         feature_gates,

@@ -18,6 +18,10 @@ pub struct PodDelays {
     pub running: SignedDuration,
     /// From Running to Ready; zero: at once.
     pub ready: SignedDuration,
+    /// Pods of the workload that may run at once (a cluster without room
+    /// for more); new pods beyond stay Pending, unschedulable, until one
+    /// goes. `None`: no limit.
+    pub max_running: Option<u32>,
 }
 
 /// The pod transitions the simulation schedules.
@@ -61,6 +65,16 @@ pub(crate) struct State {
     /// Name workload pods as kube-controller-manager does
     /// ([`crate::pod_names`]) instead of `NAME-k`.
     pub generated_names: bool,
+    /// Workloads in mid-rollout: pod changes move their rollout on.
+    pub rolling: std::collections::BTreeSet<(Storage, String, String)>,
+    /// The pod templates of a Deployment's earlier revisions, by (ns,
+    /// name, template hash), while it has pods of them (an old ReplicaSet's
+    /// template, for a scale in mid-rollout).
+    pub old_templates: HashMap<(String, String, String), serde_json::Value>,
+    /// A Deployment's replicas and surge when its ReplicaSets were last
+    /// sized in a rollout (their `desired-replicas` and `max-replicas`
+    /// annotations upstream): a change is a scaling event.
+    pub rollout_sizes: HashMap<(String, String), (i64, i64)>,
 }
 
 impl State {
@@ -79,6 +93,9 @@ impl State {
             unsettled: Default::default(),
             max_pods,
             generated_names: false,
+            rolling: Default::default(),
+            old_templates: HashMap::new(),
+            rollout_sizes: HashMap::new(),
         }
     }
 

@@ -5,12 +5,20 @@
 //! Pods of workload NAME are `NAME-0`, `NAME-1`, ... in creation order
 //! (with `SimConfig::generated_pod_names`, a Deployment's and a
 //! ReplicaSet's are named as a real cluster names them instead:
-//! [`crate::pod_names`]); the
-//! numbering continues and never reuses a number while the workload exists. A
+//! [`crate::pod_names`]); the numbering continues and never reuses a number
+//! while the workload exists (a StatefulSet's rolling update recreates a pod
+//! under its own name). A
 //! scale-down removes the highest-numbered pods first. The pods are owned
-//! directly by the workload (no intermediate ReplicaSet). Reconciliation runs
-//! when `spec.replicas` changes, not when pods change, so pod edits made by
-//! the harness (failed, unready, terminating pods) stick.
+//! directly by the workload (no intermediate ReplicaSet objects): a
+//! Deployment's pods carry `pod-template-hash`, a StatefulSet's
+//! `controller-revision-hash`, and a change of the pod template rolls them
+//! over ([`crate::updater`]). Reconciliation runs when `spec.replicas` or the
+//! template changes, and on pod changes only while a rollout runs, so pod
+//! edits made by the harness (failed, unready, terminating pods) stick.
+//!
+//! A workload may be given room for only so many running pods
+//! ([`PodDelays::max_running`]): the others stay Pending and unschedulable,
+//! without a start time, until a running one goes.
 
 use std::sync::Arc;
 
@@ -31,7 +39,7 @@ fn storage_of_kind(kind: &str) -> Option<Storage> {
     }
 }
 
-fn index_of(workload: &str, pod: &str) -> Option<u64> {
+pub(crate) fn index_of(workload: &str, pod: &str) -> Option<u64> {
     pod.strip_prefix(workload)?.strip_prefix('-')?.parse().ok()
 }
 
@@ -41,7 +49,7 @@ fn index_of(workload: &str, pod: &str) -> Option<u64> {
 pub const POD_NAMES_ANNOTATION: &str = "hpa-sim.io/pod-names";
 
 /// The names the annotation gives, in order.
-fn named_pods(obj: &Value) -> Vec<String> {
+pub(crate) fn named_pods(obj: &Value) -> Vec<String> {
     obj.pointer("/metadata/annotations")
         .and_then(|a| a.get(POD_NAMES_ANNOTATION))
         .and_then(Value::as_str)
@@ -57,7 +65,7 @@ fn named_pods(obj: &Value) -> Vec<String> {
 
 /// The creation index of pod `pod`: its place among the named pods, else
 /// the `k` of `NAME-k`.
-fn index_in(names: &[String], workload: &str, pod: &str) -> Option<u64> {
+pub(crate) fn index_in(names: &[String], workload: &str, pod: &str) -> Option<u64> {
     match names.iter().position(|n| n == pod) {
         Some(i) => u64::try_from(i).ok(),
         None => index_of(workload, pod),
@@ -78,6 +86,11 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
     let Some(uid) = obj.pointer("/metadata/uid").and_then(Value::as_str) else {
         return;
     };
+    if s == Storage::Deployments && crate::updater::roll_deployment(st, &obj, uid, now) {
+        start_waiting(st, ns, name, uid, now);
+        refresh_status(st, s, ns, name);
+        return;
+    }
     // Generated names: as a real cluster, whatever names the harness asks.
     let generate = st.generated_names && s != Storage::StatefulSets;
     let names = if generate {
@@ -180,16 +193,170 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
             st.store.remove(Storage::Pods, ns, &p);
         }
     }
+    if s == Storage::StatefulSets {
+        crate::updater::roll_statefulset(st, &obj, uid, now);
+    }
+    start_waiting(st, ns, name, uid, now);
     refresh_status(st, s, ns, name);
 }
 
-fn terminating(e: &Entry) -> bool {
+/// The delays of the pods of workload `ns/name`.
+pub(crate) fn delays_of(st: &State, ns: &str, name: &str) -> PodDelays {
+    st.delays
+        .get(&(ns.to_owned(), name.to_owned()))
+        .copied()
+        .unwrap_or(st.default_delays)
+}
+
+/// The name of pod `k` of a workload: the annotation's, else `NAME-k`.
+pub(crate) fn pod_name_at(names: &[String], workload: &str, k: u64) -> String {
+    usize::try_from(k)
+        .ok()
+        .and_then(|k| names.get(k).cloned())
+        .unwrap_or_else(|| format!("{workload}-{k}"))
+}
+
+/// A pod's phase.
+fn phase(pod: &Value) -> &str {
+    pod.pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Whether a pod is Ready.
+pub(crate) fn is_ready(pod: &Value) -> bool {
+    pod.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|cs| {
+            cs.iter().any(|c| {
+                c.get("type") == Some(&json!("Ready")) && c.get("status") == Some(&json!("True"))
+            })
+        })
+}
+
+/// How many of the owner's live pods run (have left Pending).
+fn running_count(st: &State, ns: &str, owner_uid: &str) -> usize {
+    st.store
+        .owned_pods(owner_uid)
+        .iter()
+        .filter_map(|p| st.store.table(Storage::Pods).get(ns, p))
+        .filter(|e| !terminating(e))
+        .filter(|e| matches!(phase(&e.value()), "Running"))
+        .count()
+}
+
+/// Whether the workload has room for one more running pod.
+fn has_room(st: &State, ns: &str, owner_uid: &str, delays: PodDelays) -> bool {
+    delays.max_running.is_none_or(|limit| {
+        running_count(st, ns, owner_uid) < usize::try_from(limit).unwrap_or(usize::MAX)
+    })
+}
+
+/// Starts the unschedulable pods of a workload the room now allows,
+/// oldest first (the scheduler's queue).
+pub(crate) fn start_waiting(st: &mut State, ns: &str, name: &str, owner_uid: &str, now: Timestamp) {
+    let delays = delays_of(st, ns, name);
+    let Some(limit) = delays.max_running else {
+        return;
+    };
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let mut running = running_count(st, ns, owner_uid);
+    let mut waiting: Vec<(i128, Box<str>)> = st
+        .store
+        .owned_pods(owner_uid)
+        .into_iter()
+        .filter_map(|p| {
+            let e = st.store.table(Storage::Pods).get(ns, &p)?;
+            let v = e.value();
+            (!terminating(e) && unschedulable(&v)).then(|| (created_at(&v), p))
+        })
+        .collect();
+    waiting.sort();
+    for (_, p) in waiting {
+        if running >= limit {
+            break;
+        }
+        let Some(e) = st.store.table(Storage::Pods).get(ns, &p).cloned() else {
+            continue;
+        };
+        let mut pod = e.value();
+        start(st, &mut pod, now, delays);
+        st.store.put(Storage::Pods, pod, EventType::Modified);
+        running += 1;
+    }
+}
+
+/// A pod the scheduler found no room for.
+fn unschedulable(pod: &Value) -> bool {
+    phase(pod) == "Pending"
+        && pod
+            .pointer("/status/conditions")
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    c.get("type") == Some(&json!("PodScheduled"))
+                        && c.get("reason") == Some(&json!("Unschedulable"))
+                })
+            })
+}
+
+fn created_at(pod: &Value) -> i128 {
+    pod.pointer("/metadata/creationTimestamp")
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse::<Timestamp>().ok())
+        .map_or(0, nanos)
+}
+
+/// Marks a Pending pod unschedulable, as the scheduler does when no node
+/// has room.
+fn mark_unschedulable(pod: &mut Value, at: Timestamp) {
+    pod["status"] = json!({
+        "phase": "Pending",
+        "qosClass": "BestEffort",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+            "message": "0/1 nodes are available: 1 Insufficient cpu.",
+            "lastTransitionTime": k8s_time(at)}],
+    });
+    if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.remove("nodeName");
+    }
+}
+
+/// Binds and starts a pod now (Running; Ready now or after its delay).
+fn start(st: &mut State, pod: &mut Value, now: Timestamp, delays: PodDelays) {
+    if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("nodeName".into(), json!("sim-node-0"));
+    }
+    if let Some(c) = pod
+        .pointer_mut("/status/conditions/0")
+        .filter(|c| c.get("type") == Some(&json!("PodScheduled")))
+    {
+        *c = json!({"type": "PodScheduled", "status": "True", "lastTransitionTime": k8s_time(now)});
+    }
+    st.ip_seq += 1;
+    set_running(pod, now, !delays.ready.is_positive(), st.ip_seq);
+    if delays.ready.is_positive() {
+        let ns = pod
+            .pointer("/metadata/namespace")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let name = pod
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        schedule(st, now + delays.ready, &ns, &name, PodPhase::Ready);
+    }
+}
+
+pub(crate) fn terminating(e: &Entry) -> bool {
     e.value()
         .pointer("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
 }
 
-fn create_pod(
+pub(crate) fn create_pod(
     st: &mut State,
     owner: &Value,
     owner_uid: &str,
@@ -211,16 +378,22 @@ fn create_pod(
         .cloned()
         .unwrap_or_else(|| json!({}));
     let uid = st.next_uid();
+    if let Some((key, value)) = crate::updater::revision_label(owner) {
+        meta["labels"][key] = json!(value);
+    }
     if let Some(m) = meta.as_object_mut() {
         m.insert("name".into(), json!(pod_name));
         m.insert("namespace".into(), json!(ns));
         m.insert("uid".into(), json!(uid));
         m.insert("creationTimestamp".into(), json!(k8s_time(now)));
         m.insert("generation".into(), json!(1));
+        // A Deployment's pods already carry their revision's hash (the
+        // rollout's); a generated name's hash labels the others.
         if let Some(hash) = template_hash {
             let labels = m.entry("labels").or_insert_with(|| json!({}));
             if let Some(l) = labels.as_object_mut() {
-                l.insert(crate::pod_names::POD_TEMPLATE_HASH.into(), json!(hash));
+                l.entry(crate::pod_names::POD_TEMPLATE_HASH)
+                    .or_insert_with(|| json!(hash));
             }
         }
         m.insert(
@@ -253,12 +426,10 @@ fn create_pod(
     });
     if delays.running.is_positive() {
         schedule(st, now + delays.running, ns, pod_name, PodPhase::Running);
+    } else if has_room(st, ns, owner_uid, delays) {
+        start(st, &mut pod, now, delays);
     } else {
-        st.ip_seq += 1;
-        set_running(&mut pod, now, !delays.ready.is_positive(), st.ip_seq);
-        if delays.ready.is_positive() {
-            schedule(st, now + delays.ready, ns, pod_name, PodPhase::Ready);
-        }
+        mark_unschedulable(&mut pod, now);
     }
     st.store.put(Storage::Pods, pod, EventType::Added);
 }
@@ -392,10 +563,11 @@ pub(crate) fn process_due(st: &mut State, now: Timestamp) {
                     continue;
                 }
                 let delays = owner_delays(st, &e);
-                st.ip_seq += 1;
-                set_running(&mut pod, at, !delays.ready.is_positive(), st.ip_seq);
-                if delays.ready.is_positive() {
-                    schedule(st, at + delays.ready, &tr.ns, &tr.pod, PodPhase::Ready);
+                match e.owner.as_deref() {
+                    Some(owner) if !has_room(st, &tr.ns, owner, delays) => {
+                        mark_unschedulable(&mut pod, at)
+                    }
+                    _ => start(st, &mut pod, at, delays),
                 }
                 true
             }
@@ -405,7 +577,7 @@ pub(crate) fn process_due(st: &mut State, now: Timestamp) {
         };
         if changed {
             let new = st.store.put(Storage::Pods, pod, EventType::Modified);
-            refresh_owner(st, &new);
+            refresh_owner(st, &new, at);
         }
     }
 }
@@ -423,7 +595,7 @@ fn owner_delays(st: &State, pod: &Entry) -> PodDelays {
 }
 
 /// Refreshes the status of the workload that owns `pod` (after a pod write).
-pub(crate) fn refresh_owner(st: &mut State, pod: &Arc<Entry>) {
+pub(crate) fn refresh_owner(st: &mut State, pod: &Arc<Entry>, now: Timestamp) {
     if pod.owner.is_none() {
         return;
     }
@@ -440,9 +612,21 @@ pub(crate) fn refresh_owner(st: &mut State, pod: &Arc<Entry>) {
         }
         let kind = r.get("kind").and_then(Value::as_str).unwrap_or_default();
         let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
-        if let Some(s) = storage_of_kind(kind) {
-            refresh_status(st, s, &pod.ns, name);
+        let Some(s) = storage_of_kind(kind) else {
+            continue;
+        };
+        if st
+            .rolling
+            .contains(&(s, pod.ns.to_string(), name.to_owned()))
+        {
+            // A pod became ready or went: the rollout may move on.
+            reconcile(st, s, &pod.ns, name, now);
+            continue;
         }
+        if let Some(uid) = r.get("uid").and_then(Value::as_str) {
+            start_waiting(st, &pod.ns, name, uid, now);
+        }
+        refresh_status(st, s, &pod.ns, name);
     }
 }
 
@@ -457,6 +641,13 @@ pub(crate) fn refresh_status(st: &mut State, s: Storage, ns: &str, name: &str) {
     };
     let mut replicas = 0i64;
     let mut ready = 0i64;
+    // In mid-rollout only pods of the current template are up to date.
+    let current = st
+        .rolling
+        .contains(&(s, ns.to_owned(), name.to_owned()))
+        .then(|| crate::updater::revision_label(&obj))
+        .flatten();
+    let mut updated = 0i64;
     for p in st.store.owned_pods(uid) {
         let Some(e) = st.store.table(Storage::Pods).get(ns, &p) else {
             continue;
@@ -469,6 +660,11 @@ pub(crate) fn refresh_status(st: &mut State, s: Storage, ns: &str, name: &str) {
             continue;
         }
         replicas += 1;
+        if current.as_ref().is_none_or(|(k, v)| {
+            pv.pointer("/metadata/labels").and_then(|l| l.get(*k)) == Some(&json!(v))
+        }) {
+            updated += 1;
+        }
         let is_ready = pv
             .pointer("/status/conditions")
             .and_then(Value::as_array)
@@ -494,7 +690,7 @@ pub(crate) fn refresh_status(st: &mut State, s: Storage, ns: &str, name: &str) {
     for (k, v) in [
         ("readyReplicas", ready),
         ("availableReplicas", ready),
-        ("updatedReplicas", replicas),
+        ("updatedReplicas", updated),
     ] {
         if v > 0 {
             status.insert(k.into(), json!(v));

@@ -237,6 +237,7 @@ async fn pod_delays_set_over_http_hold_readiness_until_the_clock_is_advanced() {
             PodDelays {
                 running: SignedDuration::ZERO,
                 ready: SignedDuration::from_secs(30),
+                max_running: None,
             },
         )
         .await

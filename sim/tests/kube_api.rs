@@ -402,6 +402,7 @@ async fn new_pods_become_ready_when_the_virtual_clock_passes_their_delay() {
         PodDelays {
             running: SignedDuration::ZERO,
             ready: SignedDuration::from_secs(30),
+            max_running: None,
         },
     );
     let client = sim.client();

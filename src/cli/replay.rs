@@ -215,6 +215,7 @@ pub async fn run(args: Args) -> CliResult {
                 .pods_ready_after
                 .and_then(|d| SignedDuration::try_from(d).ok())
                 .unwrap_or(SignedDuration::ZERO),
+            max_running: None,
         },
     };
     let mut runs = vec![

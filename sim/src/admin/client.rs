@@ -192,6 +192,7 @@ impl AdminClient {
         let body = PodDelaysBody {
             running: Some(go_duration(delays.running)),
             ready: Some(go_duration(delays.ready)),
+            max_running: delays.max_running,
         };
         let path = format!("/admin/v1/pod-delays/{namespace}/{name}");
         self.call::<_, serde_json::Value>(reqwest::Method::PUT, &path, Some(&body))

@@ -14,7 +14,7 @@
 //! | `POST /admin/v1/clock` | `{"advance": "90s"}` or `{"set": RFC 3339}` | [`Sim::advance`], or puts the clock there; answers [`ClockState`] |
 //! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
 //! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
-//! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s"}` | [`Sim::set_pod_delays`]; 204 |
+//! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s", "maxRunning": 2}` | [`Sim::set_pod_delays`]; 204 |
 //! | `GET /admin/v1/feature-gates` | | [`FeatureGatesState`]: the release and every gate it registers |
 //! | `PUT /admin/v1/feature-gates` | [`FeatureGatesBody`] `{"kubernetesVersion": "1.36", "featureGates": "HPAScaleToZero=true"}` | [`Sim::set_feature_gates`]; answers [`FeatureGatesState`] |
 //! | `POST /admin/v1/reset` | | [`Sim::reset`]; answers [`ResetSummary`] |
@@ -182,6 +182,9 @@ pub struct PodDelaysBody {
     /// From Running to Ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
+    /// Pods of the workload that may run at once; the rest stay Pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_running: Option<u32>,
 }
 
 /// Body of `PUT /admin/v1/feature-gates`: the API server's release and its
@@ -449,6 +452,7 @@ async fn put_pod_delays(
     let delays = PodDelays {
         running: delay("running", &b.running)?,
         ready: delay("ready", &b.ready)?,
+        max_running: b.max_running,
     };
     sim.set_pod_delays(&namespace, &name, delays);
     Ok(StatusCode::NO_CONTENT)

@@ -173,7 +173,7 @@ fn metrics_api(word: &str) -> Result<MetricsApi, StepError> {
 /// Sets (or, with `None`, clears) one metric of one pod. `cpu` and `memory`
 /// cells may be per container (`app=250m, sidecar=50m`). Without `push` the
 /// caller sends the pod to the metrics server itself, once per row.
-async fn set_value(
+pub(crate) async fn set_value(
     world: &mut HpaWorld,
     ns: &str,
     pod: &str,

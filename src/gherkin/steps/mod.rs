@@ -7,6 +7,7 @@ pub mod hpa;
 pub mod keda;
 pub mod manifests;
 pub mod metrics;
+pub mod rollouts;
 pub mod time;
 pub mod workloads;
 

@@ -197,20 +197,12 @@ async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> Step
 
 #[given(expr = "new pods of {string} become ready after {duration}")]
 async fn new_pods_ready_after(world: &mut HpaWorld, name: String, after: Duration) -> StepResult {
-    let (ns, n) = world.qualify(&name);
     world
-        .env()
-        .await?
-        .set_pod_delays(
-            &ns,
-            &n,
-            hpa_sim::PodDelays {
-                running: SignedDuration::ZERO,
-                ready: after.0,
-            },
-        )
-        .await?;
-    Ok(())
+        .change_pod_delays(&name, |d| {
+            d.running = SignedDuration::ZERO;
+            d.ready = after.0;
+        })
+        .await
 }
 
 #[given(expr = "pod {string} becomes ready")]

@@ -29,7 +29,10 @@ use crate::testbed::env::EnvError;
 mod cluster;
 mod keda;
 mod metrics;
+mod rollouts;
 mod time;
+
+pub use rollouts::VERSION_ANNOTATION;
 
 /// Why a step failed. Messages say what the scenario asked and what went
 /// wrong, naming the object.
@@ -175,6 +178,11 @@ pub struct HpaWorld {
     pub feature_dir: Option<std::path::PathBuf>,
     /// KEDA's ScaledObjects, run before every HPA sync.
     pub(crate) keda: keda::KedaScenario,
+    /// Versions of each workload (old revisions, new pods' values), by
+    /// (namespace, workload).
+    pub(crate) versions: HashMap<(String, String), rollouts::Versions>,
+    /// The pod delays steps gave, by (namespace, workload).
+    pub(crate) pod_delays: HashMap<(String, String), hpa_sim::PodDelays>,
 }
 
 pub use super::driver::Seed;
@@ -204,6 +212,8 @@ impl HpaWorld {
             namespace_named: false,
             feature_dir: None,
             keda: keda::KedaScenario::default(),
+            versions: HashMap::new(),
+            pod_delays: HashMap::new(),
         }
     }
 

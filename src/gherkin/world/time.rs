@@ -9,6 +9,7 @@ impl HpaWorld {
     pub async fn sync_step(&mut self) -> StepResult {
         if self.target_controller() == ControllerKind::Upstream {
             let period = self.signed_sync_period()?;
+            self.report_new_pods().await?;
             self.env().await?.advance(period).await?;
             self.since_sync = SignedDuration::ZERO;
             return self.prune_pods().await;
@@ -20,6 +21,7 @@ impl HpaWorld {
     /// on its own).
     pub async fn sync_now(&mut self) -> StepResult {
         self.keda_sync().await?;
+        self.report_new_pods().await?;
         if self.target_controller() == ControllerKind::Upstream {
             self.since_sync = SignedDuration::ZERO;
             return self.prune_pods().await;
@@ -90,6 +92,11 @@ impl HpaWorld {
             let until_sync = period - self.since_sync;
             let step = if left < until_sync { left } else { until_sync };
             self.env().await?.advance(step).await?;
+            if !self.versions.is_empty() {
+                // A rollout may have removed pods: their metrics go too.
+                self.prune_pods().await?;
+                self.report_new_pods().await?;
+            }
             left -= step;
             self.since_sync += step;
             if self.since_sync >= period {
