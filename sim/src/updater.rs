@@ -29,52 +29,10 @@ pub const TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
 /// The label naming the revision of a StatefulSet's pod (`NAME-HASH`).
 pub const REVISION_LABEL: &str = "controller-revision-hash";
 
-/// A stable short hash of a pod template: FNV-1a over its JSON with keys
-/// sorted, in the alphabet of upstream's `rand.SafeEncodeString` (no
-/// vowels, so no words).
+/// A pod template's `pod-template-hash` ([`crate::pod_names::template_hash`]).
 pub(crate) fn template_hash(template: &Value) -> String {
-    fn bytes(h: &mut u64, b: &[u8]) {
-        for x in b {
-            *h ^= u64::from(*x);
-            *h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn feed(h: &mut u64, v: &Value) {
-        match v {
-            Value::Object(m) => {
-                bytes(h, b"{");
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                for k in keys {
-                    bytes(h, k.as_bytes());
-                    bytes(h, b":");
-                    if let Some(x) = m.get(k) {
-                        feed(h, x);
-                    }
-                }
-                bytes(h, b"}");
-            }
-            Value::Array(a) => {
-                bytes(h, b"[");
-                for x in a {
-                    feed(h, x);
-                }
-                bytes(h, b"]");
-            }
-            other => bytes(h, other.to_string().as_bytes()),
-        }
-    }
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let mut h = 0xcbf2_9ce4_8422_2325_u64;
-    feed(&mut h, template);
-    let base = ALPHABET.len() as u64;
-    (0..10)
-        .map(|_| {
-            let c = ALPHABET[(h % base) as usize];
-            h /= base;
-            char::from(c)
-        })
-        .collect()
+    // One hash, so that a generated pod name and its label agree.
+    crate::pod_names::template_hash(template)
 }
 
 /// The revision label a workload's new pods carry.
