@@ -195,3 +195,63 @@ async fn an_hpa_the_api_server_refuses_is_named_with_the_line_of_the_field() {
         "{err}"
     );
 }
+
+/// A ScaledObject replays with KEDA's operator and adapter around its HPA:
+/// the operator's 0 <-> 1 steps and fallback appear in the summary.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scaled_object_replays_with_keda_s_steps_and_fallback() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("features/keda/replay");
+    let hpa = manifest::hpa(&dir.join("worker.yaml"), None).unwrap();
+    assert_eq!(hpa.name, "keda-hpa-worker");
+    let workload = manifest::workload(&hpa, None).unwrap();
+    let series = series::load(&[SeriesArg {
+        name: None,
+        file: dir.join("triggers.csv"),
+    }])
+    .unwrap();
+    let options = ReplayOptions {
+        config: ControllerConfig::default(),
+        spread: Spread::Total,
+        pod_delays: hpa_sim::PodDelays::default(),
+    };
+    let run = replay(&hpa, &workload, &series, &options).await.unwrap();
+    let timeline = Timeline::from_decisions("t", run.start, &run.decisions, Some(&run.ready), 0.1);
+    let summary = Summary::of("worker.yaml", &run, &timeline, Spread::Total);
+    println!("{}", summary.text());
+    let keda = summary.keda.as_ref().unwrap();
+    let steps: Vec<(f64, i32, i32, &str)> = keda
+        .run
+        .steps
+        .iter()
+        .map(|s| (s.at_seconds, s.from, s.to, s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            // Never active: once initialCooldownPeriod (0) has strictly
+            // passed since creation, down to 0.
+            (15.0, 1, 0, "KEDAScaleTargetDeactivated"),
+            // 35 is above activationValue 2: back to 1 at once.
+            (60.0, 0, 1, "KEDAScaleTargetActivated"),
+            // Last active at 105 s (failed reads are not activity): more
+            // than cooldownPeriod 60 s later, to 0.
+            (180.0, 5, 0, "KEDAScaleTargetDeactivated"),
+        ]
+    );
+    let after = |t: f64| {
+        summary
+            .samples
+            .iter()
+            .find(|s| s.t == t)
+            .and_then(|s| s.after())
+    };
+    // 35 / 10 per pod from 1 pod: 4.
+    assert_eq!(after(60.0), Some(4));
+    // Reads fail from 120 s; the 3rd in a row (more than failureThreshold
+    // 2) is answered with 10 x 5, so the HPA goes to fallback's 5.
+    assert_eq!(after(135.0), Some(4));
+    assert_eq!(after(150.0), Some(5));
+    assert_eq!(keda.fallback_spans, [(150.0, 180.0)]);
+    assert!(summary.errors >= 2, "the first two failed reads are errors");
+    assert!(summary.text().contains("KEDAScaleTargetActivated"));
+}

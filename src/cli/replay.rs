@@ -8,6 +8,7 @@ use jiff::SignedDuration;
 
 use super::CliResult;
 use crate::controller::config::ControllerConfig;
+use crate::plot::timeline::{Note, NoteKind};
 use crate::plot::{Layout, Timeline};
 use crate::replay::series::SeriesArg;
 use crate::replay::{ReplayOptions, Spread, Summary, manifest, series};
@@ -18,14 +19,18 @@ use crate::replay::{ReplayOptions, Spread, Summary, manifest, series};
   hpa-harness replay features/replay/hpa.yaml --series features/replay/traffic.csv --plot out.svg")]
 pub struct Args {
     /// The HPA manifest: a YAML file, possibly of many documents (`helm
-    /// template` output); autoscaling/v2 or v1.
+    /// template` output); autoscaling/v2 or v1. Or a KEDA ScaledObject:
+    /// the HPA KEDA generates is replayed, with KEDA's operator (its
+    /// 0 <-> 1 steps) and metrics adapter (fallback) around it.
     #[arg(value_name = "HPA.yaml")]
     pub hpa: PathBuf,
     /// The metric series: a CSV (a `timestamp` column, then one column per
     /// metric, named as the HPA's metric: `cpu`, `memory`, or the custom or
     /// external metric's name) or a Prometheus `query_range` answer (JSON;
     /// `NAME=FILE` names its column, else its `__name__`; its series are
-    /// summed). Repeat for several files.
+    /// summed). Repeat for several files. For a ScaledObject, one column
+    /// per trigger (its name, metric name or type); an empty or `fail`
+    /// cell is a failed read of that trigger.
     #[arg(long, required = true, value_name = "[NAME=]FILE")]
     pub series: Vec<SeriesArg>,
     /// Which HPA of the manifest file, when it holds several.
@@ -191,15 +196,44 @@ pub async fn replay_file(
     let workload = manifest::workload(&hpa, args.workload.as_deref())?;
     let run = crate::replay::replay(&hpa, &workload, series, options).await?;
     let label = file.display().to_string();
-    let timeline = Timeline::from_decisions(
-        format!("HPA {} ({label})", run.hpa),
+    let title = match &run.keda {
+        Some(k) => format!(
+            "ScaledObject {} (HPA {}, {label})",
+            k.scaled_object, run.hpa
+        ),
+        None => format!("HPA {} ({label})", run.hpa),
+    };
+    let mut timeline = Timeline::from_decisions(
+        title,
         run.start,
         &run.decisions,
         Some(&run.ready),
         options.config.tolerance,
     );
     let summary = Summary::of(&label, &run, &timeline, options.spread);
+    if let Some(k) = &summary.keda {
+        timeline.notes = keda_notes(k);
+    }
     Ok(Replayed { summary, timeline })
+}
+
+/// KEDA's operator steps and fallback as marks on the timeline.
+fn keda_notes(k: &crate::replay::summary::KedaSummary) -> Vec<Note> {
+    let steps = k.run.steps.iter().map(|s| Note {
+        from: s.at_seconds,
+        to: s.at_seconds,
+        replicas: Some(s.to),
+        kind: NoteKind::OperatorStep,
+        label: format!("{} -> {} ({})", s.from, s.to, s.reason),
+    });
+    let spans = k.fallback_spans.iter().map(|(a, b)| Note {
+        from: *a,
+        to: *b,
+        replicas: None,
+        kind: NoteKind::Fallback,
+        label: "fallback".to_owned(),
+    });
+    steps.chain(spans).collect()
 }
 
 /// Runs `hpa-harness replay`.

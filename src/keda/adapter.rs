@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use super::formula::Expr;
 use super::hpa::COMPOSITE_METRIC;
 use super::scaled_object::{FallbackBehavior, ScaledObject};
-use super::scalers::{Target, TriggerMetric, go_float_to_i64};
+use super::scalers::{Target, TriggerMetric, metric_quantity};
 
 /// One read of a trigger's event source.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,14 +18,22 @@ pub enum Reading {
     Failed,
 }
 
-/// The adapter's answer for one metric: milli-units (what KEDA puts in the
-/// `ExternalMetricValue`), or an error the HPA sees as a failed read.
+/// The adapter's answer for one metric: the value KEDA computed, or an
+/// error the HPA sees as a failed read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
     pub metric: String,
-    pub milli: Result<i64, String>,
+    pub value: Result<f64, String>,
     /// The value is fallback's, not the source's.
     pub fallback: bool,
+}
+
+impl Answer {
+    /// The quantity KEDA puts in the `ExternalMetricValue`
+    /// ([`metric_quantity`]), if the read succeeded.
+    pub fn quantity(&self) -> Option<String> {
+        self.value.as_ref().ok().map(|v| metric_quantity(*v))
+    }
 }
 
 /// The replica counts fallback may need.
@@ -57,25 +65,25 @@ pub fn answer(
     let Some(modifiers) = so.modifiers() else {
         return per_trigger.into_iter().map(|(_, a)| a).collect();
     };
-    let composite = |milli| Answer {
+    let composite = |value| Answer {
         metric: COMPOSITE_METRIC.to_owned(),
-        milli,
+        value,
         fallback: false,
     };
     // Under fallback the composite metric is the fallback value.
     if let Some((_, a)) = per_trigger.iter().find(|(_, a)| a.fallback) {
         return vec![Answer {
             metric: COMPOSITE_METRIC.to_owned(),
-            milli: a.milli.clone(),
+            value: a.value.clone(),
             fallback: true,
         }];
     }
     let mut env = BTreeMap::new();
     for (t, a) in &per_trigger {
-        match &a.milli {
-            Ok(m) => {
+        match &a.value {
+            Ok(v) => {
                 let name = t.trigger_name.clone().unwrap_or_else(|| t.metric.clone());
-                env.insert(name, Some(*m as f64 / 1000.0));
+                env.insert(name, Some(*v));
             }
             Err(e) => return vec![composite(Err(e.clone()))],
         }
@@ -83,7 +91,7 @@ pub fn answer(
     let value = Expr::parse(&modifiers.formula)
         .map_err(|e| e.to_string())
         .and_then(|f| f.value(&env).map_err(|e| e.to_string()));
-    vec![composite(value.map(|v| go_float_to_i64(v * 1000.0)))]
+    vec![composite(value)]
 }
 
 /// One metric through fallback.
@@ -99,9 +107,9 @@ fn with_fallback(
         .fallback
         .as_ref()
         .filter(|f| f.failure_threshold >= 0 && f.replicas >= 0);
-    let answer = |milli, fallback| Answer {
+    let answer = |value, fallback| Answer {
         metric: t.metric.clone(),
-        milli,
+        value,
         fallback,
     };
     let error = format!("trigger {} ({}) failed to read its source", t.index, t.kind);
@@ -110,7 +118,7 @@ fn with_fallback(
             if fallback.is_some() {
                 health.insert(t.metric.clone(), 0);
             }
-            answer(Ok(go_float_to_i64(v * 1000.0)), false)
+            answer(Ok(v), false)
         }
         (Reading::Failed, None) => answer(Err(error), false),
         (Reading::Failed, Some(f)) => {
@@ -141,7 +149,7 @@ fn with_fallback(
                 }
                 target_replicas /= f64::from(replicas.ready);
             }
-            answer(Ok(go_float_to_i64(per * 1000.0 * target_replicas)), true)
+            answer(Ok(per * target_replicas), true)
         }
     }
 }
@@ -231,7 +239,7 @@ mod tests {
     }
 
     #[test]
-    fn values_pass_through_in_milli_units() {
+    fn values_pass_through_as_keda_s_quantities() {
         let s = so("", QUEUE);
         let a = answer_with(
             &s,
@@ -243,18 +251,19 @@ mod tests {
             a,
             [Answer {
                 metric: "s0-rabbitmq-orders".into(),
-                milli: Ok(50_000),
+                value: Ok(50.0),
                 fallback: false
             }]
         );
-        // Out of int64 range, Go's conversion gives MinInt64 (amd64).
+        assert_eq!(a[0].quantity().as_deref(), Some("50"));
+        // Beyond int64 milli-units the value stays whole (KEDA 2.20).
         let a = answer_with(
             &s,
             &[Reading::Value(1e20)],
             &mut Health::new(),
             Replicas::default(),
         );
-        assert_eq!(a[0].milli, Ok(i64::MIN));
+        assert_eq!(a[0].quantity().as_deref(), Some("100E"));
     }
 
     #[test]
@@ -283,21 +292,21 @@ mod tests {
             for n in 1..=3 {
                 let a = answer_with(&s, &[Reading::Failed], &mut health, replicas);
                 assert!(
-                    a[0].milli.is_err(),
+                    a[0].value.is_err(),
                     "{behavior}: failure {n} is still an error"
                 );
                 assert!(!fallback_active(&s, &health));
             }
             let a = answer_with(&s, &[Reading::Failed], &mut health, replicas);
             assert_eq!(
-                a[0].milli,
-                Ok(20_000 * i64::from(want)),
+                a[0].value,
+                Ok(20.0 * f64::from(want)),
                 "{behavior} with {current}"
             );
             assert!(a[0].fallback && fallback_active(&s, &health));
             // A good read resets the count.
             let a = answer_with(&s, &[Reading::Value(7.0)], &mut health, replicas);
-            assert_eq!(a[0].milli, Ok(7000));
+            assert_eq!(a[0].value, Ok(7.0));
             assert!(!fallback_active(&s, &health));
         }
     }
@@ -317,7 +326,7 @@ mod tests {
                 ready: 3,
             },
         );
-        assert_eq!(a[0].milli, Ok(20_000), "10 * 6 / 3 ready");
+        assert_eq!(a[0].value, Ok(20.0), "10 * 6 / 3 ready");
         let a = answer_with(
             &s,
             &[Reading::Failed],
@@ -327,7 +336,7 @@ mod tests {
                 ready: 0,
             },
         );
-        assert!(a[0].milli.is_err());
+        assert!(a[0].value.is_err());
     }
 
     #[test]
@@ -336,7 +345,7 @@ mod tests {
         let mut health = Health::new();
         assert!(
             answer_with(&s, &[Reading::Failed], &mut health, Replicas::default())[0]
-                .milli
+                .value
                 .is_err()
         );
         assert!(health.is_empty());
@@ -358,7 +367,7 @@ mod tests {
             a,
             [Answer {
                 metric: COMPOSITE_METRIC.into(),
-                milli: Ok(20_000),
+                value: Ok(20.0),
                 fallback: false
             }]
         );

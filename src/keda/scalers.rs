@@ -119,15 +119,23 @@ fn cron_shape(s: &str) -> String {
         .replace('?', "qm")
 }
 
-/// A quantity as KEDA writes a float target (`NewMilliQuantity(v*1000)`):
-/// whole numbers plainly, others in milli-units.
+/// A quantity as KEDA writes a float target (`GetMetricTargetMili`): whole
+/// numbers plainly, others in milli-units.
 pub fn milli_quantity(v: f64) -> String {
-    let milli = go_float_to_i64(v * 1000.0);
-    if milli % 1000 == 0 {
-        format!("{}", milli / 1000)
-    } else {
-        format!("{milli}m")
+    metric_quantity(v)
+}
+
+/// A float as KEDA (from v2.20, kedacore/keda#7534) turns it into a
+/// quantity, for metric values and targets alike: `fmt.Sprintf("%.3f", v)`
+/// parsed as a quantity, so a huge value stays huge (`1e20` is `100E`)
+/// where the older `int64(v*1000)` wrapped; NaN and infinities are 0.
+/// Canonical form, as the API serializes it.
+pub fn metric_quantity(v: f64) -> String {
+    if !v.is_finite() {
+        return "0".to_owned();
     }
+    let text = format!("{v:.3}");
+    hpa_core::quantity::Quantity::parse(&text).map_or(text, |q| q.to_string())
 }
 
 /// Go's `int64(f)` on amd64: NaN and values out of range become
@@ -436,7 +444,23 @@ mod tests {
         assert_eq!(go_float_to_i64(-1.9), -1);
         assert_eq!(go_float_to_i64(1e23), i64::MIN);
         assert_eq!(go_float_to_i64(f64::NAN), i64::MIN);
-        assert_eq!(milli_quantity(20.0), "20");
-        assert_eq!(milli_quantity(0.25), "250m");
+    }
+
+    #[test]
+    fn values_become_quantities_through_a_decimal_string_as_in_keda_2_20() {
+        let cases = [
+            (20.0, "20"),
+            (0.25, "250m"),
+            (50.0, "50"),
+            (1e20, "100E"),
+            (0.0004, "0"),
+            (f64::NAN, "0"),
+            (f64::INFINITY, "0"),
+            (-2.5, "-2500m"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(metric_quantity(v), want, "{v}");
+        }
+        assert_eq!(milli_quantity(0.1), "100m");
     }
 }

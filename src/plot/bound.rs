@@ -81,6 +81,7 @@ pub fn drawable(timeline: &Timeline) -> Drawable {
             samples,
             end,
             tolerance,
+            notes: timeline.notes.clone(),
         },
         metrics_left_out: timeline.metrics.len() - metrics_kept,
         merged,
@@ -200,6 +201,7 @@ mod tests {
             samples,
             end,
             tolerance: 0.1,
+            notes: Vec::new(),
         }
     }
 

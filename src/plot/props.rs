@@ -99,6 +99,7 @@ fn timeline_with(samples: impl Strategy<Value = Vec<Sample>>) -> impl Strategy<V
             samples,
             end,
             tolerance,
+            notes: Vec::new(),
         })
 }
 
@@ -174,6 +175,7 @@ proptest! {
             }],
             end,
             tolerance: 0.1,
+            notes: Vec::new(),
         };
         let svg = render_within_a_minute(vec![timeline], Layout::Stacked);
         prop_assert!(svg.is_ok(), "{svg:?}");
@@ -204,6 +206,7 @@ proptest! {
             samples,
             end: WEEK as f64 * 15.0,
             tolerance: 0.1,
+            notes: Vec::new(),
         };
         prop_assert!(bound::drawable(&timeline).timeline.samples.len() <= MAX_SAMPLES);
         let svg = render_within_a_minute(vec![timeline], Layout::Stacked);
@@ -220,6 +223,7 @@ fn empty_timelines_have_nothing_to_draw() {
         samples: Vec::new(),
         end: f64::NAN,
         tolerance: f64::NAN,
+        notes: Vec::new(),
     };
     assert!(matches!(
         render(&[empty.clone(), empty], Layout::SideBySide),

@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::bound::{self, Drawable};
-use super::timeline::{Sample, Timeline};
+use super::timeline::{NoteKind, Sample, Timeline};
 
 /// Why a picture could not be drawn or written.
 #[derive(Debug, thiserror::Error)]
@@ -47,6 +47,8 @@ const RECOMMENDATION: RGBColor = RGBColor(230, 120, 20);
 const BOUNDS: RGBColor = RGBColor(120, 120, 120);
 const UP: RGBColor = RGBColor(200, 30, 30);
 const DOWN: RGBColor = RGBColor(130, 40, 170);
+const OPERATOR: RGBColor = RGBColor(20, 20, 20);
+const FALLBACK: RGBColor = RGBColor(220, 170, 0);
 const METRIC_COLORS: [RGBColor; 4] = [
     RGBColor(200, 30, 30),
     RGBColor(31, 120, 180),
@@ -418,6 +420,24 @@ fn draw_replicas<DB: DrawingBackend>(
             "held by the stabilization window".to_owned(),
         ));
     }
+    let spans: Vec<Rectangle<(f64, f64)>> = timeline
+        .notes
+        .iter()
+        .filter(|n| n.kind == NoteKind::Fallback && n.to > n.from)
+        .map(|n| {
+            Rectangle::new(
+                [(n.from, 0.0), (n.to.min(scales.end), y_max)],
+                FALLBACK.mix(0.15).filled(),
+            )
+        })
+        .collect();
+    if !spans.is_empty() {
+        chart.draw_series(spans)?;
+        entries.push((
+            Mark::Fill(FALLBACK.mix(0.3)),
+            "KEDA fallback in force".to_owned(),
+        ));
+    }
     let mut bounds = false;
     for bound in [|s: &Sample| s.max, |s: &Sample| s.min] {
         for seg in steps(samples, end, |s| bound(s).map(f64::from)) {
@@ -475,6 +495,22 @@ fn draw_replicas<DB: DrawingBackend>(
             })
             .collect::<Vec<_>>()
     };
+    let steps_of_operator: Vec<(f64, f64)> = timeline
+        .notes
+        .iter()
+        .filter(|n| n.kind == NoteKind::OperatorStep)
+        .filter_map(|n| Some((n.from, f64::from(n.replicas?))))
+        .collect();
+    if !steps_of_operator.is_empty() {
+        chart.draw_series(steps_of_operator.into_iter().map(|c| {
+            EmptyElement::at(c)
+                + Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], OPERATOR.filled())
+        }))?;
+        entries.push((
+            Mark::Line(OPERATOR.to_rgba(), 6),
+            "KEDA operator step (0 <-> minimum)".to_owned(),
+        ));
+    }
     let ups = marks(true);
     if !ups.is_empty() {
         chart.draw_series(ups.into_iter().map(|c| {
@@ -534,6 +570,7 @@ mod tests {
             ],
             end: 60.0,
             tolerance: 0.1,
+            notes: Vec::new(),
         }
     }
 

@@ -71,6 +71,32 @@ pub struct Timeline {
     pub end: f64,
     /// The controller's tolerance (the band around the target).
     pub tolerance: f64,
+    /// What happened beside the HPA's decisions (KEDA's operator steps,
+    /// fallback), drawn over the replicas.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+}
+
+/// A mark on the replicas chart for something the HPA did not decide.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Note {
+    /// Seconds since the start; a span when `to` is after `from`.
+    pub from: f64,
+    pub to: f64,
+    /// The replicas it set, for a point.
+    pub replicas: Option<i32>,
+    pub kind: NoteKind,
+    pub label: String,
+}
+
+/// How a note is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NoteKind {
+    /// KEDA's operator set the replicas (a point).
+    OperatorStep,
+    /// KEDA's fallback answered for the triggers (a span).
+    Fallback,
 }
 
 impl Timeline {
@@ -80,6 +106,10 @@ impl Timeline {
         let mut scaled = self.clone();
         for s in &mut scaled.samples {
             s.t /= seconds;
+        }
+        for n in &mut scaled.notes {
+            n.from /= seconds;
+            n.to /= seconds;
         }
         scaled.end /= seconds;
         scaled
@@ -165,6 +195,7 @@ impl Timeline {
             samples,
             end,
             tolerance,
+            notes: Vec::new(),
         }
     }
 }

@@ -173,6 +173,9 @@ pub struct HpaManifest {
     pub min_replicas: i32,
     pub target_kind: String,
     pub target_name: String,
+    /// The ScaledObject whose generated HPA this is (`doc` is then the
+    /// ScaledObject's document with the HPA as its value).
+    pub scaled_object: Option<crate::keda::ScaledObject>,
 }
 
 /// Finds the HPA in `file` (the one named `name` if given) and checks its
@@ -184,6 +187,11 @@ pub fn hpa(file: &Path, name: Option<&str>) -> Result<HpaManifest, ManifestError
         .filter(|d| d.kind() == "HorizontalPodAutoscaler")
         .filter(|d| name.is_none_or(|n| d.name() == n))
         .collect();
+    if hpas.is_empty()
+        && let Some(found) = scaled_object_hpa(&docs, name)?
+    {
+        return Ok(found);
+    }
     let doc = match hpas.as_slice() {
         [one] => (*one).clone(),
         [] => {
@@ -279,7 +287,72 @@ pub fn hpa(file: &Path, name: Option<&str>) -> Result<HpaManifest, ManifestError
         target_kind,
         name,
         doc,
+        scaled_object: None,
     })
+}
+
+/// The HPA KEDA would generate for the ScaledObject of `docs` (the one
+/// named `name` if given), when the file holds one and no HPA.
+fn scaled_object_hpa(
+    docs: &[Document],
+    name: Option<&str>,
+) -> Result<Option<HpaManifest>, ManifestError> {
+    let sos: Vec<&Document> = docs
+        .iter()
+        .filter(|d| d.kind() == "ScaledObject")
+        .filter(|d| name.is_none_or(|n| d.name() == n))
+        .collect();
+    let doc = match sos.as_slice() {
+        [] => return Ok(None),
+        [one] => *one,
+        many => {
+            return Err(ManifestError::ManyHpas {
+                file: many[0].file.clone(),
+                names: many.iter().map(|d| d.name()).collect::<Vec<_>>().join(", "),
+            });
+        }
+    };
+    let field_err = |field: &str, reason: String| ManifestError::Field {
+        file: doc.file.clone(),
+        line: doc.line_of(field),
+        object: doc.describe(),
+        field: field.to_owned(),
+        reason,
+    };
+    let so = crate::keda::ScaledObject::from_value(&doc.value, &doc.describe())
+        .map_err(|e| field_err("spec", e.to_string()))?;
+    let namespace = so
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".to_owned());
+    let hpa = crate::keda::hpa::generate(&so, &namespace)
+        .map_err(|e| field_err("spec.triggers", e.to_string()))?;
+    let target_kind = so.spec.scale_target_ref.kind().to_owned();
+    if !matches!(
+        target_kind.as_str(),
+        "Deployment" | "StatefulSet" | "ReplicaSet"
+    ) {
+        return Err(ManifestError::TargetKind {
+            file: doc.file.clone(),
+            line: doc.line_of("spec.scaleTargetRef.kind"),
+            name: so.metadata.name.clone(),
+            kind: target_kind,
+        });
+    }
+    Ok(Some(HpaManifest {
+        version: "v2",
+        name: crate::keda::hpa::hpa_name(&so),
+        namespace,
+        min_replicas: crate::keda::scaled_object::hpa_min_replicas(&so.spec),
+        target_name: so.spec.scale_target_ref.name.clone(),
+        target_kind,
+        doc: Document {
+            value: hpa,
+            ..doc.clone()
+        },
+        scaled_object: Some(so),
+    }))
 }
 
 /// Deserializes `value` as `T`, giving the path of the first bad field.

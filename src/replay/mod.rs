@@ -5,6 +5,7 @@
 //! ([`run`]); the decisions become a summary ([`summary`]) and a timeline
 //! picture ([`crate::plot`]).
 
+pub mod keda;
 pub mod manifest;
 pub mod run;
 pub mod series;

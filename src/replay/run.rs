@@ -13,14 +13,16 @@ use hpa_sim::{PodDelays, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
+use super::keda::KedaReplay;
 use super::manifest::{HpaManifest, Workload};
 use super::series::Series;
 use crate::controller::config::ControllerConfig;
 use crate::controller::decisions::DecisionRecord;
 use crate::gherkin::driver::Driver;
+use crate::keda::adapter::Replicas;
 use crate::testbed::embedded::Embedded;
 
 /// Why a replay could not run.
@@ -151,6 +153,8 @@ pub struct ReplayRun {
     pub decisions: Vec<DecisionRecord>,
     /// Ready pods when each decision was taken.
     pub ready: Vec<i32>,
+    /// What KEDA did, when a ScaledObject was replayed.
+    pub keda: Option<super::keda::KedaRun>,
 }
 
 /// Replays `series` against the HPA and its workload.
@@ -233,7 +237,18 @@ pub async fn replay(
             action: format!("reading HPA {ns}/{} back", hpa.name),
             source,
         })?;
-    let feeds = feeds(hpa, &stored, series)?;
+    // A ScaledObject's triggers are fed through KEDA's adapter instead.
+    let mut keda = match &hpa.scaled_object {
+        Some(so) => Some(KedaReplay::new(hpa, so, series)?),
+        None => None,
+    };
+    let feeds = if keda.is_some() {
+        Vec::new()
+    } else {
+        feeds(hpa, &stored, series)?
+    };
+    let scale_api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), &ns, &apps_resource(&kind));
 
     let start = clock.now();
     let driver = Driver::start(
@@ -252,6 +267,22 @@ pub async fn replay(
             sim.advance(period);
         }
         let t = (period * i32::try_from(k).unwrap_or(i32::MAX)).as_secs_f64();
+        if let Some(keda) = keda.as_mut() {
+            let current = scale_replicas(&scale_api, &hpa.target_name).await?;
+            if let Some(to) = keda.operate(series, t, clock.now(), current) {
+                scale_api
+                    .patch_scale(
+                        &hpa.target_name,
+                        &PatchParams::default(),
+                        &Patch::Merge(serde_json::json!({"spec": {"replicas": to}})),
+                    )
+                    .await
+                    .map_err(|source| ReplayError::Kube {
+                        action: format!("KEDA scaling {ns}/{} to {to}", hpa.target_name),
+                        source,
+                    })?;
+            }
+        }
         let list = pods
             .list(&ListParams::default().labels(&selector))
             .await
@@ -260,7 +291,15 @@ pub async fn replay(
                 source,
             })?;
         let ready: Vec<&Pod> = list.items.iter().filter(|p| is_ready(p)).collect();
-        let script = script(&ns, &ready, &containers, &feeds, series, t, options.spread);
+        let mut script = script(&ns, &ready, &containers, &feeds, series, t, options.spread);
+        if let Some(keda) = keda.as_mut() {
+            let current = scale_replicas(&scale_api, &hpa.target_name).await?;
+            let replicas = Replicas {
+                current,
+                ready: i32::try_from(ready.len()).unwrap_or(i32::MAX),
+            };
+            script.external.extend(keda.answers(series, t, replicas));
+        }
         metrics.load(&script).map_err(|e| ReplayError::Metrics {
             at: crate::plot::svg::duration_label(t),
             reason: e.to_string(),
@@ -269,6 +308,9 @@ pub async fn replay(
         if let Some(d) = driver.decisions(&ns, &hpa.name, 1).pop() {
             decisions.push(d);
             ready_counts.push(i32::try_from(ready.len()).unwrap_or(i32::MAX));
+            if let Some(keda) = keda.as_mut() {
+                keda.record_fallback();
+            }
         }
     }
     Ok(ReplayRun {
@@ -278,7 +320,20 @@ pub async fn replay(
         feeds,
         decisions,
         ready: ready_counts,
+        keda: keda.map(|k| k.run),
     })
+}
+
+/// The scale target's `spec.replicas`, through its scale subresource.
+async fn scale_replicas(api: &Api<DynamicObject>, name: &str) -> Result<i32, ReplayError> {
+    let scale = api
+        .get_scale(name)
+        .await
+        .map_err(|source| ReplayError::Kube {
+            action: format!("reading the scale of {name}"),
+            source,
+        })?;
+    Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0))
 }
 
 async fn create(

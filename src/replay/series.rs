@@ -155,19 +155,32 @@ pub struct Column {
     pub file: PathBuf,
     /// The header line (CSV) or 1.
     pub line: u64,
-    /// `(seconds from the series' start, value)`, by time.
+    /// `(seconds from the series' start, value)`, by time. NaN marks a
+    /// failed read (a CSV cell that is empty or `fail`).
     pub samples: Vec<(f64, f64)>,
 }
 
 impl Column {
-    /// The value at `t` seconds: the latest sample at or before it (the
-    /// first sample before the first).
+    /// The value at `t` seconds: the latest good sample at or before it
+    /// (the first good sample before the first). Failed reads are gaps.
     pub fn at(&self, t: f64) -> Option<f64> {
         let i = self.samples.partition_point(|(s, _)| *s <= t);
-        match i {
-            0 => self.samples.first().map(|(_, v)| *v),
-            i => self.samples.get(i - 1).map(|(_, v)| *v),
-        }
+        let good = |&&(_, v): &&(f64, f64)| !v.is_nan();
+        self.samples[..i]
+            .iter()
+            .rev()
+            .find(good)
+            .or_else(|| self.samples.iter().find(good))
+            .map(|(_, v)| *v)
+    }
+
+    /// A trigger's read at `t` seconds (ScaledObject replays): the latest
+    /// sample at or before it, `Some(None)` when that read failed.
+    pub fn reading(&self, t: f64) -> Option<Option<f64>> {
+        let i = self.samples.partition_point(|(s, _)| *s <= t).max(1);
+        self.samples
+            .get(i - 1)
+            .map(|(_, v)| (!v.is_nan()).then_some(*v))
     }
 }
 
@@ -246,7 +259,10 @@ pub fn load(args: &[SeriesArg]) -> Result<Series, SeriesError> {
         } else {
             csv_columns(&arg.file, &text)?
         };
-        if columns.iter().all(|c| c.samples.is_empty()) {
+        if columns
+            .iter()
+            .all(|c| c.samples.iter().all(|(_, v)| v.is_nan()))
+        {
             return Err(SeriesError::Empty {
                 file: arg.file.clone(),
             });
@@ -395,8 +411,11 @@ fn csv_columns(file: &Path, text: &str) -> Result<Vec<RawColumn>, SeriesError> {
         }
         previous = Some(time);
         for (col, cell) in columns.iter_mut().zip(record.iter().skip(1)) {
-            // An empty cell is a gap: the previous value holds.
-            if cell.is_empty() {
+            // An empty or `fail` cell is a failed read: a ScaledObject's
+            // trigger read fails there; an HPA's metric keeps the
+            // previous value ([`Column::at`]).
+            if cell.is_empty() || cell.eq_ignore_ascii_case("fail") {
+                col.samples.push((time, f64::NAN));
                 continue;
             }
             let v = number(cell).map_err(|reason| SeriesError::Value {

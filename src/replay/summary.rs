@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::keda::KedaRun;
 use super::run::{Feed, ReplayRun, Spread};
 use crate::plot::svg::duration_label;
 use crate::plot::{Sample, Timeline};
@@ -61,6 +62,42 @@ pub struct Summary {
     pub first_error: Option<String>,
     /// Each sync: what the controller saw and decided.
     pub samples: Vec<Sample>,
+    /// What KEDA did, when a ScaledObject was replayed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keda: Option<KedaSummary>,
+}
+
+/// KEDA's part of a ScaledObject's replay.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KedaSummary {
+    #[serde(flatten)]
+    pub run: KedaRun,
+    /// Time with fallback in force.
+    pub fallback_seconds: f64,
+    /// `(from, to)` seconds of each stretch with fallback in force.
+    pub fallback_spans: Vec<(f64, f64)>,
+}
+
+impl KedaSummary {
+    fn of(run: &KedaRun, samples: &[Sample], end: f64) -> Self {
+        let mut spans: Vec<(f64, f64)> = Vec::new();
+        for (i, s) in samples.iter().enumerate() {
+            if !run.fallback.get(i).copied().unwrap_or(false) {
+                continue;
+            }
+            let next = samples.get(i + 1).map_or(end, |n| n.t);
+            match spans.last_mut() {
+                Some(last) if last.1 == s.t => last.1 = next,
+                _ => spans.push((s.t, next)),
+            }
+        }
+        Self {
+            run: run.clone(),
+            fallback_seconds: spans.iter().map(|(a, b)| b - a).sum(),
+            fallback_spans: spans,
+        }
+    }
 }
 
 /// Sums the length of the sync intervals where `pick` holds.
@@ -131,6 +168,7 @@ impl Summary {
             errors: errors.len(),
             first_error: errors.first().map(|e| (*e).to_owned()),
             samples: samples.clone(),
+            keda: run.keda.as_ref().map(|k| KedaSummary::of(k, samples, end)),
         }
     }
 
@@ -211,6 +249,47 @@ impl Summary {
                 show(r.from),
                 show(r.to),
                 r.reason
+            );
+        }
+        if let Some(k) = &self.keda {
+            let columns: Vec<String> = k
+                .run
+                .columns
+                .iter()
+                .map(|(m, c)| format!("{m} <- {c:?}"))
+                .collect();
+            let _ = writeln!(
+                out,
+                "KEDA (ScaledObject {}; triggers {}): {} operator steps",
+                k.run.scaled_object,
+                columns.join(", "),
+                k.run.steps.len()
+            );
+            for s in &k.run.steps {
+                let _ = writeln!(
+                    out,
+                    "  +{:<8} {:>3} -> {:<3} {}",
+                    duration_label(s.at_seconds),
+                    s.from,
+                    s.to,
+                    s.reason
+                );
+            }
+            let spans: Vec<String> = k
+                .fallback_spans
+                .iter()
+                .map(|(a, b)| format!("+{} to +{}", duration_label(*a), duration_label(*b)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "fallback in force: {} ({:.0}%){}",
+                duration_label(k.fallback_seconds),
+                pct(k.fallback_seconds),
+                if spans.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", spans.join(", "))
+                }
             );
         }
         if let Some(e) = &self.first_error {

@@ -224,16 +224,7 @@ impl HpaWorld {
         let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), key.1.clone())]);
         let client = self.env().await?.metrics.clone();
         for a in answers {
-            let value = match &a.milli {
-                Ok(m) if *m < 0 => {
-                    return Err(StepError::State(format!(
-                        "ScaledObject {}: KEDA's adapter answers {} for {} ({m}m: Go's int64 conversion of a value out of range), which the fake metrics server cannot serve",
-                        key.1, a.metric, m
-                    )));
-                }
-                Ok(m) => Some(format!("{m}m")),
-                Err(_) => None,
-            };
+            let value = a.quantity();
             client
                 .set_external_metric(&key.0, &a.metric, &labels, value.as_deref())
                 .await

@@ -1,0 +1,227 @@
+//! A ScaledObject's replay: before every HPA sync, KEDA's operator (its
+//! 0 ↔ 1 steps) and metrics adapter (the values and fallback the HPA reads)
+//! run on the series' trigger columns, as in a scenario
+//! (`src/gherkin/world/keda.rs`); the logic is [`crate::keda`].
+
+use std::collections::BTreeMap;
+
+use fake_metrics_server::script::{ExternalSpec, Value as ScriptValue};
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::manifest::HpaManifest;
+use super::run::ReplayError;
+use super::series::Series;
+use crate::keda::ScaledObject;
+use crate::keda::adapter::{self, Reading, Replicas};
+use crate::keda::hpa::trigger_metrics;
+use crate::keda::operator::{self, KedaEvent, Reconcile, Status};
+use crate::keda::scaled_object::OWNER_LABEL;
+use crate::keda::scalers::TriggerMetric;
+
+/// One change of the target's replicas made by KEDA's operator.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KedaStep {
+    /// Seconds since the series' start.
+    pub at_seconds: f64,
+    pub from: i32,
+    pub to: i32,
+    /// KEDA's event reason (`KEDAScaleTargetActivated`, ...), or
+    /// `paused-replicas`.
+    pub reason: String,
+    pub message: String,
+}
+
+/// What KEDA did during a replay.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KedaRun {
+    /// `namespace/name` of the ScaledObject.
+    pub scaled_object: String,
+    /// The series column read for each trigger (`s0-rabbitmq-orders` ←
+    /// `queue`).
+    pub columns: BTreeMap<String, String>,
+    pub steps: Vec<KedaStep>,
+    /// Per recorded decision: whether fallback was in force.
+    pub fallback: Vec<bool>,
+}
+
+/// KEDA's state over a replay.
+#[derive(Debug)]
+pub struct KedaReplay {
+    so: ScaledObject,
+    namespace: String,
+    triggers: Vec<TriggerMetric>,
+    /// Trigger index → series column.
+    columns: BTreeMap<usize, String>,
+    status: Status,
+    events: Vec<KedaEvent>,
+    pub run: KedaRun,
+}
+
+impl KedaReplay {
+    /// Matches each External trigger with a series column: the trigger's
+    /// `name`, its metric name or its type; a series of one column feeds a
+    /// ScaledObject of one trigger whatever the column's name.
+    pub fn new(hpa: &HpaManifest, so: &ScaledObject, series: &Series) -> Result<Self, ReplayError> {
+        let triggers = trigger_metrics(so).map_err(|e| ReplayError::Create {
+            file: hpa.doc.file.display().to_string(),
+            line: hpa.doc.line_of("spec.triggers"),
+            what: format!("ScaledObject {}", so.metadata.name),
+            reason: e.to_string(),
+        })?;
+        let external: Vec<&TriggerMetric> = triggers.iter().filter(|t| !t.resource).collect();
+        let mut columns = BTreeMap::new();
+        for t in &external {
+            let named = series
+                .columns
+                .iter()
+                .find(|c| t.answers_to(&c.name))
+                .map(|c| c.name.clone());
+            let column = named.or_else(|| match (external.len(), series.columns.as_slice()) {
+                (1, [only]) => Some(only.name.clone()),
+                _ => None,
+            });
+            let Some(column) = column else {
+                let field = format!("spec.triggers[{}]", t.index);
+                return Err(ReplayError::MissingColumn {
+                    hpa_file: hpa.doc.file.display().to_string(),
+                    line: hpa.doc.line_of(&format!("{field}.type")),
+                    field,
+                    metric: t.trigger_name.clone().unwrap_or_else(|| t.metric.clone()),
+                    found: format!("columns: {}", series.names().join(", ")),
+                });
+            };
+            columns.insert(t.index, column);
+        }
+        let namespace = hpa.namespace.clone();
+        Ok(Self {
+            run: KedaRun {
+                scaled_object: format!("{namespace}/{}", so.metadata.name),
+                columns: triggers
+                    .iter()
+                    .filter_map(|t| columns.get(&t.index).map(|c| (t.metric.clone(), c.clone())))
+                    .collect(),
+                ..KedaRun::default()
+            },
+            so: so.clone(),
+            namespace,
+            triggers,
+            columns,
+            status: Status::default(),
+            events: Vec::new(),
+        })
+    }
+
+    /// The read of every trigger at `t` (unfed triggers read 0).
+    fn readings(&self, series: &Series, t: f64) -> BTreeMap<usize, Reading> {
+        self.columns
+            .iter()
+            .map(|(i, c)| {
+                let r = match series.column(c).and_then(|c| c.reading(t)) {
+                    Some(None) => Reading::Failed,
+                    Some(Some(v)) => Reading::Value(v),
+                    None => Reading::Value(0.0),
+                };
+                (*i, r)
+            })
+            .collect()
+    }
+
+    /// The controller's reconcile and, when due, the scale loop's poll at
+    /// `t`: the replica count to set on the target, if any.
+    pub fn operate(
+        &mut self,
+        series: &Series,
+        t: f64,
+        now: Timestamp,
+        current: i32,
+    ) -> Option<i32> {
+        let seen = self.events.len();
+        let to = match operator::reconcile(
+            &self.so,
+            &self.namespace,
+            &mut self.status,
+            now,
+            &mut self.events,
+        ) {
+            Reconcile::Paused { replicas } => replicas.filter(|r| *r != current),
+            Reconcile::Refused => None,
+            Reconcile::Hpa(_) if operator::poll_due(&self.so, &self.status, now) => {
+                let readings = self.readings(series, t);
+                let read = |m: &TriggerMetric| {
+                    readings
+                        .get(&m.index)
+                        .copied()
+                        .unwrap_or(Reading::Value(0.0))
+                };
+                let activity = adapter::activity(&self.so, &self.triggers, &read);
+                operator::poll(
+                    &self.so,
+                    &mut self.status,
+                    &activity,
+                    current,
+                    now,
+                    &mut self.events,
+                )
+                .filter(|r| *r != current)
+            }
+            Reconcile::Hpa(_) => None,
+        };
+        if let Some(to) = to {
+            let event = self.events[seen..]
+                .iter()
+                .rev()
+                .find(|e| e.reason.starts_with("KEDAScaleTarget"));
+            self.run.steps.push(KedaStep {
+                at_seconds: t,
+                from: current,
+                to,
+                reason: event.map_or("paused-replicas", |e| e.reason).to_owned(),
+                message: event.map(|e| e.message.clone()).unwrap_or_default(),
+            });
+        }
+        to
+    }
+
+    /// The adapter's answers to the HPA's read at `t`, for the fake metrics
+    /// server (a failed read is left out: the HPA's read fails).
+    pub fn answers(&mut self, series: &Series, t: f64, replicas: Replicas) -> Vec<ExternalSpec> {
+        let readings = self.readings(series, t);
+        let read = |m: &TriggerMetric| {
+            readings
+                .get(&m.index)
+                .copied()
+                .unwrap_or(Reading::Value(0.0))
+        };
+        let answers = adapter::answer(
+            &self.so,
+            &self.triggers,
+            &read,
+            &mut self.status.health,
+            replicas,
+        );
+        self.status.refresh_fallback(&self.so);
+        let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), self.so.metadata.name.clone())]);
+        answers
+            .iter()
+            .filter_map(|a| {
+                a.quantity().map(|q| ExternalSpec {
+                    namespace: self.namespace.clone(),
+                    metric: a.metric.clone(),
+                    labels: labels.clone(),
+                    value: ScriptValue(q),
+                    timestamp: None,
+                    window: None,
+                })
+            })
+            .collect()
+    }
+
+    /// Records whether fallback is in force for the decision just taken.
+    pub fn record_fallback(&mut self) {
+        let on = adapter::fallback_active(&self.so, &self.status.health);
+        self.run.fallback.push(on);
+    }
+}
