@@ -122,16 +122,21 @@ pub fn differences(outcomes: &[ScenarioOutcome]) -> String {
         return String::new();
     }
     let mut text = String::new();
+    let ran = if compared == 1 {
+        "1 scenario ran".to_owned()
+    } else {
+        format!("{compared} scenarios ran")
+    };
     if rows.is_empty() {
         let _ = writeln!(
             text,
-            "Kubernetes releases: {compared} scenarios ran under several releases; their verdicts agree."
+            "Kubernetes releases: {ran} under several releases; the verdicts agree."
         );
         return text;
     }
     let _ = writeln!(
         text,
-        "Kubernetes releases: {compared} scenarios ran under several releases; {} differ:",
+        "Kubernetes releases: {ran} under several releases; {} differ:",
         rows.len()
     );
     for (location, scenario, verdicts) in rows {
