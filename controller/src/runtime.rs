@@ -506,12 +506,12 @@ impl ControllerHandle {
             self.ctx.client.clone(),
             self.namespace.as_deref(),
         )
-            .list(&ListParams::default())
-            .await
-            .map_err(|source| RunError::List {
-                what: "HPAs",
-                source,
-            })?;
+        .list(&ListParams::default())
+        .await
+        .map_err(|source| RunError::List {
+            what: "HPAs",
+            source,
+        })?;
         let pods = scoped_api::<SlimPod>(self.ctx.client.clone(), self.namespace.as_deref())
             .list(&ListParams::default())
             .await

@@ -261,10 +261,7 @@ struct ResetQuery {
     namespace: Option<String>,
 }
 
-async fn post_reset(
-    State(state): State<AppState>,
-    Query(q): Query<ResetQuery>,
-) -> StatusCode {
+async fn post_reset(State(state): State<AppState>, Query(q): Query<ResetQuery>) -> StatusCode {
     match q.namespace.as_deref() {
         Some(ns) => state.reset_namespace(ns),
         None => state.reset(),

@@ -519,7 +519,9 @@ async fn a_reset_of_one_namespace_leaves_the_other_namespaces_served() {
         let s = &s;
         async move {
             let list: PodMetricsList = s
-                .get_as(&format!("/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods"))
+                .get_as(&format!(
+                    "/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods"
+                ))
                 .await;
             list.items.len()
         }
