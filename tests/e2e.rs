@@ -355,8 +355,21 @@ async fn scenarios_on_a_real_cluster_run_side_by_side_each_in_its_own_namespace(
     let mut remote = servers.remote(ControllerKind::Ours, Duration::from_secs(15));
     remote.assume_real = true;
     remote.skip_preflight = true;
+    let client = client_of(&servers).await;
     let mut took = Vec::new();
     for concurrency in [1, 4] {
+        // The most scenario namespaces seen at once while the run goes on.
+        let most = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let watching = tokio::spawn({
+            let (client, most) = (client.clone(), most.clone());
+            async move {
+                loop {
+                    let now = namespaces_named(&client, "hpa-scenario-").await.len();
+                    most.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        });
         let started = std::time::Instant::now();
         let summary = runner::run(&RunOptions {
             paths: vec![root().join("tests/e2e/concurrent.feature")],
@@ -378,10 +391,18 @@ async fn scenarios_on_a_real_cluster_run_side_by_side_each_in_its_own_namespace(
             verdicts.iter().all(|(_, v)| **v == Verdict::Passed),
             "at concurrency {concurrency}: {verdicts:?}"
         );
+        watching.abort();
+        if concurrency > 1 {
+            let most = most.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                most >= 2,
+                "scenarios ran one at a time ({most} namespace at most)"
+            );
+        }
     }
     // Wall time, for the record (the test asserts no timing).
     eprintln!("wall time of six scenarios by concurrency: {took:?}");
-    let left = namespaces_named(&client_of(&servers).await, "hpa-scenario-").await;
+    let left = namespaces_named(&client, "hpa-scenario-").await;
     assert!(left.is_empty(), "{left:?}");
 }
 
