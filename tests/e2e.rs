@@ -435,7 +435,7 @@ fn test_process(servers: &Servers, feature: &str) -> Child {
 async fn a_run_stopped_by_sigterm_deletes_its_scenario_namespaces() {
     let servers = Servers::start("sigterm", false).await;
     let client = client_of(&servers).await;
-    let mut run = test_process(&servers, "tests/e2e/concurrent.feature");
+    let run = test_process(&servers, "tests/e2e/concurrent.feature");
     // Mid-run: once scenarios have made their namespaces.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while namespaces_named(&client, "hpa-scenario-").await.is_empty() {
