@@ -160,6 +160,31 @@ fn condition(hpa: &HorizontalPodAutoscaler, type_: &str) -> (String, String) {
 }
 
 #[tokio::test]
+async fn a_controller_of_one_namespace_leaves_the_hpas_of_others_alone() {
+    let env = Env::new();
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    let elsewhere = ControllerHandle::start(
+        env.client(),
+        ControllerOptions::manual(ControllerConfig::default(), Arc::new(env.clock.clone()))
+            .in_namespace("another-scenario"),
+    );
+    let report = elsewhere.sync_all_now().await.unwrap();
+    assert!(report.reconciled.is_empty(), "{:?}", report.reconciled);
+    assert_eq!(env.replicas("web").await, 2);
+    assert!(env.hpa("web").await.status.is_none());
+    let here = ControllerHandle::start(
+        env.client(),
+        ControllerOptions::manual(ControllerConfig::default(), Arc::new(env.clock.clone()))
+            .in_namespace("default"),
+    );
+    let report = here.sync_all_now().await.unwrap();
+    assert_eq!(report.reconciled, vec!["default/web".to_string()]);
+    assert_eq!(env.replicas("web").await, 3);
+}
+
+#[tokio::test]
 async fn two_pods_at_50_and_100_against_an_average_of_60_scale_to_3() {
     let env = Env::new();
     let ctl = env.controller(ControllerConfig::default());

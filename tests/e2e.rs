@@ -255,9 +255,11 @@ async fn the_real_cluster_path_runs_the_seed_scenario_on_a_fake_node() {
         .unwrap();
     assert_eq!(*seed.1, Verdict::Passed, "{verdicts:?}");
     // Fault injection needs the simulated API server: unsupported, not failed.
-    let faults: Vec<_> = verdicts
+    let faults: Vec<_> = summary
+        .scenarios
         .iter()
-        .filter(|(n, _)| !n.starts_with("Two pods"))
+        .filter(|s| s.location.contains("target_faults.feature"))
+        .map(|s| (s.scenario.as_str(), &s.verdict))
         .collect();
     assert!(!faults.is_empty());
     assert!(
@@ -321,6 +323,235 @@ async fn scenarios_on_a_real_cluster_are_isolated_by_namespace_and_event_ownersh
         .filter(|n| n.starts_with("hpa-scenario-"))
         .collect();
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// A client of the servers' simulated cluster.
+async fn client_of(servers: &Servers) -> kube::Client {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(&servers.kubeconfig).unwrap(),
+        &Default::default(),
+    )
+    .await
+    .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+/// The namespaces whose name starts with `prefix`.
+async fn namespaces_named(client: &kube::Client, prefix: &str) -> Vec<String> {
+    let api: kube::Api<k8s_openapi::api::core::v1::Namespace> = kube::Api::all(client.clone());
+    api.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|n| n.metadata.name)
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scenarios_on_a_real_cluster_run_side_by_side_each_in_its_own_namespace() {
+    // The sim on its wall clock, treated as a real cluster: six scenarios
+    // rescale a deployment of the same name to six different counts.
+    let servers = Servers::start("concurrent", false).await;
+    let mut remote = servers.remote(ControllerKind::Ours, Duration::from_secs(15));
+    remote.assume_real = true;
+    remote.skip_preflight = true;
+    let client = client_of(&servers).await;
+    let mut took = Vec::new();
+    for concurrency in [1, 4] {
+        // The most scenario namespaces seen at once while the run goes on.
+        let most = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let watching = tokio::spawn({
+            let (client, most) = (client.clone(), most.clone());
+            async move {
+                loop {
+                    let now = namespaces_named(&client, "hpa-scenario-").await.len();
+                    most.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            }
+        });
+        let started = std::time::Instant::now();
+        let summary = runner::run(&RunOptions {
+            paths: vec![root().join("tests/e2e/concurrent.feature")],
+            backend: BackendKind::Kubeconfig,
+            remote: remote.clone(),
+            concurrency,
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        took.push((concurrency, started.elapsed()));
+        let verdicts: Vec<(&str, &Verdict)> = summary
+            .scenarios
+            .iter()
+            .map(|s| (s.scenario.as_str(), &s.verdict))
+            .collect();
+        assert_eq!(verdicts.len(), 6, "{verdicts:?}");
+        assert!(
+            verdicts.iter().all(|(_, v)| **v == Verdict::Passed),
+            "at concurrency {concurrency}: {verdicts:?}"
+        );
+        watching.abort();
+        if concurrency > 1 {
+            let most = most.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                most >= 2,
+                "scenarios ran one at a time ({most} namespace at most)"
+            );
+        }
+    }
+    // Wall time, for the record (the test asserts no timing).
+    eprintln!("wall time of six scenarios by concurrency: {took:?}");
+    let left = namespaces_named(&client, "hpa-scenario-").await;
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// `hpa-harness test` on the servers' cluster treated as real, as a process.
+fn test_process(servers: &Servers, feature: &str) -> Child {
+    let kubeconfig = servers.kubeconfig.display().to_string();
+    Command::new(BIN)
+        .args([
+            "test",
+            "--backend",
+            "kubeconfig",
+            "--assume-real",
+            "--skip-preflight",
+        ])
+        .args([
+            "--kubeconfig",
+            &kubeconfig,
+            "--metrics-url",
+            &servers.metrics_url,
+        ])
+        .arg(root().join(feature))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stopped_by_sigterm_deletes_its_scenario_namespaces() {
+    let servers = Servers::start("sigterm", false).await;
+    let client = client_of(&servers).await;
+    let run = test_process(&servers, "tests/e2e/concurrent.feature");
+    // Mid-run: once scenarios have made their namespaces.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while namespaces_named(&client, "hpa-scenario-").await.is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no scenario started"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let pid = run.id().unwrap().to_string();
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = tokio::time::timeout(Duration::from_secs(90), run.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stderr.contains("deleting the run's namespaces: hpa-scenario-"),
+        "{stderr}"
+    );
+    let left = namespaces_named(&client, "hpa-scenario-").await;
+    assert!(left.is_empty(), "{left:?}\n{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_removes_what_earlier_runs_left_by_their_labels() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::Namespace;
+    use kube::api::{Api, PostParams};
+    let servers = Servers::start("cleanup", false).await;
+    let client = client_of(&servers).await;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for (name, label) in [
+        ("hpa-scenario-left", "hpa-harness.io/scenario"),
+        ("hpa-load-left", "hpa-harness.io/load"),
+        ("keep-me", "someone-else"),
+    ] {
+        let ns = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "labels": {label: "true"}}
+        }))
+        .unwrap();
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .unwrap();
+    }
+    let deployment = |name: &str, labelled: bool| -> Deployment {
+        let mut d = serde_json::json!({
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": name}},
+                "template": {
+                    "metadata": {"labels": {"app": name}},
+                    "spec": {"containers": [{"name": "app", "image": "app"}]}
+                }
+            }
+        });
+        if labelled {
+            d["metadata"]["labels"] = serde_json::json!({"hpa-harness.io/scenario": "true"});
+        }
+        serde_json::from_value(d).unwrap()
+    };
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    for (name, labelled) in [("web", true), ("theirs", false)] {
+        deployments
+            .create(&PostParams::default(), &deployment(name, labelled))
+            .await
+            .unwrap();
+    }
+    let kubeconfig = servers.kubeconfig.display().to_string();
+    let cleanup = || {
+        Command::new(BIN)
+            .args(["cleanup", "--kubeconfig", &kubeconfig, "--timeout", "60s"])
+            .output()
+    };
+    let out = cleanup().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("deleting "))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "deleting namespace hpa-load-left",
+            "deleting namespace hpa-scenario-left",
+            "deleting Deployment default/web",
+        ],
+        "{stdout}"
+    );
+    assert!(stdout.contains("removed 3 (all gone)"), "{stdout}");
+    let names = namespaces_named(&client, "").await;
+    assert!(names.contains(&"keep-me".to_owned()), "{names:?}");
+    assert!(!names.iter().any(|n| n.ends_with("-left")), "{names:?}");
+    assert!(deployments.get_opt("web").await.unwrap().is_none());
+    assert!(deployments.get_opt("theirs").await.unwrap().is_some());
+    let again = cleanup().await.unwrap();
+    assert!(
+        String::from_utf8_lossy(&again.stdout).starts_with("nothing to clean up"),
+        "{}",
+        String::from_utf8_lossy(&again.stdout)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

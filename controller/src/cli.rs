@@ -346,6 +346,7 @@ pub async fn run(args: Args) -> CliResult {
             identity,
             leader_election,
             sync_timeout: Duration::from_secs(60),
+            namespace: None,
         },
         args.extensions(),
         metrics,

@@ -100,6 +100,10 @@ pub struct ControllerOptions {
     pub leader_election: Option<LeaderElection>,
     /// How long `sync_all_now` waits for caches and reconciles.
     pub sync_timeout: Duration,
+    /// Watch and reconcile only this namespace (`None`: all). Scenarios
+    /// running side by side on one real cluster each drive a controller of
+    /// their own, which must leave the others' HPAs alone.
+    pub namespace: Option<String>,
 }
 
 impl ControllerOptions {
@@ -112,7 +116,36 @@ impl ControllerOptions {
             identity: "hpa-harness".into(),
             leader_election: None,
             sync_timeout: Duration::from_secs(60),
+            namespace: None,
         }
+    }
+
+    /// The same, watching and reconciling only `namespace`.
+    #[must_use]
+    pub fn in_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// An API of kind `K` over the controller's namespace, or all.
+    fn api<K>(&self, client: kube::Client) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+        <K as kube::Resource>::DynamicType: Default,
+    {
+        scoped_api(client, self.namespace.as_deref())
+    }
+}
+
+/// An API of kind `K` over `namespace`, or over all namespaces.
+fn scoped_api<K>(client: kube::Client, namespace: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    <K as kube::Resource>::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client, ns),
+        None => Api::all(client),
     }
 }
 
@@ -217,6 +250,8 @@ pub struct ControllerHandle {
     /// demand, so that [`ControllerHandle::sync_queued_now`] knows the new
     /// and changed ones.
     synced: Mutex<HashMap<String, SyncedAs>>,
+    /// The one namespace watched, if not all.
+    namespace: Option<String>,
 }
 
 /// An HPA's object UID and `metadata.generation` when it was synced.
@@ -277,7 +312,7 @@ impl ControllerHandle {
         if extensions.scale_from_cache {
             let scales = DeploymentScales::default();
             ctx.deployments = Some(scales.clone());
-            let deployments = Api::<Deployment>::all(client.clone());
+            let deployments = options.api::<Deployment>(client.clone());
             extra_tasks.push(tokio::spawn(async move {
                 // Each Deployment becomes its scale as it arrives: none is
                 // kept whole, so none needs trimming first.
@@ -309,19 +344,20 @@ impl ControllerHandle {
         let hpa_progress = ctx.consistency.watch();
         let pod_progress = Arc::new(WatchProgress::default());
         let hpa_task = tokio::spawn(watch_hpas(
-            Api::all(client.clone()),
+            options.api(client.clone()),
             hpa_writer,
             ctx.clone(),
             queue.clone(),
             options.mode,
             Arc::clone(&hpa_progress),
         ));
+        let pods = options.api::<SlimPod>(client);
         let pod_task = tokio::spawn({
             let progress = Arc::clone(&pod_progress);
             async move {
                 // Into the pod index only: it is the pod cache (no
                 // reflector store beside it, see `pod_index`).
-                let stream = watcher(Api::<SlimPod>::all(client), watcher::Config::default())
+                let stream = watcher(pods, watcher::Config::default())
                     .default_backoff()
                     .modify(SlimPod::trim);
                 futures::pin_mut!(stream);
@@ -385,6 +421,7 @@ impl ControllerHandle {
             hpa_progress,
             pod_progress,
             synced: Mutex::default(),
+            namespace: options.namespace.clone(),
         }
     }
 
@@ -465,14 +502,17 @@ impl ControllerHandle {
     /// Waits until the HPA and pod caches hold exactly what the API server
     /// lists now, so that a reconcile sees every change made before.
     pub async fn wait_for_caches(&self) -> Result<(), RunError> {
-        let hpas = Api::<HorizontalPodAutoscaler>::all(self.ctx.client.clone())
-            .list(&ListParams::default())
-            .await
-            .map_err(|source| RunError::List {
-                what: "HPAs",
-                source,
-            })?;
-        let pods = Api::<SlimPod>::all(self.ctx.client.clone())
+        let hpas = scoped_api::<HorizontalPodAutoscaler>(
+            self.ctx.client.clone(),
+            self.namespace.as_deref(),
+        )
+        .list(&ListParams::default())
+        .await
+        .map_err(|source| RunError::List {
+            what: "HPAs",
+            source,
+        })?;
+        let pods = scoped_api::<SlimPod>(self.ctx.client.clone(), self.namespace.as_deref())
             .list(&ListParams::default())
             .await
             .map_err(|source| RunError::List {

@@ -405,6 +405,16 @@ impl ControlClient {
         self.no_body(reqwest::Method::POST, "reset").await
     }
 
+    /// Forgets the pods, objects and external series of `namespace` only
+    /// (a namespace name needs no escaping in a query).
+    pub async fn reset_namespace(&self, namespace: &str) -> Result<(), ClientError> {
+        self.no_body(
+            reqwest::Method::POST,
+            &format!("reset?namespace={namespace}"),
+        )
+        .await
+    }
+
     /// The server's clock.
     pub async fn clock(&self) -> Result<ClockState, ClientError> {
         self.send(reqwest::Method::GET, "clock", None, "")

@@ -254,8 +254,18 @@ async fn get_counters(State(state): State<AppState>) -> Json<Counters> {
     Json(state.log().counters())
 }
 
-async fn post_reset(State(state): State<AppState>) -> StatusCode {
-    state.reset();
+/// `?namespace=NS` limits a reset to one namespace's data.
+#[derive(Debug, Default, Deserialize)]
+struct ResetQuery {
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+async fn post_reset(State(state): State<AppState>, Query(q): Query<ResetQuery>) -> StatusCode {
+    match q.namespace.as_deref() {
+        Some(ns) => state.reset_namespace(ns),
+        None => state.reset(),
+    }
     StatusCode::NO_CONTENT
 }
 

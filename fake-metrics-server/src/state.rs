@@ -530,6 +530,19 @@ impl AppState {
         self.read(|m, _| m.faults.clone())
     }
 
+    /// Forgets the pods, objects and external series of one namespace and
+    /// leaves the rest: scenarios that share the server, each in its own
+    /// namespace, clear only their own data.
+    pub fn reset_namespace(&self, namespace: &str) {
+        let mut live = self.live();
+        let model = &mut live.model;
+        model.pods.retain(|(ns, _), _| ns != namespace);
+        model
+            .objects
+            .retain(|(_, ns, _), _| ns.as_deref() != Some(namespace));
+        model.external.retain(|e| e.namespace != namespace);
+    }
+
     /// Empty script, no faults, empty log, wall-clock offset zero. A virtual
     /// clock is left where it is: it belongs to whoever shares it.
     pub fn reset(&self) {

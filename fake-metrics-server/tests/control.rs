@@ -508,3 +508,26 @@ async fn a_script_of_many_mebibytes_is_accepted() {
     let summary = s.control.put_script(&script).await.unwrap();
     assert_eq!(summary.pods, 40_000);
 }
+
+#[tokio::test]
+async fn a_reset_of_one_namespace_leaves_the_other_namespaces_served() {
+    let s = start(
+        "pods:\n  - {name: web-0, namespace: one, containers: [{name: app, cpu: 100m}]}\n  - {name: web-0, namespace: two, containers: [{name: app, cpu: 200m}]}\n",
+    )
+    .await;
+    let served = |ns: &'static str| {
+        let s = &s;
+        async move {
+            let list: PodMetricsList = s
+                .get_as(&format!(
+                    "/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods"
+                ))
+                .await;
+            list.items.len()
+        }
+    };
+    assert_eq!((served("one").await, served("two").await), (1, 1));
+    s.control.reset_namespace("one").await.unwrap();
+    assert_eq!((served("one").await, served("two").await), (0, 1));
+    s.stop().await;
+}

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod cleanup;
 pub mod conformance;
 /// `hpa-harness controller`: the `hpa-controller` binary's command line, as
 /// a subcommand (same flags, same behaviour).
@@ -74,6 +75,9 @@ pub enum Command {
     Conformance(conformance::Args),
     /// Run the fake metrics server standalone (as the fake-metrics-server binary).
     MetricsServer(metrics_server::Args),
+    /// Remove what earlier runs left on a cluster (namespaces and objects
+    /// labelled hpa-harness.io/scenario or hpa-harness.io/load).
+    Cleanup(cleanup::Args),
 }
 
 /// Runs the parsed command line.
@@ -87,6 +91,7 @@ pub async fn run(cli: Cli) -> CliResult {
         Command::Load(args) => load::run(args).await,
         Command::Conformance(args) => conformance::run(args).await,
         Command::MetricsServer(args) => metrics_server::run(args).await,
+        Command::Cleanup(args) => cleanup::run(args).await,
     }
 }
 

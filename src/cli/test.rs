@@ -39,8 +39,12 @@ pub struct Args {
     /// its decision trace and its timeline, failures first.
     #[arg(long, value_name = "DIR")]
     pub report: Option<PathBuf>,
-    /// How many scenarios run at the same time (each in its own cluster;
-    /// on a shared cluster they run one at a time).
+    /// How many scenarios run at the same time: each in its own embedded
+    /// cluster, or on a real cluster (`--backend kubeconfig`, kind, k3d,
+    /// k3s) side by side in namespaces of their own (those that make a
+    /// metrics API fail run alone). A simulated cluster reached through a
+    /// kubeconfig or `--backend sim-process` takes one at a time: each
+    /// scenario resets it and owns its virtual clock.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]
     pub concurrency: u16,
     /// Pass when nothing runs (no feature file, no scenario, or a tag
@@ -95,6 +99,11 @@ pub struct ClusterArgs {
     /// built-in HPA controller).
     #[arg(long)]
     pub skip_preflight: bool,
+    /// Treat a simulated cluster (`hpa-harness sim` on its wall clock) as a
+    /// real one: namespaces per scenario, concurrency, cleanup by label.
+    /// For testing the real-cluster path without one.
+    #[arg(long, hide = true)]
+    pub assume_real: bool,
 }
 
 impl ClusterArgs {
@@ -115,7 +124,7 @@ impl ClusterArgs {
                 service: service.to_owned(),
             },
             skip_preflight: self.skip_preflight,
-            assume_real: false,
+            assume_real: self.assume_real,
         }
     }
 }

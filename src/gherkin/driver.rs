@@ -49,13 +49,19 @@ pub struct Driver {
 
 impl Driver {
     /// Starts the controller with `config` on `client`, reading time from
-    /// `clock`; it syncs only when asked.
+    /// `clock`, in `namespace` only when given; it syncs only when asked.
     pub async fn start(
         config: ControllerConfig,
         client: kube::Client,
         clock: Arc<dyn Clock>,
+        namespace: Option<String>,
     ) -> Result<Self, DriverError> {
-        let handle = ControllerHandle::start(client, ControllerOptions::manual(config, clock));
+        let options = ControllerOptions::manual(config, clock);
+        let options = match namespace {
+            Some(ns) => options.in_namespace(ns),
+            None => options,
+        };
+        let handle = ControllerHandle::start(client, options);
         Ok(Self {
             handle: Some(handle),
         })

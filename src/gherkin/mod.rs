@@ -20,6 +20,7 @@ pub mod params;
 pub mod pods;
 pub mod remote;
 pub mod runner;
+mod shared_cluster;
 pub mod steps;
 pub mod target;
 pub mod versions;

@@ -107,6 +107,7 @@ pub async fn connect(options: &RemoteOptions) -> Result<RemoteSession, RemoteErr
             controller: options.controller,
             upstream_sync_period: options.upstream_sync_period,
             fake_node: connected.fake_node.map(Arc::new),
+            shared: Arc::default(),
         },
         simulated,
     })

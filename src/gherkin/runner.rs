@@ -40,7 +40,10 @@ pub struct RunOptions {
     pub exclude_known_bugs: bool,
     /// Write a JUnit XML report here.
     pub junit: Option<PathBuf>,
-    /// Scenarios run at the same time (one at a time on a shared cluster).
+    /// Scenarios run at the same time: each in its own embedded cluster,
+    /// or side by side in namespaces of their own on a real cluster; one at
+    /// a time on a simulated cluster reached through a kubeconfig or run as
+    /// a process (each scenario resets it and moves its virtual clock).
     pub concurrency: usize,
     /// How to reach a cluster other than the embedded one.
     pub remote: RemoteOptions,
@@ -179,6 +182,10 @@ pub enum RunError {
     /// The cluster of the kubeconfig cannot take the run.
     #[error("backend kubeconfig: {0}")]
     Remote(remote::RemoteError),
+    /// SIGINT or SIGTERM stopped the run on a real cluster (its namespaces
+    /// were deleted).
+    #[error("interrupted (SIGINT or SIGTERM): the scenarios still running were stopped")]
+    Interrupted,
 }
 
 impl From<remote::RemoteError> for RunError {
@@ -231,11 +238,7 @@ async fn run_split(options: &RunOptions) -> Result<RunSummary, RunError> {
         BackendKind::Kubeconfig => {
             check_paths(options)?;
             let session = remote::connect(&options.remote).await?;
-            let target = Target::Remote(session.target.clone());
-            // One shared cluster: one scenario at a time.
-            let result = run_on(options, target, 1).await;
-            session.finish().await;
-            result
+            super::shared_cluster::run(options, session).await
         }
         BackendKind::SimProcess => {
             check_paths(options)?;
@@ -286,10 +289,7 @@ async fn run_on_new_cluster(
     remote.metrics_url = Some(session.metrics_url().to_owned());
     let result = async {
         let connected = remote::connect(&remote).await?;
-        let target = Target::Remote(connected.target.clone());
-        let result = run_on(options, target, 1).await;
-        connected.finish().await;
-        result
+        super::shared_cluster::run(options, connected).await
     }
     .await;
     if let Err(e) = session.finish().await {
@@ -326,11 +326,9 @@ async fn run_on_sim_process(options: &RunOptions) -> Result<RunSummary, RunError
         let session = remote::connect(&remote)
             .await
             .map_err(|e| failed(e.to_string()))?;
-        let target = Target::Remote(session.target.clone());
-        // One shared cluster: one scenario at a time.
-        let result = run_on(options, target, 1).await;
-        session.finish().await;
-        result
+        // Simulated: one scenario at a time (each resets the sim and moves
+        // the one virtual clock).
+        super::shared_cluster::run(options, session).await
     }
     .await;
     process.stop().await;
@@ -349,7 +347,7 @@ fn check_paths(options: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-async fn run_on(
+pub(super) async fn run_on(
     options: &RunOptions,
     target: Target,
     concurrency: usize,
@@ -522,7 +520,8 @@ async fn run_pass(
     let cucumber = HpaWorld::cucumber::<PathBuf>()
         .with_parser(load::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
-        .before(move |feature, _rule, scenario, world| {
+        .before(move |feature, rule, scenario, world| {
+            let alone = super::shared_cluster::runs_alone(feature, rule, scenario);
             world.feature_dir = feature
                 .path
                 .as_ref()
@@ -536,7 +535,10 @@ async fn run_pass(
             if recording {
                 crate::report::Recorder::prepare(&mut world.config);
             }
-            Box::pin(world.prepare())
+            Box::pin(async move {
+                world.take_turn(alone).await;
+                world.prepare().await;
+            })
         })
         .after(move |feature, _rule, scenario, finished, world| {
             let outcome = ScenarioOutcome {

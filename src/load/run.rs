@@ -768,6 +768,7 @@ async fn start_controller(
             identity: "hpa-harness-load".into(),
             leader_election: None,
             sync_timeout: Duration::from_secs(60),
+            namespace: None,
         },
         extensions,
     ))))

@@ -255,6 +255,7 @@ pub async fn replay(
         options.config.clone(),
         client.clone(),
         Arc::new(clock.clone()) as Arc<dyn Clock>,
+        None,
     )
     .await?;
     let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);

@@ -1,11 +1,16 @@
-//! Clearing a shared real cluster between scenarios: everything a scenario
-//! creates carries [`SCENARIO_LABEL`], and the next scenario starts by
-//! deleting what is left and waiting until it is gone, so that names like
-//! `web` can be used again.
+//! Clearing what scenarios leave on a shared real cluster: everything a
+//! scenario creates carries [`SCENARIO_LABEL`]. A run starts by deleting
+//! what earlier runs left in namespaces they did not make and waiting until
+//! it is gone, so that names like `web` can be used again; a scenario that
+//! names a namespace clears that namespace first; namespaces a run made go
+//! when their scenario ends or the run is interrupted; and
+//! `hpa-harness cleanup` removes what runs killed outright left
+//! ([`leftovers`], [`remove`]).
 
 use std::time::Duration;
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 
 /// The label on every object a scenario creates.
@@ -33,10 +38,30 @@ fn resources() -> [ApiResource; 4] {
 /// Deletes every object (in every namespace) an earlier scenario created,
 /// with their pods, and waits until they are gone.
 pub async fn scenario_objects(client: &kube::Client) -> Result<(), kube::Error> {
+    scenario_objects_in(client, None).await
+}
+
+/// An API of `resource` in `namespace`, or in all.
+fn api_in(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    resource: &ApiResource,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, resource),
+        None => Api::all_with(client.clone(), resource),
+    }
+}
+
+/// [`scenario_objects`] in one namespace (`None`: all).
+pub async fn scenario_objects_in(
+    client: &kube::Client,
+    namespace: Option<&str>,
+) -> Result<(), kube::Error> {
     let selector = ListParams::default().labels(&format!("{SCENARIO_LABEL}=true"));
     let delete = DeleteParams::foreground();
     for resource in resources() {
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let api = api_in(client, namespace, &resource);
         for obj in api.list(&selector).await?.items {
             let (Some(ns), Some(name)) = (obj.metadata.namespace, obj.metadata.name) else {
                 continue;
@@ -50,11 +75,177 @@ pub async fn scenario_objects(client: &kube::Client) -> Result<(), kube::Error> 
     }
     let deadline = tokio::time::Instant::now() + GONE_TIMEOUT;
     for resource in resources() {
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        let api = api_in(client, namespace, &resource);
         while !api.list(&selector).await?.items.is_empty() && tokio::time::Instant::now() < deadline
         {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
     Ok(())
+}
+
+/// Why `hpa-harness cleanup` or an interrupted run's cleanup failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CleanupError {
+    /// A list or delete request failed.
+    #[error("{action}: {}", super::env::kube_error_text(source))]
+    Kube { action: String, source: kube::Error },
+    /// Deleted objects were still there when the wait ended.
+    #[error("still there after {}s: {}", .waited.as_secs(), .left.join(", "))]
+    NotGone { waited: Duration, left: Vec<String> },
+}
+
+fn kube_err(action: impl Into<String>) -> impl FnOnce(kube::Error) -> CleanupError {
+    let action = action.into();
+    move |source| CleanupError::Kube { action, source }
+}
+
+/// The labels that mark what the harness creates: scenarios' objects and
+/// namespaces, and load runs' namespaces.
+pub fn harness_labels() -> [&'static str; 2] {
+    [SCENARIO_LABEL, crate::load::cleanup::LOAD_LABEL]
+}
+
+/// Something an earlier run left: a namespace (with all in it), or a
+/// labelled object in a namespace the harness did not make.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Leftover {
+    Namespace(String),
+    Object {
+        kind: String,
+        namespace: String,
+        name: String,
+    },
+}
+
+impl std::fmt::Display for Leftover {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Namespace(name) => write!(f, "namespace {name}"),
+            Self::Object {
+                kind,
+                namespace,
+                name,
+            } => write!(f, "{kind} {namespace}/{name}"),
+        }
+    }
+}
+
+/// What the harness's labels find on the cluster: namespaces first, then
+/// objects outside them.
+pub async fn leftovers(client: &kube::Client) -> Result<Vec<Leftover>, CleanupError> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let mut found = std::collections::BTreeSet::new();
+    for label in harness_labels() {
+        let list = namespaces
+            .list(&ListParams::default().labels(label))
+            .await
+            .map_err(kube_err(format!("listing the namespaces labelled {label}")))?;
+        found.extend(list.items.into_iter().filter_map(|n| n.metadata.name));
+    }
+    let mut out: Vec<Leftover> = found.iter().cloned().map(Leftover::Namespace).collect();
+    for resource in resources() {
+        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+        for label in harness_labels() {
+            let list = api
+                .list(&ListParams::default().labels(label))
+                .await
+                .map_err(kube_err(format!(
+                    "listing the {} labelled {label}",
+                    resource.plural
+                )))?;
+            for obj in list.items {
+                let (Some(namespace), Some(name)) = (obj.metadata.namespace, obj.metadata.name)
+                else {
+                    continue;
+                };
+                if !found.contains(&namespace) {
+                    out.push(Leftover::Object {
+                        kind: resource.kind.clone(),
+                        namespace,
+                        name,
+                    });
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Deletes `items` (objects with their pods) and waits until they are gone,
+/// up to `timeout`.
+pub async fn remove(
+    client: &kube::Client,
+    items: &[Leftover],
+    timeout: Duration,
+) -> Result<(), CleanupError> {
+    for item in items {
+        let done = match locate(client, item) {
+            Located::Namespace(api, name) => api
+                .delete(&name, &DeleteParams::background())
+                .await
+                .map(|_| ()),
+            Located::Object(api, name) => api
+                .delete(&name, &DeleteParams::foreground())
+                .await
+                .map(|_| ()),
+        };
+        match done {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(kube_err(format!("deleting {item}"))(e)),
+        }
+    }
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let mut left = Vec::new();
+        for item in items {
+            let there = match locate(client, item) {
+                Located::Namespace(api, name) => api.get_opt(&name).await.map(|o| o.is_some()),
+                Located::Object(api, name) => api.get_opt(&name).await.map(|o| o.is_some()),
+            }
+            .map_err(kube_err(format!("reading {item}")))?;
+            if there {
+                left.push(item.to_string());
+            }
+        }
+        if left.is_empty() {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(CleanupError::NotGone {
+                waited: timeout,
+                left,
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Where a leftover is deleted and read.
+enum Located {
+    Namespace(Api<Namespace>, String),
+    Object(Api<DynamicObject>, String),
+}
+
+fn locate(client: &kube::Client, item: &Leftover) -> Located {
+    match item {
+        Leftover::Namespace(name) => Located::Namespace(Api::all(client.clone()), name.clone()),
+        Leftover::Object {
+            kind,
+            namespace,
+            name,
+        } => {
+            let resource = resources()
+                .into_iter()
+                .find(|r| &r.kind == kind)
+                .unwrap_or_else(|| resources()[0].clone());
+            Located::Object(
+                Api::namespaced_with(client.clone(), namespace, &resource),
+                name.clone(),
+            )
+        }
+    }
 }

@@ -4,10 +4,12 @@
 //! On the embedded target each scenario gets its own simulated cluster and
 //! fake metrics server (on `127.0.0.1:0`, scripted only through its HTTP
 //! control API), all on one virtual clock. On a remote target the scenarios
-//! share one cluster and one fake metrics server, one scenario at a time: a
-//! simulated cluster in another process is reset through its admin API and
-//! its virtual clock moved with the scenario's; a real cluster runs on the
-//! wall clock, so time passes for real. Either simulated cluster is driven
+//! share one cluster and one fake metrics server: a simulated cluster in
+//! another process is reset, with the metrics server, before each scenario
+//! (so one at a time) and its virtual clock moved with the scenario's; on a
+//! real cluster, on the wall clock, scenarios run side by side, each in a
+//! namespace of its own whose metrics it alone sets and clears (the run
+//! clears what earlier runs left once, before the first). Either simulated cluster is driven
 //! through the same [`SimAdmin`] interface.
 
 use std::sync::Arc;
@@ -135,8 +137,8 @@ impl Env {
         })
     }
 
-    /// Reaches the target's cluster and metrics server and clears what
-    /// earlier scenarios left there.
+    /// Reaches the target's cluster and metrics server; a simulated cluster
+    /// and the metrics server are cleared of what earlier scenarios left.
     async fn start_remote(remote: &RemoteTarget) -> Result<Self, EnvError> {
         let metrics = ControlClient::new(remote.metrics_control_url.clone()).map_err(|e| {
             EnvError::Start(format!(
@@ -144,12 +146,12 @@ impl Env {
                 remote.metrics_control_url
             ))
         })?;
-        metrics.reset().await.map_err(metrics_err(format!(
-            "resetting the fake metrics server at {}",
-            remote.metrics_control_url
-        )))?;
         let time = match &remote.admin {
             Some(admin) => {
+                metrics.reset().await.map_err(metrics_err(format!(
+                    "resetting the fake metrics server at {}",
+                    remote.metrics_control_url
+                )))?;
                 let state = admin.clock().await.map_err(|e| {
                     EnvError::Start(format!("reading the simulated cluster's clock: {e}"))
                 })?;
@@ -165,15 +167,7 @@ impl Env {
                     Time::Wall
                 }
             }
-            None => {
-                super::cleanup::scenario_objects(&remote.client)
-                    .await
-                    .map_err(|error| EnvError::Kube {
-                        action: "removing the objects of earlier scenarios".to_owned(),
-                        error,
-                    })?;
-                Time::Wall
-            }
+            None => Time::Wall,
         };
         let clock: Arc<dyn Clock> = match &time {
             Time::Shared(c) | Time::Mirrored(c) => Arc::new(c.clone()),

@@ -9,9 +9,9 @@
 //! - [`kubeconfig`] and [`connect`]: a cluster reached through a kubeconfig,
 //!   our sim (driven through its admin API) or a real one (checked, with a
 //!   fake node);
-//! - [`target`], [`env`](mod@env) and [`cleanup`]: where scenarios run, one
-//!   scenario's running parts, and clearing a shared cluster between
-//!   scenarios.
+//! - [`target`], [`env`](mod@env), [`shared`] and [`cleanup`]: where
+//!   scenarios run, one scenario's running parts, what scenarios running
+//!   side by side on a real cluster share, and clearing what runs left.
 //!
 //! An embedded sim and a sim process are driven through the same
 //! [`hpa_sim::admin::SimAdmin`] interface.
@@ -23,6 +23,7 @@ pub mod env;
 pub mod kind;
 pub mod kubeconfig;
 pub mod process;
+pub mod shared;
 pub mod target;
 
 pub use kind::{BackendKind, ControllerKind};

@@ -1,6 +1,7 @@
 //! Where the scenarios of a run go: the embedded simulated cluster (one per
 //! scenario, the default) or one cluster reached through a kubeconfig and
-//! shared by every scenario, one at a time.
+//! shared by every scenario: one at a time on a simulated one (each resets
+//! it), side by side in namespaces of their own on a real one.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,6 +29,8 @@ pub struct RemoteTarget {
     pub upstream_sync_period: Duration,
     /// The harness's fake node, when scenario pods go to one (real clusters).
     pub fake_node: Option<Arc<FakeNode>>,
+    /// What the run's scenarios share on the cluster.
+    pub shared: Arc<super::shared::RunShared>,
 }
 
 impl std::fmt::Debug for RemoteTarget {
@@ -48,8 +51,16 @@ pub enum Target {
     /// A fresh embedded simulated cluster per scenario.
     #[default]
     Embedded,
-    /// One cluster for every scenario, one scenario at a time.
+    /// One cluster for every scenario.
     Remote(RemoteTarget),
+}
+
+impl RemoteTarget {
+    /// Whether the cluster is a real one (or treated as one): scenarios
+    /// keep to namespaces of their own and may run side by side.
+    pub fn is_real(&self) -> bool {
+        self.admin.is_none()
+    }
 }
 
 impl Target {

@@ -4,8 +4,8 @@
 use cucumber::gherkin::Step;
 use cucumber::{given, when};
 use jiff::SignedDuration;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, Patch, PatchParams};
 use serde_json::json;
 
 use super::Table;
@@ -17,22 +17,7 @@ use crate::gherkin::pods::*;
 
 #[given(expr = "a namespace {string}")]
 async fn a_namespace(world: &mut HpaWorld, name: String) -> StepResult {
-    let api: Api<Namespace> = Api::all(world.env().await?.client.clone());
-    if api
-        .get_opt(&name)
-        .await
-        .map_err(StepError::kube(format!("reading namespace {name}")))?
-        .is_none()
-    {
-        let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))
-            .map_err(|e| StepError::Input(format!("namespace {name}: {e}")))?;
-        api.create(&PostParams::default(), &ns)
-            .await
-            .map_err(StepError::kube(format!("creating namespace {name}")))?;
-    }
-    world.namespace = name;
-    world.namespace_named = true;
-    Ok(())
+    world.name_namespace(&name).await
 }
 
 #[given(expr = "a {kind} {string} with {int} pod(s)")]

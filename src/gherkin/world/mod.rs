@@ -183,6 +183,11 @@ pub struct HpaWorld {
     pub(crate) versions: HashMap<(String, String), rollouts::Versions>,
     /// The pod delays steps gave, by (namespace, workload).
     pub(crate) pod_delays: HashMap<(String, String), hpa_sim::PodDelays>,
+    /// On a real cluster: the scenario's turn beside the run's others.
+    turn: Option<crate::testbed::shared::Turn>,
+    /// On a real cluster: the namespace the scenario named, held until it
+    /// ends.
+    named_turn: Option<crate::testbed::shared::NamespaceTurn>,
 }
 
 pub use super::driver::Seed;
@@ -214,7 +219,79 @@ impl HpaWorld {
             keda: keda::KedaScenario::default(),
             versions: HashMap::new(),
             pod_delays: HashMap::new(),
+            turn: None,
+            named_turn: None,
         }
+    }
+
+    /// What the run's scenarios share, on a real cluster.
+    fn shared(&self) -> Option<Arc<crate::testbed::shared::RunShared>> {
+        match &self.target {
+            Target::Remote(r) if r.is_real() => Some(r.shared.clone()),
+            _ => None,
+        }
+    }
+
+    /// Before the scenario on a real cluster: waits for its turn beside the
+    /// run's other scenarios, or for the whole cluster when it runs `alone`
+    /// (it changes what every namespace sees).
+    pub async fn take_turn(&mut self, alone: bool) {
+        if let Some(shared) = self.shared() {
+            self.turn = Some(shared.turn(alone).await);
+        }
+    }
+
+    /// `Given a namespace`: on a real cluster, waits until no other scenario
+    /// of the run uses it, then clears what an earlier scenario left there
+    /// (objects and metrics); a namespace made here is the run's to delete.
+    pub async fn name_namespace(&mut self, name: &str) -> StepResult {
+        let client = self.env().await?.client.clone();
+        let shared = self.shared();
+        if let Some(shared) = &shared {
+            if self.driver.is_some() {
+                return Err(StepError::State(format!(
+                    "namespace {name}: the HPA controller already watches namespace {}; name the namespace before the controller first syncs",
+                    self.namespace
+                )));
+            }
+            self.named_turn = Some(shared.namespace_turn(name).await);
+            crate::testbed::cleanup::scenario_objects_in(&client, Some(name))
+                .await
+                .map_err(StepError::kube(format!(
+                    "removing what earlier scenarios left in namespace {name}"
+                )))?;
+            let metrics = self.env().await?.metrics.clone();
+            metrics
+                .reset_namespace(name)
+                .await
+                .map_err(StepError::metrics(format!(
+                    "clearing the metrics of namespace {name}"
+                )))?;
+        }
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client);
+        if api
+            .get_opt(name)
+            .await
+            .map_err(StepError::kube(format!("reading namespace {name}")))?
+            .is_none()
+        {
+            let mut meta = serde_json::json!({"name": name});
+            if shared.is_some() {
+                meta["labels"] =
+                    serde_json::json!({crate::testbed::cleanup::SCENARIO_LABEL: "true"});
+            }
+            let ns = serde_json::from_value(serde_json::json!({ "metadata": meta }))
+                .map_err(|e| StepError::Input(format!("namespace {name}: {e}")))?;
+            api.create(&PostParams::default(), &ns)
+                .await
+                .map_err(StepError::kube(format!("creating namespace {name}")))?;
+            if let Some(shared) = &shared {
+                shared.track(name);
+            }
+        }
+        self.namespace = name.to_owned();
+        self.namespace_named = true;
+        Ok(())
     }
 
     /// Before the first step: a remote cluster is reached now, so that on a
@@ -231,14 +308,27 @@ impl HpaWorld {
 
     /// After the last step: the scenario's own namespace goes, with
     /// everything in it.
+    /// Its metrics go from the shared fake metrics server, and its turn
+    /// passes to the next scenario.
     pub async fn finish(&mut self) {
-        let (Some(ns), Some(env)) = (self.own_namespace.take(), &self.env) else {
-            return;
-        };
-        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
-        if let Err(e) = api.delete(&ns, &Default::default()).await {
-            tracing::warn!(namespace = %ns, error = %e, "deleting the scenario's namespace");
+        if let (Some(ns), Some(env)) = (self.own_namespace.take(), &self.env) {
+            let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+            match api.delete(&ns, &Default::default()).await {
+                Ok(_) => {
+                    if let Some(shared) = self.shared() {
+                        shared.untrack(&ns);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(namespace = %ns, error = %e, "deleting the scenario's namespace");
+                }
+            }
+            if let Err(e) = env.metrics.reset_namespace(&ns).await {
+                tracing::warn!(namespace = %ns, error = %e, "clearing the scenario's metrics");
+            }
         }
+        self.named_turn = None;
+        self.turn = None;
     }
 
     /// Creates this scenario's own namespace on a real cluster, unless the
@@ -252,11 +342,19 @@ impl HpaWorld {
         let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": name,
             "labels": {crate::testbed::cleanup::SCENARIO_LABEL: "true"}}}))
         .map_err(|e| StepError::start(format!("namespace {name}: {e}")))?;
-        api.create(&PostParams::default(), &ns)
-            .await
-            .map_err(StepError::kube(format!(
+        // Tracked before it exists: a run interrupted meanwhile deletes it.
+        let shared = self.shared();
+        if let Some(shared) = &shared {
+            shared.track(&name);
+        }
+        if let Err(e) = api.create(&PostParams::default(), &ns).await {
+            if let Some(shared) = &shared {
+                shared.untrack(&name);
+            }
+            return Err(StepError::kube(format!(
                 "creating the scenario's namespace {name}"
-            )))?;
+            ))(e));
+        }
         self.namespace = name.clone();
         self.own_namespace = Some(name);
         Ok(())
@@ -286,16 +384,20 @@ impl HpaWorld {
     /// seeds given so far are handed over.
     pub async fn driver(&mut self) -> Result<&Driver, StepError> {
         if self.driver.is_none() {
-            let (client, clock) = {
+            let namespace = self.namespace.clone();
+            let (client, clock, scope) = {
                 let env = self.env().await?;
                 if env.controller_kind() == ControllerKind::Upstream {
                     return Err(StepError::unsupported(
                         "this step needs our controller (its flags, memory or metrics); the cluster's own HPA controller acts in this run".to_owned(),
                     ));
                 }
-                (env.client.clone(), env.clock())
+                // On a real cluster other scenarios of the run have HPAs of
+                // their own: this scenario's controller keeps to its namespace.
+                let scope = env.is_real().then_some(namespace);
+                (env.client.clone(), env.clock(), scope)
             };
-            let driver = Driver::start(self.config.clone(), client, clock)
+            let driver = Driver::start(self.config.clone(), client, clock, scope)
                 .await
                 .map_err(StepError::controller("starting the HPA controller"))?;
             self.driver = Some(driver);

@@ -1,0 +1,132 @@
+//! A run on one cluster reached through a kubeconfig.
+//!
+//! On a simulated cluster every scenario resets the whole cluster (and its
+//! virtual clock belongs to the scenario), so scenarios run one at a time.
+//! On a real cluster (or one treated as real) each scenario has a namespace
+//! of its own, its own controller watching only that namespace and its own
+//! metrics in the shared fake metrics server, so `--concurrency` of them run
+//! side by side; those that make a metrics API fail, which every namespace
+//! would see, run alone. The run clears what earlier runs left once, before
+//! the first scenario, and deletes the namespaces it made when it ends or is
+//! interrupted (SIGINT, SIGTERM).
+
+use std::time::Duration;
+
+use cucumber::gherkin;
+
+use super::remote::RemoteSession;
+use super::runner::{RunError, RunOptions, RunSummary};
+use super::target::{RemoteTarget, Target};
+use crate::testbed::cleanup::{self, Leftover};
+
+/// How long the run's namespaces may take to go at its end.
+const GONE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the scenarios on the session's cluster and ends the session.
+pub(super) async fn run(
+    options: &RunOptions,
+    session: RemoteSession,
+) -> Result<RunSummary, RunError> {
+    let target = session.target.clone();
+    let result = run_on(options, &target).await;
+    session.finish().await;
+    result
+}
+
+async fn run_on(options: &RunOptions, target: &RemoteTarget) -> Result<RunSummary, RunError> {
+    if !target.is_real() {
+        return super::runner::run_on(options, Target::Remote(target.clone()), 1).await;
+    }
+    clear_earlier_runs(target).await?;
+    let result = tokio::select! {
+        result = super::runner::run_on(options, Target::Remote(target.clone()), options.concurrency) => result,
+        () = hpa_shutdown::shutdown_signal() => Err(RunError::Interrupted),
+    };
+    delete_run_namespaces(target, matches!(result, Err(RunError::Interrupted))).await;
+    result
+}
+
+/// What earlier runs left outside namespaces of their own (in namespaces
+/// scenarios named) and in the fake metrics server.
+async fn clear_earlier_runs(target: &RemoteTarget) -> Result<(), RunError> {
+    let failed = |reason: String| RunError::Cluster {
+        backend: super::BackendKind::Kubeconfig,
+        reason,
+    };
+    cleanup::scenario_objects(&target.client)
+        .await
+        .map_err(|e| failed(format!("removing the objects of earlier scenarios: {e}")))?;
+    let metrics =
+        fake_metrics_server::client::ControlClient::new(target.metrics_control_url.clone())
+            .map_err(|e| failed(format!("fake metrics server control client: {e}")))?;
+    metrics.reset().await.map_err(|e| {
+        failed(format!(
+            "resetting the fake metrics server at {}: {e}",
+            target.metrics_control_url
+        ))
+    })
+}
+
+/// Deletes the namespaces the run made and its scenarios did not (those
+/// they named, and every one when the run was cut short), waiting a while
+/// until they are gone.
+async fn delete_run_namespaces(target: &RemoteTarget, say: bool) {
+    let names = target.shared.namespaces();
+    if names.is_empty() {
+        return;
+    }
+    if say {
+        eprintln!("deleting the run's namespaces: {}", names.join(", "));
+    }
+    let items: Vec<Leftover> = names.into_iter().map(Leftover::Namespace).collect();
+    if let Err(e) = cleanup::remove(&target.client, &items, GONE_TIMEOUT).await {
+        eprintln!("warning: the run's namespaces: {e}; `hpa-harness cleanup` removes them later");
+    }
+}
+
+/// Whether a scenario changes what every namespace sees, and so runs alone
+/// on a real cluster: a failing metrics API of the shared fake metrics
+/// server.
+pub(super) fn runs_alone(
+    feature: &gherkin::Feature,
+    rule: Option<&gherkin::Rule>,
+    scenario: &gherkin::Scenario,
+) -> bool {
+    feature
+        .background
+        .iter()
+        .chain(rule.and_then(|r| r.background.as_ref()))
+        .flat_map(|b| b.steps.iter())
+        .chain(scenario.steps.iter())
+        .any(|s| s.value.starts_with("the ") && s.value.ends_with(" metrics API fails"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feature(text: &str) -> gherkin::Feature {
+        gherkin::Feature::parse(text, gherkin::GherkinEnv::default()).unwrap()
+    }
+
+    #[test]
+    fn a_scenario_that_fails_a_metrics_api_runs_alone() {
+        let f = feature(
+            "Feature: f\n  Scenario: fails\n    Given a deployment \"web\" with 1 pods\n    When the resource metrics API fails\n  Scenario: keeps to itself\n    Given a deployment \"web\" with 1 pods\n",
+        );
+        let alone: Vec<bool> = f
+            .scenarios
+            .iter()
+            .map(|s| runs_alone(&f, None, s))
+            .collect();
+        assert_eq!(alone, [true, false]);
+        let in_background = feature(
+            "Feature: f\n  Background:\n    Given the external metrics API fails\n  Scenario: s\n    Given a deployment \"web\" with 1 pods\n",
+        );
+        assert!(runs_alone(
+            &in_background,
+            None,
+            &in_background.scenarios[0]
+        ));
+    }
+}
