@@ -216,7 +216,9 @@ mod tests {
                 .and_then(|p| p.containers[0].cpu.clone())
                 .map(|v| v.0)
         };
-        let table: [(&str, &[(&str, &str)], Option<&str>); 5] = [
+        // (namespace, pod labels, the cpu its rule gives)
+        type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], Option<&'a str>);
+        let table: [Case; 5] = [
             ("shop", &[("app", "web")], Some("100m")),
             ("shop", &[("app", "db")], Some("5m")),
             ("shop", &[], Some("5m")),

@@ -12,7 +12,7 @@ pub const MAX_FAILED_SHARE: f64 = 0.01;
 /// Distinct reasons kept; the rest are counted under [`OTHER`].
 const MAX_REASONS: usize = 20;
 
-/// Where failures of reasons beyond [`MAX_REASONS`] are counted.
+/// Where failures of reasons beyond the first `MAX_REASONS` are counted.
 pub const OTHER: &str = "(other reasons)";
 
 /// Reasons are cut to this many characters.

@@ -1,7 +1,7 @@
 //! What the scenarios of one run share on a real cluster, where several run
 //! at the same time (`--concurrency`), each in a namespace of its own:
 //!
-//! - [`RunNamespaces`]: the namespaces the run made and has not deleted
+//! - `RunNamespaces`: the namespaces the run made and has not deleted
 //!   yet, so that a run stopped by SIGINT or SIGTERM deletes them (a
 //!   scenario's own `finish` does not run then);
 //! - turns: a scenario that changes what every namespace sees (a failing
