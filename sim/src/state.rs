@@ -61,6 +61,8 @@ pub(crate) struct State {
     /// Name workload pods as kube-controller-manager does
     /// ([`crate::pod_names`]) instead of `NAME-k`.
     pub generated_names: bool,
+    /// When each Event expires (`--event-ttl`).
+    pub event_expiry: crate::event_ttl::EventExpiry,
 }
 
 impl State {
@@ -79,6 +81,7 @@ impl State {
             unsettled: Default::default(),
             max_pods,
             generated_names: false,
+            event_expiry: Default::default(),
         }
     }
 
