@@ -92,6 +92,9 @@ fn set(scales: &mut Scales, deployment: &Deployment) {
         None => {
             if let Some(in_namespace) = scales.get_mut(namespace) {
                 in_namespace.remove(name);
+                if in_namespace.is_empty() {
+                    scales.remove(namespace);
+                }
             }
         }
     }
@@ -165,6 +168,22 @@ mod tests {
         assert_eq!(status.replicas, 2);
         assert_eq!(status.selector.as_deref(), Some("a=1,b=2"));
         assert_eq!(scale.metadata.resource_version.as_deref(), Some("7"));
+    }
+
+    /// A Deployment whose selector stops parsing leaves the cache, and its
+    /// namespace with it once empty, as a deleted one does.
+    #[test]
+    fn deployments_that_leave_leave_no_empty_namespace() {
+        let scales = DeploymentScales::default();
+        let app = serde_json::json!({"matchLabels": {"app": "web"}});
+        let bad = serde_json::json!({"matchExpressions": [{"key": "app", "operator": "Bogus"}]});
+        scales.apply(watcher::Event::Apply(deployment("web", app.clone(), 3)));
+        scales.apply(watcher::Event::Apply(deployment("web", bad, 3)));
+        assert_eq!(replicas(&scales, "web"), None);
+        assert!(scales.lock().live.is_empty());
+        scales.apply(watcher::Event::Apply(deployment("db", app.clone(), 1)));
+        scales.apply(watcher::Event::Delete(deployment("db", app, 1)));
+        assert!(scales.lock().live.is_empty());
     }
 
     fn replicas(scales: &DeploymentScales, name: &str) -> Option<i32> {

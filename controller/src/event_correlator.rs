@@ -14,9 +14,12 @@
 //!
 //! So `kubectl describe hpa` shows the counts a kube-controller-manager
 //! shows after the same failures. client-go's caches are LRUs of 4096
-//! entries; these maps are bounded the same way by dropping the stalest.
+//! entries; these maps are bounded the same way by dropping the stalest, so
+//! a churn of HPAs (each object key holds its uid) leaves at most 4096
+//! entries each. The name of the event written for an observation lives in
+//! it (client-go's `eventLog.name`), bounded with it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -57,6 +60,8 @@ pub enum Correlated {
         message: String,
         count: i32,
         first_seen: Timestamp,
+        /// The event written for `key` before ([`EventCorrelator::written`]).
+        name: Option<String>,
     },
 }
 
@@ -70,7 +75,7 @@ struct AggregateRecord {
 struct Observation {
     count: i32,
     first_seen: Timestamp,
-    last: Timestamp,
+    name: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -82,9 +87,70 @@ struct Bucket {
 /// The correlator's caches.
 #[derive(Debug, Default)]
 pub struct EventCorrelator {
-    aggregates: HashMap<String, AggregateRecord>,
-    observations: HashMap<String, Observation>,
-    buckets: HashMap<String, Bucket>,
+    aggregates: Lru<AggregateRecord>,
+    observations: Lru<Observation>,
+    buckets: Lru<Bucket>,
+}
+
+/// At most [`CACHE_ENTRIES`] entries, the least recently used dropped
+/// first, as client-go's `lru.Cache`; O(log n) a use.
+#[derive(Debug)]
+struct Lru<V> {
+    /// Each entry with its last use.
+    entries: HashMap<String, (u64, V)>,
+    /// Keys by last use.
+    order: BTreeMap<u64, String>,
+    uses: u64,
+}
+
+impl<V> Default for Lru<V> {
+    fn default() -> Self {
+        Self {
+            entries: HashMap::new(),
+            order: BTreeMap::new(),
+            uses: 0,
+        }
+    }
+}
+
+impl<V> Lru<V> {
+    /// The entry of `key`, now the most recently used; made by `new` when
+    /// missing (the least recently used leaves when the cache is full).
+    fn use_or_insert(&mut self, key: &str, new: impl FnOnce() -> V) -> &mut V {
+        self.uses += 1;
+        let now = self.uses;
+        if self.entries.len() >= CACHE_ENTRIES
+            && !self.entries.contains_key(key)
+            && let Some((_, oldest)) = self.order.pop_first()
+        {
+            self.entries.remove(&oldest);
+        }
+        let entry = self
+            .entries
+            .entry(key.to_owned())
+            .or_insert_with(|| (now, new()));
+        if entry.0 != now {
+            self.order.remove(&entry.0);
+            entry.0 = now;
+        }
+        self.order.insert(now, key.to_owned());
+        &mut entry.1
+    }
+
+    /// The entry of `key`, if cached, now the most recently used.
+    fn use_existing(&mut self, key: &str) -> Option<&mut V> {
+        let entry = self.entries.get_mut(key)?;
+        self.uses += 1;
+        self.order.remove(&entry.0);
+        entry.0 = self.uses;
+        self.order.insert(self.uses, key.to_owned());
+        Some(&mut entry.1)
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
 }
 
 impl EventCorrelator {
@@ -96,8 +162,7 @@ impl EventCorrelator {
         // 1. Aggregation (EventAggregate).
         let record = self
             .aggregates
-            .entry(aggregate_key.clone())
-            .or_insert_with(|| AggregateRecord {
+            .use_or_insert(&aggregate_key, || AggregateRecord {
                 messages: BTreeSet::new(),
                 last: now,
             });
@@ -115,32 +180,21 @@ impl EventCorrelator {
             }
             (aggregate_key, format!("{COMBINED_PREFIX}{}", event.message))
         };
-        bound(&mut self.aggregates, |r| r.last);
 
         // 2. Deduplication (eventObserve), recorded before the filter.
-        let observation = self
-            .observations
-            .entry(key.clone())
-            .and_modify(|o| {
-                o.count = o.count.saturating_add(1);
-                o.last = now;
-            })
-            .or_insert(Observation {
-                count: 1,
-                first_seen: now,
-                last: now,
-            })
-            .clone();
-        bound(&mut self.observations, |o| o.last);
+        let observation = self.observations.use_or_insert(&key, || Observation {
+            count: 0,
+            first_seen: now,
+            name: None,
+        });
+        observation.count = observation.count.saturating_add(1);
+        let observation = observation.clone();
 
         // 3. Spam filter (EventSourceObjectSpamFilter).
-        let bucket = self
-            .buckets
-            .entry(event.object.to_owned())
-            .or_insert(Bucket {
-                tokens: SPAM_BURST,
-                last: now,
-            });
+        let bucket = self.buckets.use_or_insert(event.object, || Bucket {
+            tokens: SPAM_BURST,
+            last: now,
+        });
         let elapsed = now.duration_since(bucket.last).as_secs_f64().max(0.0);
         bucket.tokens = (bucket.tokens + elapsed * SPAM_QPS).min(SPAM_BURST);
         bucket.last = now;
@@ -148,7 +202,6 @@ impl EventCorrelator {
         if accepted {
             bucket.tokens -= 1.0;
         }
-        bound(&mut self.buckets, |b| b.last);
         if !accepted {
             return Correlated::Skip;
         }
@@ -157,20 +210,25 @@ impl EventCorrelator {
             message,
             count: observation.count,
             first_seen: observation.first_seen,
+            name: observation.name,
         }
     }
-}
 
-/// Keeps a cache at [`CACHE_ENTRIES`] by dropping its stalest entries.
-fn bound<V>(map: &mut HashMap<String, V>, last: impl Fn(&V) -> Timestamp) {
-    if map.len() <= CACHE_ENTRIES {
-        return;
+    /// Remembers that the event for `key` (of a [`Correlated::Write`]) was
+    /// written as `name`, for later repeats to update it.
+    pub fn written(&mut self, key: &str, name: &str) {
+        if let Some(observation) = self.observations.use_existing(key) {
+            observation.name = Some(name.to_owned());
+        }
     }
-    let mut ages: Vec<(Timestamp, String)> =
-        map.iter().map(|(k, v)| (last(v), k.clone())).collect();
-    ages.sort();
-    for (_, key) in ages.into_iter().take(map.len() - CACHE_ENTRIES) {
-        map.remove(&key);
+
+    /// The entries of the largest cache.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.aggregates
+            .len()
+            .max(self.observations.len())
+            .max(self.buckets.len())
     }
 }
 
@@ -196,6 +254,49 @@ mod tests {
             Correlated::Write { message, count, .. } => (message.clone(), *count),
             Correlated::Skip => ("<skipped>".into(), 0),
         }
+    }
+
+    /// A churn of HPAs (a new uid each) fills the caches up to client-go's
+    /// 4096 entries and no further; the newest HPAs' names are kept, so
+    /// their repeats still update their events.
+    #[test]
+    fn a_churn_of_hpas_stays_within_the_cache_bound_and_keeps_recent_names() {
+        let mut c = EventCorrelator::default();
+        let mut now = 0;
+        for uid in 0..10_000 {
+            let object = format!("HorizontalPodAutoscaler/default/web/{uid}/autoscaling/v2");
+            let event = Incoming {
+                object: &object,
+                type_: "Normal",
+                reason: "SuccessfulRescale",
+                message: "New size: 3; reason: cpu resource utilization",
+            };
+            now += 1;
+            if let Correlated::Write { key, .. } = c.correlate(&event, t(now)) {
+                c.written(&key, &format!("web.{uid}"));
+            }
+            assert!(c.len() <= CACHE_ENTRIES, "{uid}: {}", c.len());
+            // Within the last 4096 HPAs, a repeat updates the event written.
+            if uid >= 5_000 {
+                let early = format!(
+                    "HorizontalPodAutoscaler/default/web/{}/autoscaling/v2",
+                    uid - 1_000
+                );
+                now += 1;
+                let repeat = c.correlate(
+                    &Incoming {
+                        object: &early,
+                        ..event.clone()
+                    },
+                    t(now),
+                );
+                let Correlated::Write { name, .. } = repeat else {
+                    panic!("{uid}: skipped");
+                };
+                assert_eq!(name, Some(format!("web.{}", uid - 1_000)), "{uid}");
+            }
+        }
+        assert_eq!(c.len(), CACHE_ENTRIES);
     }
 
     #[test]

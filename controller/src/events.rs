@@ -8,7 +8,6 @@
 //! recorder does: a repeat updates the first event's count (the API's
 //! `series`), similar ones are combined, a burst is rate limited.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use hpa_core::clock::Clock;
@@ -31,8 +30,6 @@ pub struct EventRecorder {
     clock: Arc<dyn Clock>,
     instance: String,
     correlator: Arc<Mutex<EventCorrelator>>,
-    /// The event object written for each correlation key.
-    names: Arc<Mutex<HashMap<String, String>>>,
     counter: Arc<std::sync::atomic::AtomicU64>,
 }
 
@@ -52,7 +49,6 @@ impl EventRecorder {
             clock,
             instance: instance.to_string(),
             correlator: Arc::default(),
-            names: Arc::default(),
             counter: Arc::default(),
         }
     }
@@ -107,6 +103,7 @@ impl EventRecorder {
             message,
             count,
             first_seen,
+            name: existing,
         } = correlated
         else {
             return Ok(());
@@ -116,7 +113,6 @@ impl EventRecorder {
             count,
             last_observed_time: MicroTime(now),
         });
-        let existing = self.lock_names().get(&key).cloned();
         if let (Some(name), Some(series)) = (existing, series.clone()) {
             let patch = Event {
                 series: Some(series),
@@ -161,18 +157,11 @@ impl EventRecorder {
             ..Event::default()
         };
         api.create(&PostParams::default(), &object).await?;
-        let mut names = self.lock_names();
-        if names.len() >= 4096 {
-            names.clear();
-        }
-        names.insert(key, name);
-        Ok(())
-    }
-
-    fn lock_names(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.names
+        self.correlator
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .written(&key, &name);
+        Ok(())
     }
 }
 

@@ -378,10 +378,59 @@ type NamespacePodValues = Option<(CustomValues, Arc<ListedPods>)>;
 struct SharedLists {
     window: Duration,
     share_external: bool,
-    pods: Mutex<HashMap<String, Slot<NamespaceResources>>>,
-    pod_values: Mutex<HashMap<String, Slot<NamespacePodValues>>>,
-    custom: Mutex<HashMap<String, Slot<CustomValues>>>,
-    external: Mutex<HashMap<String, Slot<ExternalMetricValueList>>>,
+    /// How long a slot no HPA asks for is kept (two sync periods): its
+    /// response helps decode the next one, but a slot of a deleted HPA's
+    /// request would otherwise stay for good.
+    retain: Duration,
+    pods: Mutex<Slots<NamespaceResources>>,
+    pod_values: Mutex<Slots<NamespacePodValues>>,
+    custom: Mutex<Slots<CustomValues>>,
+    external: Mutex<Slots<ExternalMetricValueList>>,
+}
+
+/// The fewest slots a sweep waits for.
+const SLOTS_SWEPT_FROM: usize = 64;
+
+/// Slots by request key, swept of stale ones each time their number has
+/// doubled since the last sweep (amortized O(1) a request).
+#[derive(Debug)]
+struct Slots<T> {
+    by_key: HashMap<String, Slot<T>>,
+    sweep_at: usize,
+}
+
+impl<T> Default for Slots<T> {
+    fn default() -> Self {
+        Self {
+            by_key: HashMap::new(),
+            sweep_at: SLOTS_SWEPT_FROM,
+        }
+    }
+}
+
+impl<T> Slots<T> {
+    /// The slot of `key`, made if missing; a new one may first sweep away
+    /// the slots nobody holds whose response is older than `retain`.
+    fn slot(&mut self, key: &str, retain: Duration) -> Slot<T> {
+        if let Some(slot) = self.by_key.get(key) {
+            return Arc::clone(slot);
+        }
+        if self.by_key.len() >= self.sweep_at {
+            self.by_key.retain(|_, slot| {
+                Arc::strong_count(slot) > 1
+                    || slot.try_lock().map_or(true, |held| {
+                        held.as_ref().is_some_and(|(at, _)| at.elapsed() < retain)
+                    })
+            });
+            self.sweep_at = SLOTS_SWEPT_FROM.max(2 * self.by_key.len());
+        }
+        Arc::clone(self.by_key.entry(key.to_owned()).or_default())
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.by_key.len()
+    }
 }
 
 impl SharedLists {
@@ -389,7 +438,7 @@ impl SharedLists {
     /// the window is held.
     async fn get<T, F>(
         &self,
-        slots: &Mutex<HashMap<String, Slot<T>>>,
+        slots: &Mutex<Slots<T>>,
         key: &str,
         fetch: F,
     ) -> Result<Arc<T>, kube::Error>
@@ -403,20 +452,17 @@ impl SharedLists {
     /// the window), if any, to reuse what it can.
     async fn get_after<T, F>(
         &self,
-        slots: &Mutex<HashMap<String, Slot<T>>>,
+        slots: &Mutex<Slots<T>>,
         key: &str,
         fetch: impl FnOnce(Option<Arc<T>>) -> F,
     ) -> Result<Arc<T>, kube::Error>
     where
         F: Future<Output = Result<T, kube::Error>>,
     {
-        let slot = Arc::clone(
-            slots
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .entry(key.to_string())
-                .or_default(),
-        );
+        let slot = slots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .slot(key, self.retain);
         let mut held = slot.lock().await;
         if let Some((at, value)) = held.as_ref()
             && at.elapsed() < self.window
@@ -509,6 +555,7 @@ impl MetricsClient {
         self.shared = Some(Arc::new(SharedLists {
             window,
             share_external,
+            retain: self.rediscover_after.saturating_mul(2).max(window),
             pods: Mutex::default(),
             pod_values: Mutex::default(),
             custom: Mutex::default(),
@@ -1120,6 +1167,27 @@ fn bad_value(text: String) -> kube::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A churn of HPAs, each asking its own path: the slots of paths no
+    /// HPA asked for within `retain` go, so the map holds about the
+    /// requests of the last `retain`, not every path ever asked.
+    #[tokio::test(start_paused = true)]
+    async fn slots_of_requests_nobody_repeats_are_swept() {
+        let mut slots = Slots::<u32>::default();
+        let retain = Duration::from_secs(30);
+        let key = |i: u32| format!("/namespaces/ns/queue?labelSelector=hpa%3D{i}");
+        for i in 0..10_000 {
+            let slot = slots.slot(&key(i), retain);
+            *slot.lock().await = Some((Instant::now(), Arc::new(i)));
+            drop(slot);
+            tokio::time::advance(Duration::from_millis(100)).await;
+            // 300 requests a retention, twice that before a sweep.
+            assert!(slots.len() <= 2 * 301 + 1, "{i}: {}", slots.len());
+        }
+        // The recent ones are kept, with their responses.
+        let recent = slots.slot(&key(9_999), retain);
+        assert_eq!(recent.lock().await.as_ref().map(|(_, v)| **v), Some(9_999));
+    }
 
     #[test]
     fn selectors_are_percent_encoded_in_the_query() {

@@ -197,11 +197,19 @@ impl Progress {
         })
     }
 
-    fn complete(&self, key: &str, seq: u64, error: Option<String>) {
-        self.update(key, |run| {
-            run.completed = run.completed.max(seq);
-            run.last_error = error;
-        });
+    /// Records the end of run `seq` of `key`; a run that found its HPA
+    /// deleted (`gone`) drops the key's entry instead, so deleted HPAs leave
+    /// no counters behind (a waiter then sees the key as done, see
+    /// [`Progress::pending`]).
+    fn complete(&self, key: &str, seq: u64, error: Option<String>, gone: bool) {
+        if gone {
+            self.lock().remove(key);
+        } else {
+            self.update(key, |run| {
+                run.completed = run.completed.max(seq);
+                run.last_error = error;
+            });
+        }
         if let Some(tx) = self
             .tick
             .lock()
@@ -218,6 +226,22 @@ impl Progress {
 
     fn state(&self, key: &str) -> RunState {
         self.lock().get(key).cloned().unwrap_or_default()
+    }
+
+    /// Whether a run of `key` after run `mark` is still to complete. A key
+    /// without an entry has not run yet unless its HPA is gone (`exists`
+    /// false): a deleted HPA's entry is dropped by its last run.
+    fn pending(&self, key: &str, mark: u64, exists: impl FnOnce() -> bool) -> bool {
+        match self.lock().get(key) {
+            Some(run) => run.completed <= mark,
+            None => exists(),
+        }
+    }
+
+    /// Keys with run counters.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.lock().len()
     }
 }
 
@@ -621,6 +645,12 @@ impl ControllerHandle {
         }
     }
 
+    /// Whether a run of `key` after run `mark` is still to complete.
+    fn pending(&self, key: &str, mark: u64) -> bool {
+        self.progress
+            .pending(key, mark, || self.ctx.cached_hpa(key).is_some())
+    }
+
     /// Reconciles `keys` once, now, and returns when all are done.
     async fn sync_keys(&self, keys: BTreeSet<String>) -> Result<SyncReport, RunError> {
         self.note_synced(&keys);
@@ -638,7 +668,7 @@ impl ControllerHandle {
                 // Each completion ticks once: no need to look again before
                 // as many ticks as keys are pending (keeps this linear).
                 let seen = *ticks.borrow_and_update();
-                pending.retain(|(k, mark)| self.progress.state(k).completed <= *mark);
+                pending.retain(|(k, mark)| self.pending(k, *mark));
                 if pending.is_empty() {
                     return Ok(());
                 }
@@ -654,7 +684,7 @@ impl ControllerHandle {
         ) {
             let keys = marks
                 .iter()
-                .filter(|(k, mark)| self.progress.state(k).completed <= *mark)
+                .filter(|(k, mark)| self.pending(k, *mark))
                 .map(|(k, _)| k.clone())
                 .collect();
             return Err(RunError::SyncTimeout {
@@ -1000,6 +1030,7 @@ async fn worker(
             .queue
             .work_duration
             .observe(started.elapsed().as_secs_f64());
+        let gone = matches!(result, Ok(Reconciled::Deleted));
         let error = match &result {
             Ok(_) => None,
             Err(err) => {
@@ -1018,7 +1049,7 @@ async fn worker(
             }
         }
         queue.done(&key);
-        progress.complete(&key, seq, error);
+        progress.complete(&key, seq, error, gone);
     }
 }
 
@@ -1089,6 +1120,31 @@ mod tests {
             !caught_up(&list, Some(9), &cache, 9),
             "b's deletion is not seen yet"
         );
+    }
+
+    /// Churn: HPAs synced then found deleted leave no run counters, and a
+    /// waiter on a deleted HPA's run is not left waiting.
+    #[test]
+    fn deleted_hpas_leave_no_run_counters() {
+        let (progress, _ticks) = Progress::new();
+        for cycle in 0..10 {
+            for i in 0..100 {
+                let key = format!("ns/hpa-{cycle}-{i}");
+                let seq = progress.start(&key);
+                progress.complete(&key, seq, None, false);
+                let seq = progress.start(&key);
+                progress.complete(&key, seq, None, true);
+            }
+            assert_eq!(progress.len(), 0, "cycle {cycle}");
+        }
+        let seq = progress.start("ns/web");
+        assert!(progress.pending("ns/web", 0, || true), "running");
+        progress.complete("ns/web", seq, Some("boom".into()), false);
+        assert!(!progress.pending("ns/web", 0, || true));
+        assert!(progress.pending("ns/web", seq, || true), "a later run");
+        progress.complete("ns/web", progress.start("ns/web"), None, true);
+        assert!(!progress.pending("ns/web", seq, || false), "deleted");
+        assert!(progress.pending("ns/new", 0, || true), "not run yet");
     }
 
     #[tokio::test]

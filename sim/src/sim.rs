@@ -62,6 +62,9 @@ pub struct SimConfig {
     /// than `web-0`, `web-1`: clients must then learn pod names from the
     /// API, as on a real cluster. StatefulSets keep their ordinals.
     pub generated_pod_names: bool,
+    /// How long an Event lives after its last write, as `kube-apiserver
+    /// --event-ttl` (default 1h), on [`SimConfig::clock`]; `None`: forever.
+    pub event_ttl: Option<SignedDuration>,
 }
 
 impl Default for SimConfig {
@@ -78,9 +81,13 @@ impl Default for SimConfig {
             feature_gates: FeatureGates::default(),
             max_pods_per_workload: crate::limits::MAX_PODS_PER_WORKLOAD,
             generated_pod_names: false,
+            event_ttl: Some(DEFAULT_EVENT_TTL),
         }
     }
 }
+
+/// kube-apiserver's `--event-ttl` default.
+pub const DEFAULT_EVENT_TTL: SignedDuration = SignedDuration::from_hours(1);
 
 /// Which part of an object a write may change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -185,13 +192,18 @@ impl Sim {
         self.process_due();
     }
 
-    /// Applies pod transitions due by now. Also runs on every request, so a
-    /// clock advanced behind the sim's back is noticed at the next request.
+    /// Applies pod transitions due by now and expires Events past their
+    /// TTL. Also runs on every request, so a clock advanced behind the
+    /// sim's back is noticed at the next request.
     pub fn process_due(&self) {
         self.settle();
         let now = self.inner.clock.now();
         let mut st = self.lock();
         workloads::process_due(&mut st, now);
+        let def = Storage::Events.def();
+        for (ns, name) in st.event_expiry.take_expired(now) {
+            self.finish_delete(&mut st, def, &ns, &name);
+        }
     }
 
     /// Creates the pods workloads still owe, a batch per lock, so other
@@ -720,6 +732,9 @@ impl Sim {
         name: &str,
     ) -> Option<Value> {
         let gone = st.store.remove(def.storage, ns, name)?;
+        if def.storage == Storage::Events {
+            st.event_expiry.deleted(ns, name);
+        }
         cascade_delete(st, def.storage, &gone);
         if def.storage == Storage::Pods {
             workloads::refresh_owner(st, &gone, self.now());
@@ -737,6 +752,11 @@ impl Sim {
         entry: &Arc<Entry>,
         now: Timestamp,
     ) {
+        if s == Storage::Events
+            && let Some(ttl) = self.inner.config.event_ttl
+        {
+            st.event_expiry.written(&entry.ns, &entry.name, now, ttl);
+        }
         if s.is_workload() {
             let new = entry.value();
             let replicas_changed =

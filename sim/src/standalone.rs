@@ -115,6 +115,11 @@ pub struct Args {
     /// `web-0`, `web-1`, so that clients must learn pod names from the API.
     #[arg(long)]
     pub generated_pod_names: bool,
+    /// How long an Event is kept after its last write, as kube-apiserver's
+    /// `--event-ttl` (on the sim's clock, virtual or wall); `0s` keeps
+    /// Events forever.
+    #[arg(long, default_value = "1h")]
+    pub event_ttl: SignedDuration,
 }
 
 /// The sim configuration `args` describe (metrics backend from
@@ -142,6 +147,7 @@ pub fn config_from_args(args: &Args) -> Result<SimConfig, StandaloneError> {
         metrics: args.metrics_url.clone().map(Backend::Url),
         feature_gates,
         generated_pod_names: args.generated_pod_names,
+        event_ttl: (args.event_ttl > SignedDuration::ZERO).then_some(args.event_ttl),
         ..SimConfig::default()
     })
 }

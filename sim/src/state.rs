@@ -75,6 +75,8 @@ pub(crate) struct State {
     /// sized in a rollout (their `desired-replicas` and `max-replicas`
     /// annotations upstream): a change is a scaling event.
     pub rollout_sizes: HashMap<(String, String), (i64, i64)>,
+    /// When each Event expires (`--event-ttl`).
+    pub event_expiry: crate::event_ttl::EventExpiry,
 }
 
 impl State {
@@ -96,6 +98,7 @@ impl State {
             rolling: Default::default(),
             old_templates: HashMap::new(),
             rollout_sizes: HashMap::new(),
+            event_expiry: Default::default(),
         }
     }
 

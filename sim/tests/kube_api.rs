@@ -909,6 +909,111 @@ async fn leases_events_and_apiservices_have_crud() {
         .unwrap();
 }
 
+/// As kube-apiserver's `--event-ttl` (1h by default): an Event goes an
+/// hour after its last write, on the sim's virtual clock, with a DELETED
+/// watch event; an update renews it; other objects stay.
+#[tokio::test]
+async fn events_expire_an_hour_after_their_last_write_on_the_virtual_clock() {
+    let sim = sim();
+    let client = sim.client();
+    let events: Api<Event> = Api::default_namespaced(client.clone());
+    let event = |name: &str| -> Event {
+        serde_json::from_value(json!({"metadata": {"name": name},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "hpa",
+            "reportingInstance": "hpa-0", "action": "Scale", "reason": "SuccessfulRescale",
+            "type": "Normal", "note": "New size: 3",
+            "regarding": {"kind": "HorizontalPodAutoscaler", "name": "web", "namespace": "default"}}))
+        .unwrap()
+    };
+    let names = |list: kube::core::ObjectList<Event>| -> Vec<String> {
+        list.items
+            .into_iter()
+            .filter_map(|e| e.metadata.name)
+            .collect()
+    };
+    events
+        .create(&PostParams::default(), &event("old"))
+        .await
+        .unwrap();
+    events
+        .create(&PostParams::default(), &event("renewed"))
+        .await
+        .unwrap();
+    let leases: Api<Lease> = Api::default_namespaced(client.clone());
+    let lease: Lease = serde_json::from_value(json!({"metadata": {"name": "hpa"}})).unwrap();
+    leases.create(&PostParams::default(), &lease).await.unwrap();
+    let watch = events
+        .watch(&WatchParams::default(), &sim.resource_version().to_string())
+        .await
+        .unwrap();
+    futures::pin_mut!(watch);
+
+    sim.advance(SignedDuration::from_mins(30));
+    events
+        .patch(
+            "renewed",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"note": "New size: 4"})),
+        )
+        .await
+        .unwrap();
+    sim.advance(SignedDuration::from_mins(29));
+    let all = events.list(&ListParams::default()).await.unwrap();
+    assert_eq!(names(all), ["old", "renewed"], "59 minutes: both kept");
+    sim.advance(SignedDuration::from_mins(1));
+    let all = events.list(&ListParams::default()).await.unwrap();
+    assert_eq!(names(all), ["renewed"], "an hour after its creation");
+    sim.advance(SignedDuration::from_mins(30));
+    assert!(
+        events
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(
+        leases.get_opt("hpa").await.unwrap().is_some(),
+        "only Events expire"
+    );
+
+    let mut deleted = Vec::new();
+    while deleted.len() < 2 {
+        let next = tokio::time::timeout(Duration::from_secs(5), watch.try_next()).await;
+        match next.unwrap().unwrap() {
+            Some(WatchEvent::Deleted(e)) => deleted.push(e.metadata.name.unwrap()),
+            Some(_) => {}
+            None => break,
+        }
+    }
+    assert_eq!(deleted, ["old", "renewed"]);
+}
+
+/// `--event-ttl 0s` (`event_ttl: None`) keeps Events for ever.
+#[tokio::test]
+async fn without_a_ttl_events_stay() {
+    let sim = Sim::new(SimConfig {
+        event_ttl: None,
+        ..SimConfig::default()
+    });
+    let events: Api<CoreEvent> = Api::default_namespaced(sim.client());
+    let event: CoreEvent = serde_json::from_value(json!({"metadata": {"name": "e"},
+        "involvedObject": {"kind": "HorizontalPodAutoscaler", "name": "web", "namespace": "default"},
+        "reason": "SuccessfulRescale", "message": "New size: 3", "type": "Normal"}))
+    .unwrap();
+    events.create(&PostParams::default(), &event).await.unwrap();
+    sim.advance(SignedDuration::from_hours(48));
+    assert_eq!(
+        events
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+}
+
 #[tokio::test]
 async fn a_reflector_stays_in_sync_through_updates_and_deletes() {
     let sim = sim();

@@ -131,6 +131,18 @@ pub struct Args {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Memory under churn instead: CYCLES times, create the --hpas HPAs
+    /// with their Deployments, wait until our controller has synced them
+    /// all, delete them, wait until it has forgotten them, and sample its
+    /// resident memory. Exits non-zero when memory after the last cycle
+    /// exceeds the first's by more than 8 MiB plus a twentieth (see
+    /// docs/load-report.md, "Memory under churn"). --duration is unused.
+    #[arg(long, value_name = "CYCLES",
+        conflicts_with_all = ["sweep", "compare", "from_json", "csv", "plot"])]
+    pub churn: Option<usize>,
+    /// With --churn: objects created, and later deleted, a second.
+    #[arg(long, default_value_t = 200)]
+    pub churn_rate: usize,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -222,6 +234,9 @@ impl Args {
 /// Runs `hpa-harness load`.
 pub async fn run(args: Args) -> CliResult {
     args.check()?;
+    if let Some(cycles) = args.churn {
+        return churn(&args, cycles).await;
+    }
     let reports = if !args.from_json.is_empty() {
         let mut reports = Vec::new();
         for path in &args.from_json {
@@ -276,6 +291,29 @@ pub async fn run(args: Args) -> CliResult {
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// `hpa-harness load --churn CYCLES`.
+async fn churn(args: &Args, cycles: usize) -> CliResult {
+    let churn = crate::load::churn::ChurnOptions {
+        cycles,
+        rate: args.churn_rate,
+    };
+    let report = crate::load::churn::run(&args.options(!args.no_cache), churn).await?;
+    print!("{}", report.to_table());
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| crate::load::LoadError::Invalid(format!("the report as JSON: {e}")))?;
+        std::fs::write(path, text).map_err(|e| {
+            crate::load::LoadError::Invalid(format!("cannot write {}: {e}", path.display()))
+        })?;
+    }
+    Ok(if report.flat() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("FAILED: memory grows under churn");
         ExitCode::FAILURE
     })
 }

@@ -743,6 +743,11 @@ pub fn current_rss_bytes() -> u64 {
     status_kib("self", "VmRSS:") * 1024
 }
 
+/// Current resident memory of process `pid` (VmRSS), 0 when unreadable.
+pub fn rss_bytes_of(pid: u32) -> u64 {
+    status_kib(&pid.to_string(), "VmRSS:") * 1024
+}
+
 /// Peak resident memory of process `pid` (a child, e.g. the simulated
 /// cluster), 0 when it cannot be read (gone, or no /proc).
 pub fn peak_rss_bytes_of(pid: u32) -> u64 {

@@ -368,7 +368,7 @@ async fn run_on(
 
 /// The load as built: the pods the metrics script knows and the external
 /// series.
-struct Built {
+pub(super) struct Built {
     pods: Vec<LoadPod>,
     externals: Vec<Target>,
     /// The pods' metrics come from rules ([`LoadCluster::uses_rules`]).
@@ -377,7 +377,7 @@ struct Built {
 
 /// Deployments (the sim creates their pods at once), then the pods' names
 /// for the metrics script, then the HPAs.
-async fn build(
+pub(super) async fn build(
     options: &LoadOptions,
     targets: &[Target],
     namespaces: &[String],
