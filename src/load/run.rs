@@ -516,11 +516,18 @@ fn script(options: &LoadOptions, pods: &[LoadPod], externals: &[Target]) -> Scri
         // finds valid samples even with the tests' 2 s period.
         defaults: Defaults {
             timestamp: None,
-            window: Some(ScriptDuration(jiff::SignedDuration::from_secs(1))),
+            window: Some(ScriptDuration(
+                jiff::SignedDuration::try_from(METRICS_WINDOW)
+                    .unwrap_or(jiff::SignedDuration::ZERO),
+            )),
         },
         ..Script::default()
     }
 }
+
+/// The metrics window of the load's pod samples (metrics-server's is 15 s
+/// to 30 s; short here so that short runs measure).
+const METRICS_WINDOW: Duration = Duration::from_secs(1);
 
 /// CPU seconds of this process, of its disagreement checker thread and of
 /// the cluster's process, from a starting point.
@@ -733,6 +740,13 @@ async fn start_controller(
         return Ok(Measured::Upstream(Box::new(
             UpstreamWatch::start(options, targets, control.clone()).await?,
         )));
+    }
+    // From 1.37 a new HPA is synced at once (k/k #138294), and so is every
+    // HPA of the controller's first list: the load's newest pods must have
+    // been Ready for a metrics window by then, or the first sync of each CPU
+    // HPA fails for want of valid samples, as it would upstream.
+    if options.kubernetes_version >= hpa_core::KubernetesVersion::V1_37 {
+        tokio::time::sleep(METRICS_WINDOW + Duration::from_millis(500)).await;
     }
     let config = ControllerConfig {
         sync_period: options.sync_period,
