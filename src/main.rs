@@ -7,7 +7,7 @@ use clap::Parser;
 /// jemalloc, not glibc's malloc: at 10,000 HPAs the controller spent a
 /// quarter of its CPU in glibc's allocator (`malloc_consolidate`,
 /// `_int_malloc`), and glibc kept freed memory resident; measured in
-/// docs/load-report.md ("CPU per sync, allocator and memory").
+/// docs/load-report.md ("How the figures moved").
 #[cfg(unix)]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -8,8 +8,8 @@ use clap::Parser;
 
 /// jemalloc, not glibc's malloc: at 10,000 HPAs this binary spent a third
 /// of its CPU in glibc's allocator (`_int_malloc`, `malloc_consolidate`),
-/// growing as the heap fragmented; measured in docs/load-report.md ("The
-/// deployed binary").
+/// growing as the heap fragmented; measured in docs/load-report.md ("How the
+/// figures moved").
 #[cfg(unix)]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
