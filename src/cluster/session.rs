@@ -165,15 +165,12 @@ impl ClusterSession {
 }
 
 async fn client(kubeconfig: &Path) -> Result<kube::Client, SessionError> {
-    let err = |reason: String| SessionError::Client {
-        path: kubeconfig.to_path_buf(),
-        reason,
-    };
-    let kc = kube::config::Kubeconfig::read_from(kubeconfig).map_err(|e| err(e.to_string()))?;
-    let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+    crate::testbed::kubeconfig::client(Some(kubeconfig), None)
         .await
-        .map_err(|e| err(e.to_string()))?;
-    kube::Client::try_from(config).map_err(|e| err(e.to_string()))
+        .map_err(|e| SessionError::Client {
+            path: kubeconfig.to_path_buf(),
+            reason: e.reason,
+        })
 }
 
 #[cfg(test)]

@@ -55,16 +55,6 @@ pub struct AdminClient {
     base: String,
 }
 
-/// Formats a duration for the admin API (whole seconds or milliseconds,
-/// which Go and jiff both read).
-fn go_duration(d: SignedDuration) -> String {
-    if d.subsec_nanos() == 0 {
-        format!("{}s", d.as_secs())
-    } else {
-        format!("{}ms", d.as_millis())
-    }
-}
-
 impl AdminClient {
     /// A client for the sim whose API server is at `base_url`
     /// (`http://127.0.0.1:PORT`, the kubeconfig's server).
@@ -150,7 +140,7 @@ impl AdminClient {
     /// applies the pod transitions that fell due.
     pub async fn advance(&self, by: SignedDuration) -> Result<ClockState, AdminError> {
         let body = ClockMove {
-            advance: Some(go_duration(by)),
+            advance: Some(hpa_core::go_duration::format(by)),
             set: None,
         };
         self.call_for(reqwest::Method::POST, "/admin/v1/clock", Some(&body))
@@ -190,8 +180,8 @@ impl AdminClient {
         delays: PodDelays,
     ) -> Result<(), AdminError> {
         let body = PodDelaysBody {
-            running: Some(go_duration(delays.running)),
-            ready: Some(go_duration(delays.ready)),
+            running: Some(hpa_core::go_duration::format(delays.running)),
+            ready: Some(hpa_core::go_duration::format(delays.ready)),
             max_running: delays.max_running,
         };
         let path = format!("/admin/v1/pod-delays/{namespace}/{name}");
@@ -263,7 +253,7 @@ mod tests {
             SignedDuration::from_millis(1500),
             SignedDuration::ZERO,
         ] {
-            let text = go_duration(d);
+            let text = hpa_core::go_duration::format(d);
             assert_eq!(
                 super::super::parse_duration("x", &text).unwrap(),
                 d,
