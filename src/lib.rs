@@ -1,8 +1,21 @@
 //! hpa-harness: prove how Kubernetes HorizontalPodAutoscalers behave.
 //!
-//! The binary's shell: the HPA controller ([`controller`], crate
-//! `hpa-controller`) around the pure decision core (`hpa-core`), the
-//! Gherkin runner ([`gherkin`]) and the command line ([`cli`]). See `docs/ARCHITECTURE.md`.
+//! The harness around the deployable controller (crate `hpa-controller`,
+//! itself a shell around the pure decision core `hpa-core`):
+//!
+//! - [`gherkin`]: the scenario runner (`hpa-harness test`, `explain`,
+//!   `conformance`), the step language of `docs/steps.md` on cucumber;
+//! - [`testbed`]: where a run's scenarios go (the embedded simulated
+//!   cluster, `hpa-harness sim` as a process, a cluster reached through a
+//!   kubeconfig) and [`cluster`]: clusters made for a run (kind, k3d, k3s);
+//! - [`load`]: load tests of many HPAs and their report;
+//! - [`replay`]: an HPA or ScaledObject over a recorded series, no Gherkin;
+//! - [`keda`]: what KEDA makes of a ScaledObject (pure);
+//! - [`plot`] and [`report`]: pictures and the HTML report of runs;
+//! - [`cli`]: one subcommand per job.
+//!
+//! `docs/ARCHITECTURE.md` draws how these and the workspace's crates
+//! depend on each other.
 
 pub mod cli;
 pub mod cluster;
