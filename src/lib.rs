@@ -7,7 +7,7 @@
 //!   `conformance`), the step language of `docs/steps.md` on cucumber;
 //! - [`testbed`]: where a run's scenarios go (the embedded simulated
 //!   cluster, `hpa-harness sim` as a process, a cluster reached through a
-//!   kubeconfig) and [`cluster`]: clusters made for a run (kind, k3d, k3s);
+//!   kubeconfig) and the clusters made for a run (kind, k3d, k3s);
 //! - [`load`]: load tests of many HPAs and their report;
 //! - [`replay`]: an HPA or ScaledObject over a recorded series, no Gherkin;
 //! - [`keda`]: what KEDA makes of a ScaledObject (pure);
@@ -18,7 +18,6 @@
 //! depend on each other.
 
 pub mod cli;
-pub mod cluster;
 /// The HPA controller (crate `hpa-controller`), under its former path.
 pub use hpa_controller as controller;
 pub mod gherkin;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::CliResult;
-use crate::cluster::preflight::MetricsServerRef;
+use crate::testbed::cluster::preflight::MetricsServerRef;
 use crate::gherkin::remote::RemoteOptions;
 use crate::gherkin::target::ControllerKind;
 use crate::gherkin::{BackendKind, RunOptions, runner};

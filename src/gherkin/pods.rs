@@ -354,7 +354,7 @@ pub(crate) async fn create_workload(
     if world.fake_node().is_some() {
         // On a real cluster the pods go to the harness's fake node, whose
         // kubelet loop binds them and leaves their status to the steps.
-        use crate::cluster::fake_node;
+        use crate::testbed::cluster::fake_node;
         let template = &mut obj["spec"]["template"];
         template["metadata"]["labels"][fake_node::MANAGED_POD_LABEL] = json!("true");
         template["spec"]["nodeSelector"] = json!(fake_node::node_selector());
@@ -451,7 +451,7 @@ pub(crate) async fn mark_terminating(world: &mut HpaWorld, ns: &str, pod: &str) 
 }
 
 /// The fake kubelet's view of a pod status the steps wrote.
-pub(crate) fn pod_state(status: &Value) -> crate::cluster::fake_node::PodState {
+pub(crate) fn pod_state(status: &Value) -> crate::testbed::cluster::fake_node::PodState {
     let time = |v: Option<&Value>| {
         v.and_then(Value::as_str)
             .and_then(|t| t.parse::<Timestamp>().ok())
@@ -463,7 +463,7 @@ pub(crate) fn pod_state(status: &Value) -> crate::cluster::fake_node::PodState {
             c.iter()
                 .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))
         });
-    crate::cluster::fake_node::PodState {
+    crate::testbed::cluster::fake_node::PodState {
         phase: status
             .get("phase")
             .and_then(Value::as_str)

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::target::{ControllerKind, RemoteTarget};
-use crate::cluster::preflight::MetricsServerRef;
+use crate::testbed::cluster::preflight::MetricsServerRef;
 use crate::testbed::connect::{self, ConnectError, ConnectOptions};
 
 /// How to reach a cluster and its fake metrics server.

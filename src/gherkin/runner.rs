@@ -162,7 +162,7 @@ pub enum RunError {
     #[error("backend {}: {problem}", .backend.name())]
     Tool {
         backend: BackendKind,
-        problem: crate::cluster::tools::ToolError,
+        problem: crate::testbed::cluster::tools::ToolError,
     },
     /// The run's cluster could not be made ready.
     #[error("backend {}: {reason}", .backend.name())]
@@ -200,7 +200,7 @@ pub fn check_backend_tools(
     backend: BackendKind,
     path_var: &std::ffi::OsStr,
 ) -> Result<(), RunError> {
-    use crate::cluster::tools::{self, Tool};
+    use crate::testbed::cluster::tools::{self, Tool};
     let tool = |problem| RunError::Tool { backend, problem };
     match backend {
         BackendKind::Sim | BackendKind::SimProcess | BackendKind::Kubeconfig => return Ok(()),
@@ -258,7 +258,7 @@ async fn run_on_new_cluster(
     options: &RunOptions,
     backend: BackendKind,
 ) -> Result<RunSummary, RunError> {
-    use crate::cluster::session::{ClusterSession, Flavor};
+    use crate::testbed::cluster::session::{ClusterSession, Flavor};
     let flavor = match backend {
         BackendKind::Kind => Flavor::Kind,
         BackendKind::K3d => Flavor::K3d,
@@ -267,7 +267,7 @@ async fn run_on_new_cluster(
     };
     let upstream = options.remote.controller == super::target::ControllerKind::Upstream;
     let root = std::env::current_dir().unwrap_or_default();
-    let workdir = std::env::temp_dir().join(crate::cluster::ephemeral::unique_name());
+    let workdir = std::env::temp_dir().join(crate::testbed::cluster::ephemeral::unique_name());
     std::fs::create_dir_all(&workdir).map_err(|e| RunError::Cluster {
         backend,
         reason: format!("work directory {}: {e}", workdir.display()),

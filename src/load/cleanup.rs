@@ -12,8 +12,9 @@ use kube::api::{Api, DeleteParams, ListParams};
 
 use super::run::LoadError;
 
-/// The label on every object a load run creates.
-pub const LOAD_LABEL: &str = "hpa-harness.io/load";
+/// The label on every object a load run creates (declared beside the
+/// scenarios' label, where the testbed's cleanup finds both).
+pub use crate::testbed::cleanup::LOAD_LABEL;
 
 /// How long deleted namespaces may take to go (a real cluster finalizes
 /// their content first).

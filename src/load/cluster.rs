@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
 use super::run::{LoadError, LoadOptions};
-use crate::cluster::fake_node::FakeNode;
+use crate::testbed::cluster::fake_node::FakeNode;
 use crate::testbed::connect::{self, ConnectError, ConnectOptions, Connected};
 use crate::testbed::embedded::Embedded;
 use crate::testbed::kubeconfig::{self, KubeconfigError};

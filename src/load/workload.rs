@@ -77,7 +77,7 @@ pub(super) fn deployment(
     replicas: usize,
     fake_node: bool,
 ) -> Result<Deployment, serde_json::Error> {
-    use crate::cluster::fake_node as node;
+    use crate::testbed::cluster::fake_node as node;
     let mut d: Deployment = serde_json::from_value(serde_json::json!({
         "apiVersion": "apps/v1", "kind": "Deployment",
         "metadata": {"name": t.name, "namespace": t.namespace, "labels": load_labels()},
@@ -336,11 +336,11 @@ mod tests {
         let pod = template.spec.unwrap();
         assert_eq!(
             pod.node_selector,
-            Some(crate::cluster::fake_node::node_selector())
+            Some(crate::testbed::cluster::fake_node::node_selector())
         );
         assert_eq!(pod.tolerations.map(|t| t.len()), Some(1));
         let labels = template.metadata.unwrap().labels.unwrap();
-        assert!(labels.contains_key(crate::cluster::fake_node::MANAGED_POD_LABEL));
+        assert!(labels.contains_key(crate::testbed::cluster::fake_node::MANAGED_POD_LABEL));
         let plain = deployment(t, 2, false).unwrap().spec.template;
         assert!(plain.spec.unwrap().node_selector.is_none());
     }

@@ -16,6 +16,9 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 /// The label on every object a scenario creates.
 pub const SCENARIO_LABEL: &str = "hpa-harness.io/scenario";
 
+/// The label on every object a load run creates.
+pub const LOAD_LABEL: &str = "hpa-harness.io/load";
+
 /// How long the objects of earlier scenarios may take to go.
 const GONE_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -103,7 +106,7 @@ fn kube_err(action: impl Into<String>) -> impl FnOnce(kube::Error) -> CleanupErr
 /// The labels that mark what the harness creates: scenarios' objects and
 /// namespaces, and load runs' namespaces.
 pub fn harness_labels() -> [&'static str; 2] {
-    [SCENARIO_LABEL, crate::load::cleanup::LOAD_LABEL]
+    [SCENARIO_LABEL, LOAD_LABEL]
 }
 
 /// Something an earlier run left: a namespace (with all in it), or a

@@ -14,8 +14,8 @@ use hpa_sim::admin::{AdminClient, ClockState, SimAdmin};
 
 use super::kind::ControllerKind;
 use super::kubeconfig::{self, KubeconfigError};
-use crate::cluster::fake_node::{self, FakeNode};
-use crate::cluster::preflight::{self, MetricsServerRef};
+use crate::testbed::cluster::fake_node::{self, FakeNode};
+use crate::testbed::cluster::preflight::{self, MetricsServerRef};
 
 /// How to reach a cluster and its fake metrics server.
 #[derive(Debug, Clone, Copy)]

@@ -9,6 +9,8 @@
 //! - [`kubeconfig`] and [`connect`]: a cluster reached through a kubeconfig,
 //!   our sim (driven through its admin API) or a real one (checked, with a
 //!   fake node);
+//! - [`cluster`]: clusters made for one run (kind and k3d with `duct`, k3s
+//!   with `testcontainers`), the fake node and the host's metrics server;
 //! - [`target`], [`env`](mod@env), [`shared`] and [`cleanup`]: where
 //!   scenarios run, one scenario's running parts, what scenarios running
 //!   side by side on a real cluster share, and clearing what runs left.
@@ -17,6 +19,7 @@
 //! [`hpa_sim::admin::SimAdmin`] interface.
 
 pub mod cleanup;
+pub mod cluster;
 pub mod connect;
 pub mod embedded;
 pub mod env;

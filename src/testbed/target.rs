@@ -9,7 +9,7 @@ use std::time::Duration;
 use hpa_sim::admin::SimAdmin;
 
 use super::kind::ControllerKind;
-use crate::cluster::fake_node::FakeNode;
+use crate::testbed::cluster::fake_node::FakeNode;
 
 /// A cluster reached through a kubeconfig, ready for scenarios.
 #[derive(Clone)]

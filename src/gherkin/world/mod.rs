@@ -480,7 +480,7 @@ impl HpaWorld {
     }
 
     /// The fake node scenario pods go to, on a real cluster.
-    pub fn fake_node(&self) -> Option<Arc<crate::cluster::fake_node::FakeNode>> {
+    pub fn fake_node(&self) -> Option<Arc<crate::testbed::cluster::fake_node::FakeNode>> {
         match &self.target {
             Target::Remote(r) if !self.real_node => r.fake_node.clone(),
             _ => None,
