@@ -68,7 +68,8 @@ fn names_module(doc: &str, module: &str) -> bool {
 
 #[test]
 fn architecture_names_every_crate_and_top_module() {
-    let doc = fs::read_to_string(root().join("docs/ARCHITECTURE.md")).expect("read ARCHITECTURE.md");
+    let doc =
+        fs::read_to_string(root().join("docs/ARCHITECTURE.md")).expect("read ARCHITECTURE.md");
     let mut missing = Vec::new();
     for member in members() {
         let dir = root().join(&member);

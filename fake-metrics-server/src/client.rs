@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use hpa_control_client::CallError;
 use hpa_core::clock::{ClockMove, ClockState};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -76,13 +77,7 @@ impl ControlClient {
     /// A client for the server at `base_url` (e.g. `https://127.0.0.1:8443`).
     /// Self-signed certificates are accepted: the server makes its own.
     pub fn new(base_url: impl Into<String>) -> Result<Self, ClientError> {
-        // reqwest is built without a default crypto provider; install ring
-        // once (a second install is refused, which is fine).
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .tls_danger_accept_invalid_certs(true)
-            .build()
-            .map_err(ClientError::Build)?;
+        let http = hpa_control_client::http_client(true).map_err(ClientError::Build)?;
         Ok(Self::with_http(http, base_url))
     }
 
@@ -125,34 +120,24 @@ impl ControlClient {
                 .header(reqwest::header::CONTENT_TYPE, content_type)
                 .body(body);
         }
-        let http_err = |source| ClientError::Http {
-            method: method.to_string(),
-            url: url.clone(),
-            source,
-        };
-        let response = request.send().await.map_err(http_err)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(http_err)?;
-        if !status.is_success() {
-            let message = serde_json::from_slice::<Json>(&bytes)
-                .ok()
-                .and_then(|v| v.get("message").and_then(Json::as_str).map(str::to_owned))
-                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
-            return Err(ClientError::Rejected {
-                method: method.to_string(),
-                url,
-                status: status.as_u16(),
-                message,
-            });
-        }
-        if bytes.is_empty() {
-            return Ok(None);
-        }
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| ClientError::Unexpected {
-                url,
-                message: format!("unreadable answer: {e}"),
+        hpa_control_client::exchange(request)
+            .await
+            .map_err(|e| match e {
+                CallError::Http(source) => ClientError::Http {
+                    method: method.to_string(),
+                    url,
+                    source,
+                },
+                CallError::Rejected { status, message } => ClientError::Rejected {
+                    method: method.to_string(),
+                    url,
+                    status,
+                    message,
+                },
+                CallError::Decode(e) => ClientError::Unexpected {
+                    url,
+                    message: format!("unreadable answer: {e}"),
+                },
             })
     }
 

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::CliResult;
-use crate::testbed::cluster::preflight::MetricsServerRef;
 use crate::gherkin::remote::RemoteOptions;
 use crate::gherkin::target::ControllerKind;
 use crate::gherkin::{BackendKind, RunOptions, runner};
 use crate::report::{Recorder, html};
+use crate::testbed::cluster::preflight::MetricsServerRef;
 
 /// Options of `hpa-harness test`.
 #[derive(Debug, clap::Args)]

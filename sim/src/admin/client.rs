@@ -1,14 +1,15 @@
 //! [`AdminClient`]: the typed client of the admin API, for the Gherkin
 //! runner and load runs driving a sim in another process.
 
+use hpa_control_client::CallError;
 use hpa_core::gates::FeatureGates;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{
-    ClockMove, ClockState, ErrorBody, FaultAction, FeatureGatesBody, FeatureGatesState,
-    PodDelaysBody, RequestCounts, ResetSummary,
+    ClockMove, ClockState, FaultAction, FeatureGatesBody, FeatureGatesState, PodDelaysBody,
+    RequestCounts, ResetSummary,
 };
 use crate::state::PodDelays;
 
@@ -59,12 +60,7 @@ impl AdminClient {
     /// A client for the sim whose API server is at `base_url`
     /// (`http://127.0.0.1:PORT`, the kubeconfig's server).
     pub fn new(base_url: impl Into<String>) -> Result<Self, AdminError> {
-        // reqwest is built without a default crypto provider; install ring
-        // once (a second install is refused, which is fine).
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .build()
-            .map_err(AdminError::Build)?;
+        let http = hpa_control_client::http_client(false).map_err(AdminError::Build)?;
         Ok(Self::with_http(http, base_url))
     }
 
@@ -90,29 +86,17 @@ impl AdminClient {
         if let Some(body) = body {
             request = request.json(body);
         }
-        let http_err = |source| AdminError::Http {
-            endpoint: endpoint.clone(),
-            source,
-        };
-        let response = request.send().await.map_err(http_err)?;
-        let status = response.status();
-        let bytes = response.bytes().await.map_err(http_err)?;
-        if !status.is_success() {
-            let message = serde_json::from_slice::<ErrorBody>(&bytes)
-                .map(|b| b.message)
-                .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned());
-            return Err(AdminError::Rejected {
-                endpoint,
-                status: status.as_u16(),
-                message,
-            });
-        }
-        if bytes.is_empty() {
-            return Ok(None);
-        }
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|source| AdminError::Decode { endpoint, source })
+        hpa_control_client::exchange(request)
+            .await
+            .map_err(|e| match e {
+                CallError::Http(source) => AdminError::Http { endpoint, source },
+                CallError::Rejected { status, message } => AdminError::Rejected {
+                    endpoint,
+                    status,
+                    message,
+                },
+                CallError::Decode(source) => AdminError::Decode { endpoint, source },
+            })
     }
 
     async fn call_for<B: Serialize, T: DeserializeOwned>(
