@@ -11,7 +11,7 @@ use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 
 use hpa_core::version::KubernetesVersion;
 
-use super::load;
+use super::feature_files;
 use super::remote::{self, RemoteOptions};
 use super::target::{self, Target};
 use super::versions;
@@ -172,12 +172,12 @@ pub enum RunError {
     },
     /// A feature file cannot be read or parsed.
     #[error(transparent)]
-    Load(#[from] load::LoadError),
+    Load(#[from] feature_files::LoadError),
     /// Nothing would run: no feature file, no scenario, or none selected.
     #[error("nothing to run in {}: {found} (a run that runs no scenario fails; --allow-empty permits it)", .paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     Empty {
         paths: Vec<PathBuf>,
-        found: load::Found,
+        found: feature_files::Found,
     },
     /// The cluster of the kubeconfig cannot take the run.
     #[error("backend kubeconfig: {0}")]
@@ -401,8 +401,8 @@ async fn run_paths(
             )
         })
         .transpose()?;
-    let files = load::feature_files(&options.paths)?;
-    let features = load::load(&files)?;
+    let files = feature_files::feature_files(&options.paths)?;
+    let features = feature_files::load(&files)?;
     let name = options
         .name
         .as_deref()
@@ -518,7 +518,7 @@ async fn run_pass(
     let recording = options.record.is_some();
     let recorder = options.record.clone();
     let cucumber = HpaWorld::cucumber::<PathBuf>()
-        .with_parser(load::Loaded)
+        .with_parser(feature_files::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
         .before(move |feature, rule, scenario, world| {
             let alone = super::shared_cluster::runs_alone(feature, rule, scenario);
@@ -696,10 +696,10 @@ impl Selection {
         &self,
         files: &[PathBuf],
         features: &[gherkin::Feature],
-    ) -> Result<load::Found, RunError> {
-        let mut found = load::Found {
+    ) -> Result<feature_files::Found, RunError> {
+        let mut found = feature_files::Found {
             files: files.len(),
-            ..load::Found::default()
+            ..feature_files::Found::default()
         };
         for f in features {
             for (rule, s) in scenarios_of(f) {

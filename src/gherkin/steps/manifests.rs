@@ -83,7 +83,7 @@ pub fn read_manifests(path: &Path) -> Result<Vec<Manifest>, StepError> {
 }
 
 fn yaml_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), StepError> {
-    crate::gherkin::load::files_under(dir, &["yaml", "yml"], out)
+    crate::gherkin::feature_files::files_under(dir, &["yaml", "yml"], out)
         .map_err(|(_, e)| StepError::Input(format!("the manifests in {}: {e}", dir.display())))
 }
 
