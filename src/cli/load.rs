@@ -6,8 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::controller::config::parse_go_duration;
-use crate::load::report::{self, LoadReport, PlotAxis};
+use crate::load::report::{self, LoadReport};
 use crate::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile};
+use crate::plot::load::{PlotAxis, write_plot};
 
 use super::CliResult;
 
@@ -279,7 +280,7 @@ pub async fn run(args: Args) -> CliResult {
         } else {
             PlotAxis::Workers
         };
-        report::write_plot(path, &plotted, axis)?;
+        write_plot(path, &plotted, axis)?;
     }
     let mut ok = true;
     for r in &reports {
