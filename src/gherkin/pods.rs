@@ -332,19 +332,13 @@ pub(crate) async fn create_workload(
     let (ns, n) = world.qualify(name);
     let replicas = i32::try_from(rows.len())
         .map_err(|_| StepError::Input(format!("{kind} {n}: too many pods")))?;
-    let mut obj = json!({
-        "apiVersion": "apps/v1",
-        "kind": kind.kind(),
-        "metadata": {"name": n, "namespace": ns},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": n}},
-            "template": {"metadata": {"labels": {"app": n}}, "spec": template.spec()},
-        },
-    });
-    if kind == WorkloadKind::StatefulSet {
-        obj["spec"]["serviceName"] = json!(n);
-    }
+    let mut obj = crate::testbed::workload::workload(
+        kind.kind(),
+        &ns,
+        &n,
+        i64::from(replicas),
+        template.spec(),
+    );
     let names = world.pod_names_of(&ns, &n);
     if !names.is_empty() {
         // The simulated cluster names the pods so; a real one ignores it
@@ -352,13 +346,7 @@ pub(crate) async fn create_workload(
         obj["metadata"]["annotations"][hpa_sim::POD_NAMES_ANNOTATION] = json!(names.join(","));
     }
     if world.fake_node().is_some() {
-        // On a real cluster the pods go to the harness's fake node, whose
-        // kubelet loop binds them and leaves their status to the steps.
-        use crate::testbed::cluster::fake_node;
-        let template = &mut obj["spec"]["template"];
-        template["metadata"]["labels"][fake_node::MANAGED_POD_LABEL] = json!("true");
-        template["spec"]["nodeSelector"] = json!(fake_node::node_selector());
-        template["spec"]["tolerations"] = json!([fake_node::toleration()]);
+        crate::testbed::workload::place_on_fake_node(&mut obj);
     }
     world
         .create_dynamic(&ns, &workload_resource(kind), obj)

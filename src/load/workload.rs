@@ -77,29 +77,21 @@ pub(super) fn deployment(
     replicas: usize,
     fake_node: bool,
 ) -> Result<Deployment, serde_json::Error> {
-    use crate::testbed::cluster::fake_node as node;
-    let mut d: Deployment = serde_json::from_value(serde_json::json!({
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": t.name, "namespace": t.namespace, "labels": load_labels()},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": t.name}},
-                 "template": {"metadata": {"labels": {"app": t.name, LOAD_LABEL: "true"}},
-                              "spec": {"containers": [{"name": "app", "image": "app",
-                                  "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}
-    }))?;
+    use crate::testbed::workload;
+    let mut object = workload::workload(
+        "Deployment",
+        &t.namespace,
+        &t.name,
+        i64::try_from(replicas).unwrap_or(i64::MAX),
+        serde_json::json!({"containers": [{"name": "app", "image": "app",
+            "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}),
+    );
+    object["metadata"]["labels"] = load_labels();
+    object["spec"]["template"]["metadata"]["labels"][LOAD_LABEL] = serde_json::json!("true");
     if fake_node {
-        let spec = &mut d.spec;
-        let template = &mut spec.template;
-        template
-            .metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert(node::MANAGED_POD_LABEL.to_string(), "true".to_string());
-        if let Some(pod) = template.spec.as_mut() {
-            pod.node_selector = Some(node::node_selector());
-            pod.tolerations = Some(vec![node::toleration()]);
-        }
+        workload::place_on_fake_node(&mut object);
     }
+    let d: Deployment = serde_json::from_value(object)?;
     Ok(d)
 }
 

@@ -466,26 +466,17 @@ pub fn workload(hpa: &HpaManifest, file: Option<&Path>) -> Result<Workload, Mani
 
 fn default_workload(hpa: &HpaManifest) -> Workload {
     let n = &hpa.target_name;
-    let mut object = json!({
-        "apiVersion": "apps/v1",
-        "kind": hpa.target_kind,
-        "metadata": {"name": n, "namespace": hpa.namespace},
-        "spec": {
-            "replicas": hpa.min_replicas.max(1),
-            "selector": {"matchLabels": {"app": n}},
-            "template": {
-                "metadata": {"labels": {"app": n}},
-                "spec": {"containers": [{
-                    "name": "app",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
-                }]},
-            },
-        },
-    });
-    if hpa.target_kind == "StatefulSet" {
-        object["spec"]["serviceName"] = json!(n);
-    }
+    let object = crate::testbed::workload::workload(
+        &hpa.target_kind,
+        &hpa.namespace,
+        n,
+        i64::from(hpa.min_replicas.max(1)),
+        json!({"containers": [{
+            "name": "app",
+            "image": "registry.k8s.io/pause:3.10",
+            "resources": {"requests": {"cpu": "1", "memory": "1Gi"}},
+        }]}),
+    );
     Workload {
         object,
         source: None,

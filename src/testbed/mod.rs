@@ -13,7 +13,9 @@
 //!   with `testcontainers`), the fake node and the host's metrics server;
 //! - [`target`], [`env`](mod@env), [`shared`] and [`cleanup`]: where
 //!   scenarios run, one scenario's running parts, what scenarios running
-//!   side by side on a real cluster share, and clearing what runs left.
+//!   side by side on a real cluster share, and clearing what runs left;
+//! - [`workload`]: the workloads the harness creates, and their pods' place
+//!   on the fake node.
 //!
 //! An embedded sim and a sim process are driven through the same
 //! [`hpa_sim::admin::SimAdmin`] interface.
@@ -28,5 +30,6 @@ pub mod kubeconfig;
 pub mod process;
 pub mod shared;
 pub mod target;
+pub mod workload;
 
 pub use kind::{BackendKind, ControllerKind};
