@@ -211,7 +211,11 @@ pub fn activity(
     }
     // `getScaledObjectState`: cpu/memory triggers alone could never scale
     // from 0, so a ScaledObject with only those is always active.
-    if !out.error && triggers.iter().all(|t| matches!(t.kind.as_str(), "cpu" | "memory")) {
+    if !out.error
+        && triggers
+            .iter()
+            .all(|t| matches!(t.kind.as_str(), "cpu" | "memory"))
+    {
         out.active = true;
     }
     out
@@ -245,10 +249,15 @@ mod tests {
         assert!(activity(&s, &triggers, &read).active);
         let mixed = so(
             "",
-            &format!("  - {{type: cpu, metricType: Utilization, metadata: {{value: \"50\"}}}}\n{QUEUE}"),
+            &format!(
+                "  - {{type: cpu, metricType: Utilization, metadata: {{value: \"50\"}}}}\n{QUEUE}"
+            ),
         );
         let triggers = trigger_metrics(&mixed).unwrap();
-        assert!(!activity(&mixed, &triggers, &read).active, "the queue decides");
+        assert!(
+            !activity(&mixed, &triggers, &read).active,
+            "the queue decides"
+        );
     }
 
     fn answer_with(
