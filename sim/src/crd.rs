@@ -266,7 +266,11 @@ pub fn json_path<'a>(obj: &'a Value, path: &str) -> Vec<&'a Value> {
                     .filter(|i| {
                         i.get(field.trim()).is_some_and(|v| match v {
                             Value::String(s) => s == want,
-                            other => other.to_string() == want,
+                            // Numbers and booleans compare by their JSON text.
+                            other => {
+                                let text = other.to_string();
+                                text == want
+                            }
                         })
                     })
                     .collect()
