@@ -34,6 +34,19 @@ pub struct ScalePaths {
     pub label_selector: Option<String>,
 }
 
+/// One of a CRD version's `additionalPrinterColumns`: what `kubectl get`
+/// prints for its objects instead of Name and Age alone.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PrinterColumn {
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    pub kind: String,
+    /// A JSONPath (`.spec.x`, `.spec.list[*].y`, `.status.conditions[?(@.type=="Ready")].status`).
+    pub json_path: String,
+    /// 0, or 1 for `-o wide` only.
+    pub priority: i64,
+}
+
 /// Everything that makes one served definition.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct DefKey {
@@ -46,6 +59,7 @@ struct DefKey {
     status: bool,
     scale: Option<ScalePaths>,
     short_names: Vec<String>,
+    columns: Vec<PrinterColumn>,
 }
 
 struct Registry {
@@ -107,6 +121,7 @@ impl Registry {
             scale: key.scale.is_some(),
             short_names: Box::leak(short.into_boxed_slice()),
             scale_paths: key.scale.clone().map(|p| &*Box::leak(Box::new(p))),
+            printer_columns: Box::leak(key.columns.clone().into_boxed_slice()),
         }));
         self.defs.insert(key, def);
         def
@@ -180,6 +195,19 @@ pub(crate) fn defs_of(crd: &Value) -> Vec<&'static ResourceDef> {
                 .and_then(Value::as_str)
                 .map(pointer),
         });
+        let columns = v
+            .get("additionalPrinterColumns")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| PrinterColumn {
+                name: text(c, "/name").to_owned(),
+                kind: text(c, "/type").to_owned(),
+                json_path: text(c, "/jsonPath").to_owned(),
+                priority: c.get("priority").and_then(Value::as_i64).unwrap_or(0),
+            })
+            .filter(|c| !c.name.is_empty() && !c.json_path.is_empty())
+            .collect();
         let key = DefKey {
             group: group.to_owned(),
             version: version.to_owned(),
@@ -190,6 +218,7 @@ pub(crate) fn defs_of(crd: &Value) -> Vec<&'static ResourceDef> {
             status: v.pointer("/subresources/status").is_some(),
             scale,
             short_names: short_names.clone(),
+            columns,
         };
         let def = reg.intern(key, slot);
         if v.get("storage").and_then(Value::as_bool) == Some(true) {
@@ -203,6 +232,58 @@ pub(crate) fn defs_of(crd: &Value) -> Vec<&'static ResourceDef> {
         reg.storage[usize::from(slot)] = Some(first);
     }
     out
+}
+
+/// The values a printer column's JSONPath selects in `obj`: the subset CRDs
+/// use (fields, `[*]`, `[N]`, and `[?(@.field=="value")]` filters).
+pub fn json_path<'a>(obj: &'a Value, path: &str) -> Vec<&'a Value> {
+    let mut current = vec![obj];
+    let mut rest = path.trim().trim_start_matches('{').trim_end_matches('}');
+    rest = rest.strip_prefix('$').unwrap_or(rest);
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let field = &r[..end];
+            current = current.into_iter().filter_map(|v| v.get(field)).collect();
+            rest = &r[end..];
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let Some(end) = r.find(']') else {
+                return Vec::new();
+            };
+            let inner = &r[..end];
+            rest = &r[end + 1..];
+            let items = current.into_iter().filter_map(Value::as_array).flatten();
+            current = if inner == "*" {
+                items.collect()
+            } else if let Some(filter) =
+                inner.strip_prefix("?(@.").and_then(|f| f.strip_suffix(')'))
+            {
+                let Some((field, want)) = filter.split_once("==") else {
+                    return Vec::new();
+                };
+                let want = want.trim().trim_matches(|c| c == '"' || c == '\'');
+                items
+                    .filter(|i| {
+                        i.get(field.trim()).is_some_and(|v| match v {
+                            Value::String(s) => s == want,
+                            // Numbers and booleans compare by their JSON text.
+                            other => {
+                                let text = other.to_string();
+                                text == want
+                            }
+                        })
+                    })
+                    .collect()
+            } else if let Ok(n) = inner.parse::<usize>() {
+                items.skip(n).take(1).collect()
+            } else {
+                return Vec::new();
+            };
+        } else {
+            return Vec::new();
+        }
+    }
+    current
 }
 
 /// The custom resources the CRDs in `st` serve.
@@ -404,6 +485,28 @@ mod tests {
                 "versions": [{"name": "v1alpha1", "served": true, "storage": true,
                     "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
                         "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}}]}})
+    }
+
+    #[test]
+    fn printer_column_paths_select_fields_lists_and_filtered_conditions() {
+        let obj = json!({
+            "spec": {"min": 1, "triggers": [{"type": "rabbitmq"}, {"type": "cron"}]},
+            "status": {"conditions": [
+                {"type": "Ready", "status": "True"},
+                {"type": "Active", "status": "False"},
+            ]},
+        });
+        assert_eq!(json_path(&obj, ".spec.min"), [&json!(1)]);
+        assert_eq!(
+            json_path(&obj, ".spec.triggers[*].type"),
+            [&json!("rabbitmq"), &json!("cron")]
+        );
+        assert_eq!(
+            json_path(&obj, r#".status.conditions[?(@.type=="Active")].status"#),
+            [&json!("False")]
+        );
+        assert_eq!(json_path(&obj, ".spec.triggers[1].type"), [&json!("cron")]);
+        assert!(json_path(&obj, ".status.missing").is_empty());
     }
 
     #[test]

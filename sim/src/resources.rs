@@ -143,6 +143,8 @@ pub struct ResourceDef {
     pub short_names: &'static [&'static str],
     /// Where a custom resource keeps what its `/scale` shows.
     pub scale_paths: Option<&'static crate::crd::ScalePaths>,
+    /// A custom resource's `additionalPrinterColumns` (empty: Name and Age).
+    pub printer_columns: &'static [crate::crd::PrinterColumn],
 }
 
 impl ResourceDef {
@@ -222,6 +224,7 @@ macro_rules! res {
             scale: $scale,
             short_names: $short,
             scale_paths: None,
+            printer_columns: &[],
         }
     };
 }

@@ -181,7 +181,18 @@ fn columns(storage: Storage) -> Vec<Column> {
     }
 }
 
-fn column_definitions(storage: Storage) -> Vec<Value> {
+fn column_definitions(def: &ResourceDef) -> Vec<Value> {
+    if !def.printer_columns.is_empty() {
+        // The API server's table convertor for a CRD: Name, then its columns.
+        let mut out = vec![
+            json!({"name": "Name", "type": "string", "format": "name", "description": "", "priority": 0}),
+        ];
+        out.extend(def.printer_columns.iter().map(|c| {
+            json!({"name": c.name, "type": c.kind, "format": "", "description": "", "priority": c.priority})
+        }));
+        return out;
+    }
+    let storage = def.storage;
     columns(storage)
         .into_iter()
         .map(|Column(name, ty, priority)| {
@@ -208,7 +219,7 @@ pub fn table(
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": list_meta,
-        "columnDefinitions": column_definitions(def.storage),
+        "columnDefinitions": column_definitions(def),
         "rows": rows,
     })
 }
@@ -242,10 +253,12 @@ fn row(def: &ResourceDef, obj: &Value, now: Timestamp, include: IncludeObject) -
     } else {
         obj.clone()
     };
-    r.insert(
-        "cells".into(),
-        Value::Array(cells(def.storage, &printable, now)),
-    );
+    let cells = if def.printer_columns.is_empty() {
+        cells(def.storage, &printable, now)
+    } else {
+        custom_cells(def, &printable, now)
+    };
+    r.insert("cells".into(), Value::Array(cells));
     match include {
         IncludeObject::None => {}
         IncludeObject::Metadata => {
@@ -260,6 +273,32 @@ fn row(def: &ResourceDef, obj: &Value, now: Timestamp, include: IncludeObject) -
         }
     }
     Value::Object(r)
+}
+
+/// A custom resource's cells from its CRD's printer columns, as the API
+/// server prints them: several values joined by commas, dates as ages,
+/// nothing found as an empty cell (kubectl shows `<none>`).
+fn custom_cells(def: &ResourceDef, o: &Value, now: Timestamp) -> Vec<Value> {
+    let mut out = vec![json!(s(o, "/metadata/name"))];
+    for c in def.printer_columns {
+        let found = crate::crd::json_path(o, &c.json_path);
+        let cell = match (c.kind.as_str(), found.as_slice()) {
+            (_, []) => Value::Null,
+            ("date", [one]) => json!(age_of(one.as_str().unwrap_or_default(), now)),
+            ("integer" | "number" | "boolean", [one]) => (*one).clone(),
+            (_, many) => json!(
+                many.iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        };
+        out.push(cell);
+    }
+    out
 }
 
 fn s<'a>(obj: &'a Value, pointer: &str) -> &'a str {

@@ -217,6 +217,112 @@ async fn kubectl_gets_applies_scales_and_lists_hpas() {
     server.stop().await;
 }
 
+/// KEDA's ScaledObject CRD as the harness installs it (names, status
+/// subresource and printer columns of `keda.sh_scaledobjects.yaml`), and a
+/// ScaledObject a user applies.
+const KEDA: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: scaledobjects.keda.sh
+spec:
+  group: keda.sh
+  names: {kind: ScaledObject, listKind: ScaledObjectList, plural: scaledobjects, singular: scaledobject, shortNames: [so]}
+  scope: Namespaced
+  versions:
+  - name: v1alpha1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    additionalPrinterColumns:
+    - {name: ScaleTargetKind, type: string, jsonPath: .status.scaleTargetKind}
+    - {name: ScaleTargetName, type: string, jsonPath: .spec.scaleTargetRef.name}
+    - {name: Min, type: integer, jsonPath: .spec.minReplicaCount}
+    - {name: Max, type: integer, jsonPath: .spec.maxReplicaCount}
+    - {name: Triggers, type: string, jsonPath: '.spec.triggers[*].type'}
+    - {name: Ready, type: string, jsonPath: '.status.conditions[?(@.type=="Ready")].status'}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+---
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata:
+  name: worker
+spec:
+  scaleTargetRef: {name: worker}
+  minReplicaCount: 1
+  maxReplicaCount: 10
+  triggers:
+  - type: rabbitmq
+    metadata: {queueName: orders, value: "20"}
+  - type: cron
+    metadata: {timezone: UTC, start: "0 8 * * *", end: "0 18 * * *", desiredReplicas: "3"}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_applies_a_scaled_object_and_prints_keda_s_columns() {
+    if which("kubectl").is_none() {
+        eprintln!(
+            "SKIPPED kubectl_applies_a_scaled_object_and_prints_keda_s_columns: kubectl is not on PATH"
+        );
+        return;
+    }
+    let server = start("keda").await;
+    // kubectl applies the CRD, then needs discovery to know the new kind.
+    let (crd, so) = KEDA.split_once("---\n").unwrap();
+    let out = kubectl(&server, &["apply", "-f", "-"], Some(crd)).await;
+    assert!(text(&out).contains("created"), "{}", text(&out));
+    let out = kubectl(&server, &["apply", "-f", "-"], Some(so)).await;
+    assert!(
+        text(&out).contains("scaledobject.keda.sh/worker created"),
+        "{}\n{}",
+        text(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = kubectl(&server, &["get", "so"], None).await;
+    let printed = text(&out);
+    let mut lines = printed.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "SCALETARGETKIND",
+            "SCALETARGETNAME",
+            "MIN",
+            "MAX",
+            "TRIGGERS",
+            "READY",
+            "AGE"
+        ],
+        "{printed}"
+    );
+    let row = lines.next().unwrap_or_default();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // No status yet: the status columns are empty.
+    assert_eq!(cells.first(), Some(&"worker"), "{printed}");
+    assert!(row.contains(" 1 ") && row.contains(" 10 "), "{printed}");
+    assert!(cells.contains(&"rabbitmq,cron"), "{printed}");
+    let out = kubectl(
+        &server,
+        &[
+            "get",
+            "scaledobject",
+            "worker",
+            "-o",
+            "jsonpath={.spec.triggers[0].metadata.queueName}",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(text(&out), "orders");
+    server.stop().await;
+}
+
 fn which(bin: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

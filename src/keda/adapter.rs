@@ -209,6 +209,15 @@ pub fn activity(
             }
         }
     }
+    // `getScaledObjectState`: cpu/memory triggers alone could never scale
+    // from 0, so a ScaledObject with only those is always active.
+    if !out.error
+        && triggers
+            .iter()
+            .all(|t| matches!(t.kind.as_str(), "cpu" | "memory"))
+    {
+        out.active = true;
+    }
     out
 }
 
@@ -226,6 +235,30 @@ mod tests {
     }
 
     const QUEUE: &str = "  - {type: rabbitmq, name: queue, metadata: {queueName: orders, value: \"20\", activationValue: \"5\"}}\n";
+
+    #[test]
+    fn only_cpu_and_memory_triggers_are_always_active() {
+        // keda.sh's cpu and memory scaler pages: such a ScaledObject cannot
+        // scale to 0, as KEDA enforces activity.
+        let s = so(
+            "",
+            "  - {type: cpu, metricType: Utilization, metadata: {value: \"50\"}}\n",
+        );
+        let triggers = trigger_metrics(&s).unwrap();
+        let read = |_: &TriggerMetric| Reading::Value(0.0);
+        assert!(activity(&s, &triggers, &read).active);
+        let mixed = so(
+            "",
+            &format!(
+                "  - {{type: cpu, metricType: Utilization, metadata: {{value: \"50\"}}}}\n{QUEUE}"
+            ),
+        );
+        let triggers = trigger_metrics(&mixed).unwrap();
+        assert!(
+            !activity(&mixed, &triggers, &read).active,
+            "the queue decides"
+        );
+    }
 
     fn answer_with(
         so: &ScaledObject,

@@ -9,7 +9,7 @@ use super::scaled_object::{
     OWNER_LABEL, PAUSED_SCALE_IN_ANNOTATION, PAUSED_SCALE_OUT_ANNOTATION, ScaledObject,
     ScaledObjectError, hpa_max_replicas, hpa_min_replicas,
 };
-use super::scalers::{Target, TriggerMetric, milli_quantity, trigger_metric};
+use super::scalers::{Target, TriggerMetric, milli_quantity, trigger_metric_in};
 
 /// The name of the one metric scalingModifiers put in the HPA.
 pub const COMPOSITE_METRIC: &str = "composite-metric";
@@ -32,7 +32,11 @@ pub fn trigger_metrics(so: &ScaledObject) -> Result<Vec<TriggerMetric>, ScaledOb
         .triggers
         .iter()
         .enumerate()
-        .map(|(i, t)| trigger_metric(i, t).map_err(|e| so.invalid(e.to_string())))
+        .map(|(i, t)| {
+            let ns = so.metadata.namespace.as_deref().unwrap_or("default");
+            trigger_metric_in(i, t, ns, so.modifiers().is_some())
+                .map_err(|e| so.invalid(e.to_string()))
+        })
         .collect()
 }
 
@@ -117,18 +121,28 @@ pub fn metric_specs(so: &ScaledObject) -> Result<Vec<Value>, ScaledObjectError> 
         }
     }
     let selector = json!({"matchLabels": {OWNER_LABEL: so.metadata.name}});
-    let spec = |m: &TriggerMetric| -> Value {
-        if m.resource {
-            json!({"type": "Resource", "resource": {"name": m.metric, "target": target_json(&m.target)}})
-        } else {
-            json!({"type": "External", "external": {
-                "metric": {"name": m.metric, "selector": selector},
-                "target": target_json(&m.target)}})
+    let spec = |m: &TriggerMetric| -> (&'static str, Value) {
+        match (&m.container, m.resource) {
+            (Some(c), true) => (
+                "ContainerResource",
+                json!({"type": "ContainerResource", "containerResource": {
+                    "name": m.metric, "container": c, "target": target_json(&m.target)}}),
+            ),
+            (None, true) => (
+                "Resource",
+                json!({"type": "Resource", "resource": {"name": m.metric, "target": target_json(&m.target)}}),
+            ),
+            _ => (
+                "External",
+                json!({"type": "External", "external": {
+                    "metric": {"name": m.metric, "selector": selector},
+                    "target": target_json(&m.target)}}),
+            ),
         }
     };
-    let mut specs: Vec<(bool, Value)> = triggers.iter().map(|m| (m.resource, spec(m))).collect();
-    // Go's sort.Slice by type ("External" < "Resource"); stable here.
-    specs.sort_by_key(|(resource, _)| *resource);
+    let mut specs: Vec<(&str, Value)> = triggers.iter().map(spec).collect();
+    // Go's sort.Slice by type ("ContainerResource" < "External" < "Resource").
+    specs.sort_by_key(|(kind, _)| *kind);
     let Some(modifiers) = so.modifiers() else {
         return Ok(specs.into_iter().map(|(_, s)| s).collect());
     };
@@ -146,7 +160,7 @@ pub fn metric_specs(so: &ScaledObject) -> Result<Vec<Value>, ScaledObjectError> 
     };
     let mut out: Vec<Value> = specs
         .into_iter()
-        .filter(|(resource, _)| *resource)
+        .filter(|(kind, _)| *kind != "External")
         .map(|(_, s)| s)
         .collect();
     out.push(json!({"type": "External", "external": {
@@ -262,6 +276,21 @@ mod tests {
         );
         // Different indexes make s0-prometheus and s1-prometheus: unique.
         assert!(generate(&s, "default").is_ok());
+    }
+
+    #[test]
+    fn a_cpu_trigger_with_a_container_name_is_a_container_resource_metric_sorted_first() {
+        // keda.sh's cpu scaler page, the container example.
+        let h = generate(&so(
+            "metadata: {name: cpu-scaledobject}\nspec:\n  scaleTargetRef: {name: my-deployment}\n  triggers:\n  - {type: prometheus, metadata: {threshold: \"10\"}}\n  - {type: cpu, metricType: Utilization, metadata: {value: \"50\", containerName: foo}}\n"
+        ), "default").unwrap();
+        let metrics = h["spec"]["metrics"].as_array().unwrap();
+        assert_eq!(
+            metrics[0],
+            json!({"type": "ContainerResource", "containerResource": {"name": "cpu", "container": "foo",
+                "target": {"type": "Utilization", "averageUtilization": 50}}})
+        );
+        assert_eq!(metrics[1]["type"], "External");
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod hpa;
 pub mod operator;
 pub mod scaled_object;
 pub mod scalers;
+pub mod status;
 
 pub use scaled_object::{ScaledObject, ScaledObjectError};
 

@@ -298,9 +298,13 @@ fn scale_to_idle(
     let secs = |s: Option<i32>, d: i32| SignedDuration::from_secs(i64::from(s.unwrap_or(d)));
     let cooldown = secs(so.spec.cooldown_period, DEFAULT_COOLDOWN_PERIOD);
     let initial = secs(so.spec.initial_cooldown_period, 0);
-    // Go's time.Before: strictly after the end of the period.
+    // Go's time.Before: strictly after the end of the period. Never active:
+    // KEDA compares with the creationTimestamp, which the API server
+    // truncates to the second and the scale loop's first poll always
+    // follows, so a poll at the creation instant of the virtual clock is
+    // already past it.
     let due = match status.last_active_time {
-        None => status.created.is_none_or(|c| now > c + initial),
+        None => status.created.is_none_or(|c| now >= c + initial),
         Some(last) => now > last + cooldown,
     };
     if !due {
@@ -419,6 +423,35 @@ mod tests {
                 "{extra} current {current} active {on} since {since:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_never_active_scaled_object_goes_idle_at_its_first_poll() {
+        // keda.sh's idleReplicaCount example: idle 0, min 10. The first poll
+        // comes at the creation instant of the virtual clock.
+        let s = so("  idleReplicaCount: 0\n  minReplicaCount: 10\n");
+        let mut status = Status {
+            created: Some(t(0)),
+            ..Status::default()
+        };
+        let mut events = Vec::new();
+        let got = poll(&s, &mut status, &active(false), 10, t(0), &mut events);
+        assert_eq!(got, Some(0));
+        assert_eq!(events[0].reason, "KEDAScaleTargetDeactivated");
+        // With an initial cooldown, not before it has passed.
+        let s = so("  minReplicaCount: 0\n  initialCooldownPeriod: 120\n");
+        let mut status = Status {
+            created: Some(t(0)),
+            ..Status::default()
+        };
+        assert_eq!(
+            poll(&s, &mut status, &active(false), 2, t(119), &mut Vec::new()),
+            None
+        );
+        assert_eq!(
+            poll(&s, &mut status, &active(false), 2, t(120), &mut Vec::new()),
+            Some(0)
+        );
     }
 
     #[test]

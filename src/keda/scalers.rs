@@ -9,7 +9,16 @@
 use super::scaled_object::Trigger;
 
 /// Trigger types whose metric spec is modelled.
-pub const SUPPORTED: &[&str] = &["rabbitmq", "prometheus", "kafka", "cron", "cpu", "memory"];
+pub const SUPPORTED: &[&str] = &[
+    "rabbitmq",
+    "prometheus",
+    "kafka",
+    "cron",
+    "cpu",
+    "memory",
+    "metrics-api",
+    "kubernetes-workload",
+];
 
 /// Why a trigger cannot become a metric.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -67,6 +76,8 @@ pub struct TriggerMetric {
     pub target_value: f64,
     /// The trigger is active when its value is above this.
     pub activation: f64,
+    /// A cpu/memory trigger's `containerName`: a ContainerResource metric.
+    pub container: Option<String>,
 }
 
 impl TriggerMetric {
@@ -151,8 +162,23 @@ pub fn go_float_to_i64(f: f64) -> i64 {
     }
 }
 
-/// The metric of trigger `index`.
+/// The metric of trigger `index` of a ScaledObject in the `default`
+/// namespace without scalingModifiers.
 pub fn trigger_metric(index: usize, t: &Trigger) -> Result<TriggerMetric, ScalerError> {
+    trigger_metric_in(index, t, "default", false)
+}
+
+/// The metric of trigger `index` of a ScaledObject in `namespace` (the
+/// `kubernetes-workload` scaler names its metric after it).
+/// `as_metric_source`: the ScaledObject has scalingModifiers, so KEDA builds
+/// its scalers as mere sources for the formula and some targets become
+/// optional (`AsMetricSource` in `pkg/scaling/scale_handler.go`).
+pub fn trigger_metric_in(
+    index: usize,
+    t: &Trigger,
+    namespace: &str,
+    as_metric_source: bool,
+) -> Result<TriggerMetric, ScalerError> {
     let kind = t.kind.clone();
     let meta = |field: &'static str| {
         t.metadata
@@ -224,6 +250,24 @@ pub fn trigger_metric(index: usize, t: &Trigger) -> Result<TriggerMetric, Scaler
             // against a target of 1 per pod.
             (normalize(&name), 1.0, 0.0, false)
         }
+        // `metrics_api_scaler.go`: named after the GJSON path of the value.
+        "metrics-api" => (
+            normalize(&format!(
+                "metric-api-{}",
+                meta("valueLocation").unwrap_or_default()
+            )),
+            number("targetValue", as_metric_source.then_some(0.0))?,
+            number("activationTargetValue", Some(0.0))?,
+            true,
+        ),
+        // `kubernetes_workload_scaler.go`: the count of pods matching
+        // `podSelector`, named after the ScaledObject's namespace.
+        "kubernetes-workload" => (
+            normalize(&format!("workload-{namespace}")),
+            number("value", as_metric_source.then_some(0.0))?,
+            number("activationValue", Some(0.0))?,
+            true,
+        ),
         "cpu" | "memory" => return resource_metric(index, t),
         _ => {
             return Err(ScalerError::Unsupported { index, kind });
@@ -256,6 +300,7 @@ pub fn trigger_metric(index: usize, t: &Trigger) -> Result<TriggerMetric, Scaler
         target,
         target_value,
         activation,
+        container: None,
     })
 }
 
@@ -305,6 +350,12 @@ fn resource_metric(index: usize, t: &Trigger) -> Result<TriggerMetric, ScalerErr
         target,
         target_value: number,
         activation: 0.0,
+        // `cpu_memory_scaler.go`: a container name makes a ContainerResource metric.
+        container: t
+            .metadata
+            .get("containerName")
+            .filter(|c| !c.is_empty())
+            .cloned(),
     })
 }
 
@@ -418,6 +469,30 @@ mod tests {
         let m = trigger_metric(0, &cpu).unwrap();
         assert!(m.resource);
         assert_eq!(m.target, Target::Utilization(50));
+    }
+
+    #[test]
+    fn metrics_api_and_workload_triggers_are_named_as_keda_names_them() {
+        // The scalingModifiers example of keda.sh's "Scaling Deployments" page.
+        let api = trigger(
+            "metrics-api",
+            &[("valueLocation", "tasks"), ("targetValue", "2")],
+        );
+        let m = trigger_metric_in(1, &api, "default", false).unwrap();
+        assert_eq!(m.metric, "s1-metric-api-tasks");
+        assert_eq!(m.target, Target::AverageValue("2".to_owned()));
+        let workload = trigger(
+            "kubernetes-workload",
+            &[("podSelector", "pod=workload-test"), ("value", "1.5")],
+        );
+        let m = trigger_metric_in(0, &workload, "shop", false).unwrap();
+        assert_eq!(m.metric, "s0-workload-shop");
+        assert_eq!(m.target, Target::AverageValue("1500m".to_owned()));
+        // The page's example has neither targetValue nor value: fine as
+        // sources of a formula, refused otherwise.
+        let bare = trigger("metrics-api", &[("valueLocation", "x")]);
+        assert!(trigger_metric(0, &bare).is_err());
+        assert!(trigger_metric_in(0, &bare, "default", true).is_ok());
     }
 
     #[test]

@@ -352,6 +352,147 @@ async fn reports_utilization(
         .await
 }
 
+#[then(
+    expr = "the HPA {string} has external metric {string} with selector {string} and average value {quantity}"
+)]
+async fn has_external_average(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    selector: String,
+    want: Quantity,
+) -> StepResult {
+    has_external(world, &name, &metric, &selector, "AverageValue", &want).await
+}
+
+#[then(
+    expr = "the HPA {string} has external metric {string} with selector {string} and value {quantity}"
+)]
+async fn has_external_value(
+    world: &mut HpaWorld,
+    name: String,
+    metric: String,
+    selector: String,
+    want: Quantity,
+) -> StepResult {
+    has_external(world, &name, &metric, &selector, "Value", &want).await
+}
+
+/// Whether the HPA's spec has the External metric `metric` with that
+/// selector (`k=v,...` as match labels) and target.
+async fn has_external(
+    world: &mut HpaWorld,
+    name: &str,
+    metric: &str,
+    selector: &str,
+    kind: &str,
+    want: &Quantity,
+) -> StepResult {
+    let hpa = world.hpa(name).await?;
+    let labels: std::collections::BTreeMap<String, String> = selector
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let externals: Vec<_> = hpa
+        .spec
+        .metrics
+        .iter()
+        .flatten()
+        .filter_map(|m| m.external.as_ref())
+        .collect();
+    let found = externals.iter().any(|e| {
+        let same_labels = e
+            .metric
+            .selector
+            .as_ref()
+            .and_then(|s| s.match_labels.clone())
+            .unwrap_or_default()
+            == labels;
+        let target = match kind {
+            "AverageValue" => e.target.average_value.as_ref(),
+            _ => e.target.value.as_ref(),
+        };
+        e.metric.name == metric
+            && same_labels
+            && e.target.type_ == kind
+            && target
+                .and_then(|q| crate::gherkin::params::parse_quantity(&q.0).ok())
+                .is_some_and(|q| q == want.value())
+    });
+    if found {
+        return Ok(());
+    }
+    let seen: Vec<String> = externals
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {:?} {} {:?}",
+                e.metric.name,
+                e.metric
+                    .selector
+                    .as_ref()
+                    .and_then(|s| s.match_labels.clone()),
+                e.target.type_,
+                e.target
+                    .average_value
+                    .as_ref()
+                    .or(e.target.value.as_ref())
+                    .map(|q| &q.0)
+            )
+        })
+        .collect();
+    fail(
+        world,
+        format!(
+            "expected HPA {name} to have external metric {metric} with selector {selector:?} and {kind} {want}, it has [{}]",
+            seen.join("; ")
+        ),
+    )
+    .await
+}
+
+#[then(expr = "the HPA {string} has min {int} and max {int} replicas")]
+async fn has_bounds(world: &mut HpaWorld, name: String, min: i32, max: i32) -> StepResult {
+    let hpa = world.hpa(&name).await?;
+    let got = (hpa.spec.min_replicas.unwrap_or(1), hpa.spec.max_replicas);
+    if got != (min, max) {
+        return fail(
+            world,
+            format!("expected HPA {name} to have min {min} and max {max} replicas, it has {got:?}"),
+        )
+        .await;
+    }
+    Ok(())
+}
+
+#[then(expr = "the HPA {string} has metrics:")]
+async fn has_metrics(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
+    let want = yaml(doc_string(step)?, "expected metrics")?;
+    let hpa = world.hpa(&name).await?;
+    let got = hpa
+        .spec
+        .metrics
+        .as_ref()
+        .map(serde_json::to_value)
+        .transpose()
+        .map_err(|e| StepError::State(format!("HPA {name} metrics: {e}")))?
+        .unwrap_or(Value::Null);
+    if normalize(&got) != normalize(&want) {
+        return fail(
+            world,
+            format!(
+                "expected HPA {name} to have the metrics\n{}\nit has\n{}",
+                pretty(&want),
+                pretty(&got)
+            ),
+        )
+        .await;
+    }
+    Ok(())
+}
+
 #[then(expr = "the HPA {string} has behavior:")]
 async fn has_behavior(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
     let want = yaml(doc_string(step)?, "expected behavior")?;

@@ -39,12 +39,12 @@ async fn trigger_fails(world: &mut HpaWorld, trigger: String, so: String) -> Ste
 
 #[then(expr = "the ScaledObject {string} is active")]
 async fn is_active(world: &mut HpaWorld, so: String) -> StepResult {
-    check_condition(world, &so, "Active", "True", None)
+    check_condition(world, &so, "Active", "True", None).await
 }
 
 #[then(expr = "the ScaledObject {string} is not active")]
 async fn is_not_active(world: &mut HpaWorld, so: String) -> StepResult {
-    check_condition(world, &so, "Active", "False", None)
+    check_condition(world, &so, "Active", "False", None).await
 }
 
 #[then(expr = "the ScaledObject {string} has condition {string} {string}")]
@@ -54,7 +54,7 @@ async fn has_condition(
     kind: String,
     status: String,
 ) -> StepResult {
-    check_condition(world, &so, &kind, &status, None)
+    check_condition(world, &so, &kind, &status, None).await
 }
 
 #[then(expr = "the ScaledObject {string} has condition {string} {string} with reason {string}")]
@@ -65,7 +65,7 @@ async fn has_condition_reason(
     status: String,
     reason: String,
 ) -> StepResult {
-    check_condition(world, &so, &kind, &status, Some(&reason))
+    check_condition(world, &so, &kind, &status, Some(&reason)).await
 }
 
 #[then(expr = "an event {string} is recorded for the ScaledObject {string}")]
@@ -85,8 +85,10 @@ async fn event_recorded(world: &mut HpaWorld, reason: String, so: String) -> Ste
     )))
 }
 
-fn check_condition(
-    world: &HpaWorld,
+/// Reads the condition from the ScaledObject the cluster serves, where
+/// KEDA's status is written after every reconcile.
+async fn check_condition(
+    world: &mut HpaWorld,
     so: &str,
     kind: &str,
     status: &str,
@@ -97,9 +99,15 @@ fn check_condition(
             "condition {kind:?}: a ScaledObject has Ready, Active, Fallback and Paused"
         )));
     }
-    let object = world.scaled_object(so)?;
-    let got = object.status.condition(kind);
-    let holds = got.is_some_and(|c| c.status == status && reason.is_none_or(|r| c.reason == r));
+    let object = world.served_scaled_object(so).await?;
+    let got = object
+        .pointer("/status/conditions")
+        .and_then(serde_json::Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| c["type"] == kind));
+    let field = |c: &serde_json::Value, f: &str| c[f].as_str().unwrap_or_default().to_owned();
+    let holds = got.is_some_and(|c| {
+        field(c, "status") == status && reason.is_none_or(|r| field(c, "reason") == r)
+    });
     if holds {
         return Ok(());
     }
@@ -107,7 +115,12 @@ fn check_condition(
         "ScaledObject {so}: condition {kind} is {}, expected {status}{}",
         got.map_or_else(
             || "not set".to_owned(),
-            |c| format!("{} ({}: {})", c.status, c.reason, c.message)
+            |c| format!(
+                "{} ({}: {})",
+                field(c, "status"),
+                field(c, "reason"),
+                field(c, "message")
+            )
         ),
         reason
             .map(|r| format!(" with reason {r}"))

@@ -14,6 +14,7 @@ use crate::keda::hpa::{hpa_name, trigger_metrics};
 use crate::keda::operator::{self, KedaEvent, Reconcile, Status};
 use crate::keda::scaled_object::OWNER_LABEL;
 use crate::keda::scalers::TriggerMetric;
+use crate::keda::status::{self as keda_status, TargetFacts};
 
 /// The ScaledObjects of one scenario, by (namespace, name).
 #[derive(Debug, Default)]
@@ -31,6 +32,8 @@ pub struct KedaObject {
     pub events: Vec<KedaEvent>,
     /// The name of the HPA KEDA created, while it exists.
     hpa: Option<String>,
+    /// The target's replicas when KEDA first saw it (`originalReplicaCount`).
+    original_replicas: Option<i32>,
 }
 
 impl KedaScenario {
@@ -44,13 +47,13 @@ impl HpaWorld {
     /// Declares a ScaledObject (a doc string or a manifest document); KEDA's
     /// controller reconciles it at once, creating its HPA.
     pub async fn add_scaled_object(&mut self, object: &Value, what: &str) -> StepResult {
-        let so =
+        let mut so =
             ScaledObject::from_value(object, what).map_err(|e| StepError::Input(e.to_string()))?;
         let ns = so
             .metadata
             .namespace
-            .clone()
-            .unwrap_or_else(|| self.namespace.clone());
+            .get_or_insert_with(|| self.namespace.clone())
+            .clone();
         let key = (ns, so.metadata.name.clone());
         if self.keda.objects.contains_key(&key) {
             return Err(StepError::Input(format!(
@@ -58,6 +61,20 @@ impl HpaWorld {
                 key.0, key.1
             )));
         }
+        if self.env().await?.is_real() {
+            return Err(StepError::unsupported(
+                "a ScaledObject is played by the harness's model of KEDA, which needs the simulated cluster; \
+                 on a real cluster install KEDA and point a metrics-api trigger at the harness (docs/keda.md, \
+                 \"On a real cluster with KEDA installed\")",
+            ));
+        }
+        self.keda_store(&key, object).await?;
+        let target = so.spec.scale_target_ref.name.clone();
+        let original_replicas = self
+            .keda_replicas(&key.0, &target)
+            .await
+            .ok()
+            .map(|r| r.current);
         self.keda.objects.insert(
             key.clone(),
             KedaObject {
@@ -66,9 +83,77 @@ impl HpaWorld {
                 readings: BTreeMap::new(),
                 events: Vec::new(),
                 hpa: None,
+                original_replicas,
             },
         );
-        self.keda_reconcile(&key).await
+        self.keda_reconcile(&key).await?;
+        self.keda_write_status(&key).await
+    }
+
+    /// Stores the ScaledObject in the cluster as `kubectl apply` would, KEDA's
+    /// CRD first, so that `kubectl get so` shows it with KEDA's status.
+    async fn keda_store(&mut self, key: &(String, String), object: &Value) -> StepResult {
+        let client = self.env().await?.client.clone();
+        let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
+        if crds
+            .get_opt(keda_status::CRD_NAME)
+            .await
+            .map_err(StepError::kube("reading KEDA's ScaledObject CRD"))?
+            .is_none()
+        {
+            let crd: DynamicObject = serde_json::from_value(keda_status::crd())
+                .map_err(|e| StepError::State(format!("KEDA's ScaledObject CRD: {e}")))?;
+            match crds.create(&PostParams::default(), &crd).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(e)) if e.code == 409 => {}
+                Err(e) => return Err(StepError::kube("creating KEDA's ScaledObject CRD")(e)),
+            }
+            self.forget_served_kinds();
+        }
+        let mut object = object.clone();
+        object["metadata"]["namespace"] = Value::from(key.0.clone());
+        if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            for field in ["resourceVersion", "uid", "creationTimestamp"] {
+                m.remove(field);
+            }
+        }
+        if let Some(o) = object.as_object_mut() {
+            o.remove("status");
+        }
+        self.create_dynamic(&key.0, &scaled_object_resource(), object)
+            .await?;
+        Ok(())
+    }
+
+    /// Writes the status the model keeps through the ScaledObject's
+    /// `/status`, as KEDA's controller does after each reconcile.
+    async fn keda_write_status(&mut self, key: &(String, String)) -> StepResult {
+        let Some(object) = self.keda.objects.get(key) else {
+            return Ok(());
+        };
+        let facts = TargetFacts {
+            original_replicas: object.original_replicas,
+            hpa: object.hpa.clone(),
+        };
+        let status = keda_status::status(&object.so, &object.status, &facts);
+        let client = self.env().await?.client.clone();
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(client, &key.0, &scaled_object_resource());
+        let mut found = api.get(&key.1).await.map_err(StepError::kube(format!(
+            "reading ScaledObject {}/{}",
+            key.0, key.1
+        )))?;
+        if found.data.get("status") == Some(&status) {
+            return Ok(());
+        }
+        found.data["status"] = status;
+        api.replace_status(&key.1, &PostParams::default(), &found)
+            .await
+            .map_err(StepError::kube(format!(
+                "writing the status of ScaledObject {}/{}",
+                key.0, key.1
+            )))?;
+        Ok(())
     }
 
     /// Scripts what trigger `trigger` of ScaledObject `so` reads from now on.
@@ -103,6 +188,21 @@ impl HpaWorld {
             .ok_or_else(|| StepError::Input(format!("ScaledObject {ns}/{n} is not declared")))
     }
 
+    /// The ScaledObject `name` as the cluster serves it (`kubectl get so NAME
+    /// -o yaml`): the expectations read its status from here, where the
+    /// model's status was written.
+    pub async fn served_scaled_object(&mut self, name: &str) -> Result<Value, StepError> {
+        self.scaled_object(name)?;
+        let (ns, n) = self.qualify(name);
+        let client = self.env().await?.client.clone();
+        let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &scaled_object_resource());
+        let found = api
+            .get(&n)
+            .await
+            .map_err(StepError::kube(format!("reading ScaledObject {ns}/{n}")))?;
+        Ok(found.data)
+    }
+
     /// Before each HPA sync: KEDA's controller, its scale loop (every
     /// `pollingInterval`) and its metrics adapter, for every ScaledObject.
     pub(crate) async fn keda_sync(&mut self) -> StepResult {
@@ -111,6 +211,7 @@ impl HpaWorld {
             self.keda_reconcile(&key).await?;
             self.keda_poll(&key).await?;
             self.keda_answer(&key).await?;
+            self.keda_write_status(&key).await?;
         }
         Ok(())
     }
@@ -308,9 +409,118 @@ impl HpaWorld {
     }
 }
 
+fn scaled_object_resource() -> ApiResource {
+    ApiResource {
+        group: keda_status::GROUP.to_owned(),
+        version: keda_status::VERSION.to_owned(),
+        api_version: format!("{}/{}", keda_status::GROUP, keda_status::VERSION),
+        kind: "ScaledObject".to_owned(),
+        plural: keda_status::PLURAL.to_owned(),
+    }
+}
+
+fn crd_resource() -> ApiResource {
+    ApiResource {
+        group: "apiextensions.k8s.io".to_owned(),
+        version: "v1".to_owned(),
+        api_version: "apiextensions.k8s.io/v1".to_owned(),
+        kind: "CustomResourceDefinition".to_owned(),
+        plural: "customresourcedefinitions".to_owned(),
+    }
+}
+
 fn pod_ready(p: &Pod) -> bool {
     p.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+    use super::*;
+    use crate::gherkin::params::WorkloadKind;
+    use crate::gherkin::pods::{PodShape, create_workload};
+
+    const WORKER: &str = "
+apiVersion: keda.sh/v1alpha1
+kind: ScaledObject
+metadata: {name: worker}
+spec:
+  scaleTargetRef: {name: worker}
+  minReplicaCount: 1
+  fallback: {failureThreshold: 1, replicas: 4}
+  triggers:
+    - type: rabbitmq
+      metadata: {queueName: orders, value: '20'}
+";
+
+    /// What a kube client (`kubectl get so worker -o yaml`) reads back.
+    async fn served(world: &mut HpaWorld) -> Value {
+        let client = world.env().await.unwrap().client.clone();
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(client, &world.namespace, &scaled_object_resource());
+        api.get("worker").await.unwrap().data
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sim_serves_the_scaled_object_with_the_status_the_model_keeps() {
+        let mut world = HpaWorld::new();
+        let rows = vec![PodShape::default(); 2];
+        create_workload(
+            &mut world,
+            WorkloadKind::Deployment,
+            "worker",
+            &PodShape::default(),
+            &rows,
+        )
+        .await
+        .unwrap();
+        let object = yaml(WORKER, "test").unwrap();
+        world.add_scaled_object(&object, "test").await.unwrap();
+        world
+            .set_trigger_reading("worker", "rabbitmq", Reading::Value(50.0))
+            .unwrap();
+        world.sync_step().await.unwrap();
+
+        let got = served(&mut world).await;
+        assert_eq!(
+            got["spec"]["scaleTargetRef"]["name"], "worker",
+            "stored as applied"
+        );
+        let model = world.scaled_object("worker").unwrap();
+        let want = keda_status::status(
+            &model.so,
+            &model.status,
+            &TargetFacts {
+                original_replicas: Some(2),
+                hpa: Some("keda-hpa-worker".to_owned()),
+            },
+        );
+        assert_eq!(got["status"], want);
+        let ready = &got["status"]["conditions"][0];
+        assert_eq!(
+            (ready["type"].as_str(), ready["status"].as_str()),
+            (Some("Ready"), Some("True"))
+        );
+        assert_eq!(got["status"]["hpaName"], "keda-hpa-worker");
+        assert_eq!(got["status"]["originalReplicaCount"], 2);
+
+        // Two failed reads pass failureThreshold 1: Fallback=True is served.
+        world
+            .set_trigger_reading("worker", "rabbitmq", Reading::Failed)
+            .unwrap();
+        world.sync_step().await.unwrap();
+        world.sync_step().await.unwrap();
+        let got = served(&mut world).await;
+        let fallback = &got["status"]["conditions"][2];
+        assert_eq!(fallback["type"], "Fallback");
+        assert_eq!(fallback["status"], "True", "{:#}", got["status"]);
+        assert_eq!(
+            got["status"]["health"]["s0-rabbitmq-orders"]["status"],
+            "Failing"
+        );
+    }
 }
