@@ -77,7 +77,6 @@ impl Recorder {
                                 start,
                                 &decisions,
                                 None,
-                                w.config.tolerance,
                             );
                             Some(HpaRecord {
                                 key,
