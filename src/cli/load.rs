@@ -143,7 +143,10 @@ pub struct Args {
     pub churn_rate: usize,
     /// Our controller's flags (shorten the sync period for short runs;
     /// with --controller upstream, give the cluster's controller's period).
-    #[command(flatten, next_help_heading = "Controller")]
+    #[command(
+        flatten,
+        next_help_heading = "Controller flags (as `hpa-harness controller` takes them)"
+    )]
     pub hpa: HpaFlags,
 }
 
