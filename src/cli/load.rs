@@ -508,6 +508,43 @@ mod tests {
         assert!(args.check().is_ok());
     }
 
+    #[test]
+    fn the_controller_s_flags_are_load_s_and_the_old_names_still_work() {
+        let args = load_args(&[
+            "--sync-period",
+            "2s",
+            "--workers",
+            "3",
+            "--horizontal-pod-autoscaler-tolerance",
+            "0.05",
+            "--kubernetes-version",
+            "1.36",
+        ]);
+        let options = args.options(true).unwrap();
+        assert_eq!(options.settings.sync_period, Duration::from_secs(2));
+        assert_eq!(options.settings.workers, 3);
+        assert_eq!(options.settings.decision.tolerance, 0.05);
+        assert_eq!(
+            options.settings.decision.feature_gates.version(),
+            hpa_core::KubernetesVersion::V1_36
+        );
+        let upstream = load_args(&[
+            "--horizontal-pod-autoscaler-sync-period",
+            "2s",
+            "--concurrent-horizontal-pod-autoscaler-syncs",
+            "3",
+        ]);
+        assert_eq!(upstream.hpa.sync_period, Duration::from_secs(2));
+        assert_eq!(upstream.hpa.workers, 3);
+        // A sweep's child runs get the flags as given.
+        let child = hpa_flag_args(&args.hpa);
+        assert!(child.contains(&"--horizontal-pod-autoscaler-tolerance=0.05".to_owned()));
+        assert!(child.contains(&"--kubernetes-version=1.36".to_owned()));
+        let reparsed = load_args(&child.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(reparsed.hpa.sync_period, Duration::from_secs(2));
+        assert_eq!(reparsed.hpa.tolerance, 0.05);
+    }
+
     fn load_args(extra: &[&str]) -> Args {
         let cli =
             crate::cli::Cli::try_parse_from(["hpa-harness", "load"].iter().chain(extra)).unwrap();
