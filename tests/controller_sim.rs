@@ -1004,7 +1004,9 @@ async fn periodic_mode_queues_a_new_hpa_one_sync_period_away_through_1_36() {
             ..ControllerOptions::manual(
                 ControllerConfig {
                     sync_period: Duration::from_secs(3600),
-                    feature_gates: hpa_core::FeatureGates::of(hpa_core::KubernetesVersion::V1_36),
+                    decision: hpa_core::DecisionConfig::of_version(
+                        hpa_core::KubernetesVersion::V1_36,
+                    ),
                     ..ControllerConfig::default()
                 },
                 Arc::new(env.clock.clone()),
@@ -1046,7 +1048,9 @@ async fn periodic_mode_syncs_a_new_hpa_at_once_from_1_37() {
             ..ControllerOptions::manual(
                 ControllerConfig {
                     sync_period: Duration::from_secs(3600),
-                    feature_gates: hpa_core::FeatureGates::of(hpa_core::KubernetesVersion::V1_37),
+                    decision: hpa_core::DecisionConfig::of_version(
+                        hpa_core::KubernetesVersion::V1_37,
+                    ),
                     ..ControllerConfig::default()
                 },
                 Arc::new(env.clock.clone()),

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::script::Api as MetricsApi;
+use hpa_harness::controller::ControllerConfig;
 use hpa_harness::load::cleanup::LOAD_LABEL;
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
 use k8s_openapi::api::core::v1::{Namespace, Pod};
@@ -64,10 +65,12 @@ fn options(kubeconfig: &std::path::Path, metrics_url: &str, profile: MetricProfi
     LoadOptions {
         hpas: 40,
         pods_per_hpa: 2,
-        workers: 5,
         warmup: Duration::from_secs(3),
         duration: Duration::from_secs(8),
-        sync_period: Duration::from_secs(2),
+        settings: ControllerConfig {
+            sync_period: Duration::from_secs(2),
+            ..ControllerConfig::default()
+        },
         profile,
         hpas_per_namespace: 20,
         backend: BackendKind::Kubeconfig,

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use hpa_harness::controller::ControllerConfig;
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
 
 mod support;
@@ -17,9 +18,11 @@ fn smoke(hpas: usize, seconds: u64, optimize: bool, profile: MetricProfile) -> L
     LoadOptions {
         hpas,
         pods_per_hpa: 3,
-        workers: 5,
         duration: Duration::from_secs(seconds),
-        sync_period: Duration::from_secs(2),
+        settings: ControllerConfig {
+            sync_period: Duration::from_secs(2),
+            ..ControllerConfig::default()
+        },
         profile,
         optimize,
         hpas_per_namespace: 50,

@@ -72,7 +72,7 @@ async fn replay_example(hpa_file: &str) -> (Summary, Timeline) {
         pod_delays: hpa_sim::PodDelays::default(),
     };
     let run = replay(&hpa, &workload, &series, &options).await.unwrap();
-    let timeline = Timeline::from_decisions("t", run.start, &run.decisions, Some(&run.ready), 0.1);
+    let timeline = Timeline::from_decisions("t", run.start, &run.decisions, Some(&run.ready));
     (
         Summary::of(hpa_file, &run, &timeline, Spread::Total),
         timeline,
@@ -215,7 +215,7 @@ async fn a_scaled_object_replays_with_keda_s_steps_and_fallback() {
         pod_delays: hpa_sim::PodDelays::default(),
     };
     let run = replay(&hpa, &workload, &series, &options).await.unwrap();
-    let timeline = Timeline::from_decisions("t", run.start, &run.decisions, Some(&run.ready), 0.1);
+    let timeline = Timeline::from_decisions("t", run.start, &run.decisions, Some(&run.ready));
     let summary = Summary::of("worker.yaml", &run, &timeline, Spread::Total);
     println!("{}", summary.text());
     let keda = summary.keda.as_ref().unwrap();

@@ -289,14 +289,15 @@ async fn server_gates(
         Err(e) => {
             tracing::warn!(
                 error = %e,
-                version = %config.feature_gates.version(),
+                version = %config.decision.feature_gates.version(),
                 "cannot read the cluster's release; using the default (pass --kubernetes-version to choose)"
             );
-            return Ok(config.feature_gates);
+            return Ok(config.decision.feature_gates);
         }
     };
     tracing::info!(%version, "HPA semantics of the cluster's Kubernetes release");
     config
+        .decision
         .feature_gates
         .with_version(version)
         .map_err(ControllerCliError::FeatureGates)
@@ -307,7 +308,7 @@ pub async fn run(args: Args) -> CliResult {
     let mut config = args.config()?;
     let client = args.client().await?;
     if args.hpa.kubernetes_version.is_none() {
-        config.feature_gates = server_gates(&client, &config).await?;
+        config.decision.feature_gates = server_gates(&client, &config).await?;
     }
     let identity = args.identity.clone().unwrap_or_else(default_identity);
     let leader_election = args.leader_elect.then(|| LeaderElection {
@@ -331,8 +332,8 @@ pub async fn run(args: Args) -> CliResult {
         dry_run = config.dry_run,
         sync_period = ?config.sync_period,
         workers = config.workers,
-        kubernetes_version = %config.feature_gates.version(),
-        feature_gates = %config.feature_gates.effective(),
+        kubernetes_version = %config.decision.feature_gates.version(),
+        feature_gates = %config.decision.feature_gates.effective(),
         "starting the HPA controller"
     );
     // The deployable owns the registry: the controller registers into it.

@@ -37,47 +37,46 @@ pub fn format_go_duration(d: Duration) -> String {
     go_duration::format_std(d)
 }
 
+use hpa_core::config::{DecisionConfig, defaults};
 /// Feature gates: the pure core's, parsed from `--feature-gates` with
 /// upstream names and the chosen release's defaults.
 pub use hpa_core::config::{FeatureGates, Gate, GateError, KubernetesVersion};
 
-/// The HPA controller's tuning, as kube-controller-manager's flags set it.
+/// The HPA controller's settings, as kube-controller-manager's flags set
+/// them ([`crate::flags::HpaFlags`]). What the decision depends on is kept
+/// as the core takes it ([`DecisionConfig`]), built once with the settings
+/// and handed to every reconcile.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ControllerConfig {
     /// How often each HPA is reconciled.
     pub sync_period: Duration,
-    /// Ratio band around 1.0 inside which nothing scales.
-    pub tolerance: f64,
-    /// How far back the legacy (no `behavior`) scale-down looks for the
-    /// highest recommendation.
-    pub downscale_stabilization: Duration,
-    /// After a pod starts, how long its CPU samples are doubted.
-    pub cpu_initialization_period: Duration,
-    /// After a pod starts, how long a readiness flip still counts as "never ready".
-    pub initial_readiness_delay: Duration,
     /// Reconcile workers.
     pub workers: usize,
     /// Decide and record, never write scale or status.
     pub dry_run: bool,
-    /// Upstream feature gates.
-    pub feature_gates: FeatureGates,
     /// Decision traces kept per HPA for `/debug/decisions` and the harness.
     pub decisions_kept: usize,
+    /// The decision core's settings: tolerance, stabilization, the pods'
+    /// initialization periods and the release's feature gates.
+    pub decision: DecisionConfig,
 }
 
 impl Default for ControllerConfig {
     fn default() -> Self {
         Self {
-            sync_period: Duration::from_secs(15),
-            tolerance: 0.1,
-            downscale_stabilization: Duration::from_secs(300),
-            cpu_initialization_period: Duration::from_secs(300),
-            initial_readiness_delay: Duration::from_secs(30),
-            workers: 5,
+            sync_period: defaults::SYNC_PERIOD.unsigned_abs(),
+            workers: defaults::WORKERS as usize,
             dry_run: false,
-            feature_gates: FeatureGates::default(),
             decisions_kept: 10,
+            decision: DecisionConfig::default(),
         }
+    }
+}
+
+impl ControllerConfig {
+    /// The upstream feature gates (of the decision's release).
+    pub fn feature_gates(&self) -> FeatureGates {
+        self.decision.feature_gates
     }
 }
 
@@ -147,14 +146,15 @@ mod tests {
     fn defaults_are_upstreams() {
         let c = ControllerConfig::default();
         assert_eq!(c.sync_period, Duration::from_secs(15));
-        assert!((c.tolerance - 0.1).abs() < f64::EPSILON);
-        assert_eq!(c.downscale_stabilization, Duration::from_secs(300));
-        assert_eq!(c.cpu_initialization_period, Duration::from_secs(300));
-        assert_eq!(c.initial_readiness_delay, Duration::from_secs(30));
+        assert!((c.decision.tolerance - 0.1).abs() < f64::EPSILON);
+        let secs = |d: jiff::SignedDuration| d.as_secs();
+        assert_eq!(secs(c.decision.downscale_stabilization), 300);
+        assert_eq!(secs(c.decision.cpu_initialization_period), 300);
+        assert_eq!(secs(c.decision.initial_readiness_delay), 30);
         assert_eq!(c.workers, 5);
-        assert_eq!(c.feature_gates.version(), KubernetesVersion::V1_37);
-        assert!(c.feature_gates.enabled("HPAConfigurableTolerance"));
-        assert!(c.feature_gates.enabled("HPAScaleToZero"));
+        assert_eq!(c.feature_gates().version(), KubernetesVersion::V1_37);
+        assert!(c.feature_gates().enabled("HPAConfigurableTolerance"));
+        assert!(c.feature_gates().enabled("HPAScaleToZero"));
     }
 
     #[test]
@@ -173,10 +173,10 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.sync_period, Duration::from_secs(30));
-        assert!((c.tolerance - 0.2).abs() < f64::EPSILON);
+        assert!((c.decision.tolerance - 0.2).abs() < f64::EPSILON);
         assert_eq!(c.workers, 2);
-        assert!(c.feature_gates.enabled("HPAScaleToZero"));
-        assert!(!c.feature_gates.enabled("HPAConfigurableTolerance"));
+        assert!(c.feature_gates().enabled("HPAScaleToZero"));
+        assert!(!c.feature_gates().enabled("HPAConfigurableTolerance"));
         assert_eq!(
             c.set_flag("no-such-flag", "1"),
             Err(FlagError::Unknown("no-such-flag".into()))

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
 
 use foldhash::HashMap as FastMap;
 use hpa_core::clock::Clock;
@@ -325,21 +324,6 @@ impl Context {
             hpas,
             ControllerMetrics::new(),
         )
-    }
-
-    /// The decision core's configuration, from the flags.
-    pub fn core_config(&self) -> hpa_core::ControllerConfig {
-        let c = &self.config;
-        let signed =
-            |d: Duration| jiff::SignedDuration::try_from(d).unwrap_or(jiff::SignedDuration::MAX);
-        hpa_core::ControllerConfig {
-            tolerance: c.tolerance,
-            downscale_stabilization: signed(c.downscale_stabilization),
-            cpu_initialization_period: signed(c.cpu_initialization_period),
-            initial_readiness_delay: signed(c.initial_readiness_delay),
-            feature_gates: c.feature_gates,
-            ..hpa_core::ControllerConfig::default()
-        }
     }
 
     /// The HPA `namespace/name` from the cache.

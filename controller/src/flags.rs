@@ -1,21 +1,39 @@
 //! The HPA controller's flags, declared once with kube-controller-manager's
-//! names and defaults: `hpa-harness controller` takes them on its command
-//! line, and the Gherkin step "the HPA controller runs with:" and
-//! `hpa-harness replay --flag` set them one at a time through the same
-//! declarations ([`ControllerConfig::set_flag`]).
+//! names and defaults ([`hpa_core::config::defaults`]): `hpa-harness
+//! controller` and `hpa-harness load` take them on their command line, and
+//! the Gherkin step "the HPA controller runs with:" and `hpa-harness replay
+//! --flag` set them one at a time through the same declarations
+//! ([`ControllerConfig::set_flag`]). [`HpaFlags::apply`] is the one way from
+//! flags to settings.
 
 use std::time::Duration;
 
 use clap::error::ErrorKind;
 use clap::{Args, FromArgMatches};
+use jiff::SignedDuration;
 
-use hpa_core::config::GateError;
+use hpa_core::config::{GateError, defaults};
 use hpa_core::version::KubernetesVersion;
 
 use crate::config::{ControllerConfig, FeatureGates, FlagError, parse_go_duration};
 
 fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s).map_err(|e| e.to_string())
+}
+
+/// A duration default as `--help` shows it (Go's `5m0s`), formatted once.
+macro_rules! go_default {
+    ($d:expr) => {{
+        static TEXT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        TEXT.get_or_init(|| hpa_core::go_duration::format($d))
+            .as_str()
+    }};
+}
+
+/// A flag's duration as the core takes it (a flag's never overflows: Go's
+/// range is far below `SignedDuration`'s).
+fn signed(d: Duration) -> SignedDuration {
+    SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX)
 }
 
 fn version(s: &str) -> Result<KubernetesVersion, String> {
@@ -27,30 +45,30 @@ fn version(s: &str) -> Result<KubernetesVersion, String> {
 #[derive(Debug, Clone, PartialEq, clap::Args)]
 pub struct HpaFlags {
     /// How often each HPA is synced.
-    #[arg(long = "horizontal-pod-autoscaler-sync-period", default_value = "15s", value_parser = duration)]
+    #[arg(long = "horizontal-pod-autoscaler-sync-period", default_value = go_default!(defaults::SYNC_PERIOD), value_parser = duration)]
     pub sync_period: Duration,
 
     /// Minimum change (from 1.0) in the desired-to-actual metrics ratio for
     /// the autoscaler to consider scaling.
-    #[arg(long = "horizontal-pod-autoscaler-tolerance", default_value_t = 0.1)]
+    #[arg(long = "horizontal-pod-autoscaler-tolerance", default_value_t = defaults::TOLERANCE)]
     pub tolerance: f64,
 
     /// How far back a scale-down looks for the highest recommendation (HPAs
     /// without behavior, and behavior without a scale-down window).
-    #[arg(long = "horizontal-pod-autoscaler-downscale-stabilization", default_value = "5m", value_parser = duration)]
+    #[arg(long = "horizontal-pod-autoscaler-downscale-stabilization", default_value = go_default!(defaults::DOWNSCALE_STABILIZATION), value_parser = duration)]
     pub downscale_stabilization: Duration,
 
     /// After a pod starts, how long its CPU samples may be skipped.
-    #[arg(long = "horizontal-pod-autoscaler-cpu-initialization-period", default_value = "5m", value_parser = duration)]
+    #[arg(long = "horizontal-pod-autoscaler-cpu-initialization-period", default_value = go_default!(defaults::CPU_INITIALIZATION_PERIOD), value_parser = duration)]
     pub cpu_initialization_period: Duration,
 
     /// After a pod starts, how long a readiness change still counts as its
     /// initial readiness.
-    #[arg(long = "horizontal-pod-autoscaler-initial-readiness-delay", default_value = "30s", value_parser = duration)]
+    #[arg(long = "horizontal-pod-autoscaler-initial-readiness-delay", default_value = go_default!(defaults::INITIAL_READINESS_DELAY), value_parser = duration)]
     pub initial_readiness_delay: Duration,
 
     /// HPAs synced at once (workers).
-    #[arg(long = "concurrent-horizontal-pod-autoscaler-syncs", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long = "concurrent-horizontal-pod-autoscaler-syncs", default_value_t = defaults::WORKERS, value_parser = clap::value_parser!(u32).range(1..))]
     pub workers: u32,
 
     /// Deprecated upstream no-op, accepted for compatibility.
@@ -83,32 +101,41 @@ pub struct HpaFlags {
 impl HpaFlags {
     /// The flags that give `config`.
     pub fn of(config: &ControllerConfig) -> Self {
+        let decision = &config.decision;
         Self {
             sync_period: config.sync_period,
-            tolerance: config.tolerance,
-            downscale_stabilization: config.downscale_stabilization,
-            cpu_initialization_period: config.cpu_initialization_period,
-            initial_readiness_delay: config.initial_readiness_delay,
+            tolerance: decision.tolerance,
+            downscale_stabilization: decision.downscale_stabilization.unsigned_abs(),
+            cpu_initialization_period: decision.cpu_initialization_period.unsigned_abs(),
+            initial_readiness_delay: decision.initial_readiness_delay.unsigned_abs(),
             workers: u32::try_from(config.workers).unwrap_or(u32::MAX),
             upscale_delay: None,
             downscale_delay: None,
-            kubernetes_version: Some(config.feature_gates.version()),
-            feature_gates: config.feature_gates.to_string(),
+            kubernetes_version: Some(decision.feature_gates.version()),
+            feature_gates: decision.feature_gates.to_string(),
         }
+    }
+
+    /// The settings these flags give, over the defaults of the others.
+    pub fn config(&self) -> Result<ControllerConfig, GateError> {
+        let mut config = ControllerConfig::default();
+        self.apply(&mut config)?;
+        Ok(config)
     }
 
     /// Sets the settings of `config` these flags give; the others stay.
     /// Without `--kubernetes-version`, the release stays `config`'s.
     pub fn apply(&self, config: &mut ControllerConfig) -> Result<(), GateError> {
+        let decision = &mut config.decision;
         let version = self
             .kubernetes_version
-            .unwrap_or(config.feature_gates.version());
-        config.feature_gates = FeatureGates::parse(version, &self.feature_gates)?;
+            .unwrap_or(decision.feature_gates.version());
+        decision.feature_gates = FeatureGates::parse(version, &self.feature_gates)?;
+        decision.tolerance = self.tolerance;
+        decision.downscale_stabilization = signed(self.downscale_stabilization);
+        decision.cpu_initialization_period = signed(self.cpu_initialization_period);
+        decision.initial_readiness_delay = signed(self.initial_readiness_delay);
         config.sync_period = self.sync_period;
-        config.tolerance = self.tolerance;
-        config.downscale_stabilization = self.downscale_stabilization;
-        config.cpu_initialization_period = self.cpu_initialization_period;
-        config.initial_readiness_delay = self.initial_readiness_delay;
         config.workers = usize::try_from(self.workers).unwrap_or(1);
         Ok(())
     }
@@ -169,7 +196,7 @@ mod tests {
     #[test]
     fn the_release_decides_which_gates_exist_and_which_are_locked() {
         let mut c = ControllerConfig::default();
-        assert_eq!(c.feature_gates.version(), KubernetesVersion::V1_37);
+        assert_eq!(c.feature_gates().version(), KubernetesVersion::V1_37);
         let err = c
             .set_flag("feature-gates", "HPAConfigurableTolerance=false")
             .unwrap_err()
@@ -187,7 +214,7 @@ mod tests {
         );
         c.set_flag("feature-gates", "").unwrap();
         c.set_flag("kubernetes-version", "v1.36.2").unwrap();
-        assert!(!c.feature_gates.scale_to_zero());
+        assert!(!c.feature_gates().scale_to_zero());
         let err = c
             .set_flag("kubernetes-version", "1.30")
             .unwrap_err()
@@ -205,9 +232,9 @@ mod tests {
         c.set_flag("feature-gates", "HPAScaleToZero=true").unwrap();
         c.set_flag("horizontal-pod-autoscaler-tolerance", "0.05")
             .unwrap();
-        assert!(c.feature_gates.enabled("HPAScaleToZero"));
-        assert_eq!(c.feature_gates.version(), KubernetesVersion::V1_36);
-        assert!((c.tolerance - 0.05).abs() < f64::EPSILON);
+        assert!(c.feature_gates().enabled("HPAScaleToZero"));
+        assert_eq!(c.feature_gates().version(), KubernetesVersion::V1_36);
+        assert!((c.decision.tolerance - 0.05).abs() < f64::EPSILON);
         assert_eq!(c.sync_period, Duration::from_secs(15));
         assert_eq!(c.decisions_kept, 50);
     }
@@ -247,5 +274,22 @@ mod tests {
             HpaFlags::of(&ControllerConfig::default()).sync_period,
             flags.sync_period
         );
+        assert_eq!(flags.config().unwrap(), ControllerConfig::default());
+    }
+
+    #[test]
+    fn help_shows_the_defaults_as_go_prints_them() {
+        let help = HpaFlags::augment_args(clap::Command::new("t"))
+            .render_long_help()
+            .to_string();
+        for default in [
+            "[default: 15s]",
+            "[default: 0.1]",
+            "[default: 5m0s]",
+            "[default: 30s]",
+            "[default: 5]",
+        ] {
+            assert!(help.contains(default), "{default} in {help}");
+        }
     }
 }

@@ -30,7 +30,7 @@ pub struct ReconcileObservation {
     /// The history `decide` was given.
     pub history: HpaHistory,
     /// The core configuration `decide` was given.
-    pub config: hpa_core::ControllerConfig,
+    pub config: hpa_core::DecisionConfig,
     /// `now` of `decide`.
     pub now: Timestamp,
     /// What `decide` returned.

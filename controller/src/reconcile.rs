@@ -106,7 +106,12 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         ctx.forget(key);
         return Ok(Reconciled::Deleted);
     };
-    if ctx.config.feature_gates.stale_controller_consistency() {
+    if ctx
+        .config
+        .decision
+        .feature_gates
+        .stale_controller_consistency()
+    {
         ctx.consistency
             .ensure_ready(key)
             .map_err(|source| ReconcileError::NotReady {
@@ -114,7 +119,8 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
                 source,
             })?;
     }
-    let core = ctx.core_config();
+    // Built once with the settings, not per reconcile.
+    let core = &ctx.config.decision;
     let history = ctx.history.get(key);
     let now = ctx.clock.now();
 
@@ -137,7 +143,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         Ok(found) => found,
         Err(err) => {
             let outcome =
-                hpa_core::get_scale_failed(&hpa, &scale_read_error(&err), &history, &core, now);
+                hpa_core::get_scale_failed(&hpa, &scale_read_error(&err), &history, core, now);
             let computed_durations = Vec::new();
             return apply(
                 key,
@@ -165,7 +171,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     // core then parses it neither to plan nor to select the pods.
     scale_info.parsed_selector = ctx.selectors.known(key, &scale_info.selector);
     // Metrics, fetched concurrently, each timed for the computation metric.
-    let plan = hpa_core::plan(&hpa, &scale_info, &core);
+    let plan = hpa_core::plan(&hpa, &scale_info, core);
     // Upstream registers an HPA's selector for the ambiguity check only
     // where it computes metrics (validateAndParseSelector), not when a rule
     // decides without them (a target at zero, out of range). Registered,
@@ -203,7 +209,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         pods,
         metrics,
     };
-    let decision = hpa_core::decide(&input, &history, &core, now);
+    let decision = hpa_core::decide(&input, &history, core, now);
     let observed_decision = ctx.observer.as_ref().map(|_| decision.clone());
 
     // Write the scale when the core says so.
@@ -237,7 +243,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             key: key.to_string(),
             input,
             history,
-            config: core,
+            config: core.clone(),
             now,
             decision,
             rescale,
@@ -370,7 +376,12 @@ async fn write_status(
     let written = api
         .replace_status(name, &PostParams::default(), &object)
         .await?;
-    if ctx.config.feature_gates.stale_controller_consistency() {
+    if ctx
+        .config
+        .decision
+        .feature_gates
+        .stale_controller_consistency()
+    {
         ctx.consistency.wrote_at(
             &format!("{namespace}/{name}"),
             written.metadata.uid.as_deref().unwrap_or_default(),

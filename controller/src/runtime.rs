@@ -611,7 +611,7 @@ impl ControllerHandle {
             return Err(RunError::NotLeader);
         }
         self.wait_for_caches().await?;
-        let gates = self.ctx.config.feature_gates;
+        let gates = self.ctx.config.decision.feature_gates;
         let keys: BTreeSet<String> = {
             let synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
             self.ctx
@@ -833,7 +833,8 @@ async fn watch_hpas(
                 let before = generations.insert(key.clone(), generation);
                 let changed = before != Some(generation);
                 if changed && mode == SyncMode::Periodic {
-                    let at_once = queued_at_once(&ctx.config.feature_gates, before, generation);
+                    let at_once =
+                        queued_at_once(&ctx.config.decision.feature_gates, before, generation);
                     if initial {
                         queued_at_init_done.push((key, at_once));
                     } else if at_once {

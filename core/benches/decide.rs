@@ -6,7 +6,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use hpa_core::calc::{ContainerUsage, PodCustomSample, PodResourceSample};
-use hpa_core::config::ControllerConfig;
+use hpa_core::config::DecisionConfig;
 use hpa_core::decide::{DecisionInput, Fetched, RescaleOutcome, ScaleInfo};
 use hpa_core::normalize::HpaHistory;
 use hpa_core::quantity::{Format, Quantity};
@@ -88,7 +88,7 @@ fn world(n: usize) -> DecisionInput {
 
 fn bench(c: &mut Criterion) {
     let now = Timestamp::from_second(1_767_225_600).unwrap();
-    let config = ControllerConfig::default();
+    let config = DecisionConfig::default();
     let history = HpaHistory::default();
     let mut group = c.benchmark_group("decide");
     for n in [10usize, 100, 1000] {

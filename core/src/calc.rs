@@ -135,9 +135,31 @@ impl Tolerances {
         }
     }
 
+    /// Whether both directions tolerate the same fraction.
+    pub fn is_symmetric(&self) -> bool {
+        self.scale_up == self.scale_down
+    }
+
     /// Whether `ratio` is inside the band (inclusive).
     pub fn is_within(&self, ratio: f64) -> bool {
         (1.0 - self.scale_down) <= ratio && ratio <= (1.0 + self.scale_up)
+    }
+}
+
+/// `±10%` when both directions agree, else `+5% / -10%` (up, then down).
+impl std::fmt::Display for Tolerances {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let percent = |t: f64| format!("{}%", (t * 1000.0).round() / 10.0);
+        if self.is_symmetric() {
+            write!(f, "±{}", percent(self.scale_up))
+        } else {
+            write!(
+                f,
+                "+{} / -{}",
+                percent(self.scale_up),
+                percent(self.scale_down)
+            )
+        }
     }
 }
 

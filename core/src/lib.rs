@@ -43,7 +43,7 @@ pub mod status;
 pub mod trace;
 pub mod version;
 
-pub use config::{ControllerConfig, FeatureGates};
+pub use config::{DecisionConfig, FeatureGates};
 pub use decide::{
     Decision, DecisionInput, Fetched, MetricQuery, Outcome, Plan, RescaleOutcome, ScaleInfo,
     decide, finish, get_scale_failed, plan,

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
 use serde::Serialize;
 
-use crate::calc::PodShare;
+use crate::calc::{PodShare, Tolerances};
 use crate::input::ScaleInfo;
 
 /// One metric's part in the decision.
@@ -81,6 +81,11 @@ pub struct DecisionTrace {
     pub min_replicas: i32,
     /// `maxReplicas`.
     pub max_replicas: i32,
+    /// The tolerance band the metrics' ratios were held against: the
+    /// `--horizontal-pod-autoscaler-tolerance` flag, or the HPA's own
+    /// `behavior.scaleUp.tolerance` / `behavior.scaleDown.tolerance` where
+    /// the release's `HPAConfigurableTolerance` gate is on.
+    pub tolerances: Tolerances,
     /// A rule that short-circuited the metrics, if any.
     pub rule: String,
     /// Per-metric details, in spec order.
@@ -111,6 +116,7 @@ impl DecisionTrace {
         scale: &ScaleInfo,
         min_replicas: i32,
         max_replicas: i32,
+        tolerances: Tolerances,
         now: Timestamp,
     ) -> Self {
         Self {
@@ -123,6 +129,7 @@ impl DecisionTrace {
             scale: scale.clone(),
             min_replicas,
             max_replicas,
+            tolerances,
             rule: String::new(),
             metrics: Vec::new(),
             chosen_metric: String::new(),
@@ -191,6 +198,7 @@ impl fmt::Display for DecisionTrace {
             self.min_replicas,
             self.max_replicas
         )?;
+        writeln!(f, "  tolerance: {}", self.tolerances)?;
         if !self.rule.is_empty() {
             writeln!(f, "  rule: {}", self.rule)?;
         }

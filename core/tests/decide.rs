@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use hpa_core::config::{ControllerConfig, FeatureGates};
+use hpa_core::config::{DecisionConfig, FeatureGates};
 use hpa_core::decide::{
     ActionLabel, EarlyReason, ErrorLabel, EventType, Fetched, OtherHpa, Outcome, RescaleOutcome,
     ScaleReadError,
@@ -19,7 +19,7 @@ use serde_json::json;
 fn run(
     input: &hpa_core::DecisionInput,
     history: &HpaHistory,
-    config: &ControllerConfig,
+    config: &DecisionConfig,
 ) -> (Option<i32>, Outcome) {
     let d = decide(input, history, config, t0());
     let scale_to = d.scale_to;
@@ -164,7 +164,7 @@ fn legacy_scale_up_is_capped_at_twice_current_in_production() {
     let (scale_to, _) = run(
         &input,
         &HpaHistory::default(),
-        &ControllerConfig::upstream_test(),
+        &DecisionConfig::upstream_test(),
     );
     assert_eq!(scale_to, Some(32), "factor 8 as in upstream's unit tests");
 }
@@ -225,7 +225,7 @@ fn zero_replicas_disable_scaling_without_the_gate() {
 
 #[test]
 fn the_hpa_scales_to_zero_and_back_with_the_gate_on() {
-    let config = ControllerConfig {
+    let config = DecisionConfig {
         feature_gates: FeatureGates::parse(
             hpa_core::KubernetesVersion::V1_36,
             "HPAScaleToZero=true",
@@ -366,11 +366,7 @@ fn the_largest_proposal_wins_and_a_failed_metric_blocks_only_scale_down() {
             external_values(&["40"]),
         ],
     );
-    let (scale_to, o) = run(
-        &i,
-        &HpaHistory::default(),
-        &ControllerConfig::upstream_test(),
-    );
+    let (scale_to, o) = run(&i, &HpaHistory::default(), &DecisionConfig::upstream_test());
     assert_eq!(scale_to, Some(8));
     assert!(message(&o, "ScalingActive").ends_with("external metric queue(nil)"));
 
@@ -448,6 +444,41 @@ fn per_hpa_tolerance_is_honoured_only_with_the_gate() {
         .force(hpa_core::config::Gate::HpaConfigurableTolerance, false);
     let (scale_to, _) = run(&i, &HpaHistory::default(), &config);
     assert_eq!(scale_to, Some(3));
+}
+
+#[test]
+fn the_trace_records_the_tolerances_the_decision_used() {
+    let hpa = Hpa::test()
+        .pods_avg("qps", "10")
+        .behavior(json!({"scaleUp": {"tolerance": "0.05"}}));
+    let i = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![custom_samples(&[("web-0", "10"), ("web-1", "10")])],
+    );
+    let band = |config: &DecisionConfig| {
+        let t = decide(&i, &HpaHistory::default(), config, t0())
+            .trace
+            .tolerances;
+        (t.scale_up, t.scale_down)
+    };
+    assert_eq!(
+        band(&v1_36()),
+        (0.05, 0.1),
+        "the HPA's scale-up, the flag's scale-down"
+    );
+    let mut config = v1_36();
+    config.tolerance = 0.2;
+    config
+        .feature_gates
+        .force(hpa_core::config::Gate::HpaConfigurableTolerance, false);
+    assert_eq!(
+        band(&config),
+        (0.2, 0.2),
+        "without the gate, the flag's both ways"
+    );
 }
 
 #[test]
@@ -590,12 +621,12 @@ fn plan_lists_one_query_per_metric() {
 
 /// The release these tests were written for: v1.36, where `HPAScaleToZero`
 /// is off by default.
-fn v1_36() -> ControllerConfig {
-    ControllerConfig::of_version(hpa_core::KubernetesVersion::V1_36)
+fn v1_36() -> DecisionConfig {
+    DecisionConfig::of_version(hpa_core::KubernetesVersion::V1_36)
 }
 
-fn scale_to_zero_gate() -> ControllerConfig {
-    ControllerConfig {
+fn scale_to_zero_gate() -> DecisionConfig {
+    DecisionConfig {
         feature_gates: FeatureGates::parse(
             hpa_core::KubernetesVersion::V1_36,
             "HPAScaleToZero=true",
@@ -617,7 +648,7 @@ fn from_v1_37_every_rescale_adds_scaled_to_zero_false_by_default() {
         vec![pod("web-0", None), pod("web-1", None)],
         vec![custom_samples(&[("web-0", "50"), ("web-1", "100")])],
     );
-    let v1_37 = ControllerConfig::of_version(hpa_core::KubernetesVersion::V1_37);
+    let v1_37 = DecisionConfig::of_version(hpa_core::KubernetesVersion::V1_37);
     let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_37);
     assert_eq!(scale_to, Some(3));
     assert!(conditions(&o).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
@@ -719,8 +750,8 @@ fn a_sync_that_sets_the_status_drops_observed_generation_as_v1_36() {
     assert!(o.status_changed);
 }
 
-fn of(version: KubernetesVersion) -> ControllerConfig {
-    ControllerConfig::of_version(version)
+fn of(version: KubernetesVersion) -> DecisionConfig {
+    DecisionConfig::of_version(version)
 }
 
 /// The conditions' `observedGeneration`s, in order.
@@ -770,10 +801,10 @@ fn observed_generation_is_the_hpas_generation_from_v1_37_and_absent_in_v1_36() {
 #[test]
 fn hpa_generation_turned_off_in_v1_37_drops_observed_generation() {
     let (_, input) = generation_7();
-    let config = ControllerConfig {
+    let config = DecisionConfig {
         feature_gates: FeatureGates::parse(KubernetesVersion::V1_37, "HPAGeneration=false")
             .unwrap(),
-        ..ControllerConfig::default()
+        ..DecisionConfig::default()
     };
     let (_, o) = run(&input, &HpaHistory::default(), &config);
     assert_eq!(o.status.observed_generation, None);

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use hpa_core::config::ControllerConfig;
+use hpa_core::config::DecisionConfig;
 use hpa_core::decide::{Fetched, RescaleOutcome};
 use hpa_core::normalize::HpaHistory;
 use hpa_core::{decide, finish, plan};
@@ -116,7 +116,7 @@ proptest! {
 
     #[test]
     fn a_rescale_always_lands_within_min_and_max(w in world()) {
-        let config = ControllerConfig::default();
+        let config = DecisionConfig::default();
         let input = build(&w);
         let d = decide(&input, &HpaHistory::default(), &config, t0());
         if let Some(n) = d.scale_to {
@@ -150,14 +150,14 @@ proptest! {
         let vals: Vec<(&str, String)> = names.iter().map(|n| (n.as_str(), format!("{value_m}m"))).collect();
         let refs: Vec<(&str, &str)> = vals.iter().map(|(n, v)| (*n, v.as_str())).collect();
         let i = input(&hpa, current, current, pods, vec![custom_samples(&refs)]);
-        let d = decide(&i, &HpaHistory::default(), &ControllerConfig::default(), t0());
+        let d = decide(&i, &HpaHistory::default(), &DecisionConfig::default(), t0());
         prop_assert_eq!(d.scale_to, None);
         prop_assert_eq!(d.trace.metrics[0].proposal, Some(current));
     }
 
     #[test]
     fn no_input_panics(w in world(), selector in "[a-z=!, ()]{0,12}", gates in any::<(bool, bool, bool)>()) {
-        let mut config = ControllerConfig::default();
+        let mut config = DecisionConfig::default();
         use hpa_core::config::Gate;
         config.feature_gates.force(Gate::HpaScaleToZero, gates.0);
         config.feature_gates.force(Gate::HpaConfigurableTolerance, gates.1);
@@ -176,7 +176,7 @@ proptest! {
 
 #[test]
 fn extreme_values_do_not_panic() {
-    let config = ControllerConfig::default();
+    let config = DecisionConfig::default();
     for (req, usage, target) in [
         (Some(0), 0, 1),
         (Some(1), i64::MAX, 1),

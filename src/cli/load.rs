@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::controller::config::parse_go_duration;
+use crate::controller::flags::HpaFlags;
 use crate::load::report::{self, LoadReport};
 use crate::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile};
 use crate::plot::load::{PlotAxis, write_plot};
@@ -24,21 +25,21 @@ use super::CliResult;
 /// With --controller upstream the report names what counted the syncs
 /// (`syncs counted by`); where that cannot tell HPAs apart, HPAs never
 /// synced are "unknown", not a failure.
+///
+/// Our controller takes `hpa-harness controller`'s flags, with upstream's
+/// names; `--workers` and `--sync-period` are short for two of them.
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("workers", |a| a.visible_alias("workers")),
+    mut_arg("sync_period", |a| a.visible_alias("sync-period")),
+)]
 pub struct Args {
     /// Number of HPAs (each with its own Deployment).
     #[arg(long, default_value_t = 200)]
     pub hpas: usize,
-    /// The Kubernetes release whose HPA semantics our controller follows
-    /// (1.36, 1.37, 1.38).
-    #[arg(long, default_value_t = hpa_core::KubernetesVersion::default())]
-    pub kubernetes_version: hpa_core::KubernetesVersion,
     /// Pods per Deployment at the start.
     #[arg(long, default_value_t = 10)]
     pub pods_per_hpa: usize,
-    /// Controller workers (upstream's --concurrent-horizontal-pod-autoscaler-syncs).
-    #[arg(long, default_value_t = 5)]
-    pub workers: usize,
     /// How long the controller runs, after the load is built (Go duration: 60s, 2m).
     #[arg(long, default_value = "60s", value_parser = duration)]
     pub duration: Duration,
@@ -48,9 +49,6 @@ pub struct Args {
     /// synced" and disagreements.
     #[arg(long, default_value = "0s", value_parser = duration)]
     pub warmup: Duration,
-    /// The controller's sync period; shorten it for short runs.
-    #[arg(long, default_value = "15s", value_parser = duration)]
-    pub sync_period: Duration,
     /// Which cluster: the in-process simulated one, or a real one.
     #[arg(long, default_value = "sim", value_parser = BackendKind::parser(BackendKind::LOAD))]
     pub backend: BackendKind,
@@ -144,6 +142,13 @@ pub struct Args {
     /// With --churn: objects created, and later deleted, a second.
     #[arg(long, default_value_t = 200)]
     pub churn_rate: usize,
+    /// Our controller's flags (shorten the sync period for short runs;
+    /// with --controller upstream, give the cluster's controller's period).
+    #[command(
+        flatten,
+        next_help_heading = "Controller flags (as `hpa-harness controller` takes them)"
+    )]
+    pub hpa: HpaFlags,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -151,15 +156,17 @@ fn duration(text: &str) -> Result<Duration, String> {
 }
 
 impl Args {
-    fn options(&self, optimize: bool) -> LoadOptions {
-        LoadOptions {
+    fn options(&self, optimize: bool) -> Result<LoadOptions, crate::load::LoadError> {
+        let settings = self
+            .hpa
+            .config()
+            .map_err(|e| crate::load::LoadError::Invalid(format!("--feature-gates: {e}")))?;
+        Ok(LoadOptions {
             hpas: self.hpas,
-            kubernetes_version: self.kubernetes_version,
             pods_per_hpa: self.pods_per_hpa,
-            workers: self.workers,
+            settings,
             duration: self.duration,
             warmup: self.warmup,
-            sync_period: self.sync_period,
             backend: self.backend,
             controller: self.controller,
             profile: self.metric_profile,
@@ -171,7 +178,7 @@ impl Args {
             kube_api_qps: self.kube_api_qps,
             kube_api_burst: self.kube_api_burst,
             controller_metrics_url: self.controller_metrics_url.clone(),
-        }
+        })
     }
 
     /// Refuses what would fail only after a long run: options that make no
@@ -210,13 +217,14 @@ impl Args {
                     "--sweep needs at least one of --sweep-hpas and of --sweep-workers".into(),
                 ));
             }
+            let base = self.options(true)?;
             for &hpas in &self.sweep_hpas {
                 for &workers in &self.sweep_workers {
-                    let point = LoadOptions {
+                    let mut point = LoadOptions {
                         hpas,
-                        workers,
-                        ..self.options(true)
+                        ..base.clone()
                     };
+                    point.settings.workers = workers;
                     point.validate().map_err(|e| match e {
                         crate::load::LoadError::Invalid(m) => crate::load::LoadError::Invalid(
                             format!("{m} (the sweep's point --hpas {hpas} --workers {workers})"),
@@ -226,7 +234,7 @@ impl Args {
                 }
             }
         } else {
-            self.options(!self.no_cache).validate()?;
+            self.options(!self.no_cache)?.validate()?;
         }
         Ok(())
     }
@@ -254,11 +262,11 @@ pub async fn run(args: Args) -> CliResult {
         sweep(&args).await?
     } else if args.compare {
         vec![
-            crate::load::run(&args.options(true)).await?,
-            crate::load::run(&args.options(false)).await?,
+            crate::load::run(&args.options(true)?).await?,
+            crate::load::run(&args.options(false)?).await?,
         ]
     } else {
-        vec![crate::load::run(&args.options(!args.no_cache)).await?]
+        vec![crate::load::run(&args.options(!args.no_cache)?).await?]
     };
     print!("{}", report::to_table(&reports));
     if let Some(path) = &args.json {
@@ -302,7 +310,7 @@ async fn churn(args: &Args, cycles: usize) -> CliResult {
         cycles,
         rate: args.churn_rate,
     };
-    let report = crate::load::churn::run(&args.options(!args.no_cache), churn).await?;
+    let report = crate::load::churn::run(&args.options(!args.no_cache)?, churn).await?;
     print!("{}", report.to_table());
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report)
@@ -377,16 +385,16 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             if optimize { "" } else { ", no caches" }
         );
         let mut cmd = tokio::process::Command::new(&exe);
-        cmd.arg("load")
-            .args(["--hpas", &hpas.to_string()])
-            .args(["--workers", &workers.to_string()])
+        // Our controller's flags as given, then the point's workers.
+        cmd.arg("load").args(hpa_flag_args(&args.hpa));
+        cmd.args(["--hpas", &hpas.to_string()])
+            .args([
+                "--concurrent-horizontal-pod-autoscaler-syncs",
+                &workers.to_string(),
+            ])
             .args(["--pods-per-hpa", &args.pods_per_hpa.to_string()])
             .args(["--duration", &format!("{}ms", args.duration.as_millis())])
             .args(["--warmup", &format!("{}ms", args.warmup.as_millis())])
-            .args([
-                "--sync-period",
-                &format!("{}ms", args.sync_period.as_millis()),
-            ])
             .args(["--hpas-per-namespace", &args.hpas_per_namespace.to_string()])
             .args(["--metric-profile", profile_name(args.metric_profile)])
             .args(["--backend", args.backend.name()])
@@ -424,6 +432,36 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(reports)
+}
+
+/// `flags` as a command line (all but the workers, which a sweep's point
+/// sets): the sweep's child runs take the controller's flags as given.
+fn hpa_flag_args(flags: &HpaFlags) -> Vec<String> {
+    let go = |d: Duration| format!("{}ms", d.as_millis());
+    let mut args = vec![
+        format!(
+            "--horizontal-pod-autoscaler-sync-period={}",
+            go(flags.sync_period)
+        ),
+        format!("--horizontal-pod-autoscaler-tolerance={}", flags.tolerance),
+        format!(
+            "--horizontal-pod-autoscaler-downscale-stabilization={}",
+            go(flags.downscale_stabilization)
+        ),
+        format!(
+            "--horizontal-pod-autoscaler-cpu-initialization-period={}",
+            go(flags.cpu_initialization_period)
+        ),
+        format!(
+            "--horizontal-pod-autoscaler-initial-readiness-delay={}",
+            go(flags.initial_readiness_delay)
+        ),
+        format!("--feature-gates={}", flags.feature_gates),
+    ];
+    if let Some(version) = flags.kubernetes_version {
+        args.push(format!("--kubernetes-version={version}"));
+    }
+    args
 }
 
 fn profile_name(p: MetricProfile) -> &'static str {
@@ -464,11 +502,48 @@ mod tests {
             panic!("not the load command");
         };
         assert_eq!(args.duration, Duration::from_secs(20));
-        assert_eq!(args.sync_period, Duration::from_secs(15));
+        assert_eq!(args.hpa.sync_period, Duration::from_secs(15));
         assert_eq!(args.metric_profile, MetricProfile::Spiky);
         assert_eq!(args.sweep_hpas, vec![100, 1000, 10000]);
-        assert!(args.options(!args.no_cache).optimize);
+        assert!(args.options(!args.no_cache).unwrap().optimize);
         assert!(args.check().is_ok());
+    }
+
+    #[test]
+    fn the_controller_s_flags_are_load_s_and_the_old_names_still_work() {
+        let args = load_args(&[
+            "--sync-period",
+            "2s",
+            "--workers",
+            "3",
+            "--horizontal-pod-autoscaler-tolerance",
+            "0.05",
+            "--kubernetes-version",
+            "1.36",
+        ]);
+        let options = args.options(true).unwrap();
+        assert_eq!(options.settings.sync_period, Duration::from_secs(2));
+        assert_eq!(options.settings.workers, 3);
+        assert_eq!(options.settings.decision.tolerance, 0.05);
+        assert_eq!(
+            options.settings.decision.feature_gates.version(),
+            hpa_core::KubernetesVersion::V1_36
+        );
+        let upstream = load_args(&[
+            "--horizontal-pod-autoscaler-sync-period",
+            "2s",
+            "--concurrent-horizontal-pod-autoscaler-syncs",
+            "3",
+        ]);
+        assert_eq!(upstream.hpa.sync_period, Duration::from_secs(2));
+        assert_eq!(upstream.hpa.workers, 3);
+        // A sweep's child runs get the flags as given.
+        let child = hpa_flag_args(&args.hpa);
+        assert!(child.contains(&"--horizontal-pod-autoscaler-tolerance=0.05".to_owned()));
+        assert!(child.contains(&"--kubernetes-version=1.36".to_owned()));
+        let reparsed = load_args(&child.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(reparsed.hpa.sync_period, Duration::from_secs(2));
+        assert_eq!(reparsed.hpa.tolerance, 0.05);
     }
 
     fn load_args(extra: &[&str]) -> Args {
@@ -482,15 +557,25 @@ mod tests {
 
     #[test]
     fn what_would_fail_after_the_run_is_refused_before_it() {
+        // Refused when parsed (the controller's flags check their values)
+        // or by the check.
         let refused = |extra: &[&str], named: &str| {
-            let message = load_args(extra).check().unwrap_err().to_string();
+            let message = match crate::cli::Cli::try_parse_from(
+                ["hpa-harness", "load"].iter().chain(extra),
+            ) {
+                Err(e) => e.to_string(),
+                Ok(_) => load_args(extra).check().unwrap_err().to_string(),
+            };
             assert!(message.contains(named), "{extra:?}: {message}");
         };
         refused(
             &["--duration", "10s"],
             "must be longer than --sync-period (15s)",
         );
-        refused(&["--workers", "0"], "--workers");
+        refused(
+            &["--workers", "0"],
+            "--concurrent-horizontal-pod-autoscaler-syncs",
+        );
         refused(
             &["--sweep", "--sweep-hpas", "100,0"],
             "(the sweep's point --hpas 0 --workers 1)",

@@ -203,13 +203,7 @@ pub async fn replay_file(
         ),
         None => format!("HPA {} ({label})", run.hpa),
     };
-    let mut timeline = Timeline::from_decisions(
-        title,
-        run.start,
-        &run.decisions,
-        Some(&run.ready),
-        options.config.tolerance,
-    );
+    let mut timeline = Timeline::from_decisions(title, run.start, &run.decisions, Some(&run.ready));
     let summary = Summary::of(&label, &run, &timeline, options.spread);
     if let Some(k) = &summary.keda {
         timeline.notes = keda_notes(k);
@@ -265,7 +259,7 @@ pub async fn run(args: Args) -> CliResult {
     if let Some(other) = &args.compare {
         runs.push(replay_file(other, args.hpa_name.as_deref(), &args, &series, &options).await?);
     }
-    let base_version = options.config.feature_gates.version();
+    let base_version = options.config.decision.feature_gates.version();
     let mut differences = None;
     if let Some(other) = args.compare_version {
         let other_options = ReplayOptions {

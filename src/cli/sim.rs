@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use fake_metrics_server::script::{Script, from_yaml};
 use fake_metrics_server::{AppState, Transport};
+use hpa_core::DecisionConfig;
 use hpa_core::clock::ScenarioClock;
 use hpa_sim::Sim;
 use hpa_sim::standalone;
@@ -163,7 +164,10 @@ pub async fn run(args: Args) -> CliResult {
                 &sim,
                 // One release for the API server and the controller.
                 ControllerConfig {
-                    feature_gates: sim.feature_gates(),
+                    decision: DecisionConfig {
+                        feature_gates: sim.feature_gates(),
+                        ..DecisionConfig::default()
+                    },
                     ..ControllerConfig::default()
                 },
                 mirror,

@@ -555,7 +555,7 @@ async fn run_pass(
                 verdict: verdict(finished),
                 kubernetes_version: world
                     .as_deref()
-                    .map_or(version, |w| w.config.feature_gates.version()),
+                    .map_or(version, |w| w.config.decision.feature_gates.version()),
             };
             if let Some(recorder) = &recorder {
                 recorder.capture(&outcome, finished, world.as_deref());

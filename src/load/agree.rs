@@ -96,7 +96,7 @@ mod tests {
             metrics: vec![Some(external)],
         };
         let history = HpaHistory::default();
-        let config = hpa_core::ControllerConfig::default();
+        let config = hpa_core::DecisionConfig::default();
         let decision = hpa_core::decide(&input, &history, &config, now);
         let rescale = if decision.scale_to.is_some() {
             RescaleOutcome::Succeeded

@@ -140,7 +140,7 @@ fn bytes(b: u64) -> String {
 
 /// How long to wait for the controller to sync or forget a cycle's HPAs.
 fn settle_timeout(options: &LoadOptions) -> Duration {
-    options.sync_period.saturating_mul(3) + Duration::from_secs(60)
+    options.settings.sync_period.saturating_mul(3) + Duration::from_secs(60)
 }
 
 /// Runs the churn on the cluster of `options.backend` with our controller.
@@ -227,12 +227,10 @@ async fn cycles(
 /// Our controller as deployed (its defaults), syncing on the wall clock.
 fn start_controller(options: &LoadOptions, cluster: &LoadCluster) -> ControllerHandle {
     let config = ControllerConfig {
-        sync_period: options.sync_period,
-        workers: options.workers.max(1),
-        feature_gates: hpa_core::FeatureGates::of(options.kubernetes_version),
-        ..ControllerConfig::default()
+        workers: options.settings.workers.max(1),
+        ..options.settings.clone()
     };
-    let window = (options.sync_period / 10).min(Duration::from_secs(1));
+    let window = (options.settings.sync_period / 10).min(Duration::from_secs(1));
     ControllerHandle::start_with(
         cluster.client(),
         ControllerOptions {

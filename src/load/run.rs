@@ -81,22 +81,22 @@ impl MetricProfile {
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
-    /// The Kubernetes release whose semantics our controller follows.
-    pub kubernetes_version: hpa_core::KubernetesVersion,
+    /// Our controller's settings, from its flags (`hpa-harness load` takes
+    /// `hpa-harness controller`'s): the sync period and the workers, the
+    /// Kubernetes release whose semantics it follows, the tolerance, ...
+    /// With `--controller upstream`, only the sync period counts: the
+    /// cluster's controller's, which the run is told.
+    pub settings: ControllerConfig,
     /// Number of HPAs, each with its own Deployment.
     pub hpas: usize,
     /// Pods per Deployment at the start.
     pub pods_per_hpa: usize,
-    /// Controller workers.
-    pub workers: usize,
     /// How long the controller is measured, after the warm-up.
     pub duration: Duration,
     /// How long the controller runs before the measurement starts: the
     /// first pass writes every HPA's status, later ones mostly do not, so a
     /// warm-up of a sync period or two shows the steady state.
     pub warmup: Duration,
-    /// The controller's sync period.
-    pub sync_period: Duration,
     /// Which cluster.
     pub backend: BackendKind,
     /// Whose controller.
@@ -131,13 +131,11 @@ pub struct LoadOptions {
 impl Default for LoadOptions {
     fn default() -> Self {
         Self {
-            kubernetes_version: hpa_core::KubernetesVersion::default(),
+            settings: ControllerConfig::default(),
             hpas: 200,
             pods_per_hpa: 10,
-            workers: 5,
             duration: Duration::from_secs(60),
             warmup: Duration::ZERO,
-            sync_period: Duration::from_secs(15),
             backend: BackendKind::Sim,
             controller: ControllerKind::Ours,
             profile: MetricProfile::Steady,
@@ -162,7 +160,7 @@ impl LoadOptions {
         if self.hpas == 0 || self.pods_per_hpa == 0 || self.duration.is_zero() {
             return invalid("--hpas, --pods-per-hpa and --duration must be positive".into());
         }
-        if self.workers == 0 {
+        if self.settings.workers == 0 {
             return invalid(
                 "--workers must be at least 1 (upstream's --concurrent-horizontal-pod-autoscaler-syncs)"
                     .into(),
@@ -171,7 +169,7 @@ impl LoadOptions {
         if self.hpas_per_namespace == 0 {
             return invalid("--hpas-per-namespace must be at least 1".into());
         }
-        if self.sync_period.is_zero() {
+        if self.settings.sync_period.is_zero() {
             return invalid("--sync-period must be positive".into());
         }
         if !self.kube_api_qps.is_finite() || self.kube_api_qps < 0.0 {
@@ -188,11 +186,11 @@ impl LoadOptions {
         // Like upstream's, the controller first syncs an HPA one period
         // after it sees it: a shorter run would measure nothing.
         let run = self.warmup + self.duration;
-        if run <= self.sync_period {
+        if run <= self.settings.sync_period {
             return invalid(format!(
                 "--warmup plus --duration ({}) must be longer than --sync-period ({}): the controller, like upstream's, first syncs an HPA one sync period after it appears, so this run would see no sync",
                 format_go_duration(run),
-                format_go_duration(self.sync_period)
+                format_go_duration(self.settings.sync_period)
             ));
         }
         Ok(())
@@ -643,7 +641,7 @@ impl UpstreamWatch {
                     endpoint,
                     hpas,
                     measure_from,
-                    syncs_poll(options.sync_period),
+                    syncs_poll(options.settings.sync_period),
                 ))
             }
             Err(e) => {
@@ -745,24 +743,22 @@ async fn start_controller(
     // HPA of the controller's first list: the load's newest pods must have
     // been Ready for a metrics window by then, or the first sync of each CPU
     // HPA fails for want of valid samples, as it would upstream.
-    if options.kubernetes_version >= hpa_core::KubernetesVersion::V1_37 {
+    if options.settings.decision.feature_gates.version() >= hpa_core::KubernetesVersion::V1_37 {
         tokio::time::sleep(METRICS_WINDOW + Duration::from_millis(500)).await;
     }
     let config = ControllerConfig {
-        sync_period: options.sync_period,
-        workers: options.workers.max(1),
+        workers: options.settings.workers.max(1),
         // One decision kept per HPA: the load harness reads none, and ten
         // per HPA would be most of the controller's memory at 10,000 HPAs.
         decisions_kept: 1,
-        feature_gates: hpa_core::FeatureGates::of(options.kubernetes_version),
-        ..ControllerConfig::default()
+        ..options.settings.clone()
     };
     let extensions = Extensions {
         observer: Some(Arc::clone(collector) as Arc<dyn ReconcileObserver>),
         scale_from_cache: options.optimize,
         metrics_cache: options
             .optimize
-            .then(|| (options.sync_period / 10).min(Duration::from_secs(1))),
+            .then(|| (options.settings.sync_period / 10).min(Duration::from_secs(1))),
         // The fake metrics server returns every series of a metric.
         share_external: options.optimize,
     };
@@ -824,10 +820,12 @@ async fn drive(
             usage.restart(cluster);
         }
         cluster.tick();
-        let want = options.profile.factor(elapsed, total, options.sync_period);
+        let want = options
+            .profile
+            .factor(elapsed, total, options.settings.sync_period);
         // Changing 100,000 pods' metrics takes a moment: at most every
         // half sync period.
-        if want != factor && last_change.elapsed() >= options.sync_period / 2 {
+        if want != factor && last_change.elapsed() >= options.settings.sync_period / 2 {
             factor = want;
             last_change = Instant::now();
             let changes = metric_changes(&pods, &externals, options.pods_per_hpa, factor);
@@ -843,7 +841,7 @@ async fn drive(
         // period (not needed when the load is steady: nothing scales).
         if options.profile != MetricProfile::Steady
             && !rules
-            && last_rescript.elapsed() >= options.sync_period / 2
+            && last_rescript.elapsed() >= options.settings.sync_period / 2
         {
             last_rescript = Instant::now();
             let now_pods = list_pods(&client, namespaces).await?;
@@ -899,8 +897,8 @@ fn load_report(
         metric_profile: options.profile.as_str().into(),
         hpas: options.hpas as u64,
         pods_per_hpa: options.pods_per_hpa as u64,
-        workers: options.workers as u64,
-        sync_period_seconds: options.sync_period.as_secs_f64(),
+        workers: options.settings.workers as u64,
+        sync_period_seconds: options.settings.sync_period.as_secs_f64(),
         duration_seconds: run_seconds,
         clock: "wall".into(),
         syncs: tally.syncs,
@@ -970,10 +968,10 @@ mod tests {
         };
         refused(&|o| o.hpas = 0, "--hpas");
         refused(&|o| o.pods_per_hpa = 0, "--pods-per-hpa");
-        refused(&|o| o.workers = 0, "--workers must be at least 1");
+        refused(&|o| o.settings.workers = 0, "--workers must be at least 1");
         refused(&|o| o.hpas_per_namespace = 0, "--hpas-per-namespace");
         refused(
-            &|o| o.sync_period = Duration::ZERO,
+            &|o| o.settings.sync_period = Duration::ZERO,
             "--sync-period must be positive",
         );
         refused(&|o| o.kube_api_qps = f64::NAN, "--kube-api-qps");
@@ -994,7 +992,10 @@ mod tests {
         );
         let mut short_period = LoadOptions {
             duration: Duration::from_secs(3),
-            sync_period: Duration::from_millis(1500),
+            settings: ControllerConfig {
+                sync_period: Duration::from_millis(1500),
+                ..ControllerConfig::default()
+            },
             ..LoadOptions::default()
         };
         assert!(short_period.validate().is_ok());

@@ -8,6 +8,8 @@
 //! `0..∞`). So every value drawn here is finite, every range has a span,
 //! and the number of samples, metrics and label characters is capped.
 
+use hpa_core::calc::Tolerances;
+
 use super::timeline::{MetricLabel, Sample, Timeline};
 
 /// Samples drawn per timeline. A chart is about 900 pixels wide, so more
@@ -63,10 +65,16 @@ pub fn drawable(timeline: &Timeline) -> Drawable {
     }
     // A narrower axis could not be divided into ticks.
     .max(1.0);
-    let tolerance = if timeline.tolerance.is_finite() {
-        timeline.tolerance.clamp(0.0, RATIO_AXIS_CAP)
-    } else {
-        0.0
+    let fraction = |t: f64| {
+        if t.is_finite() {
+            t.clamp(0.0, RATIO_AXIS_CAP)
+        } else {
+            0.0
+        }
+    };
+    let tolerance = Tolerances {
+        scale_up: fraction(timeline.tolerance.scale_up),
+        scale_down: fraction(timeline.tolerance.scale_down),
     };
     Drawable {
         timeline: Timeline {
@@ -200,7 +208,7 @@ mod tests {
             }],
             samples,
             end,
-            tolerance: 0.1,
+            tolerance: Tolerances::symmetric(0.1),
             notes: Vec::new(),
         }
     }

@@ -4,6 +4,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
+use hpa_core::calc::Tolerances;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -88,9 +89,9 @@ fn timeline_with(samples: impl Strategy<Value = Vec<Sample>>) -> impl Strategy<V
         vec((label(), label()), 0..12),
         samples,
         number(),
-        number(),
+        (number(), number()),
     )
-        .prop_map(|(title, metrics, samples, end, tolerance)| Timeline {
+        .prop_map(|(title, metrics, samples, end, (up, down))| Timeline {
             title,
             metrics: metrics
                 .into_iter()
@@ -98,7 +99,10 @@ fn timeline_with(samples: impl Strategy<Value = Vec<Sample>>) -> impl Strategy<V
                 .collect(),
             samples,
             end,
-            tolerance,
+            tolerance: Tolerances {
+                scale_up: up,
+                scale_down: down,
+            },
             notes: Vec::new(),
         })
 }
@@ -174,7 +178,7 @@ proptest! {
                 reason: String::new(),
             }],
             end,
-            tolerance: 0.1,
+            tolerance: Tolerances::symmetric(0.1),
             notes: Vec::new(),
         };
         let svg = render_within_a_minute(vec![timeline], Layout::Stacked);
@@ -205,7 +209,7 @@ proptest! {
             metrics: vec![MetricLabel { name: "m".to_owned(), target: "1".to_owned() }; metrics],
             samples,
             end: WEEK as f64 * 15.0,
-            tolerance: 0.1,
+            tolerance: Tolerances::symmetric(0.1),
             notes: Vec::new(),
         };
         prop_assert!(bound::drawable(&timeline).timeline.samples.len() <= MAX_SAMPLES);
@@ -222,7 +226,7 @@ fn empty_timelines_have_nothing_to_draw() {
         metrics: Vec::new(),
         samples: Vec::new(),
         end: f64::NAN,
-        tolerance: f64::NAN,
+        tolerance: Tolerances::symmetric(f64::NAN),
         notes: Vec::new(),
     };
     assert!(matches!(

@@ -326,18 +326,19 @@ fn draw_metrics<DB: DrawingBackend>(
         .y_desc("% of target")
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    let tol = timeline.tolerance * 100.0;
-    if tol > 0.0 {
+    let band = timeline.tolerance;
+    let (up, down) = (band.scale_up * 100.0, band.scale_down * 100.0);
+    if up > 0.0 || down > 0.0 {
         chart.draw_series([Rectangle::new(
             [
-                (0.0, (100.0 - tol).max(0.0)),
-                (scales.end, (100.0 + tol).min(y_max)),
+                (0.0, (100.0 - down).max(0.0)),
+                (scales.end, (100.0 + up).min(y_max)),
             ],
             BLACK.mix(0.07).filled(),
         )])?;
         entries.push((
             Mark::Fill(BLACK.mix(0.12)),
-            format!("tolerance ±{tol:.0}%: no rescale inside"),
+            format!("tolerance {band}: no rescale inside"),
         ));
     }
     chart.draw_series(DashedLineSeries::new(
@@ -538,6 +539,7 @@ fn draw_replicas<DB: DrawingBackend>(
 mod tests {
     use super::*;
     use crate::plot::timeline::MetricLabel;
+    use hpa_core::calc::Tolerances;
 
     fn sample(t: f64, current: i32, desired: i32, rec: i32) -> Sample {
         Sample {
@@ -569,7 +571,7 @@ mod tests {
                 sample(45.0, 5, 1, 1),
             ],
             end: 60.0,
-            tolerance: 0.1,
+            tolerance: Tolerances::symmetric(0.1),
             notes: Vec::new(),
         }
     }

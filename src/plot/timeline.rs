@@ -2,6 +2,7 @@
 //! controller's decision records, so that `replay`, `explain` and the HTML
 //! report draw the same thing.
 
+use hpa_core::calc::Tolerances;
 use jiff::Timestamp;
 use serde::Serialize;
 
@@ -69,8 +70,11 @@ pub struct Timeline {
     /// The time the picture runs to (seconds): the last sync plus one
     /// period, so that the last decision shows.
     pub end: f64,
-    /// The controller's tolerance (the band around the target).
-    pub tolerance: f64,
+    /// The tolerance band around the target, as the last decision held the
+    /// ratios against it (the HPA's own scale-up and scale-down tolerances
+    /// where its release honours them, else the controller's flag); none
+    /// (zero) when no decision computed metrics.
+    pub tolerance: Tolerances,
     /// What happened beside the HPA's decisions (KEDA's operator steps,
     /// fallback), drawn over the replicas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -116,13 +120,13 @@ impl Timeline {
     }
 
     /// Builds the timeline of `records` (oldest first), counting time from
-    /// `start`; `ready` gives the ready pods at each record, when known.
+    /// `start`; `ready` gives the ready pods at each record, when known. The
+    /// tolerance band is the one the decisions recorded.
     pub fn from_decisions(
         title: impl Into<String>,
         start: Timestamp,
         records: &[DecisionRecord],
         ready: Option<&[i32]>,
-        tolerance: f64,
     ) -> Self {
         let mut metrics: Vec<MetricLabel> = Vec::new();
         let samples: Vec<Sample> = records
@@ -189,6 +193,11 @@ impl Timeline {
             _ => 15.0,
         };
         let end = samples.last().map_or(period, |s| s.t + period);
+        let tolerance = records
+            .iter()
+            .rev()
+            .find_map(|r| r.trace.as_ref().map(|t| t.tolerances))
+            .unwrap_or(Tolerances::symmetric(0.0));
         Self {
             title: title.into(),
             metrics,

@@ -186,7 +186,7 @@ pub async fn replay(
         SimConfig {
             pod_delays: options.pod_delays,
             namespaces,
-            feature_gates: options.config.feature_gates,
+            feature_gates: options.config.decision.feature_gates,
             ..SimConfig::default()
         },
     );

@@ -77,7 +77,6 @@ impl Recorder {
                                 start,
                                 &decisions,
                                 None,
-                                w.config.tolerance,
                             );
                             Some(HpaRecord {
                                 key,
@@ -193,5 +192,47 @@ mod tests {
             page.contains("── sync at +15s"),
             "the explain table of each sync"
         );
+    }
+
+    /// The band drawn is the one the decisions used: an HPA's own 5 %
+    /// scale-up tolerance was drawn as the flag's ±10 %.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_timeline_draws_the_tolerance_band_the_decisions_used() {
+        let feature = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("features/scaling/tolerance.feature");
+        let recorder = Recorder::default();
+        let summary = runner::run(&RunOptions {
+            paths: vec![feature],
+            record: Some(recorder.clone()),
+            ..RunOptions::default()
+        })
+        .await
+        .unwrap();
+        assert!(!summary.failed());
+        let records = recorder.scenarios();
+        let band = |scenario: &str| {
+            let record = records
+                .iter()
+                .find(|r| r.outcome.scenario == scenario)
+                .unwrap();
+            record.hpas[0].timeline.clone()
+        };
+        let per_hpa = band("A per-HPA scale-up tolerance lets the same load scale up");
+        assert_eq!(
+            (per_hpa.tolerance.scale_up, per_hpa.tolerance.scale_down),
+            (0.05, 0.1)
+        );
+        let svg = crate::plot::render(&[per_hpa], crate::plot::Layout::Stacked).unwrap();
+        assert!(
+            svg.contains("tolerance +5% / -10%"),
+            "the asymmetric band's label"
+        );
+        let flag = band("A smaller cluster tolerance lets the same load scale up");
+        assert_eq!(
+            (flag.tolerance.scale_up, flag.tolerance.scale_down),
+            (0.05, 0.05)
+        );
+        let svg = crate::plot::render(&[flag], crate::plot::Layout::Stacked).unwrap();
+        assert!(svg.contains("tolerance ±5%"));
     }
 }

@@ -7,10 +7,10 @@ use jiff::Timestamp;
 
 use super::plan::{EarlyReason, early_branch};
 use super::replicas::compute_replicas_for_metrics;
-use super::spec::{conditions_of, has_object_or_external, min_max, zero_state};
+use super::spec::{conditions_of, has_object_or_external, min_max, tolerances_for, zero_state};
 use super::stabilize::normalize_desired;
 use super::state::{Decision, State};
-use crate::config::ControllerConfig;
+use crate::config::DecisionConfig;
 use crate::input::DecisionInput;
 use crate::normalize::{HpaHistory, Recommendation};
 use crate::status::{observed_generation, remove_condition, set_condition};
@@ -20,7 +20,7 @@ use crate::trace::DecisionTrace;
 pub fn decide(
     input: &DecisionInput,
     history: &HpaHistory,
-    config: &ControllerConfig,
+    config: &DecisionConfig,
     now: Timestamp,
 ) -> Decision {
     let hpa = &input.hpa;
@@ -49,7 +49,8 @@ pub fn decide(
     }
     let (min, max) = min_max(hpa);
     let (scaled_to_zero, _) = zero_state(hpa, config);
-    let mut trace = DecisionTrace::new(hpa, &input.scale, min, max, now);
+    let tolerances = tolerances_for(hpa, config);
+    let mut trace = DecisionTrace::new(hpa, &input.scale, min, max, tolerances, now);
     let mut state = State {
         hpa: Arc::clone(hpa),
         conditions,
@@ -92,7 +93,9 @@ pub fn decide(
             trace.rule = reason.clone();
             rescale = true;
         }
-        _ => match compute_replicas_for_metrics(input, config, now, &mut state, &mut trace) {
+        _ => match compute_replicas_for_metrics(
+            input, config, tolerances, now, &mut state, &mut trace,
+        ) {
             Err(()) => {
                 rescale = false;
             }

@@ -4,7 +4,7 @@ use k8s_openapi::api::autoscaling::v2::{CrossVersionObjectReference, HorizontalP
 use serde::Serialize;
 
 use super::spec::{metric_selector, min_max, spec_metrics, zero_state};
-use crate::config::ControllerConfig;
+use crate::config::DecisionConfig;
 use crate::input::ScaleInfo;
 use crate::selector::Selector;
 
@@ -76,7 +76,7 @@ pub enum EarlyReason {
 pub(super) fn early_branch(
     hpa: &HorizontalPodAutoscaler,
     current: i32,
-    config: &ControllerConfig,
+    config: &DecisionConfig,
 ) -> Option<EarlyReason> {
     let (min, max) = min_max(hpa);
     let (scaled_to_zero, can_from_zero) = zero_state(hpa, config);
@@ -96,7 +96,7 @@ pub(super) fn early_branch(
 }
 
 /// What to fetch for this reconcile.
-pub fn plan(hpa: &HorizontalPodAutoscaler, scale: &ScaleInfo, config: &ControllerConfig) -> Plan {
+pub fn plan(hpa: &HorizontalPodAutoscaler, scale: &ScaleInfo, config: &DecisionConfig) -> Plan {
     let metrics = spec_metrics(hpa);
     let none = |early| Plan {
         early: Some(early),

@@ -7,9 +7,10 @@ use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
 use super::outcome::{ActionLabel, ErrorLabel, Event, EventType, MetricComputation};
 use super::pod_selection::selected_pods;
 use super::sources::{Ctx, Failure, Proposal, compute_metric};
-use super::spec::{spec_metrics, tolerances_for};
+use super::spec::spec_metrics;
 use super::state::State;
-use crate::config::ControllerConfig;
+use crate::calc::Tolerances;
+use crate::config::DecisionConfig;
 use crate::input::DecisionInput;
 use crate::trace::{DecisionTrace, MetricTrace};
 
@@ -17,7 +18,8 @@ use crate::trace::{DecisionTrace, MetricTrace};
 /// `Err(())` = the reconcile stops (failure recorded in `state`).
 pub(super) fn compute_replicas_for_metrics(
     input: &DecisionInput,
-    config: &ControllerConfig,
+    config: &DecisionConfig,
+    tolerances: Tolerances,
     now: Timestamp,
     state: &mut State,
     trace: &mut DecisionTrace,
@@ -28,7 +30,7 @@ pub(super) fn compute_replicas_for_metrics(
         config,
         now,
         pods,
-        tolerances: tolerances_for(&input.hpa, config),
+        tolerances,
     };
     let proposals = propose_all(&ctx, state, trace);
     conclude(input, proposals, now, state, trace)

@@ -5,7 +5,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 
 use super::outcome::{ActionLabel, ErrorLabel, Event, EventType, Monitor, Outcome, ScaleReadError};
 use super::spec::{conditions_of, reference};
-use crate::config::ControllerConfig;
+use crate::config::DecisionConfig;
 use crate::normalize::HpaHistory;
 use crate::status::{observed_generation, remove_condition, set_condition, status_changed};
 
@@ -18,7 +18,7 @@ pub fn get_scale_failed(
     hpa: &HorizontalPodAutoscaler,
     error: &ScaleReadError,
     history: &HpaHistory,
-    config: &ControllerConfig,
+    config: &DecisionConfig,
     now: Timestamp,
 ) -> Outcome {
     let original = hpa.status.clone().unwrap_or_default();

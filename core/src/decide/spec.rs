@@ -6,7 +6,7 @@ use k8s_openapi::api::autoscaling::v2::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 use crate::calc::Tolerances;
-use crate::config::ControllerConfig;
+use crate::config::DecisionConfig;
 use crate::quantity::Quantity;
 use crate::selector::Selector;
 use crate::status::find_condition;
@@ -42,7 +42,7 @@ pub(super) fn conditions_of(
 }
 
 /// Scale-to-zero state: (ScaledToZero=True under the gate, can scale from zero).
-pub(super) fn zero_state(hpa: &HorizontalPodAutoscaler, config: &ControllerConfig) -> (bool, bool) {
+pub(super) fn zero_state(hpa: &HorizontalPodAutoscaler, config: &DecisionConfig) -> (bool, bool) {
     let gate = config.feature_gates.scale_to_zero();
     let conditions = hpa
         .status
@@ -96,7 +96,7 @@ pub fn go_label_selector_string(sel: Option<&LabelSelector>) -> String {
 }
 
 /// Tolerances for this HPA: the flag, or per-HPA values when the gate is on.
-pub fn tolerances_for(hpa: &HorizontalPodAutoscaler, config: &ControllerConfig) -> Tolerances {
+pub fn tolerances_for(hpa: &HorizontalPodAutoscaler, config: &DecisionConfig) -> Tolerances {
     let mut t = Tolerances::symmetric(config.tolerance);
     if config.feature_gates.configurable_tolerance()
         && let Some(b) = hpa.spec.behavior.as_ref()

@@ -5,14 +5,14 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{HPAScalingRules, HorizontalPodAutoscaler};
 
 use super::state::State;
-use crate::config::ControllerConfig;
+use crate::config::DecisionConfig;
 use crate::normalize;
 use crate::trace::DecisionTrace;
 
 #[allow(clippy::too_many_arguments, reason = "the normalization inputs")]
 pub(super) fn normalize_desired(
     hpa: &HorizontalPodAutoscaler,
-    config: &ControllerConfig,
+    config: &DecisionConfig,
     current: i32,
     prenormalized: i32,
     min: i32,

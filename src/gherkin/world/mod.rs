@@ -366,7 +366,8 @@ impl HpaWorld {
             let env = Env::start(&self.target).await?;
             // One cluster, one set of gates: the API server validates
             // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
-            env.set_feature_gates(&self.config.feature_gates).await?;
+            env.set_feature_gates(&self.config.decision.feature_gates)
+                .await?;
             self.own_namespace(&env).await?;
             self.env = Some(env);
         }
@@ -440,7 +441,7 @@ impl HpaWorld {
 
     /// The release a run's pass gives the scenario (before its first step).
     pub fn set_release(&mut self, version: hpa_core::KubernetesVersion) {
-        self.config.feature_gates = hpa_core::FeatureGates::of(version);
+        self.config.decision.feature_gates = hpa_core::FeatureGates::of(version);
     }
 
     /// `Given Kubernetes X.Y`: the scenario's release, with the gates set so
@@ -469,7 +470,8 @@ impl HpaWorld {
             )));
         }
         if let Some(env) = &self.env {
-            env.set_feature_gates(&self.config.feature_gates).await?;
+            env.set_feature_gates(&self.config.decision.feature_gates)
+                .await?;
         }
         Ok(())
     }

@@ -19,7 +19,7 @@ use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
 
 use crate::calc::{PodProposal, Readiness, Tolerances, ValueProposal};
-use crate::config::ControllerConfig;
+use crate::config::DecisionConfig;
 use crate::input::{DecisionInput, Fetched};
 use crate::pod::CorePod;
 use crate::quantity::{Format, Quantity};
@@ -52,7 +52,7 @@ fn fail(reason: &'static str, event_error: String, error: String) -> Failure {
 
 pub(super) struct Ctx<'a> {
     pub(super) input: &'a DecisionInput,
-    pub(super) config: &'a ControllerConfig,
+    pub(super) config: &'a DecisionConfig,
     pub(super) now: Timestamp,
     pub(super) pods: Cow<'a, [Arc<CorePod>]>,
     pub(super) tolerances: Tolerances,
