@@ -100,7 +100,7 @@ impl MetricsClient {
     }
 
     /// This client, sharing one namespace-wide pod metrics list among the
-    /// HPAs of a namespace synced within `window` (see [`super::observe::Extensions`]).
+    /// HPAs of a namespace synced within `window` (see [`crate::observe::Extensions`]).
     /// With `share_external`, external series are also listed once per
     /// namespace and metric and filtered by their labels: right for servers
     /// that return every series of a metric without a selector (the fake
