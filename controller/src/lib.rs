@@ -20,7 +20,7 @@
 //! - [`pod_index`]: the pod cache (the core's pods) by namespace and label, read by reconciles;
 //! - [`metrics_client`]: the aggregated metrics APIs: the client, the window's
 //!   shared lists, and the one decoder of their bodies;
-//! - [`label_index`]: a shared metrics list's entries by label;
+//! - [`label_index`]: entries by label, for the pod cache and a shared metrics list;
 //! - [`events`]: Kubernetes events on the injected clock;
 //! - [`event_correlator`]: client-go's event aggregation, dedup and spam filter;
 //! - [`history`]: per-HPA recommendations and scale events;

@@ -5,8 +5,9 @@
 //! selector selects. Scanning the namespace and matching every pod was a
 //! large share of the controller's CPU at 10,000 HPAs (100 HPAs and 1,000
 //! pods per namespace), so the index also keeps, per label `key=value`, the
-//! pods that carry it: a selector with an equality or `in` clause then looks
-//! at the pods that clause admits and matches only those.
+//! pods that carry it ([`Postings`], the label index): a selector with an
+//! equality or `in` clause then looks at the pods that clause admits and
+//! matches only those.
 //!
 //! The index is the only copy of the pods: the pod watch feeds it directly
 //! (no reflector store beside it), and each pod is kept as the core's
