@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use hpa_controller::label_index::LabelIndex;
-use hpa_controller::slim_metrics;
+use hpa_controller::metrics_client::slim;
 
 /// A list as the fake metrics server writes it: 1,000 pods of 100
 /// deployments, one container each.
@@ -46,17 +46,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| serde_json::from_str::<serde::de::IgnoredAny>(black_box(&text)).unwrap());
     });
     group.bench_function("raw_decode", |b| {
-        b.iter(|| {
-            serde_json::from_str::<slim_metrics::RawPodMetricsList<'_>>(black_box(&text)).unwrap()
-        });
+        b.iter(|| serde_json::from_str::<slim::RawPodMetricsList<'_>>(black_box(&text)).unwrap());
     });
     group.bench_function("scan", |b| {
-        b.iter(|| hpa_controller::list_scan::pod_metrics(black_box(&text)).unwrap());
+        b.iter(|| hpa_controller::metrics_client::scan::pod_metrics(black_box(&text)).unwrap());
     });
     group.bench_function("slim_decode", |b| {
-        b.iter(|| {
-            serde_json::from_str::<slim_metrics::PodMetricsList<'_>>(black_box(&text)).unwrap()
-        });
+        b.iter(|| serde_json::from_str::<slim::PodMetricsList<'_>>(black_box(&text)).unwrap());
     });
     let labels: Vec<_> = serde_json::from_str::<hpa_metrics_api::PodMetricsList>(&text)
         .unwrap()

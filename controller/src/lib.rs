@@ -17,10 +17,10 @@
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
 //! - [`slim_pod`]: the pod watch's object, only what the HPA reads;
-//! - [`slim_metrics`]: the shared pod metrics list's wire types, only what the core reads;
 //! - [`pod_index`]: the pod cache (the core's pods) by namespace and label, read by reconciles;
-//! - [`metrics_client`]: the aggregated metrics APIs;
-//! - [`label_index`]: a shared metrics list's entries by label;
+//! - [`metrics_client`]: the aggregated metrics APIs: the client, the window's
+//!   shared lists, and the one decoder of their bodies;
+//! - [`label_index`]: entries by label, for the pod cache and a shared metrics list;
 //! - [`events`]: Kubernetes events on the injected clock;
 //! - [`event_correlator`]: client-go's event aggregation, dedup and spam filter;
 //! - [`history`]: per-HPA recommendations and scale events;
@@ -46,7 +46,6 @@ pub mod history;
 pub mod kubeconfig;
 pub mod label_index;
 pub mod leader;
-pub mod list_scan;
 pub mod metrics;
 pub mod metrics_client;
 pub mod observe;
@@ -58,7 +57,6 @@ pub mod release;
 pub mod runtime;
 pub mod scale;
 pub mod server;
-pub mod slim_metrics;
 pub mod slim_pod;
 
 pub use config::ControllerConfig;

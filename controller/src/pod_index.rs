@@ -5,8 +5,9 @@
 //! selector selects. Scanning the namespace and matching every pod was a
 //! large share of the controller's CPU at 10,000 HPAs (100 HPAs and 1,000
 //! pods per namespace), so the index also keeps, per label `key=value`, the
-//! pods that carry it: a selector with an equality or `in` clause then looks
-//! at the pods that clause admits and matches only those.
+//! pods that carry it ([`Postings`], the label index): a selector with an
+//! equality or `in` clause then looks at the pods that clause admits and
+//! matches only those.
 //!
 //! The index is the only copy of the pods: the pod watch feeds it directly
 //! (no reflector store beside it), and each pod is kept as the core's
@@ -22,11 +23,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use hpa_core::pod::{CorePodSpec, Labels};
-use hpa_core::selector::Operator;
 use hpa_core::{CorePod, Selector};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
+use super::label_index::Postings;
 use super::slim_pod::SlimPod;
 
 /// See the module documentation. Cloning shares the index.
@@ -75,7 +76,7 @@ struct NamespacePods {
     /// themselves, not their names: a reconcile reads its pods straight
     /// from here, without looking each up again in `pods` by name (that
     /// second lookup's string compares were most of a selection's CPU).
-    postings: FastMap<String, FastMap<String, Posting>>,
+    postings: Postings<Posting>,
     /// `IndexState::changes` at this namespace's latest change of a pod's
     /// presence or labels: a check of the pods by name made at this value
     /// still holds.
@@ -145,8 +146,7 @@ impl NamespacePods {
             for (key, value) in pod.pod.labels.iter() {
                 if let Some(held) = self
                     .postings
-                    .get_mut(key)
-                    .and_then(|values| values.get_mut(value))
+                    .get_mut(key, value)
                     .and_then(|posting| posting.get_mut(pod.pod.name.as_str()))
                 {
                     *held = Arc::clone(&pod.pod);
@@ -159,12 +159,15 @@ impl NamespacePods {
         self.remove(&pod.pod.name);
         let name: Arc<str> = Arc::from(pod.pod.name.as_str());
         for (key, value) in pod.pod.labels.iter() {
-            self.postings
-                .entry(key.clone())
-                .or_default()
-                .entry(value.clone())
-                .or_default()
-                .insert(Arc::clone(&name), Arc::clone(&pod.pod));
+            let (name, pod) = (Arc::clone(&name), Arc::clone(&pod.pod));
+            match self.postings.get_mut(key, value) {
+                Some(posting) => {
+                    posting.insert(name, pod);
+                }
+                None => self
+                    .postings
+                    .insert(key, value, BTreeMap::from([(name, pod)])),
+            }
         }
         self.pods.insert(name, pod);
         true
@@ -176,38 +179,12 @@ impl NamespacePods {
             return false;
         };
         for (key, value) in cached.pod.labels.iter() {
-            let Some(values) = self.postings.get_mut(key) else {
-                continue;
-            };
-            if let Some(names) = values.get_mut(value) {
+            self.postings.remove_with(key, value, |names| {
                 names.remove(name);
-                if names.is_empty() {
-                    values.remove(value);
-                }
-            }
-            if values.is_empty() {
-                self.postings.remove(key);
-            }
+            });
         }
         self.release(cached);
         true
-    }
-
-    /// The pods a clause `key in values` admits, or `None` when the clause
-    /// is not of that kind.
-    fn admitted_by(&self, key: &str, operator: Operator, values: &[String]) -> Option<usize> {
-        matches!(
-            operator,
-            Operator::Equals | Operator::DoubleEquals | Operator::In
-        )
-        .then(|| {
-            let by_value = self.postings.get(key);
-            values
-                .iter()
-                .filter_map(|v| by_value.and_then(|m| m.get(v)))
-                .map(BTreeMap::len)
-                .sum()
-        })
     }
 
     /// The pods `selector` selects (all when `None`), by name.
@@ -221,15 +198,7 @@ impl NamespacePods {
         let mut matching = Matching::new(selector);
         // The narrowest equality clause gives the candidates; the whole
         // selector is then matched against those only.
-        let narrowest = selector
-            .requirements()
-            .iter()
-            .filter_map(|r| {
-                self.admitted_by(&r.key, r.operator, &r.values)
-                    .map(|n| (n, r))
-            })
-            .min_by_key(|(n, _)| *n);
-        let Some((_, clause)) = narrowest else {
+        let Some(mut postings) = self.postings.narrowest(selector) else {
             return self
                 .pods
                 .values()
@@ -237,10 +206,6 @@ impl NamespacePods {
                 .filter(|pod| matching.matches(pod))
                 .collect();
         };
-        let Some(by_value) = self.postings.get(&clause.key) else {
-            return Vec::new();
-        };
-        let mut postings = clause.values.iter().filter_map(|v| by_value.get(v));
         match (postings.next(), postings.next()) {
             (None, _) => Vec::new(),
             // One posting (an equality clause): already by name.

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use hpa_core::pod::{CoreContainer, CorePod, CorePodSpec, Labels, ReadyCondition};
+use hpa_core::pod::{ContainerSource, CorePod, CorePodSpec, Labels, PodSource, ResourceList};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -118,20 +118,56 @@ impl Resource for SlimPod {
     }
 }
 
-impl SlimContainer {
-    fn to_core(&self) -> CoreContainer {
-        CoreContainer {
-            name: self.name.clone(),
-            requests: requests(self.resources.as_ref()),
-            restart_policy: self.restart_policy.clone(),
-        }
+impl ContainerSource for SlimContainer {
+    fn name(&self) -> &String {
+        &self.name
+    }
+    fn requests(&self) -> Option<&ResourceList> {
+        self.resources.as_ref().and_then(|r| r.requests.as_ref())
+    }
+    fn restart_policy(&self) -> Option<&String> {
+        self.restart_policy.as_ref()
     }
 }
 
-fn requests(resources: Option<&SlimResources>) -> BTreeMap<String, Quantity> {
-    resources
-        .and_then(|r| r.requests.clone())
-        .unwrap_or_default()
+/// The parts the core reads, converted by the core's one conversion
+/// ([`CorePod::from_source`]), which also converts a full `Pod`.
+impl PodSource for SlimPod {
+    type Container = SlimContainer;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn phase(&self) -> Option<&String> {
+        self.status.as_ref().and_then(|s| s.phase.as_ref())
+    }
+    fn start_time(&self) -> Option<&Time> {
+        self.status.as_ref().and_then(|s| s.start_time.as_ref())
+    }
+    fn conditions(&self) -> impl Iterator<Item = (&str, &String, Option<&Time>)> {
+        self.status
+            .iter()
+            .filter_map(|s| s.conditions.as_ref())
+            .flatten()
+            .map(|c| (c.type_.as_str(), &c.status, c.last_transition_time.as_ref()))
+    }
+    fn containers(&self) -> &[SlimContainer] {
+        self.spec.as_ref().map_or(&[], |s| &s.containers)
+    }
+    fn init_containers(&self) -> &[SlimContainer] {
+        self.spec
+            .as_ref()
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or_default()
+    }
+    fn requests(&self) -> Option<&ResourceList> {
+        self.spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .and_then(|r| r.requests.as_ref())
+    }
+    fn overhead(&self) -> Option<&ResourceList> {
+        self.spec.as_ref().and_then(|s| s.overhead.as_ref())
+    }
 }
 
 impl SlimPod {
@@ -164,40 +200,13 @@ impl SlimPod {
 
     /// The spec part of [`to_core`](Self::to_core).
     pub fn core_spec(&self) -> CorePodSpec {
-        let spec = self.spec.as_ref();
-        let containers = |list: Option<&Vec<SlimContainer>>| {
-            list.map(|l| l.iter().map(SlimContainer::to_core).collect())
-                .unwrap_or_default()
-        };
-        CorePodSpec {
-            containers: containers(spec.map(|s| &s.containers)),
-            init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
-            requests: requests(spec.and_then(|s| s.resources.as_ref())),
-            overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
-        }
+        CorePodSpec::from_source(self)
     }
 
     /// [`to_core`](Self::to_core) with labels and spec already built (and
     /// shared with other pods holding the same).
     pub fn to_core_with(&self, labels: Arc<Labels>, spec: Arc<CorePodSpec>) -> CorePod {
-        let meta = &self.metadata;
-        let status = self.status.as_ref();
-        CorePod {
-            name: meta.name.clone().unwrap_or_default(),
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            labels,
-            deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
-            phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
-            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
-            ready: status
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-                .map(|c| ReadyCondition {
-                    status: c.status.clone(),
-                    last_transition_time: c.last_transition_time.as_ref().map(|t| t.0),
-                }),
-            spec,
-        }
+        CorePod::from_source(self, labels, spec)
     }
 }
 

@@ -6,7 +6,8 @@
 //! phase, start time, the Ready condition, the containers' and sidecars'
 //! requests, pod-level requests and overhead, and nothing else, so a shell
 //! can build it once per pod change and share it (`Arc`) between
-//! reconciles. Callers holding a `Pod` convert it with `From<&Pod>`.
+//! reconciles. Callers holding a `Pod` convert it with `From<&Pod>`; a
+//! type of their own holding its parts converts through [`PodSource`].
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use serde::Serialize;
 
 /// A resource list (`requests`, `overhead`); an absent list is empty.
@@ -86,53 +88,148 @@ impl CoreContainer {
     }
 }
 
+/// A pod as some type holds it, with the parts [`CorePod`] is built from:
+/// k8s-openapi's [`Pod`], or a shell's slimmer decode of it (the
+/// controller's pod watch reads only these fields). [`CorePod::from_source`]
+/// is the one conversion of both, so the two cannot drift apart.
+pub trait PodSource {
+    /// The containers' type.
+    type Container: ContainerSource;
+    /// `metadata` (name, namespace, labels, deletion timestamp).
+    fn metadata(&self) -> &ObjectMeta;
+    /// `status.phase`.
+    fn phase(&self) -> Option<&String>;
+    /// `status.startTime`.
+    fn start_time(&self) -> Option<&Time>;
+    /// `status.conditions` as (type, status, last transition), in order.
+    fn conditions(&self) -> impl Iterator<Item = (&str, &String, Option<&Time>)>;
+    /// `spec.containers`.
+    fn containers(&self) -> &[Self::Container];
+    /// `spec.initContainers`.
+    fn init_containers(&self) -> &[Self::Container];
+    /// `spec.resources.requests`.
+    fn requests(&self) -> Option<&ResourceList>;
+    /// `spec.overhead`.
+    fn overhead(&self) -> Option<&ResourceList>;
+}
+
+/// A container as some type holds it (see [`PodSource`]).
+pub trait ContainerSource {
+    /// `name`.
+    fn name(&self) -> &String;
+    /// `resources.requests`.
+    fn requests(&self) -> Option<&ResourceList>;
+    /// `restartPolicy`.
+    fn restart_policy(&self) -> Option<&String>;
+}
+
+impl CoreContainer {
+    /// The container as the core reads it.
+    pub fn from_source(c: &impl ContainerSource) -> Self {
+        Self {
+            name: c.name().clone(),
+            requests: c.requests().cloned().unwrap_or_default(),
+            restart_policy: c.restart_policy().cloned(),
+        }
+    }
+}
+
+impl CorePodSpec {
+    /// The spec part of [`CorePod::from_source`].
+    pub fn from_source(pod: &impl PodSource) -> Self {
+        let containers = |list: &[_]| list.iter().map(CoreContainer::from_source).collect();
+        Self {
+            containers: containers(pod.containers()),
+            init_containers: containers(pod.init_containers()),
+            requests: pod.requests().cloned().unwrap_or_default(),
+            overhead: pod.overhead().cloned().unwrap_or_default(),
+        }
+    }
+}
+
+impl CorePod {
+    /// The pod as the core reads it, with its labels and spec already
+    /// built (shared with other pods holding the same).
+    pub fn from_source(pod: &impl PodSource, labels: Arc<Labels>, spec: Arc<CorePodSpec>) -> Self {
+        let meta = pod.metadata();
+        Self {
+            name: meta.name.clone().unwrap_or_default(),
+            namespace: meta.namespace.clone().unwrap_or_default(),
+            labels,
+            deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
+            phase: pod.phase().cloned().unwrap_or_default(),
+            start_time: pod.start_time().map(|t| t.0),
+            ready: pod.conditions().find(|(type_, ..)| *type_ == "Ready").map(
+                |(_, status, last_transition_time)| ReadyCondition {
+                    status: status.clone(),
+                    last_transition_time: last_transition_time.map(|t| t.0),
+                },
+            ),
+            spec,
+        }
+    }
+}
+
+impl ContainerSource for Container {
+    fn name(&self) -> &String {
+        &self.name
+    }
+    fn requests(&self) -> Option<&ResourceList> {
+        self.resources.as_ref().and_then(|r| r.requests.as_ref())
+    }
+    fn restart_policy(&self) -> Option<&String> {
+        self.restart_policy.as_ref()
+    }
+}
+
+impl PodSource for Pod {
+    type Container = Container;
+    fn metadata(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn phase(&self) -> Option<&String> {
+        self.status.as_ref().and_then(|s| s.phase.as_ref())
+    }
+    fn start_time(&self) -> Option<&Time> {
+        self.status.as_ref().and_then(|s| s.start_time.as_ref())
+    }
+    fn conditions(&self) -> impl Iterator<Item = (&str, &String, Option<&Time>)> {
+        self.status
+            .iter()
+            .filter_map(|s| s.conditions.as_ref())
+            .flatten()
+            .map(|c| (c.type_.as_str(), &c.status, c.last_transition_time.as_ref()))
+    }
+    fn containers(&self) -> &[Container] {
+        self.spec.as_ref().map_or(&[], |s| &s.containers)
+    }
+    fn init_containers(&self) -> &[Container] {
+        self.spec
+            .as_ref()
+            .and_then(|s| s.init_containers.as_deref())
+            .unwrap_or_default()
+    }
+    fn requests(&self) -> Option<&ResourceList> {
+        self.spec
+            .as_ref()
+            .and_then(|s| s.resources.as_ref())
+            .and_then(|r| r.requests.as_ref())
+    }
+    fn overhead(&self) -> Option<&ResourceList> {
+        self.spec.as_ref().and_then(|s| s.overhead.as_ref())
+    }
+}
+
 impl From<&Container> for CoreContainer {
     fn from(c: &Container) -> Self {
-        Self {
-            name: c.name.clone(),
-            requests: c
-                .resources
-                .as_ref()
-                .and_then(|r| r.requests.clone())
-                .unwrap_or_default(),
-            restart_policy: c.restart_policy.clone(),
-        }
+        Self::from_source(c)
     }
 }
 
 impl From<&Pod> for CorePod {
     fn from(pod: &Pod) -> Self {
-        let meta = &pod.metadata;
-        let spec = pod.spec.as_ref();
-        let status = pod.status.as_ref();
-        let containers = |list: Option<&Vec<Container>>| {
-            list.map(|l| l.iter().map(CoreContainer::from).collect())
-                .unwrap_or_default()
-        };
-        Self {
-            name: meta.name.clone().unwrap_or_default(),
-            namespace: meta.namespace.clone().unwrap_or_default(),
-            labels: Arc::new(meta.labels.clone().unwrap_or_default()),
-            deletion_timestamp: meta.deletion_timestamp.as_ref().map(|t| t.0),
-            phase: status.and_then(|s| s.phase.clone()).unwrap_or_default(),
-            start_time: status.and_then(|s| s.start_time.as_ref()).map(|t| t.0),
-            ready: status
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-                .map(|c| ReadyCondition {
-                    status: c.status.clone(),
-                    last_transition_time: c.last_transition_time.as_ref().map(|t| t.0),
-                }),
-            spec: Arc::new(CorePodSpec {
-                containers: containers(spec.map(|s| &s.containers)),
-                init_containers: containers(spec.and_then(|s| s.init_containers.as_ref())),
-                requests: spec
-                    .and_then(|s| s.resources.as_ref())
-                    .and_then(|r| r.requests.clone())
-                    .unwrap_or_default(),
-                overhead: spec.and_then(|s| s.overhead.clone()).unwrap_or_default(),
-            }),
-        }
+        let labels = Arc::new(pod.metadata.labels.clone().unwrap_or_default());
+        Self::from_source(pod, labels, Arc::new(CorePodSpec::from_source(pod)))
     }
 }
 

@@ -12,9 +12,10 @@ use hpa_controller::pod_index::PodIndex;
 use hpa_controller::reconcile::{ReconcileError, Reconciled, reconcile};
 use hpa_core::clock::VirtualClock;
 use hpa_core::{Quantity, Selector};
-use hpa_harness::testbed::embedded::Embedded;
+mod support;
 use hpa_sim::SimConfig;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
+use support::Embedded;
 
 #[tokio::test]
 async fn an_hpa_missing_from_the_cache_is_forgotten() {

@@ -10,19 +10,20 @@ use std::time::Duration;
 use axum::response::IntoResponse;
 use fake_metrics_server::AppState;
 use fake_metrics_server::script::{Faults, Script, from_yaml};
-use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
-use hpa_harness::controller::leader::LeaseTiming;
-use hpa_harness::controller::metrics::sample_value;
-use hpa_harness::controller::{
+use hpa_controller::leader::LeaseTiming;
+use hpa_controller::metrics::sample_value;
+use hpa_controller::{
     ControllerConfig, ControllerHandle, ControllerOptions, LeaderElection, SyncMode,
 };
-use hpa_harness::testbed::embedded::Embedded;
+use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
+mod support;
 use hpa_sim::{Backend, Sim, SimConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
+use support::Embedded;
 
 struct Env {
     sim: Sim,
@@ -525,7 +526,7 @@ async fn dry_run_decides_and_records_but_writes_nothing() {
 
 #[tokio::test]
 async fn seeded_history_is_used_and_read_back() {
-    use hpa_harness::controller::AgedRecommendation;
+    use hpa_controller::AgedRecommendation;
     let env = Env::new();
     let ctl = env.controller(ControllerConfig::default());
     env.deployment("web", 4).await;
@@ -586,7 +587,7 @@ async fn a_standby_replica_takes_over_when_the_leader_stops() {
     assert!(!second.is_leader(), "two leaders at once");
     assert!(matches!(
         second.sync_all_now().await,
-        Err(hpa_harness::controller::RunError::NotLeader)
+        Err(hpa_controller::RunError::NotLeader)
     ));
 
     env.deployment("web", 2).await;
@@ -726,7 +727,7 @@ async fn custom_metrics_fall_back_to_v1beta1_when_v1beta2_is_not_served() {
 
 #[tokio::test]
 async fn an_expired_lease_is_taken_over_and_counts_a_transition() {
-    use hpa_harness::controller::leader::LeaderElector;
+    use hpa_controller::leader::LeaderElector;
     let env = Env::new();
     let timing = LeaseTiming {
         lease_duration: Duration::from_secs(1),
@@ -836,10 +837,7 @@ async fn a_leader_that_loses_its_lease_stops() {
     .await
     .expect("the controller kept running without its lease");
     assert!(
-        matches!(
-            result,
-            Err(hpa_harness::controller::RunError::LostLeadership(_))
-        ),
+        matches!(result, Err(hpa_controller::RunError::LostLeadership(_))),
         "{result:?}"
     );
 }

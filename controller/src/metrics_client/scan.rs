@@ -1,6 +1,6 @@
 //! A fast path for the shared metrics lists (`metrics.k8s.io` pods and
 //! `custom.metrics.k8s.io` `pods/*/METRIC`), in the shape metrics servers
-//! send them: it reads what [`crate::slim_metrics`]' raw types would, in
+//! send them: it reads what [`super::slim`]' raw types would, in
 //! about 60 % of the instructions, and gives up (`None`) on anything else,
 //! which then goes through `serde_json` as before.
 //!
@@ -29,30 +29,10 @@
 
 use std::borrow::Cow;
 
-use crate::slim_metrics::{CustomValue, CustomVersion, QuantityText};
+use super::raw::{CustomValue, CustomVersion, QuantityText, RawPod};
 
 /// Nesting beyond which the scanner gives up (`serde_json` fails at 128).
 const MAX_DEPTH: u32 = 64;
-
-/// One `metrics.k8s.io` PodMetrics entry as the controller reads it: the
-/// parts [`crate::slim_metrics::RawPodMetrics`] holds, texts as `&str`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawPod<'a> {
-    /// `metadata.name`.
-    pub name: Option<Cow<'a, str>>,
-    /// `metadata.namespace`.
-    pub namespace: Option<Cow<'a, str>>,
-    /// The text of `metadata.labels`; `None` when absent or `null`.
-    pub labels: Option<&'a str>,
-    /// `metadata.labels` was given more than once.
-    pub labels_repeated: bool,
-    /// The text of `timestamp`.
-    pub timestamp: &'a str,
-    /// `window`.
-    pub window: Cow<'a, str>,
-    /// The text of `containers` (`null` included); `None` when absent.
-    pub containers: Option<&'a str>,
-}
 
 /// The entries of a `metrics.k8s.io` PodMetricsList body, or `None` when
 /// the body is not in the shape this scanner reads.
@@ -481,7 +461,7 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::slim_metrics::{MetricValueList, MetricValueListV1Beta1, RawPodMetricsList};
+    use crate::metrics_client::slim::{MetricValueList, MetricValueListV1Beta1, RawPodMetricsList};
     use serde_json::value::RawValue;
 
     /// What the raw serde types read, as the scanner gives it.
@@ -491,7 +471,7 @@ mod tests {
     }
 
     fn custom_by_serde(text: &str, version: CustomVersion) -> Option<Vec<CustomValue<'_, &str>>> {
-        use crate::slim_metrics::CustomList;
+        use crate::metrics_client::slim::CustomList;
         let values: Vec<CustomValue<'_, &RawValue>> = match version {
             CustomVersion::V1Beta2 => serde_json::from_str::<MetricValueList<'_, &RawValue>>(text)
                 .ok()?

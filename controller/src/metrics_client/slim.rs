@@ -35,6 +35,8 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::raw::{CustomValue, QuantityText, RawPod};
+
 /// `metrics.k8s.io/v1beta1` PodMetricsList (see the module documentation),
 /// its entries decoded as `I`: [`PodMetrics`], or [`RawPodMetrics`] with
 /// parts kept as text.
@@ -123,7 +125,7 @@ pub struct RawPodMetrics<'a> {
     pub containers: Option<&'a RawValue>,
 }
 
-impl<'a> From<RawPodMetrics<'a>> for crate::list_scan::RawPod<'a> {
+impl<'a> From<RawPodMetrics<'a>> for RawPod<'a> {
     fn from(item: RawPodMetrics<'a>) -> Self {
         Self {
             name: item.metadata.name,
@@ -142,70 +144,6 @@ fn present<'de: 'a, 'a, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<&'a RawValue>, D::Error> {
     <&'a RawValue>::deserialize(deserializer).map(Some)
-}
-
-/// A quantity's text, decoded as k8s-openapi decodes a `Quantity` (a
-/// string, or a JSON number as its text; anything else fails expecting
-/// "Quantity"), borrowed from the body when it can be.
-#[derive(Debug, PartialEq)]
-pub struct QuantityText<'a>(pub Cow<'a, str>);
-
-impl<'de: 'a, 'a> Deserialize<'de> for QuantityText<'a> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct QuantityVisitor<'a>(PhantomData<QuantityText<'a>>);
-
-        impl<'de: 'a, 'a> Visitor<'de> for QuantityVisitor<'a> {
-            type Value = QuantityText<'a>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("Quantity")
-            }
-
-            fn visit_newtype_struct<D: Deserializer<'de>>(
-                self,
-                deserializer: D,
-            ) -> Result<Self::Value, D::Error> {
-                deserializer.deserialize_any(self)
-            }
-
-            fn visit_i32<E: serde::de::Error>(self, v: i32) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v.to_string())))
-            }
-
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v.to_string())))
-            }
-
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v.to_string())))
-            }
-
-            fn visit_f32<E: serde::de::Error>(self, v: f32) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v.to_string())))
-            }
-
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v.to_string())))
-            }
-
-            fn visit_borrowed_str<E: serde::de::Error>(
-                self,
-                v: &'de str,
-            ) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v.to_owned())))
-            }
-
-            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(QuantityText(Cow::Owned(v)))
-            }
-        }
-
-        deserializer.deserialize_newtype_struct("Quantity", QuantityVisitor(PhantomData))
-    }
 }
 
 /// A JSON string, borrowed from the body unless it holds escapes. A type
@@ -321,25 +259,6 @@ impl<'de: 'a, 'a, L: Deserialize<'de>> Deserialize<'de> for Meta<'a, L> {
     }
 }
 
-/// Which custom metrics API version to speak (their values' keys differ).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CustomVersion {
-    /// `metric: {name}`, `windowSeconds`.
-    V1Beta2,
-    /// `metricName`, `window`.
-    V1Beta1,
-}
-
-impl CustomVersion {
-    /// The version as the API path names it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::V1Beta2 => "v1beta2",
-            Self::V1Beta1 => "v1beta1",
-        }
-    }
-}
-
 /// `custom.metrics.k8s.io/v1beta2` MetricValueList (see the module
 /// documentation). Its values' timestamps are `S`: decoded, or their JSON
 /// text.
@@ -419,32 +338,6 @@ pub struct MetricValueV1Beta1<'a, S = Time> {
     /// The value.
     #[serde(borrow)]
     pub value: QuantityText<'a>,
-}
-
-/// A custom metrics value as the controller reads it, whichever version's
-/// list it came from.
-#[derive(Debug, PartialEq)]
-pub struct CustomValue<'a, S> {
-    /// The described object's name.
-    pub name: Cow<'a, str>,
-    /// The value's text.
-    pub value: QuantityText<'a>,
-    /// End of the sampling window.
-    pub timestamp: S,
-    /// Length of the window in seconds.
-    pub window_seconds: Option<i64>,
-}
-
-impl<'a> CustomValue<'a, &'a RawValue> {
-    /// The same value, its timestamp's text as a `&str`.
-    pub fn raw_text(self) -> CustomValue<'a, &'a str> {
-        CustomValue {
-            name: self.name,
-            value: self.value,
-            timestamp: self.timestamp.get(),
-            window_seconds: self.window_seconds,
-        }
-    }
 }
 
 /// A custom metrics list of either version, as its values.

@@ -1,19 +1,20 @@
 //! A measured load: many HPAs on the simulated cluster, synced in virtual
 //! time. Ignored by default (it prints figures); run with
-//! `cargo test -p hpa-harness --release --test controller_load -- --ignored --nocapture`.
+//! `cargo test -p hpa-controller --release --test load -- --ignored --nocapture`.
 #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use fake_metrics_server::script::{Script, from_yaml};
+use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions};
 use hpa_core::clock::VirtualClock;
-use hpa_harness::controller::{ControllerConfig, ControllerHandle, ControllerOptions};
-use hpa_harness::testbed::embedded::Embedded;
+mod support;
 use hpa_sim::SimConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, PostParams};
+use support::Embedded;
 
 const HPAS: usize = 200;
 const PODS: usize = 5;
