@@ -753,10 +753,12 @@ impl HpaWorld {
         );
         let needed = match self.step_index(ns, workload, pod) {
             u64::MAX => "a pod of that name".to_owned(),
+            0 => "1 pod".to_owned(),
             i => format!("{} pods", i.saturating_add(1)),
         };
         StepError::Expectation(format!(
-            "{kind} {ns}/{workload} has {seen} pods {waited}; step pod {pod} needs {needed}"
+            "{kind} {ns}/{workload} has {seen} pod{} {waited}; step pod {pod} needs {needed}",
+            if seen == 1 { "" } else { "s" }
         ))
     }
 
