@@ -111,7 +111,8 @@ impl HpaWorld {
     /// Whether the cluster's controllers act between steps (a remote
     /// cluster on the wall clock): pods then appear while no step runs.
     fn cluster_acts_between_steps(&self) -> bool {
-        matches!(self.target, Target::Remote(_)) && self.env.as_ref().is_some_and(|e| !e.is_virtual())
+        matches!(self.target, Target::Remote(_))
+            && self.env.as_ref().is_some_and(|e| !e.is_virtual())
     }
 
     /// "The new pods of W report": where the cluster acts between steps,
@@ -140,7 +141,12 @@ impl HpaWorld {
                     continue;
                 }
                 let model = PodMetrics {
-                    labels: pod.metadata.labels.unwrap_or_default().into_iter().collect(),
+                    labels: pod
+                        .metadata
+                        .labels
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect(),
                     missing: true,
                     ..PodMetrics::default()
                 };
@@ -158,7 +164,9 @@ impl HpaWorld {
                 workload_entry.map_or_else(|| format!("app={workload}"), |w| w.selector.clone());
             if versions.rollouts > 0 && !versions.old.is_empty() {
                 let label = match workload_entry.map(|w| w.kind) {
-                    Some(super::super::params::WorkloadKind::StatefulSet) => hpa_sim::REVISION_LABEL,
+                    Some(super::super::params::WorkloadKind::StatefulSet) => {
+                        hpa_sim::REVISION_LABEL
+                    }
                     _ => hpa_sim::TEMPLATE_HASH_LABEL,
                 };
                 let old: Vec<&str> = versions.old.iter().map(String::as_str).collect();
