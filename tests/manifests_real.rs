@@ -2,7 +2,9 @@
 //! (`hpa-harness sim --generated-pod-names` as a process, through the
 //! kubeconfig backend, treated as a real cluster): a chart's Deployment
 //! `web` gets pods `web-<hash>-<5>`, and `And the pods report: | web-0 |`
-//! names them by the step names, as for `Given a deployment ... with pods:`.
+//! names them by the step names, as for `Given a deployment ... with pods:`;
+//! with `--pod-creation-delay` the pods come late, as a real deployment
+//! controller makes them, and the steps wait for them.
 #![allow(clippy::unwrap_used)] // reason: test code; a panic is the failure report
 
 use std::path::PathBuf;
@@ -15,8 +17,10 @@ use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
 
 mod support;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_charts_pods_are_named_by_their_step_names_on_a_cluster_that_names_its_own() {
+/// Runs `feature` (under `tests/real`) through the kubeconfig backend
+/// against `hpa-harness sim --generated-pod-names SIM_ARGS`, treated as a
+/// real cluster, and returns each scenario's verdict.
+async fn run_on_generated_names(feature: &str, sim_args: &[&str]) -> Vec<(String, Verdict)> {
     let scratch = support::temp_dir("manifests-real");
     let kubeconfig = scratch.path().join("kubeconfig");
     let kubeconfig_arg = kubeconfig.display().to_string();
@@ -26,26 +30,23 @@ async fn a_charts_pods_are_named_by_their_step_names_on_a_cluster_that_names_its
         Stdio::null(),
     )
     .await;
-    let (mut sim, _) = support::spawn(
-        &[
-            "sim",
-            "--generated-pod-names",
-            "--listen",
-            "127.0.0.1:0",
-            "--kubeconfig",
-            &kubeconfig_arg,
-            "--metrics-url",
-            &metrics_url,
-        ],
-        "kubeconfig:",
-        Stdio::null(),
-    )
-    .await;
+    let mut args = vec![
+        "sim",
+        "--generated-pod-names",
+        "--listen",
+        "127.0.0.1:0",
+        "--kubeconfig",
+        &kubeconfig_arg,
+        "--metrics-url",
+        &metrics_url,
+    ];
+    args.extend_from_slice(sim_args);
+    let (mut sim, _) = support::spawn(&args, "kubeconfig:", Stdio::null()).await;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let summary = tokio::time::timeout(
         Duration::from_secs(300),
         runner::run(&RunOptions {
-            paths: vec![root.join("tests/real/chart.feature")],
+            paths: vec![root.join("tests/real").join(feature)],
             backend: BackendKind::Kubeconfig,
             remote: RemoteOptions {
                 kubeconfig: Some(kubeconfig.clone()),
@@ -64,11 +65,37 @@ async fn a_charts_pods_are_named_by_their_step_names_on_a_cluster_that_names_its
     .unwrap();
     sim.kill().await.unwrap();
     metrics.kill().await.unwrap();
-    let verdicts: Vec<(&str, &Verdict)> = summary
+    summary
         .scenarios
-        .iter()
-        .map(|s| (s.scenario.as_str(), &s.verdict))
-        .collect();
+        .into_iter()
+        .map(|s| (s.scenario, s.verdict))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_charts_pods_are_named_by_their_step_names_on_a_cluster_that_names_its_own() {
+    let verdicts = run_on_generated_names("chart.feature", &[]).await;
     assert_eq!(verdicts.len(), 1, "{verdicts:?}");
-    assert_eq!(*verdicts[0].1, Verdict::Passed, "{verdicts:?}");
+    assert_eq!(verdicts[0].1, Verdict::Passed, "{verdicts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_wait_for_a_charts_pods_that_the_cluster_creates_late() {
+    let verdicts =
+        run_on_generated_names("late-pods.feature", &["--pod-creation-delay", "700ms"]).await;
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    assert_eq!(verdicts[0].1, Verdict::Passed, "{verdicts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pod_the_cluster_never_makes_fails_the_step_naming_its_workload_and_counts() {
+    let verdicts =
+        run_on_generated_names("never-made.feature", &["--pod-creation-delay", "300ms"]).await;
+    assert_eq!(verdicts.len(), 1, "{verdicts:?}");
+    let Verdict::Failed(message) = &verdicts[0].1 else {
+        panic!("{verdicts:?}");
+    };
+    for part in ["deployment", "/cache", "cache-2", "3 pods", "has 2"] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
 }

@@ -530,7 +530,7 @@ impl AppState {
         self.read(|m, _| m.faults.clone())
     }
 
-    /// Forgets the pods, objects and external series of one namespace and
+    /// Forgets the pods, objects, external series and rules of one namespace and
     /// leaves the rest: scenarios that share the server, each in its own
     /// namespace, clear only their own data.
     pub fn reset_namespace(&self, namespace: &str) {
@@ -541,6 +541,11 @@ impl AppState {
             .objects
             .retain(|(_, ns, _), _| ns.as_deref() != Some(namespace));
         model.external.retain(|e| e.namespace != namespace);
+        let rules = model.rules.len();
+        model.rules.retain(|r| r.namespace != namespace);
+        if model.rules.len() != rules {
+            live.resolve_rules();
+        }
     }
 
     /// Empty script, no faults, empty log, wall-clock offset zero. A virtual

@@ -195,3 +195,30 @@ async fn the_request_log_counts_the_items_each_list_answered() {
     let items: Vec<Option<u64>> = page.entries.iter().map(|e| e.items).collect();
     assert_eq!(items, [Some(1), Some(0)]);
 }
+
+#[tokio::test]
+async fn clearing_a_namespace_drops_its_rules_and_the_pods_they_gave_values() {
+    let s = start(RULES).await;
+    s.state
+        .observe_pods(appeared("shop", "web-7d9c5b-abcde", "web"));
+    s.control
+        .patch_script(
+            &fake_metrics_server::script::from_yaml(
+                "rules: [{name: other, namespace: bank, containers: [{name: app, cpu: 1m}]}]",
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    s.control.reset_namespace("shop").await.unwrap();
+    let summary = s.control.summary().await.unwrap();
+    assert_eq!(
+        (summary.rules, summary.pods_from_rules),
+        (1, 0),
+        "bank's rule stays; shop's pods have no values"
+    );
+    let list: PodMetricsList = s
+        .get_as("/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods")
+        .await;
+    assert!(list.items.is_empty(), "{list:?}");
+}

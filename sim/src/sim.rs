@@ -62,6 +62,12 @@ pub struct SimConfig {
     /// than `web-0`, `web-1`: clients must then learn pod names from the
     /// API, as on a real cluster. StatefulSets keep their ordinals.
     pub generated_pod_names: bool,
+    /// How long a Deployment's or ReplicaSet's controller takes to create
+    /// the pods it owes, on [`SimConfig::clock`]: a real cluster's
+    /// controllers react to a new or scaled workload some hundreds of
+    /// milliseconds later, so clients must wait for its pods. Zero: at once.
+    /// StatefulSets and rollouts are not delayed.
+    pub pod_creation_delay: SignedDuration,
     /// How long an Event lives after its last write, as `kube-apiserver
     /// --event-ttl` (default 1h), on [`SimConfig::clock`]; `None`: forever.
     pub event_ttl: Option<SignedDuration>,
@@ -81,6 +87,7 @@ impl Default for SimConfig {
             feature_gates: FeatureGates::default(),
             max_pods_per_workload: crate::limits::MAX_PODS_PER_WORKLOAD,
             generated_pod_names: false,
+            pod_creation_delay: SignedDuration::ZERO,
             event_ttl: Some(DEFAULT_EVENT_TTL),
         }
     }
@@ -149,6 +156,7 @@ impl Sim {
             config.max_pods_per_workload,
         );
         state.generated_names = config.generated_pod_names;
+        state.creation_delay = config.pod_creation_delay;
         let sim = Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
@@ -196,6 +204,11 @@ impl Sim {
     /// TTL. Also runs on every request, so a clock advanced behind the
     /// sim's back is noticed at the next request.
     pub fn process_due(&self) {
+        {
+            let now = self.inner.clock.now();
+            let mut st = self.lock();
+            workloads::release_due_creations(&mut st, now);
+        }
         self.settle();
         let now = self.inner.clock.now();
         let mut st = self.lock();
@@ -304,6 +317,7 @@ impl Sim {
             }
             st.delays.clear();
             st.unsettled.clear();
+            st.creation_due.clear();
             st.pending.clear();
             st.next_index.clear();
             st.rolling.clear();

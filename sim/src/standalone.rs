@@ -115,6 +115,12 @@ pub struct Args {
     /// `web-0`, `web-1`, so that clients must learn pod names from the API.
     #[arg(long)]
     pub generated_pod_names: bool,
+    /// How long Deployments and ReplicaSets take to create the pods they
+    /// owe (e.g. `500ms`), on the sim's clock: a real cluster's controllers
+    /// create a new or scaled workload's pods a moment later, and clients
+    /// must wait for them.
+    #[arg(long, default_value = "0s")]
+    pub pod_creation_delay: SignedDuration,
     /// How long an Event is kept after its last write, as kube-apiserver's
     /// `--event-ttl` (on the sim's clock, virtual or wall); `0s` keeps
     /// Events forever.
@@ -147,6 +153,7 @@ pub fn config_from_args(args: &Args) -> Result<SimConfig, StandaloneError> {
         metrics: args.metrics_url.clone().map(Backend::Url),
         feature_gates,
         generated_pod_names: args.generated_pod_names,
+        pod_creation_delay: args.pod_creation_delay.max(SignedDuration::ZERO),
         event_ttl: (args.event_ttl > SignedDuration::ZERO).then_some(args.event_ttl),
         ..SimConfig::default()
     })

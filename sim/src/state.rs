@@ -77,6 +77,12 @@ pub(crate) struct State {
     pub rollout_sizes: HashMap<(String, String), (i64, i64)>,
     /// When each Event expires (`--event-ttl`).
     pub event_expiry: crate::event_ttl::EventExpiry,
+    /// How long a workload's controller takes to create the pods it owes
+    /// (`SimConfig::pod_creation_delay`); zero: at once.
+    pub creation_delay: SignedDuration,
+    /// When each workload that owes pods creates them, by (storage, ns,
+    /// name).
+    pub creation_due: BTreeMap<(Storage, String, String), Timestamp>,
 }
 
 impl State {
@@ -99,6 +105,8 @@ impl State {
             old_templates: HashMap::new(),
             rollout_sizes: HashMap::new(),
             event_expiry: Default::default(),
+            creation_delay: SignedDuration::ZERO,
+            creation_due: BTreeMap::new(),
         }
     }
 

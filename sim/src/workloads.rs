@@ -116,6 +116,14 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
         .map(|p| (index_in(&names, name, &p), p))
         .collect();
     let key = (s, ns.to_owned(), name.to_owned());
+    if active.len() >= want {
+        // Nothing owed: a later scale-up waits anew.
+        st.creation_due.remove(&key);
+    } else if creation_waits(st, &key, now) {
+        start_waiting(st, ns, name, uid, now);
+        refresh_status(st, s, ns, name);
+        return;
+    }
     if active.len() < want {
         let highest = active.iter().filter_map(|(i, _)| *i).max();
         let mut next = st
@@ -149,8 +157,12 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
             .saturating_sub(active.len())
             .min(crate::limits::POD_BURST);
         if active.len() + batch < capped {
-            // The rest come in later batches, each under the lock anew.
+            // The rest come in later batches, each under the lock anew
+            // (without a further delay: one reaction, several batches).
             st.unsettled.insert((s, ns.to_owned(), name.to_owned()));
+            if !st.creation_delay.is_zero() {
+                st.creation_due.insert(key.clone(), now);
+            }
         }
         let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
         let template = obj
@@ -198,6 +210,47 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
     }
     start_waiting(st, ns, name, uid, now);
     refresh_status(st, s, ns, name);
+}
+
+/// Whether workload `key` must wait before creating the pods it owes: a
+/// real cluster's controller creates them a moment after the change that
+/// calls for them (`SimConfig::pod_creation_delay`). The first call starts
+/// the wait; [`release_due_creations`] ends it.
+fn creation_waits(st: &mut State, key: &(Storage, String, String), now: Timestamp) -> bool {
+    if st.creation_delay.is_zero() || key.0 == Storage::StatefulSets {
+        return false;
+    }
+    match st.creation_due.get(key) {
+        Some(due) if *due <= now => {
+            st.creation_due.remove(key);
+            false
+        }
+        Some(_) => true,
+        None => {
+            let due = now.checked_add(st.creation_delay).unwrap_or(now);
+            st.creation_due.insert(key.clone(), due);
+            true
+        }
+    }
+}
+
+/// Queues the workloads whose pod creation fell due by `now` for
+/// reconciling.
+pub(crate) fn release_due_creations(st: &mut State, now: Timestamp) {
+    let due: Vec<_> = st
+        .creation_due
+        .iter()
+        .filter(|(_, at)| **at <= now)
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in due {
+        if st.store.table(key.0).get(&key.1, &key.2).is_some() {
+            st.unsettled.insert(key);
+        } else {
+            // The workload went while it waited.
+            st.creation_due.remove(&key);
+        }
+    }
 }
 
 /// The delays of the pods of workload `ns/name`.

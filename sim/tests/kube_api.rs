@@ -1446,3 +1446,43 @@ async fn an_object_with_finalizers_is_marked_on_delete_and_goes_with_the_last_on
         .unwrap();
     assert_eq!(code(pods.get("held").await.unwrap_err()), 404);
 }
+
+#[tokio::test]
+async fn with_a_creation_delay_a_workloads_pods_appear_that_much_later_on_the_sims_clock() {
+    let sim = Sim::new(SimConfig {
+        generated_pod_names: true,
+        pod_creation_delay: jiff::SignedDuration::from_millis(500),
+        ..SimConfig::default()
+    });
+    let client = sim.client();
+    let deps: Api<Deployment> = Api::default_namespaced(client.clone());
+    let pods: Api<Pod> = Api::default_namespaced(client.clone());
+    deps.create(&PostParams::default(), &deployment("web", 2))
+        .await
+        .unwrap();
+    assert!(pod_names(&pods, "app=web").await.is_empty(), "not yet");
+    sim.advance(jiff::SignedDuration::from_millis(499));
+    assert!(pod_names(&pods, "app=web").await.is_empty(), "not yet");
+    sim.advance(jiff::SignedDuration::from_millis(1));
+    assert_eq!(pod_names(&pods, "app=web").await.len(), 2);
+    // A scale-up waits as long again.
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 4}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pod_names(&pods, "app=web").await.len(), 2);
+    sim.advance(jiff::SignedDuration::from_millis(500));
+    assert_eq!(pod_names(&pods, "app=web").await.len(), 4);
+    // A scale-down is at once.
+    deps.patch_scale(
+        "web",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"spec": {"replicas": 1}})),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pod_names(&pods, "app=web").await.len(), 1);
+}

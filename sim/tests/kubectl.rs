@@ -66,6 +66,7 @@ async fn start(tag: &str) -> Server {
         kubernetes_version: hpa_sim::KubernetesVersion::default(),
         feature_gates: String::new(),
         generated_pod_names: false,
+        pod_creation_delay: jiff::SignedDuration::ZERO,
         event_ttl: jiff::SignedDuration::from_hours(1),
     };
     let sim = Sim::new(config_from_args(&args).unwrap());

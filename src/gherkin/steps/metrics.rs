@@ -9,7 +9,7 @@ use fake_metrics_server::script::Api as MetricsApi;
 use super::hpa::selector_labels;
 use super::{Table, age, per_container};
 use crate::gherkin::params::{Quantity, Values};
-use crate::gherkin::world::{HpaWorld, StepError, StepResult};
+use crate::gherkin::world::{HpaWorld, PodMetrics, StepError, StepResult};
 
 #[given(expr = "the pods of {string} report {string} of {values}")]
 #[when(expr = "the pods of {string} report {string} of {values}")]
@@ -181,8 +181,23 @@ pub(crate) async fn set_value(
     value: Option<&str>,
     push: bool,
 ) -> StepResult {
+    let parts = value_parts(pod, metric, value)?;
+    apply_value(world.pod_model(ns, pod).await?, metric, parts);
+    if push {
+        world.push_pod(ns, pod).await?;
+    }
+    Ok(())
+}
+
+/// A cell's value as (container, quantity) parts: per container for `cpu`
+/// and `memory`, one unnamed part for a pods metric, none for `None`.
+fn value_parts(
+    pod: &str,
+    metric: &str,
+    value: Option<&str>,
+) -> Result<Vec<(String, String)>, StepError> {
     let resource = matches!(metric, "cpu" | "memory");
-    let parts = match value {
+    Ok(match value {
         Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?
             .into_iter()
             .filter_map(|(container, q, _)| Some((container, q?)))
@@ -193,9 +208,13 @@ pub(crate) async fn set_value(
             vec![(String::new(), v.to_owned())]
         }
         None => Vec::new(),
-    };
-    let model = world.pod_model(ns, pod).await?;
-    if resource {
+    })
+}
+
+/// Sets one metric of a pod's model to `parts` (none: no value).
+fn apply_value(model: &mut PodMetrics, metric: &str, parts: Vec<(String, String)>) {
+    model.missing = false;
+    if matches!(metric, "cpu" | "memory") {
         // Every container loses this resource, then the named ones get it.
         for usage in model.containers.values_mut() {
             if metric == "cpu" {
@@ -225,8 +244,18 @@ pub(crate) async fn set_value(
             }
         }
     }
-    if push {
-        world.push_pod(ns, pod).await?;
+}
+
+/// The model of a pod whose metrics are `values` (by metric name): what a
+/// fake-metrics-server rule gives every pod it matches.
+pub(crate) fn model_of(
+    what: &str,
+    values: &std::collections::BTreeMap<String, String>,
+) -> Result<PodMetrics, StepError> {
+    let mut model = PodMetrics::default();
+    for (metric, value) in values {
+        let parts = value_parts(what, metric, Some(value))?;
+        apply_value(&mut model, metric, parts);
     }
-    Ok(())
+    Ok(model)
 }

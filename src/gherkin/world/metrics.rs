@@ -1,6 +1,9 @@
 //! The world's side of the fake metrics server: what it is told about each
 //! pod (kept whole, so that every change sends the whole pod), pods that
-//! went away, and failing metrics APIs.
+//! went away, failing metrics APIs, and the rules that give the pods a
+//! real cluster creates between steps their values.
+
+use fake_metrics_server::script::{RuleSpec, ScriptPatch};
 
 use super::*;
 
@@ -104,5 +107,92 @@ impl HpaWorld {
             "making the {api} metrics API {}",
             if failing { "fail" } else { "recover" }
         )))
+    }
+    /// Whether the cluster's controllers act between steps (a remote
+    /// cluster on the wall clock): pods then appear while no step runs.
+    fn cluster_acts_between_steps(&self) -> bool {
+        matches!(self.target, Target::Remote(_))
+            && self.env.as_ref().is_some_and(|e| !e.is_virtual())
+    }
+
+    /// "The new pods of W report": where the cluster acts between steps,
+    /// also a rule of the fake metrics server for W's pods (namespace and
+    /// selector), so that a pod the cluster creates (a scale-up's, a
+    /// rollout's, a replacement) has its values when it appears, as on the
+    /// simulated cluster, not from the next step on. Pods already there that
+    /// are not new and have no values are declared without values, so the
+    /// rule passes them by; after a rollout the old revisions are left out.
+    pub(crate) async fn new_pod_rules(&mut self) -> StepResult {
+        if !self.cluster_acts_between_steps() {
+            return Ok(());
+        }
+        let keys: Vec<(String, String)> = self
+            .versions
+            .iter()
+            .filter(|(_, v)| !v.values.is_empty())
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut patch = ScriptPatch::default();
+        for (ns, workload) in keys {
+            for pod in self.pods_of(&ns, &workload).await? {
+                let name = pod.metadata.name.clone().unwrap_or_default();
+                let key = (ns.clone(), name.clone());
+                if self.is_new(&ns, &workload, &pod) || self.pods.contains_key(&key) {
+                    continue;
+                }
+                let model = PodMetrics {
+                    labels: pod
+                        .metadata
+                        .labels
+                        .unwrap_or_default()
+                        .into_iter()
+                        .collect(),
+                    missing: true,
+                    ..PodMetrics::default()
+                };
+                patch.pods.push(pod_spec(&ns, &name, &model)?);
+                self.pods.insert(key, model);
+            }
+            let Some(versions) = self.versions.get(&(ns.clone(), workload.clone())) else {
+                continue;
+            };
+            let what = format!("new pods of {ns}/{workload}");
+            let values = crate::gherkin::steps::metrics::model_of(&what, &versions.values)?;
+            let values = pod_spec(&ns, &what, &values)?;
+            let workload_entry = self.workloads.get(&(ns.clone(), workload.clone()));
+            let mut selector =
+                workload_entry.map_or_else(|| format!("app={workload}"), |w| w.selector.clone());
+            if versions.rollouts > 0 && !versions.old.is_empty() {
+                let label = match workload_entry.map(|w| w.kind) {
+                    Some(super::super::params::WorkloadKind::StatefulSet) => {
+                        hpa_sim::REVISION_LABEL
+                    }
+                    _ => hpa_sim::TEMPLATE_HASH_LABEL,
+                };
+                let old: Vec<&str> = versions.old.iter().map(String::as_str).collect();
+                if !selector.is_empty() {
+                    selector.push(',');
+                }
+                selector.push_str(&format!("{label} notin ({})", old.join(",")));
+            }
+            patch.rules.push(RuleSpec {
+                name: format!("new-pods.{ns}.{workload}"),
+                namespace: ns.clone(),
+                selector,
+                containers: values.containers,
+                metrics: values.metrics,
+                timestamp: None,
+                window: None,
+            });
+        }
+        if patch.rules.is_empty() {
+            return Ok(());
+        }
+        let client = self.env().await?.metrics.clone();
+        client
+            .patch_script(&patch)
+            .await
+            .map_err(StepError::metrics("setting the rules of new pods"))?;
+        Ok(())
     }
 }

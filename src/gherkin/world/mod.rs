@@ -127,6 +127,9 @@ pub(crate) struct PodMetrics {
     pub custom: BTreeMap<String, String>,
     pub timestamp: Option<SignedDuration>,
     pub window: Option<SignedDuration>,
+    /// The pod has no values, and rules pass it by (a pod that was there
+    /// before "the new pods of ... report" and was given nothing).
+    pub missing: bool,
 }
 
 /// One scenario's state. A fresh one per scenario; nothing is shared.
@@ -715,9 +718,10 @@ impl HpaWorld {
             // names of their own) a moment after it: wait for the pod the
             // step names, within the scenario's patience.
             let mut real = None;
+            let mut seen = 0;
             let found = self
                 .eventually(async |w: &mut HpaWorld| {
-                    w.pods_of(&ns, &workload).await?;
+                    seen = w.pods_of(&ns, &workload).await?.len();
                     real = w.aliases.get(&(ns.clone(), pod.clone())).cloned();
                     match real {
                         Some(_) => Ok(()),
@@ -727,13 +731,37 @@ impl HpaWorld {
                     }
                 })
                 .await;
-            match (found, real) {
-                (_, Some(real)) => return Ok((ns, real)),
-                (Err(StepError::Expectation(_)) | Ok(()), None) => {}
-                (Err(e), None) => return Err(e),
-            }
+            return match (found, real) {
+                (_, Some(real)) => Ok((ns, real)),
+                (Err(StepError::Expectation(_)) | Ok(()), None) => {
+                    Err(self.pod_not_made(&ns, &workload, &pod, seen))
+                }
+                (Err(e), None) => Err(e),
+            };
         }
         Ok((ns, pod))
+    }
+
+    /// Why a step's pod of a workload is not there after waiting: the
+    /// workload, the pods it has and the pods the step's name needs.
+    fn pod_not_made(&self, ns: &str, workload: &str, pod: &str, seen: usize) -> StepError {
+        let kind = self
+            .workloads
+            .get(&(ns.to_owned(), workload.to_owned()))
+            .map_or("workload", |w| w.kind.word());
+        let waited = self.patience().map_or_else(
+            || "now".to_owned(),
+            |p| format!("after waiting {}s", p.as_secs()),
+        );
+        let needed = match self.step_index(ns, workload, pod) {
+            u64::MAX => "a pod of that name".to_owned(),
+            0 => "1 pod".to_owned(),
+            i => format!("{} pods", i.saturating_add(1)),
+        };
+        StepError::Expectation(format!(
+            "{kind} {ns}/{workload} has {seen} pod{} {waited}; step pod {pod} needs {needed}",
+            if seen == 1 { "" } else { "s" }
+        ))
     }
 
     /// The step name of a cluster pod (itself when it has none).
@@ -855,7 +883,7 @@ fn pod_spec(ns: &str, pod: &str, m: &PodMetrics) -> Result<PodSpec, StepError> {
         name: pod.to_owned(),
         labels: m.labels.clone(),
         containers,
-        missing: false,
+        missing: m.missing,
         timestamp: m.timestamp.map(|d| SampleTime::Ago(ScriptDuration(d))),
         window: m.window.map(ScriptDuration),
         metrics,

@@ -83,7 +83,8 @@ impl HpaWorld {
             )))?;
         // The pods the rollout removed take their metrics along.
         self.prune_pods().await?;
-        self.report_new_pods().await
+        self.report_new_pods().await?;
+        self.new_pod_rules().await
     }
 
     /// "the new pods of W report M of V": once W rolled out, the pods of
@@ -114,7 +115,8 @@ impl HpaWorld {
         versions.values.insert(metric.to_owned(), value.to_owned());
         // Pods given values before get this one too.
         versions.given.clear();
-        self.report_new_pods().await
+        self.report_new_pods().await?;
+        self.new_pod_rules().await
     }
 
     /// Whether a pod of workload `ns/name` is new: of a version newer than
