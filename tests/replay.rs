@@ -228,9 +228,10 @@ async fn a_scaled_object_replays_with_keda_s_steps_and_fallback() {
     assert_eq!(
         steps,
         [
-            // Never active: once initialCooldownPeriod (0) has strictly
-            // passed since creation, down to 0.
-            (15.0, 1, 0, "KEDAScaleTargetDeactivated"),
+            // Never active: at the first poll, initialCooldownPeriod (0)
+            // has passed since creation (KEDA's creation time is whole
+            // seconds, its first poll comes after it), so down to 0 at once.
+            (0.0, 1, 0, "KEDAScaleTargetDeactivated"),
             // 35 is above activationValue 2: back to 1 at once.
             (60.0, 0, 1, "KEDAScaleTargetActivated"),
             // Last active at 105 s (failed reads are not activity): more
