@@ -258,6 +258,50 @@ impl Quantity {
         self.scaled_value(-3)
     }
 
+    /// apimachinery's `MilliValue` as Kubernetes through 1.37 computes it
+    /// for this quantity's canonical wire form (`100E`, `500m`): the same
+    /// as [`milli_value`](Self::milli_value) within the `i64` range, and
+    /// beyond it what Go returns (1.38 saturates, k/k #141305).
+    ///
+    /// A canonical form with at most 18 digits parses to an `int64Amount`
+    /// (digits, a scale that is a multiple of 3); `MilliValue` scales it by
+    /// `10^(scale + 3)` in `positiveScaleInt64`, which for 10^3, 10^6 and
+    /// 10^9 multiplies once and returns the wrapped product, and for other
+    /// powers multiplies by ten in a loop and returns 0 on overflow. More
+    /// digits take the `inf.Dec` path, whose `big.Int.Int64()` keeps the
+    /// low 64 bits of the magnitude, then the sign.
+    pub fn go_milli_value_through_1_37(&self) -> i64 {
+        let exact = self.scaled_value_i128(-3);
+        if let Ok(v) = i64::try_from(exact) {
+            return v;
+        }
+        let negative = self.mantissa < 0;
+        let e = i64::from(self.exponent);
+        let scale = e.div_euclid(3) * 3;
+        let digits =
+            pow10(u32::try_from(e - scale).unwrap_or(0)).and_then(|f| self.mantissa.checked_mul(f));
+        if let Some(value) = digits
+            && value.unsigned_abs() < 1_000_000_000_000_000_000
+            && scale >= -9
+        {
+            // `value` has at most 18 digits: an int64Amount.
+            let value = value as i64;
+            return match scale + 3 {
+                d @ (3 | 6 | 9) => value.wrapping_mul(10i64.pow(d as u32)),
+                _ => 0,
+            };
+        }
+        // inf.Dec: |mantissa| * 10^(exponent + 3), low 64 bits, then the sign.
+        // Truncating to the low 64 bits is the point: they are all that
+        // `Int64()` keeps of the product.
+        let mut low = self.mantissa.unsigned_abs() as u64;
+        for _ in 0..(e + 3).max(0) {
+            low = low.wrapping_mul(10);
+        }
+        let v = low as i64;
+        if negative { v.wrapping_neg() } else { v }
+    }
+
     /// Billionths, rounded away from zero, saturating.
     pub fn nano_value(&self) -> i64 {
         self.scaled_value(-9)
@@ -563,6 +607,40 @@ mod tests {
         assert_eq!(q("-1e30").milli_value(), i64::MIN);
         assert_eq!(q("9223372036854775807").milli_value(), i64::MAX);
         assert_eq!(q("1e-100").milli_value(), 1);
+    }
+
+    /// What apimachinery's `MilliValue` returns through 1.37, worked out
+    /// from `positiveScaleInt64`, `int64Multiply` and `big.Int.Int64()`.
+    #[test]
+    fn milli_values_beyond_int64_read_as_go_read_them_through_1_37() {
+        for (text, expected) in [
+            ("500m", 500),
+            ("1", 1000),
+            ("9223372036854775", 9_223_372_036_854_775_000),
+            // int64Amount{100, 18}: 10^21 is multiplied in a loop, which
+            // stops at the overflow and returns 0 (KEDA's trigger at 1e20).
+            ("100E", 0),
+            ("1e20", 0),
+            ("-100E", 0),
+            ("1e30", 0),
+            // int64Amount{9223372036854776, 0}: one multiplication by 1000,
+            // wrapped, returned anyway.
+            (
+                "9223372036854776",
+                9_223_372_036_854_776_000_i128.wrapping_sub(1 << 64) as i64,
+            ),
+            (
+                "9223372036854776k",
+                9_223_372_036_854_776_i64.wrapping_mul(1_000_000),
+            ),
+            // 19 digits: inf.Dec; (2^63 - 1) * 1000 keeps -1000 in its low 64 bits.
+            ("9223372036854775807", -1000),
+            ("1e-100", 1),
+        ] {
+            assert_eq!(q(text).go_milli_value_through_1_37(), expected, "{text}");
+        }
+        // From 1.38 the same values saturate.
+        assert_eq!(q("100E").milli_value(), i64::MAX);
     }
 
     #[test]

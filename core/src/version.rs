@@ -163,6 +163,23 @@ impl KubernetesVersion {
         self >= Self::V1_37
     }
 
+    /// `Quantity.MilliValue()` saturates at the int64 bounds (1.38, k/k
+    /// #141305); earlier releases return what Go's int64 arithmetic gives,
+    /// 0 for KEDA's `100E` ([`Quantity::go_milli_value_through_1_37`]).
+    pub fn saturating_milli_value(self) -> bool {
+        self >= Self::V1_38
+    }
+
+    /// A metric value in thousandths, as this release's `MilliValue`
+    /// reads it.
+    pub fn milli_value(self, q: &crate::quantity::Quantity) -> i64 {
+        if self.saturating_milli_value() {
+            q.milli_value()
+        } else {
+            q.go_milli_value_through_1_37()
+        }
+    }
+
     /// Every float-to-int32 replica conversion saturates at `MaxInt32` on
     /// every architecture (1.38, k/k #141397, one `ceilToInt32` helper);
     /// earlier releases convert as Go on amd64 (out of range or NaN:

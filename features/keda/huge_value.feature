@@ -38,13 +38,10 @@ Feature: A huge trigger value (1e20) reaches the HPA whole, and the release deci
       """
     And the trigger "rabbitmq" of ScaledObject "worker" reports 1e20
 
-  # Known bug of the harness, not of the runner: hpa-core's MilliValue
-  # saturates under every release (docs/versions.md, "Not modelled:
-  # Quantity values saturating"), so through 1.37 our controller scales up
-  # where upstream reads 0. Upstream: usage 0 against 20 per pod proposes
-  # 0, raised to minReplicas 1; the default 300 s scale-down window, seeded
-  # with the 4 current replicas, holds 4 until it has passed.
-  @k8s-1.36 @k8s-1.37 @known-bug
+  # Upstream: usage 0 against 20 per pod proposes 0, raised to minReplicas
+  # 1; the default 300 s scale-down window, seeded with the 4 current
+  # replicas, holds 4 until it has passed.
+  @k8s-1.36 @k8s-1.37
   Scenario: Through 1.37 the HPA reads 0 and scales the overloaded workload down to its minimum
     When the HPA controller syncs
     Then the HPA "keda-hpa-worker" reports "s0-rabbitmq-orders" at 0

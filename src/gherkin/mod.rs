@@ -18,6 +18,7 @@ pub mod kinds;
 pub mod line_filter;
 pub mod params;
 pub mod pods;
+pub mod record;
 pub mod remote;
 pub mod runner;
 mod shared_cluster;

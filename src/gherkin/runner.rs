@@ -50,7 +50,7 @@ pub struct RunOptions {
     /// A run that selects no scenario passes instead of failing.
     pub allow_empty: bool,
     /// Records each scenario's decisions (for `--report` and `--plot`).
-    pub record: Option<crate::report::Recorder>,
+    pub record: Option<super::record::Recorder>,
     /// The Kubernetes releases whose semantics the scenarios run under
     /// (each untagged scenario under each; see [`versions`]). `None`: the
     /// cluster's own release on a real cluster, else the newest stable one.
@@ -533,7 +533,7 @@ async fn run_pass(
                 .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
             world.set_release(version);
             if recording {
-                crate::report::Recorder::prepare(&mut world.config);
+                super::record::Recorder::prepare(&mut world.config);
             }
             Box::pin(async move {
                 world.take_turn(alone).await;

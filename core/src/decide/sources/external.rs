@@ -34,7 +34,7 @@ pub(super) fn external_proposal(
             Some(Fetched::External(Ok(s))) => Ok(s
                 .values
                 .iter()
-                .map(Quantity::milli_value)
+                .map(|q| ctx.config.version().milli_value(q))
                 .collect::<Vec<_>>()),
             Some(Fetched::External(Err(e))) => Err(e.clone()),
             _ => Err("metric was not fetched".to_owned()),

@@ -50,7 +50,7 @@ pub(super) fn object_proposal(
     let obj = &src.described_object;
     let metric = &src.metric.name;
     let fetched = match ctx.fetched(i) {
-        Some(Fetched::Object(Ok(s))) => Ok(s.value.milli_value()),
+        Some(Fetched::Object(Ok(s))) => Ok(ctx.config.version().milli_value(&s.value)),
         Some(Fetched::Object(Err(e))) => Err(e.clone()),
         _ => Err("metric was not fetched".to_owned()),
     }
