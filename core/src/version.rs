@@ -165,7 +165,7 @@ impl KubernetesVersion {
 
     /// `Quantity.MilliValue()` saturates at the int64 bounds (1.38, k/k
     /// #141305); earlier releases return what Go's int64 arithmetic gives,
-    /// 0 for KEDA's `100E` ([`Quantity::go_milli_value_through_1_37`]).
+    /// 0 for KEDA's `100E` ([`Quantity::go_milli_value_through_1_37`](crate::quantity::Quantity::go_milli_value_through_1_37)).
     pub fn saturating_milli_value(self) -> bool {
         self >= Self::V1_38
     }
