@@ -18,8 +18,6 @@
 //! depend on each other.
 
 pub mod cli;
-/// The HPA controller (crate `hpa-controller`), under its former path.
-pub use hpa_controller as controller;
 pub mod gherkin;
 pub mod keda;
 pub mod load;

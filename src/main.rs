@@ -28,10 +28,7 @@ fn main() -> ExitCode {
     match runtime.block_on(hpa_harness::cli::run(cli)) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!(
-                "{}",
-                hpa_harness::controller::cli::error_report(err.as_ref())
-            );
+            eprintln!("{}", hpa_controller::cli::error_report(err.as_ref()));
             ExitCode::FAILURE
         }
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::script::Api as MetricsApi;
-use hpa_harness::controller::ControllerConfig;
+use hpa_controller::ControllerConfig;
 use hpa_harness::load::cleanup::LOAD_LABEL;
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
 use k8s_openapi::api::core::v1::{Namespace, Pod};

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use hpa_harness::controller::ControllerConfig;
+use hpa_controller::ControllerConfig;
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
 
 mod support;

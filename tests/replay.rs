@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hpa_harness::controller::config::ControllerConfig;
+use hpa_controller::config::ControllerConfig;
 use hpa_harness::gherkin::{RunOptions, Verdict, runner};
 use hpa_harness::plot::{Layout, Timeline};
 use hpa_harness::replay::series::{self, SeriesArg};

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::controller::config::parse_go_duration;
-use crate::controller::flags::HpaFlags;
 use crate::load::report::{self, LoadReport};
 use crate::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile};
 use crate::plot::load::{PlotAxis, write_plot};
+use hpa_controller::config::parse_go_duration;
+use hpa_controller::flags::HpaFlags;
 
 use super::CliResult;
 

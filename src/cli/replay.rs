@@ -7,11 +7,11 @@ use std::process::ExitCode;
 use jiff::SignedDuration;
 
 use super::CliResult;
-use crate::controller::config::ControllerConfig;
 use crate::plot::timeline::{Note, NoteKind};
 use crate::plot::{Layout, Timeline};
 use crate::replay::series::SeriesArg;
 use crate::replay::{ReplayOptions, Spread, Summary, manifest, series};
+use hpa_controller::config::ControllerConfig;
 
 /// Options of `hpa-harness replay`.
 #[derive(Debug, clap::Args)]

@@ -34,7 +34,7 @@ use super::CliResult;
 use super::controller::shutdown_signal;
 use super::sim_controller::{InProcess, clock_layer};
 use super::sim_load::{Loads, Mirror};
-use crate::controller::ControllerConfig;
+use hpa_controller::ControllerConfig;
 
 /// Errors of `hpa-harness sim`.
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ pub enum SimCliError {
     #[error("--controller needs the built-in metrics server: leave out --metrics-url")]
     ControllerWithMetricsUrl,
     #[error("the in-process controller failed to stop")]
-    Controller(#[source] crate::controller::RunError),
+    Controller(#[source] hpa_controller::RunError),
     #[error("invalid --metrics-script {path}")]
     Script {
         path: PathBuf,

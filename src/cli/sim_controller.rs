@@ -21,9 +21,7 @@ use jiff::SignedDuration;
 use tokio::sync::Mutex;
 
 use super::sim_load::Mirror;
-use crate::controller::{
-    ControllerConfig, ControllerHandle, ControllerOptions, RunError, SyncMode,
-};
+use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions, RunError, SyncMode};
 
 /// The largest admin body read when intercepting a clock move.
 const MAX_CLOCK_BODY: usize = 64 * 1024;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use hpa_core::clock::Clock;
 
-use crate::controller::config::ControllerConfig;
-use crate::controller::decisions::DecisionRecord;
-use crate::controller::{
+use hpa_controller::config::ControllerConfig;
+use hpa_controller::decisions::DecisionRecord;
+use hpa_controller::{
     AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, RunError,
 };
 
@@ -21,12 +21,12 @@ pub enum Seed {
     Recommendations {
         namespace: String,
         name: String,
-        entries: Vec<crate::controller::AgedRecommendation>,
+        entries: Vec<hpa_controller::AgedRecommendation>,
     },
     ScaleEvents {
         namespace: String,
         name: String,
-        events: Vec<crate::controller::AgedScaleEvent>,
+        events: Vec<hpa_controller::AgedScaleEvent>,
     },
 }
 

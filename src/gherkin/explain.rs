@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use jiff::SignedDuration;
 
-use crate::controller::decisions::DecisionRecord;
+use hpa_controller::decisions::DecisionRecord;
 
 /// Renders the decisions taken at one sync, `offset` after the scenario's
 /// start.

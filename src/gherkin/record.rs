@@ -5,9 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::controller::config::ControllerConfig;
-use crate::controller::decisions::DecisionRecord;
 use crate::plot::Timeline;
+use hpa_controller::config::ControllerConfig;
+use hpa_controller::decisions::DecisionRecord;
 
 use super::{HpaWorld, ScenarioOutcome, Verdict};
 

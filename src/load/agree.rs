@@ -6,7 +6,7 @@
 //! replicas, whether the status changed). The controller's shell must not
 //! change a decision; any difference is counted.
 
-use crate::controller::ReconcileObservation;
+use hpa_controller::ReconcileObservation;
 
 /// What differs between an observed reconcile and its replay, if anything:
 /// the first differing part, named for the report.

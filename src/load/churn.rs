@@ -20,10 +20,8 @@ use super::cluster::LoadCluster;
 use super::report;
 use super::run::{LoadError, LoadOptions, build};
 use super::workload::{CREATE_CONCURRENCY, Target, deployment, hpa, invalid, setup, targets};
-use crate::controller::{
-    ControllerConfig, ControllerHandle, ControllerOptions, Extensions, SyncMode,
-};
 use crate::testbed::ControllerKind;
+use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions, Extensions, SyncMode};
 
 /// The most cycles a run may ask for (keeps a run bounded).
 pub const MAX_CYCLES: usize = 100;

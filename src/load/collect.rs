@@ -12,7 +12,7 @@ use hpa_core::decide::RescaleOutcome;
 
 use super::agree::disagreement;
 use super::failures::Failures;
-use crate::controller::{ReconcileObservation, ReconcileObserver};
+use hpa_controller::{ReconcileObservation, ReconcileObserver};
 
 /// Why a reconcile failed, if it did: a metric not read (the core's
 /// error), or the scale not written.

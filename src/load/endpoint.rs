@@ -19,7 +19,7 @@ use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::CancellationToken;
 
 use super::upstream::Seen;
-use crate::controller::decisions::SyncTimes;
+use hpa_controller::decisions::SyncTimes;
 
 /// The counter of every reconcile, upstream's name.
 pub const RECONCILIATIONS: &str = "horizontal_pod_autoscaler_controller_reconciliations_total";
@@ -358,7 +358,7 @@ impl CounterWatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::controller::decisions::HpaSyncTimes;
+    use hpa_controller::decisions::HpaSyncTimes;
 
     #[test]
     fn the_counter_is_summed_over_its_label_sets() {

@@ -30,11 +30,11 @@ use super::workload::{
     CREATE_CONCURRENCY, LoadPod, MetricKind, Target, deployment, external_metric, hpa, invalid,
     list_pods, metric_changes, pod_churn, pod_metrics, rule, setup, targets,
 };
-use crate::controller::{
+pub use crate::testbed::{BackendKind, ControllerKind};
+use hpa_controller::{
     ControllerConfig, ControllerHandle, ControllerOptions, Extensions, ReconcileObserver, RunError,
     SyncMode,
 };
-pub use crate::testbed::{BackendKind, ControllerKind};
 
 /// How the scripted metrics change over the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -155,7 +155,7 @@ impl LoadOptions {
     /// Refuses, before anything is built, the options that make no run or
     /// no measurement.
     pub fn validate(&self) -> Result<(), LoadError> {
-        use crate::controller::config::format_go_duration;
+        use hpa_controller::config::format_go_duration;
         let invalid = |message: String| Err(LoadError::Invalid(message));
         if self.hpas == 0 || self.pods_per_hpa == 0 || self.duration.is_zero() {
             return invalid("--hpas, --pods-per-hpa and --duration must be positive".into());

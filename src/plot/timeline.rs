@@ -6,7 +6,7 @@ use hpa_core::calc::Tolerances;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::controller::decisions::DecisionRecord;
+use hpa_controller::decisions::DecisionRecord;
 
 /// One metric of the HPA, for the legend.
 #[derive(Debug, Clone, PartialEq, Serialize)]

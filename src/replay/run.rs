@@ -19,11 +19,11 @@ use serde::Serialize;
 use super::keda::KedaReplay;
 use super::manifest::{HpaManifest, Workload};
 use super::series::Series;
-use crate::controller::config::ControllerConfig;
-use crate::controller::decisions::DecisionRecord;
 use crate::gherkin::driver::Driver;
 use crate::keda::adapter::Replicas;
 use crate::testbed::embedded::Embedded;
+use hpa_controller::config::ControllerConfig;
+use hpa_controller::decisions::DecisionRecord;
 
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
@@ -171,7 +171,7 @@ pub async fn replay(
     if syncs > MAX_SYNCS {
         return Err(ReplayError::TooLong {
             syncs,
-            period: crate::controller::config::format_go_duration(options.config.sync_period),
+            period: hpa_controller::config::format_go_duration(options.config.sync_period),
             max: MAX_SYNCS,
         });
     }

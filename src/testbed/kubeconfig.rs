@@ -30,7 +30,7 @@ pub async fn config(
     path: Option<&Path>,
     context: Option<&str>,
 ) -> Result<kube::Config, KubeconfigError> {
-    crate::controller::kubeconfig::load(path, context)
+    hpa_controller::kubeconfig::load(path, context)
         .await
         .map_err(|e| KubeconfigError::new(path, e.kube_error()))
 }
@@ -53,11 +53,11 @@ pub async fn controller_client(
     burst: u32,
 ) -> Result<kube::Client, KubeconfigError> {
     let config = config(Some(path), None).await?;
-    crate::controller::client::controller_client(
+    hpa_controller::client::controller_client(
         config,
         qps,
         burst,
-        crate::controller::client::REQUEST_TIMEOUT,
+        hpa_controller::client::REQUEST_TIMEOUT,
     )
     .map_err(|e| KubeconfigError::new(Some(path), e))
 }

@@ -4,8 +4,8 @@ use cucumber::gherkin::Step;
 use cucumber::{given, then};
 
 use super::{Table, age, count};
-use crate::controller::{AgedRecommendation, AgedScaleEvent, Direction};
 use crate::gherkin::world::{HpaWorld, Seed, StepError, StepResult};
+use hpa_controller::{AgedRecommendation, AgedScaleEvent, Direction};
 
 #[given(expr = "the HPA controller runs with:")]
 async fn runs_with(world: &mut HpaWorld, step: &Step) -> StepResult {

@@ -586,8 +586,8 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
         .into_iter()
         .map(|e| {
             let d = match e.direction {
-                crate::controller::Direction::Up => "up",
-                crate::controller::Direction::Down => "down",
+                hpa_controller::Direction::Up => "up",
+                hpa_controller::Direction::Down => "down",
             };
             (e.age, d.to_owned(), e.pods)
         })
@@ -616,7 +616,7 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
 async fn controller_metric(world: &mut HpaWorld, sample: String, want: f64) -> StepResult {
     let sample = unescape(&sample);
     let text = world.driver().await?.metrics_text();
-    let got = crate::controller::metrics::sample_value(&text, &sample);
+    let got = hpa_controller::metrics::sample_value(&text, &sample);
     if got.is_none_or(|g| (g - want).abs() > 1e-9) {
         return fail(
             world,

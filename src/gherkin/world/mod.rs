@@ -22,9 +22,9 @@ use serde_json::Value;
 
 use super::driver::{Driver, DriverError};
 use super::target::{self, ControllerKind, Target};
-use crate::controller::config::{ControllerConfig, FlagError};
 pub use crate::testbed::env::Env;
 use crate::testbed::env::EnvError;
+use hpa_controller::config::{ControllerConfig, FlagError};
 
 mod cluster;
 mod keda;
@@ -524,7 +524,7 @@ impl HpaWorld {
         SignedDuration::try_from(period).map_err(|e| {
             StepError::Input(format!(
                 "sync period {}: {e}",
-                crate::controller::config::format_go_duration(period)
+                hpa_controller::config::format_go_duration(period)
             ))
         })
     }
@@ -918,7 +918,7 @@ mod tests {
         let mut world = HpaWorld::new();
         world.config.sync_period = std::time::Duration::MAX;
         let err = world.signed_sync_period().unwrap_err().to_string();
-        let named = crate::controller::config::format_go_duration(std::time::Duration::MAX);
+        let named = hpa_controller::config::format_go_duration(std::time::Duration::MAX);
         assert!(err.contains(&format!("sync period {named}")), "{err}");
     }
 
