@@ -22,45 +22,6 @@ mod support;
 /// The runs share two cores: one at a time.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// `hpa-harness sim --generated-pod-names`, its kubeconfig and its fake
-/// metrics server's URL.
-async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, std::path::PathBuf, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(support::BIN)
-        .args([
-            "sim",
-            "--generated-pod-names",
-            "--listen",
-            "127.0.0.1:0",
-            "--kubeconfig",
-        ])
-        .arg(dir.join("kubeconfig"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut announced = hpa_harness::testbed::process::Announced::default();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while announced.api_server.is_none()
-            || announced.kubeconfig.is_none()
-            || announced.metrics_server.is_none()
-        {
-            let line = lines.next_line().await.unwrap().unwrap();
-            announced.read_line(&line);
-        }
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (
-        child,
-        announced.kubeconfig.unwrap(),
-        announced.metrics_server.unwrap(),
-    )
-}
-
 fn options(kubeconfig: &std::path::Path, metrics_url: &str, profile: MetricProfile) -> LoadOptions {
     LoadOptions {
         hpas: 40,
@@ -106,7 +67,7 @@ async fn load_namespaces(client: &kube::Client) -> Vec<String> {
 async fn pods_with_generated_names_get_metrics_no_sync_fails_and_a_second_run_works() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-real");
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(scratch.path()).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     let client = client(&kubeconfig).await;
     // A ramp: the HPAs scale up, so the cluster creates pods during the run.
     let first = run(&options(&kubeconfig, &metrics_url, MetricProfile::Ramp))
@@ -147,7 +108,7 @@ async fn pods_with_generated_names_get_metrics_no_sync_fails_and_a_second_run_wo
 async fn a_run_whose_syncs_fail_is_refused_naming_the_reason() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-real-failing");
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(scratch.path()).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     // Once the load is built, the custom metrics API answers 404: a
     // quarter of the HPAs (Pods metrics) cannot sync.
     let control = ControlClient::new(metrics_url.clone()).unwrap();
@@ -182,7 +143,7 @@ async fn a_run_whose_syncs_fail_is_refused_naming_the_reason() {
 async fn upstreams_syncs_are_checked_by_the_servers_answers() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-real-upstream");
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(scratch.path()).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     // Our controller binary plays the cluster's own, with upstream's
     // requests (one metrics request naming its HPA per sync).
     let mut controller = tokio::process::Command::new(support::BIN)
@@ -245,7 +206,7 @@ async fn an_interrupted_run_deletes_its_load_and_exits_non_zero() {
     use tokio::io::AsyncBufReadExt;
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-real-sigint");
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(scratch.path()).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     let client = client(&kubeconfig).await;
     let mut load = tokio::process::Command::new(support::BIN)
         .args(["load", "--backend", "kubeconfig", "--kubeconfig"])

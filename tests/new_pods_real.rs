@@ -14,48 +14,8 @@ use std::time::Duration;
 use hpa_harness::gherkin::remote::RemoteOptions;
 use hpa_harness::gherkin::target::ControllerKind;
 use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
-use tokio::io::AsyncBufReadExt;
 
 mod support;
-
-/// `hpa-harness sim --generated-pod-names` with its own fake metrics server
-/// (which learns the sim's pods by watch): the child, its kubeconfig and
-/// the metrics server's URL.
-async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, PathBuf, String) {
-    let mut child = tokio::process::Command::new(support::BIN)
-        .args([
-            "sim",
-            "--generated-pod-names",
-            "--listen",
-            "127.0.0.1:0",
-            "--kubeconfig",
-        ])
-        .arg(dir.join("kubeconfig"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut announced = hpa_harness::testbed::process::Announced::default();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while announced.api_server.is_none()
-            || announced.kubeconfig.is_none()
-            || announced.metrics_server.is_none()
-        {
-            let line = lines.next_line().await.unwrap().unwrap();
-            announced.read_line(&line);
-        }
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (
-        child,
-        announced.kubeconfig.unwrap(),
-        announced.metrics_server.unwrap(),
-    )
-}
 
 /// Our controller binary as the cluster's own, syncing every second.
 fn cluster_controller(kubeconfig: &std::path::Path) -> tokio::process::Child {
@@ -81,7 +41,7 @@ fn cluster_controller(kubeconfig: &std::path::Path) -> tokio::process::Child {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scale_ups_new_pods_report_at_the_clusters_next_sync() {
     let scratch = support::temp_dir("new-pods-real");
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(scratch.path()).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     let mut controller = cluster_controller(&kubeconfig);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let summary = tokio::time::timeout(

@@ -59,3 +59,44 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// `hpa-harness sim --generated-pod-names` with its own fake metrics server
+/// (which learns the sim's pods by watch): the child, its kubeconfig and
+/// the metrics server's URL.
+pub async fn spawn_generated_sim(
+    dir: &std::path::Path,
+) -> (tokio::process::Child, std::path::PathBuf, String) {
+    let mut child = tokio::process::Command::new(BIN)
+        .args([
+            "sim",
+            "--generated-pod-names",
+            "--listen",
+            "127.0.0.1:0",
+            "--kubeconfig",
+        ])
+        .arg(dir.join("kubeconfig"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut announced = hpa_harness::testbed::process::Announced::default();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while announced.api_server.is_none()
+            || announced.kubeconfig.is_none()
+            || announced.metrics_server.is_none()
+        {
+            let line = lines.next_line().await.unwrap().unwrap();
+            announced.read_line(&line);
+        }
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (
+        child,
+        announced.kubeconfig.unwrap(),
+        announced.metrics_server.unwrap(),
+    )
+}
