@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use hpa_harness::gherkin::remote::RemoteOptions;
 use hpa_harness::gherkin::target::ControllerKind;
 use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
+use hpa_harness::testbed::TestbedOptions;
 use tokio::process::{Child, Command};
 
 mod support;
@@ -74,13 +74,13 @@ impl Servers {
         }
     }
 
-    fn remote(&self, controller: ControllerKind, sync_period: Duration) -> RemoteOptions {
-        RemoteOptions {
+    fn remote(&self, controller: ControllerKind, sync_period: Duration) -> TestbedOptions {
+        TestbedOptions {
             kubeconfig: Some(self.kubeconfig.clone()),
             metrics_url: Some(self.metrics_url.clone()),
             controller,
             upstream_sync_period: sync_period,
-            ..RemoteOptions::default()
+            ..TestbedOptions::default()
         }
     }
 }
@@ -133,7 +133,7 @@ async fn every_feature_passes_against_a_sim_process_and_a_metrics_server_process
         paths: vec![root().join("features")],
         backend: BackendKind::Kubeconfig,
         exclude_known_bugs: true,
-        remote: servers.remote(ControllerKind::Ours, Duration::from_secs(15)),
+        testbed: servers.remote(ControllerKind::Ours, Duration::from_secs(15)),
         ..RunOptions::default()
     })
     .await
@@ -166,7 +166,7 @@ async fn the_upstream_path_waits_for_a_controller_it_does_not_drive() {
     let summary = runner::run(&RunOptions {
         paths: vec![root().join("tests/e2e/upstream.feature")],
         backend: BackendKind::Kubeconfig,
-        remote: servers.remote(ControllerKind::Upstream, Duration::from_secs(1)),
+        testbed: servers.remote(ControllerKind::Upstream, Duration::from_secs(1)),
         ..RunOptions::default()
     })
     .await
@@ -245,7 +245,7 @@ async fn the_real_cluster_path_runs_the_seed_scenario_on_a_fake_node() {
             root().join("features/scaling/target_faults.feature"),
         ],
         backend: BackendKind::Kubeconfig,
-        remote: remote.clone(),
+        testbed: remote.clone(),
         ..RunOptions::default()
     })
     .await
@@ -278,7 +278,7 @@ async fn the_real_cluster_path_runs_the_seed_scenario_on_a_fake_node() {
     let again = runner::run(&RunOptions {
         paths: vec![root().join("features/seed.feature")],
         backend: BackendKind::Kubeconfig,
-        remote,
+        testbed: remote,
         ..RunOptions::default()
     })
     .await
@@ -295,7 +295,7 @@ async fn scenarios_on_a_real_cluster_are_isolated_by_namespace_and_event_ownersh
     let summary = runner::run(&RunOptions {
         paths: vec![root().join("tests/e2e/isolation.feature")],
         backend: BackendKind::Kubeconfig,
-        remote,
+        testbed: remote,
         ..RunOptions::default()
     })
     .await
@@ -382,7 +382,7 @@ async fn scenarios_on_a_real_cluster_run_side_by_side_each_in_its_own_namespace(
         let summary = runner::run(&RunOptions {
             paths: vec![root().join("tests/e2e/concurrent.feature")],
             backend: BackendKind::Kubeconfig,
-            remote: remote.clone(),
+            testbed: remote.clone(),
             concurrency,
             ..RunOptions::default()
         })
@@ -566,7 +566,7 @@ async fn upstream_mode_refuses_a_virtual_clock_nobody_else_moves() {
     let err = runner::run(&RunOptions {
         paths: vec![root().join("features/seed.feature")],
         backend: BackendKind::Kubeconfig,
-        remote: servers.remote(ControllerKind::Upstream, Duration::from_secs(1)),
+        testbed: servers.remote(ControllerKind::Upstream, Duration::from_secs(1)),
         ..RunOptions::default()
     })
     .await
@@ -597,10 +597,10 @@ async fn on_new_cluster(backend: BackendKind, controller: ControllerKind, paths:
     let summary = runner::run(&RunOptions {
         paths: paths.iter().map(|p| root().join(p)).collect(),
         backend,
-        remote: RemoteOptions {
+        testbed: TestbedOptions {
             controller,
             upstream_sync_period: Duration::from_secs(5),
-            ..RemoteOptions::default()
+            ..TestbedOptions::default()
         },
         ..RunOptions::default()
     })

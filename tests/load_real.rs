@@ -14,6 +14,7 @@ use fake_metrics_server::script::Api as MetricsApi;
 use hpa_controller::ControllerConfig;
 use hpa_harness::load::cleanup::LOAD_LABEL;
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
+use hpa_harness::testbed::TestbedOptions;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::api::{Api, ListParams};
 
@@ -35,8 +36,11 @@ fn options(kubeconfig: &std::path::Path, metrics_url: &str, profile: MetricProfi
         profile,
         hpas_per_namespace: 20,
         backend: BackendKind::Kubeconfig,
-        kubeconfig: Some(kubeconfig.to_path_buf()),
-        metrics_control_url: Some(metrics_url.to_owned()),
+        testbed: TestbedOptions {
+            kubeconfig: Some(kubeconfig.to_path_buf()),
+            metrics_url: Some(metrics_url.to_owned()),
+            ..TestbedOptions::default()
+        },
         ..LoadOptions::default()
     }
 }
@@ -161,9 +165,10 @@ async fn upstreams_syncs_are_checked_by_the_servers_answers() {
         .kill_on_drop(true)
         .spawn()
         .unwrap();
-    let upstream = |profile| LoadOptions {
-        controller: ControllerKind::Upstream,
-        ..options(&kubeconfig, &metrics_url, profile)
+    let upstream = |profile| {
+        let mut options = options(&kubeconfig, &metrics_url, profile);
+        options.testbed.controller = ControllerKind::Upstream;
+        options
     };
     let healthy = run(&upstream(MetricProfile::Steady)).await.unwrap();
     assert_eq!(healthy.syncs_counted_by, "request-log");

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use hpa_controller::ControllerConfig;
 use hpa_harness::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile, run};
+use hpa_harness::testbed::TestbedOptions;
 
 mod support;
 
@@ -150,8 +151,11 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
     let (mut child, kubeconfig, metrics_url) = spawn_sim(&dir).await;
     let report = run(&LoadOptions {
         backend: BackendKind::Kubeconfig,
-        kubeconfig: Some(kubeconfig),
-        metrics_control_url: Some(metrics_url),
+        testbed: TestbedOptions {
+            kubeconfig: Some(kubeconfig),
+            metrics_url: Some(metrics_url),
+            ..TestbedOptions::default()
+        },
         warmup: Duration::from_secs(3),
         ..smoke(50, 8, true, MetricProfile::Steady)
     })
@@ -212,9 +216,12 @@ async fn wait_serving(port: u16) {
 fn upstream(kubeconfig: std::path::PathBuf, metrics_url: String) -> LoadOptions {
     LoadOptions {
         backend: BackendKind::Kubeconfig,
-        controller: ControllerKind::Upstream,
-        kubeconfig: Some(kubeconfig),
-        metrics_control_url: Some(metrics_url),
+        testbed: TestbedOptions {
+            kubeconfig: Some(kubeconfig),
+            metrics_url: Some(metrics_url),
+            controller: ControllerKind::Upstream,
+            ..TestbedOptions::default()
+        },
         warmup: Duration::from_secs(3),
         ..smoke(20, 8, true, MetricProfile::Steady)
     }

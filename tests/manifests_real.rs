@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use hpa_harness::gherkin::remote::RemoteOptions;
 use hpa_harness::gherkin::target::ControllerKind;
 use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
+use hpa_harness::testbed::TestbedOptions;
 
 mod support;
 
@@ -48,14 +48,14 @@ async fn run_on_generated_names(feature: &str, sim_args: &[&str]) -> Vec<(String
         runner::run(&RunOptions {
             paths: vec![root.join("tests/real").join(feature)],
             backend: BackendKind::Kubeconfig,
-            remote: RemoteOptions {
+            testbed: TestbedOptions {
                 kubeconfig: Some(kubeconfig.clone()),
                 metrics_url: Some(metrics_url.clone()),
                 controller: ControllerKind::Ours,
                 upstream_sync_period: Duration::from_secs(15),
                 assume_real: true,
                 skip_preflight: true,
-                ..RemoteOptions::default()
+                ..TestbedOptions::default()
             },
             ..RunOptions::default()
         }),

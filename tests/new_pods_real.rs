@@ -11,9 +11,9 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use hpa_harness::gherkin::remote::RemoteOptions;
 use hpa_harness::gherkin::target::ControllerKind;
 use hpa_harness::gherkin::{BackendKind, RunOptions, Verdict, runner};
+use hpa_harness::testbed::TestbedOptions;
 
 mod support;
 
@@ -49,7 +49,7 @@ async fn a_scale_ups_new_pods_report_at_the_clusters_next_sync() {
         runner::run(&RunOptions {
             paths: vec![root.join("tests/real/scale-up.feature")],
             backend: BackendKind::Kubeconfig,
-            remote: RemoteOptions {
+            testbed: TestbedOptions {
                 kubeconfig: Some(kubeconfig.clone()),
                 metrics_url: Some(metrics_url),
                 controller: ControllerKind::Upstream,
@@ -58,7 +58,7 @@ async fn a_scale_ups_new_pods_report_at_the_clusters_next_sync() {
                 upstream_sync_period: Duration::from_secs(5),
                 assume_real: true,
                 skip_preflight: true,
-                ..RemoteOptions::default()
+                ..TestbedOptions::default()
             },
             ..RunOptions::default()
         }),

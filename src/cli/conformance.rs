@@ -5,11 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::CliResult;
-use super::test::ClusterArgs;
 use crate::gherkin::conformance;
-use crate::gherkin::remote::RemoteOptions;
-use crate::gherkin::target::ControllerKind;
 use crate::gherkin::{BackendKind, RunOptions, runner};
+use crate::testbed::ControllerKind;
+use crate::testbed::options::{TestbedArgs, TestbedOptions};
 
 /// Run scenarios with kube-controller-manager's HPA controller and with
 /// ours, and print which pass with each.
@@ -34,7 +33,7 @@ pub struct Args {
     pub tags: Option<String>,
     /// The cluster where upstream's controller acts.
     #[command(flatten)]
-    pub cluster: ClusterArgs,
+    pub testbed: TestbedArgs,
     /// Run ours on this cluster instead of the embedded simulated one.
     #[arg(long, value_name = "FILE", requires = "ours_metrics_url")]
     pub ours_kubeconfig: Option<PathBuf>,
@@ -54,14 +53,14 @@ pub struct Args {
 
 /// Runs `hpa-harness conformance`.
 pub async fn run(args: Args) -> CliResult {
-    let mut upstream_remote = args.cluster.remote_options();
+    let mut upstream_remote = args.testbed.options();
     upstream_remote.controller = ControllerKind::Upstream;
     let upstream = runner::run(&RunOptions {
         paths: args.paths.clone(),
         backend: BackendKind::Kubeconfig,
         tags: args.tags.clone(),
         concurrency: 1,
-        remote: upstream_remote,
+        testbed: upstream_remote,
         versions: args.kubernetes_version.map(|v| vec![v]),
         ..RunOptions::default()
     })
@@ -76,10 +75,10 @@ pub async fn run(args: Args) -> CliResult {
             paths: args.paths.clone(),
             backend: BackendKind::Kubeconfig,
             tags: args.tags.clone(),
-            remote: RemoteOptions {
+            testbed: TestbedOptions {
                 kubeconfig: Some(kubeconfig.clone()),
                 metrics_url: args.ours_metrics_url.clone(),
-                ..RemoteOptions::default()
+                ..TestbedOptions::default()
             },
             versions: versions.clone(),
             ..RunOptions::default()

@@ -8,10 +8,14 @@ use std::time::Duration;
 use crate::load::report::{self, LoadReport};
 use crate::load::{BackendKind, ControllerKind, LoadOptions, MetricProfile};
 use crate::plot::load::{PlotAxis, write_plot};
+use crate::testbed::options::TestbedArgs;
 use hpa_controller::config::parse_go_duration;
 use hpa_controller::flags::HpaFlags;
 
 use super::CliResult;
+
+/// `--controller` on `load`: what is measured of each.
+const CONTROLLER_HELP: &str = "Whose HPA controller to measure: ours (run here), or the cluster's own (`upstream`, with --backend kubeconfig: not run here; set --sync-period to its period). Upstream's syncs and the intervals between them are read from the fake metrics server's request log (kube-controller-manager asks for each HPA's metric by its selector); for a controller that lists metrics for many HPAs at once (our hpa-controller), give --controller-metrics-url. Reconcile latency and agreement with the core cannot be seen from outside.";
 
 /// Measure how many HPAs one controller keeps in time, and at what cost.
 ///
@@ -32,6 +36,9 @@ use super::CliResult;
 #[command(
     mut_arg("workers", |a| a.visible_alias("workers")),
     mut_arg("sync_period", |a| a.visible_alias("sync-period")),
+    // The cluster's controller's sync period is --sync-period here.
+    mut_arg("upstream_sync_period", |a| a.hide(true)),
+    mut_arg("controller", |a| a.help(CONTROLLER_HELP)),
 )]
 pub struct Args {
     /// Number of HPAs (each with its own Deployment).
@@ -52,25 +59,6 @@ pub struct Args {
     /// Which cluster: the in-process simulated one, or a real one.
     #[arg(long, default_value = "sim", value_parser = BackendKind::parser(BackendKind::LOAD))]
     pub backend: BackendKind,
-    /// With --backend kubeconfig: the cluster's kubeconfig.
-    #[arg(long, env = "KUBECONFIG")]
-    pub kubeconfig: Option<PathBuf>,
-    /// With --backend kubeconfig: base URL of the fake metrics server the
-    /// cluster's metrics APIs point at (its /control/v1 API scripts the
-    /// load's metrics). Not needed when the kubeconfig's cluster is
-    /// `hpa-harness sim`, which prints it as `metrics-server:`.
-    #[arg(long)]
-    pub metrics_control_url: Option<String>,
-    /// Whose HPA controller to measure: ours (run here), or the cluster's
-    /// own (`upstream`, with --backend kubeconfig: not run here; set
-    /// --sync-period to its period). Upstream's syncs and the intervals
-    /// between them are read from the fake metrics server's request log
-    /// (kube-controller-manager asks for each HPA's metric by its
-    /// selector); for a controller that lists metrics for many HPAs at once
-    /// (our hpa-controller), give --controller-metrics-url. Reconcile
-    /// latency and agreement with the core cannot be seen from outside.
-    #[arg(long, value_enum, default_value_t = ControllerKind::Ours)]
-    pub controller: ControllerKind,
     /// With --controller upstream: the controller's Prometheus endpoint,
     /// e.g. http://127.0.0.1:10257/metrics (no credentials are sent). Where
     /// the server also serves /debug/syncs (hpa-controller), every HPA's
@@ -149,6 +137,10 @@ pub struct Args {
         next_help_heading = "Controller flags (as `hpa-harness controller` takes them)"
     )]
     pub hpa: HpaFlags,
+    /// The cluster of `--backend kubeconfig`, its fake metrics server, and
+    /// whose controller is measured.
+    #[command(flatten)]
+    pub testbed: TestbedArgs,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
@@ -168,13 +160,11 @@ impl Args {
             duration: self.duration,
             warmup: self.warmup,
             backend: self.backend,
-            controller: self.controller,
+            testbed: self.testbed.options(),
             profile: self.metric_profile,
             optimize,
             hpas_per_namespace: self.hpas_per_namespace,
             progress: !self.quiet,
-            kubeconfig: self.kubeconfig.clone(),
-            metrics_control_url: self.metrics_control_url.clone(),
             kube_api_qps: self.kube_api_qps,
             kube_api_burst: self.kube_api_burst,
             controller_metrics_url: self.controller_metrics_url.clone(),
@@ -405,16 +395,23 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
         if !optimize {
             cmd.arg("--no-cache");
         }
-        if let Some(url) = &args.metrics_control_url {
-            cmd.args(["--metrics-control-url", url]);
+        if let Some(url) = &args.testbed.metrics_url {
+            cmd.args(["--metrics-url", url]);
         }
-        if args.controller == ControllerKind::Upstream {
+        if let Some(context) = &args.testbed.context {
+            cmd.args(["--context", context]);
+        }
+        if args.testbed.skip_preflight {
+            cmd.arg("--skip-preflight");
+        }
+        cmd.args(["--metrics-service", &args.testbed.metrics_service]);
+        if args.testbed.controller == ControllerKind::Upstream {
             cmd.args(["--controller", "upstream"]);
         }
         if let Some(url) = &args.controller_metrics_url {
             cmd.args(["--controller-metrics-url", url]);
         }
-        if let Some(path) = &args.kubeconfig {
+        if let Some(path) = &args.testbed.kubeconfig {
             cmd.arg("--kubeconfig").arg(path);
         }
         if args.quiet {

@@ -21,7 +21,8 @@ use jiff::SignedDuration;
 use tokio::sync::Mutex;
 
 use super::sim_load::Mirror;
-use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions, RunError, SyncMode};
+use crate::testbed::controller::{self, Role};
+use hpa_controller::{ControllerConfig, ControllerHandle, RunError};
 
 /// The largest admin body read when intercepting a clock move.
 const MAX_CLOCK_BODY: usize = 64 * 1024;
@@ -51,14 +52,13 @@ impl InProcess {
         let period = SignedDuration::try_from(config.sync_period)
             .unwrap_or(SignedDuration::from_secs(15))
             .max(SignedDuration::from_millis(1));
-        let mut options = ControllerOptions::manual(config, sim.clock());
-        options.identity = "hpa-harness-sim".into();
-        if sim.virtual_clock().is_none() {
-            options.mode = SyncMode::Periodic;
-        }
+        let role = Role::InSim {
+            clock: sim.clock(),
+            periodic: sim.virtual_clock().is_none(),
+        };
         Self {
             sim: sim.clone(),
-            handle: ControllerHandle::start(sim.client(), options),
+            handle: controller::start(sim.client(), config, role),
             mirror,
             period,
             since_sync: Mutex::new(SignedDuration::ZERO),

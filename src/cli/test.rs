@@ -4,11 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::CliResult;
-use crate::gherkin::remote::RemoteOptions;
-use crate::gherkin::target::ControllerKind;
 use crate::gherkin::{BackendKind, RunOptions, runner};
 use crate::report::{Recorder, html};
-use crate::testbed::cluster::preflight::MetricsServerRef;
+use crate::testbed::options::TestbedArgs;
 
 /// Options of `hpa-harness test`.
 #[derive(Debug, clap::Args)]
@@ -59,74 +57,9 @@ pub struct Args {
     /// cluster's own release (its /version), else 1.37.
     #[arg(long, value_name = "X.Y[,X.Y]")]
     pub kubernetes_version: Option<super::VersionList>,
+    /// How to reach a cluster other than the embedded one.
     #[command(flatten)]
-    pub cluster: ClusterArgs,
-}
-
-/// How to reach a cluster other than the embedded one.
-#[derive(Debug, Clone, clap::Args)]
-pub struct ClusterArgs {
-    /// The kubeconfig of `--backend kubeconfig` (default: $KUBECONFIG, then
-    /// ~/.kube/config). `hpa-harness sim` writes one for the simulated
-    /// cluster.
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context (default: its current context).
-    #[arg(long)]
-    pub context: Option<String>,
-    /// Control URL of the fake metrics server that the cluster's metrics
-    /// APIServices point at (`hpa-harness sim` prints it as `metrics-server:`).
-    #[arg(long, value_name = "URL")]
-    pub metrics_url: Option<String>,
-    /// Whose HPA controller acts: ours (run and synced by the harness) or
-    /// the cluster's own kube-controller-manager one (`upstream`: the
-    /// harness only waits and looks, so the same scenarios check upstream).
-    #[arg(long, value_enum, default_value_t = ControllerKind::Ours)]
-    pub controller: ControllerKind,
-    /// The cluster's `--horizontal-pod-autoscaler-sync-period`, for
-    /// `--controller upstream` (Go duration).
-    #[arg(long, default_value = "15s", value_parser = crate::cli::controller::duration)]
-    pub upstream_sync_period: std::time::Duration,
-    /// Namespace/name of fake-metrics-server's Service, which the metrics
-    /// APIServices of a real cluster must point at.
-    #[arg(
-        long,
-        default_value = "fake-metrics/fake-metrics-server",
-        value_name = "NS/NAME"
-    )]
-    pub metrics_service: String,
-    /// Skip the checks of a real cluster before running (APIServices,
-    /// built-in HPA controller).
-    #[arg(long)]
-    pub skip_preflight: bool,
-    /// Treat a simulated cluster (`hpa-harness sim` on its wall clock) as a
-    /// real one: namespaces per scenario, concurrency, cleanup by label.
-    /// For testing the real-cluster path without one.
-    #[arg(long, hide = true)]
-    pub assume_real: bool,
-}
-
-impl ClusterArgs {
-    /// The runner's options for a remote cluster.
-    pub fn remote_options(&self) -> RemoteOptions {
-        let (namespace, service) = self
-            .metrics_service
-            .split_once('/')
-            .unwrap_or(("fake-metrics", self.metrics_service.as_str()));
-        RemoteOptions {
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            metrics_url: self.metrics_url.clone(),
-            controller: self.controller,
-            upstream_sync_period: self.upstream_sync_period,
-            metrics_service: MetricsServerRef {
-                namespace: namespace.to_owned(),
-                service: service.to_owned(),
-            },
-            skip_preflight: self.skip_preflight,
-            assume_real: self.assume_real,
-        }
-    }
+    pub testbed: TestbedArgs,
 }
 
 /// Runs `hpa-harness test`: exit code 0 when every scenario passed.
@@ -138,7 +71,7 @@ pub async fn run(args: Args) -> CliResult {
         exclude_known_bugs: false,
         junit: args.junit.clone(),
         concurrency: usize::from(args.concurrency),
-        remote: args.cluster.remote_options(),
+        testbed: args.testbed.options(),
         allow_empty: args.allow_empty,
         record: args.report.as_ref().map(|_| Recorder::default()),
         versions: args.kubernetes_version.map(|l| l.0),

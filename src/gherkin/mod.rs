@@ -11,7 +11,6 @@
 
 pub mod cluster_report;
 pub mod conformance;
-pub mod driver;
 pub mod explain;
 pub mod feature_files;
 pub mod kinds;
@@ -19,7 +18,6 @@ pub mod line_filter;
 pub mod params;
 pub mod pods;
 pub mod record;
-pub mod remote;
 pub mod runner;
 mod shared_cluster;
 pub mod steps;

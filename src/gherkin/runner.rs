@@ -12,10 +12,11 @@ use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 use hpa_core::version::KubernetesVersion;
 
 use super::feature_files;
-use super::remote::{self, RemoteOptions};
 use super::target::{self, Target};
 use super::versions;
 use super::world::HpaWorld;
+use crate::testbed::options::TestbedOptions;
+use crate::testbed::start::{Purpose, Testbed, TestbedError};
 
 /// The tag marking scenarios that fail because of a known bug outside the
 /// runner; `tests/features.rs` leaves them out.
@@ -46,7 +47,7 @@ pub struct RunOptions {
     /// a process (each scenario resets it and moves its virtual clock).
     pub concurrency: usize,
     /// How to reach a cluster other than the embedded one.
-    pub remote: RemoteOptions,
+    pub testbed: TestbedOptions,
     /// A run that selects no scenario passes instead of failing.
     pub allow_empty: bool,
     /// Records each scenario's decisions (for `--report` and `--plot`).
@@ -70,7 +71,7 @@ impl Default for RunOptions {
             exclude_known_bugs: false,
             junit: None,
             concurrency: 8,
-            remote: RemoteOptions::default(),
+            testbed: TestbedOptions::default(),
             allow_empty: false,
             record: None,
             versions: None,
@@ -153,23 +154,9 @@ pub enum RunError {
         #[source]
         source: io::Error,
     },
-    /// The backend is not part of this build.
-    #[error("backend {} is not available in this build; use --backend sim", .0.name())]
-    Backend(BackendKind),
-    /// A tool the backend drives is missing or unusable.
-    // The tool error's text is the message: not chained as a source too,
-    // which would print it twice.
-    #[error("backend {}: {problem}", .backend.name())]
-    Tool {
-        backend: BackendKind,
-        problem: crate::testbed::cluster::tools::ToolError,
-    },
     /// The run's cluster could not be made ready.
-    #[error("backend {}: {reason}", .backend.name())]
-    Cluster {
-        backend: BackendKind,
-        reason: String,
-    },
+    #[error(transparent)]
+    Testbed(#[from] TestbedError),
     /// A feature file cannot be read or parsed.
     #[error(transparent)]
     Load(#[from] feature_files::LoadError),
@@ -179,41 +166,10 @@ pub enum RunError {
         paths: Vec<PathBuf>,
         found: feature_files::Found,
     },
-    /// The cluster of the kubeconfig cannot take the run.
-    #[error("backend kubeconfig: {0}")]
-    Remote(remote::RemoteError),
     /// SIGINT or SIGTERM stopped the run on a real cluster (its namespaces
     /// were deleted).
     #[error("interrupted (SIGINT or SIGTERM): the scenarios still running were stopped")]
     Interrupted,
-}
-
-impl From<remote::RemoteError> for RunError {
-    fn from(e: remote::RemoteError) -> Self {
-        Self::Remote(e)
-    }
-}
-
-/// Checks the tools a real-cluster backend drives, so that a missing `kind`,
-/// `k3d` or Docker engine is named with how to get it before anything runs.
-pub fn check_backend_tools(
-    backend: BackendKind,
-    path_var: &std::ffi::OsStr,
-) -> Result<(), RunError> {
-    use crate::testbed::cluster::tools::{self, Tool};
-    let tool = |problem| RunError::Tool { backend, problem };
-    match backend {
-        BackendKind::Sim | BackendKind::SimProcess | BackendKind::Kubeconfig => return Ok(()),
-        BackendKind::Kind => {
-            tools::require_in(Tool::Kind, path_var).map_err(tool)?;
-        }
-        BackendKind::K3d => {
-            tools::require_in(Tool::K3d, path_var).map_err(tool)?;
-        }
-        BackendKind::K3s => {}
-    }
-    tools::require_docker_engine_in(path_var).map_err(tool)?;
-    Ok(())
 }
 
 /// Runs the scenarios of `options.paths`.
@@ -232,106 +188,18 @@ tokio::task_local! {
     static LINES: super::line_filter::Lines;
 }
 
+/// Starts the run's testbed and runs the scenarios on it: each in an
+/// embedded cluster of its own, or all on the one cluster of the backend.
 async fn run_split(options: &RunOptions) -> Result<RunSummary, RunError> {
-    match options.backend {
-        BackendKind::Sim => run_on(options, Target::Embedded, options.concurrency).await,
-        BackendKind::Kubeconfig => {
-            check_paths(options)?;
-            let session = remote::connect(&options.remote).await?;
-            super::shared_cluster::run(options, session).await
-        }
-        BackendKind::SimProcess => {
-            check_paths(options)?;
-            run_on_sim_process(options).await
-        }
-        other => {
-            check_backend_tools(other, &std::env::var_os("PATH").unwrap_or_default())?;
-            check_paths(options)?;
-            run_on_new_cluster(options, other).await
-        }
+    if options.backend != BackendKind::Sim {
+        check_paths(options)?;
     }
-}
-
-/// Makes a cluster for the run (kind, k3d or k3s), runs the scenarios there
-/// as `--backend kubeconfig` would, and deletes it.
-async fn run_on_new_cluster(
-    options: &RunOptions,
-    backend: BackendKind,
-) -> Result<RunSummary, RunError> {
-    use crate::testbed::cluster::session::{ClusterSession, Flavor};
-    let flavor = match backend {
-        BackendKind::Kind => Flavor::Kind,
-        BackendKind::K3d => Flavor::K3d,
-        BackendKind::K3s if cfg!(feature = "e2e") => Flavor::K3s,
-        other => return Err(RunError::Backend(other)),
+    let testbed = Testbed::start(options.backend, &options.testbed, &Purpose::Scenarios).await?;
+    let result = match testbed.target() {
+        Target::Embedded => run_on(options, Target::Embedded, options.concurrency).await,
+        Target::Remote(remote) => super::shared_cluster::run(options, &remote).await,
     };
-    let upstream = options.remote.controller == super::target::ControllerKind::Upstream;
-    let root = std::env::current_dir().unwrap_or_default();
-    let workdir = std::env::temp_dir().join(crate::testbed::cluster::ephemeral::unique_name());
-    std::fs::create_dir_all(&workdir).map_err(|e| RunError::Cluster {
-        backend,
-        reason: format!("work directory {}: {e}", workdir.display()),
-    })?;
-    let session = ClusterSession::start(flavor, upstream, &root, &workdir)
-        .await
-        .map_err(|e| RunError::Cluster {
-            backend,
-            reason: e.to_string(),
-        })?;
-    println!(
-        "cluster ready: kubeconfig {}, fake metrics server {}",
-        session.kubeconfig().display(),
-        session.metrics_url()
-    );
-    let mut remote = options.remote.clone();
-    remote.kubeconfig = Some(session.kubeconfig().to_path_buf());
-    remote.context = None;
-    remote.metrics_url = Some(session.metrics_url().to_owned());
-    let result = async {
-        let connected = remote::connect(&remote).await?;
-        super::shared_cluster::run(options, connected).await
-    }
-    .await;
-    if let Err(e) = session.finish().await {
-        tracing::warn!(error = %e, "deleting the run's cluster");
-    }
-    result
-}
-
-/// Starts `hpa-harness sim` as a child on a virtual clock, with a fake
-/// metrics server in this process on a virtual clock of its own, runs the
-/// scenarios there as `--backend kubeconfig` would run them on a simulated
-/// cluster (reset before each; the two clocks and the controller's mirror
-/// moved together), and stops the child.
-async fn run_on_sim_process(options: &RunOptions) -> Result<RunSummary, RunError> {
-    use crate::testbed::embedded::serve_metrics;
-    use crate::testbed::process::SimProcess;
-    use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
-    let backend = BackendKind::SimProcess;
-    let failed = |reason: String| RunError::Cluster { backend, reason };
-    let clock = VirtualClock::default();
-    let metrics = fake_metrics_server::AppState::new(ScenarioClock::Virtual(clock.clone()));
-    let (metrics_url, _serving) = serve_metrics(metrics)
-        .await
-        .map_err(|e| failed(format!("cannot serve the fake metrics server: {e}")))?;
-    let process = SimProcess::spawn_for_scenarios(clock.now(), &metrics_url)
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    let mut remote = options.remote.clone();
-    remote.kubeconfig = Some(process.kubeconfig.clone());
-    remote.context = None;
-    remote.metrics_url = Some(metrics_url);
-    remote.assume_real = false;
-    let result = async {
-        let session = remote::connect(&remote)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        // Simulated: one scenario at a time (each resets the sim and moves
-        // the one virtual clock).
-        super::shared_cluster::run(options, session).await
-    }
-    .await;
-    process.stop().await;
+    testbed.stop().await;
     result
 }
 
@@ -976,22 +844,6 @@ mod tests {
                 .starts_with("backend kubeconfig: --metrics-url is needed"),
             "{err}"
         );
-    }
-
-    #[test]
-    fn a_missing_kind_or_k3d_or_docker_is_named_with_a_hint() {
-        let nowhere = std::ffi::OsStr::new("/nonexistent-hpa-harness-path");
-        let kind = check_backend_tools(BackendKind::Kind, nowhere).unwrap_err();
-        assert!(
-            kind.to_string()
-                .starts_with("backend kind: `kind` was not found on PATH: install kind"),
-            "{kind}"
-        );
-        let k3d = check_backend_tools(BackendKind::K3d, nowhere).unwrap_err();
-        assert!(k3d.to_string().contains("`k3d` was not found"), "{k3d}");
-        let k3s = check_backend_tools(BackendKind::K3s, nowhere).unwrap_err();
-        assert!(k3s.to_string().contains("`docker` was not found"), "{k3s}");
-        assert!(check_backend_tools(BackendKind::Sim, nowhere).is_ok());
     }
 
     #[tokio::test]

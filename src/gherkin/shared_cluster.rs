@@ -14,26 +14,19 @@ use std::time::Duration;
 
 use cucumber::gherkin;
 
-use super::remote::RemoteSession;
 use super::runner::{RunError, RunOptions, RunSummary};
 use super::target::{RemoteTarget, Target};
 use crate::testbed::cleanup::{self, Leftover};
+use crate::testbed::start::TestbedError;
 
 /// How long the run's namespaces may take to go at its end.
 const GONE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs the scenarios on the session's cluster and ends the session.
+/// Runs the scenarios on the target's cluster.
 pub(super) async fn run(
     options: &RunOptions,
-    session: RemoteSession,
+    target: &RemoteTarget,
 ) -> Result<RunSummary, RunError> {
-    let target = session.target.clone();
-    let result = run_on(options, &target).await;
-    session.finish().await;
-    result
-}
-
-async fn run_on(options: &RunOptions, target: &RemoteTarget) -> Result<RunSummary, RunError> {
     if !target.is_real() {
         return super::runner::run_on(options, Target::Remote(target.clone()), 1).await;
     }
@@ -49,9 +42,11 @@ async fn run_on(options: &RunOptions, target: &RemoteTarget) -> Result<RunSummar
 /// What earlier runs left outside namespaces of their own (in namespaces
 /// scenarios named) and in the fake metrics server.
 async fn clear_earlier_runs(target: &RemoteTarget) -> Result<(), RunError> {
-    let failed = |reason: String| RunError::Cluster {
-        backend: super::BackendKind::Kubeconfig,
-        reason,
+    let failed = |reason: String| {
+        RunError::Testbed(TestbedError::Cluster {
+            backend: super::BackendKind::Kubeconfig,
+            reason,
+        })
     };
     cleanup::scenario_objects(&target.client)
         .await

@@ -17,8 +17,9 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde::{Deserialize, Serialize};
 
 use super::cluster::LoadCluster;
+use super::options::{LoadError, LoadOptions};
 use super::report;
-use super::run::{LoadError, LoadOptions, build};
+use super::run::build;
 use super::workload::{CREATE_CONCURRENCY, Target, deployment, hpa, invalid, setup, targets};
 use crate::testbed::ControllerKind;
 use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions, Extensions, SyncMode};
@@ -143,7 +144,7 @@ fn settle_timeout(options: &LoadOptions) -> Duration {
 
 /// Runs the churn on the cluster of `options.backend` with our controller.
 pub async fn run(options: &LoadOptions, churn: ChurnOptions) -> Result<ChurnReport, LoadError> {
-    if options.controller != ControllerKind::Ours {
+    if options.controller() != ControllerKind::Ours {
         return Err(LoadError::Unsupported(
             "--churn measures our controller, run in this process".into(),
         ));

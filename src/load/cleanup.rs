@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, ListParams};
 
-use super::run::LoadError;
+use super::options::LoadError;
 
 /// The label on every object a load run creates (declared beside the
 /// scenarios' label, where the testbed's cleanup finds both).

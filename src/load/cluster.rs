@@ -1,91 +1,33 @@
-//! The cluster side of a load run, from the testbed: the simulated cluster
-//! and fake metrics server in this process (no sockets), `hpa-harness sim`
-//! in a child process, or a kubeconfig's cluster (our sim or a real one)
-//! with a fake metrics server reached through its control API. A simulated
-//! cluster counts the requests through its admin side, the same for all.
+//! The cluster side of a load run, on the run's [`Testbed`]: what a load
+//! needs of the cluster and the fake metrics server (its namespaces, its
+//! script or rules, the sim's request counters), whichever backend the
+//! testbed started.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use fake_metrics_server::AppState;
 use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::control::Summary;
 use fake_metrics_server::script::{Change, RuleSpec, Script, ScriptPatch};
 use hpa_sim::admin::SimAdmin;
-use hpa_sim::{Sim, SimConfig};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
-use super::run::{LoadError, LoadOptions};
-use crate::testbed::cluster::fake_node::FakeNode;
-use crate::testbed::connect::{self, ConnectError, ConnectOptions, Connected};
-use crate::testbed::embedded::Embedded;
-use crate::testbed::kubeconfig::{self, KubeconfigError};
-use crate::testbed::process::{SimProcess, SpawnError};
-use crate::testbed::{BackendKind, ControllerKind};
-
-/// Errors reaching or starting a cluster outside this process.
-#[derive(Debug, thiserror::Error)]
-pub enum RemoteError {
-    /// `hpa-harness sim` could not be started or did not announce itself.
-    #[error(transparent)]
-    Spawn(#[from] SpawnError),
-    /// The kubeconfig could not be read or used.
-    #[error(transparent)]
-    Kubeconfig(#[from] KubeconfigError),
-    /// The cluster could not be used.
-    #[error(transparent)]
-    Connect(#[from] ConnectError),
-    /// A real cluster needs the fake metrics server's control URL.
-    #[error(
-        "--backend kubeconfig needs --metrics-control-url (the fake metrics server the cluster's metrics APIs point at) unless the cluster is hpa-harness sim"
-    )]
-    NoMetricsUrl,
-    /// The fake metrics server's control API failed.
-    #[error("fake metrics server at {url}: {message}")]
-    Metrics {
-        /// Its control URL.
-        url: String,
-        /// What failed.
-        message: String,
-    },
-    /// Creating a namespace or reading the sim's counters failed.
-    #[error("cannot {action}: {message}")]
-    Setup {
-        /// What was being done.
-        action: String,
-        /// What failed.
-        message: String,
-    },
-}
+use super::options::{LoadError, LoadOptions};
+use crate::testbed::BackendKind;
+use crate::testbed::start::{MetricsHandle, Purpose, Testbed};
 
 /// Changes per control request: well under the server's body limit.
 const CHANGES_PER_REQUEST: usize = 2_000;
 
-/// Where the fake metrics server's script goes.
-enum Metrics {
-    /// Its state, in this process.
-    InProcess(AppState),
-    /// Its control API.
-    Control(ControlClient),
-}
-
 /// The cluster and fake metrics server of a load run.
 pub struct LoadCluster {
+    testbed: Testbed,
     client: kube::Client,
     /// A simulated cluster's admin side (counts requests); `None` on a real
     /// cluster.
     admin: Option<Arc<dyn SimAdmin>>,
-    metrics: Metrics,
-    /// The in-process sim, ticked so that pod transitions happen on time.
-    sim: Option<Sim>,
-    /// The `hpa-harness sim` child.
-    process: Option<SimProcess>,
-    /// On a real cluster: the node the load's pods are placed on.
-    fake_node: Option<FakeNode>,
-    /// The kubeconfig the clients come from (a cluster outside this process).
-    kubeconfig: Option<PathBuf>,
+    metrics: MetricsHandle,
 }
 
 impl std::fmt::Debug for LoadCluster {
@@ -101,76 +43,27 @@ impl LoadCluster {
     /// Starts or reaches the cluster of `options.backend`; the in-process
     /// sim serves `namespaces` from the start.
     pub async fn start(options: &LoadOptions, namespaces: &[String]) -> Result<Self, LoadError> {
-        match options.backend {
-            BackendKind::Sim => Ok(Self::in_process(namespaces)),
-            BackendKind::SimProcess => {
-                let process = SimProcess::spawn().await.map_err(RemoteError::from)?;
-                let kubeconfig = process.kubeconfig.clone();
-                let metrics_url = process.metrics_url.clone();
-                let mut cluster = Self::connect(kubeconfig, Some(&metrics_url)).await?;
-                cluster.process = Some(process);
-                Ok(cluster)
-            }
-            BackendKind::Kubeconfig => {
-                let path = options.kubeconfig.clone().ok_or_else(|| {
-                    LoadError::Invalid("--backend kubeconfig needs --kubeconfig".into())
-                })?;
-                Ok(Self::connect(path, options.metrics_control_url.as_deref()).await?)
-            }
-            other => Err(LoadError::Unsupported(format!(
+        if !BackendKind::LOAD.contains(&options.backend) {
+            return Err(LoadError::Unsupported(format!(
                 "--backend {} makes a cluster for scenarios; give a load run its cluster with --backend kubeconfig",
-                other.name()
-            ))),
+                options.backend.name()
+            )));
         }
-    }
-
-    fn in_process(namespaces: &[String]) -> Self {
-        let bed = Embedded::new(
-            None,
-            SimConfig {
-                namespaces: ["default", "kube-system"]
-                    .into_iter()
-                    .map(String::from)
-                    .chain(namespaces.iter().cloned())
-                    .collect(),
-                ..SimConfig::default()
-            },
-        );
-        Self {
-            client: bed.sim.client(),
-            admin: Some(Arc::new(bed.sim.clone())),
-            metrics: Metrics::InProcess(bed.metrics),
-            sim: Some(bed.sim),
-            process: None,
-            fake_node: None,
-            kubeconfig: None,
-        }
-    }
-
-    /// Connects to the cluster of `kubeconfig`. When it is our sim (its
-    /// admin API answers), its requests are counted; on a real cluster the
-    /// harness's fake node is registered and the load's pods go on it.
-    async fn connect(kubeconfig: PathBuf, metrics_url: Option<&str>) -> Result<Self, RemoteError> {
-        let metrics_url = metrics_url.ok_or(RemoteError::NoMetricsUrl)?;
-        let connected: Connected = connect::connect(ConnectOptions {
-            kubeconfig: Some(&kubeconfig),
-            context: None,
-            metrics_url,
-            controller: ControllerKind::Ours,
-            upstream_sync_period: std::time::Duration::ZERO,
-            preflight: None,
-            assume_real: false,
-        })
-        .await?;
-        let admin = connected.shared_admin();
+        let purpose = Purpose::Load {
+            namespaces: namespaces.to_vec(),
+        };
+        let testbed = Testbed::start(options.backend, &options.testbed, &purpose).await?;
+        let (Some(client), Some(metrics)) = (testbed.client(), testbed.metrics()) else {
+            testbed.stop().await;
+            return Err(LoadError::Unsupported(
+                "the testbed gave the load run no cluster".into(),
+            ));
+        };
         Ok(Self {
-            client: connected.client,
-            admin,
-            metrics: Metrics::Control(connected.metrics),
-            sim: None,
-            process: None,
-            fake_node: connected.fake_node,
-            kubeconfig: Some(kubeconfig),
+            admin: testbed.admin(),
+            client,
+            metrics,
+            testbed,
         })
     }
 
@@ -183,34 +76,34 @@ impl LoadCluster {
     /// per clientset, as `hpa-harness controller` builds its own; needs a
     /// cluster in its own process.
     pub async fn controller_client(&self, qps: f64, burst: u32) -> Result<kube::Client, LoadError> {
-        let Some(path) = &self.kubeconfig else {
-            return Err(LoadError::Unsupported(
-                "--kube-api-qps needs a cluster in its own process (--backend sim-process or kubeconfig)".into(),
-            ));
-        };
-        Ok(kubeconfig::controller_client(path, qps, burst)
-            .await
-            .map_err(RemoteError::from)?)
+        self.testbed
+            .controller_client(qps, burst)
+            .await?
+            .ok_or_else(|| {
+                LoadError::Unsupported(
+                    "--kube-api-qps needs a cluster in its own process (--backend sim-process or kubeconfig)".into(),
+                )
+            })
     }
 
     /// The fake metrics server's control client (a cluster outside this
     /// process).
     pub fn control(&self) -> Option<&ControlClient> {
         match &self.metrics {
-            Metrics::Control(c) => Some(c),
-            Metrics::InProcess(_) => None,
+            MetricsHandle::Control(c) => Some(c),
+            MetricsHandle::InProcess(_) => None,
         }
     }
 
     /// Whether the cluster is a real one (pods go on the fake node).
     pub fn is_real(&self) -> bool {
-        self.fake_node.is_some()
+        self.testbed.is_real()
     }
 
     /// Whether the cluster outlives the run (a kubeconfig's): the load then
     /// deletes what it made ([`super::cleanup`]).
     pub fn outlives_the_run(&self) -> bool {
-        self.sim.is_none() && self.process.is_none()
+        self.testbed.outlives_the_run()
     }
 
     /// Whether the load's pods get their metrics from rules: a fake metrics
@@ -218,12 +111,12 @@ impl LoadCluster {
     /// pods its Deployments create later, under names the cluster picks,
     /// get values at once. In this process the load names them.
     pub fn uses_rules(&self) -> bool {
-        matches!(self.metrics, Metrics::Control(_))
+        matches!(self.metrics, MetricsHandle::Control(_))
     }
 
     /// Upserts rules in the fake metrics server's script.
     pub async fn set_rules(&self, rules: Vec<RuleSpec>) -> Result<Summary, LoadError> {
-        let Metrics::Control(control) = &self.metrics else {
+        let MetricsHandle::Control(control) = &self.metrics else {
             return Err(LoadError::Unsupported(
                 "rules need a fake metrics server that learns the cluster's pods".into(),
             ));
@@ -240,19 +133,19 @@ impl LoadCluster {
     /// How much the fake metrics server serves (outside this process).
     pub async fn metrics_summary(&self) -> Result<Option<Summary>, LoadError> {
         match &self.metrics {
-            Metrics::Control(control) => control
+            MetricsHandle::Control(control) => control
                 .summary()
                 .await
                 .map(Some)
                 .map_err(|e| Self::metrics_error(control, e)),
-            Metrics::InProcess(_) => Ok(None),
+            MetricsHandle::InProcess(_) => Ok(None),
         }
     }
 
     /// Empties the fake metrics server's script (the load's rules and
     /// series), outside this process.
     pub async fn clear_script(&self) -> Result<(), LoadError> {
-        if let Metrics::Control(control) = &self.metrics {
+        if let MetricsHandle::Control(control) = &self.metrics {
             control
                 .put_script(&Script::default())
                 .await
@@ -263,14 +156,14 @@ impl LoadCluster {
 
     /// The child process's id, when the sim runs as one.
     pub fn child_pid(&self) -> Option<u32> {
-        self.process.as_ref().and_then(SimProcess::pid)
+        self.testbed.child_pid()
     }
 
     /// Creates the namespaces, labelled as the load's (one of an earlier
     /// load is fine; anyone else's is refused); the in-process sim serves
     /// them from the start.
     pub async fn create_namespaces(&self, names: &[String]) -> Result<(), LoadError> {
-        if self.sim.is_some() {
+        if self.testbed.sim().is_some() {
             return Ok(());
         }
         let api: Api<Namespace> = Api::all(self.client.clone());
@@ -287,7 +180,7 @@ impl LoadCluster {
             match api.create(&PostParams::default(), &ns).await {
                 Ok(_) => {}
                 Err(kube::Error::Api(status)) if status.code == 409 => {
-                    let existing = api.get_opt(name).await.map_err(|e| RemoteError::Setup {
+                    let existing = api.get_opt(name).await.map_err(|e| LoadError::Cluster {
                         action: format!("read namespace {name}"),
                         message: e.to_string(),
                     })?;
@@ -296,11 +189,10 @@ impl LoadCluster {
                     }
                 }
                 Err(e) => {
-                    return Err(RemoteError::Setup {
+                    return Err(LoadError::Cluster {
                         action: format!("create namespace {name}"),
                         message: e.to_string(),
-                    }
-                    .into());
+                    });
                 }
             }
         }
@@ -308,11 +200,10 @@ impl LoadCluster {
     }
 
     fn metrics_error(control: &ControlClient, e: impl std::fmt::Display) -> LoadError {
-        RemoteError::Metrics {
+        LoadError::MetricsServer {
             url: control.base_url().to_string(),
             message: e.to_string(),
         }
-        .into()
     }
 
     /// Replaces the fake metrics server's script: everything but the pods
@@ -320,8 +211,8 @@ impl LoadCluster {
     /// few MiB; 100,000 pods are more).
     pub async fn load_script(&self, script: &Script) -> Result<(), LoadError> {
         match &self.metrics {
-            Metrics::InProcess(state) => state.load(script).map_err(LoadError::Metrics),
-            Metrics::Control(control) => {
+            MetricsHandle::InProcess(state) => state.load(script).map_err(LoadError::Metrics),
+            MetricsHandle::Control(control) => {
                 let without_pods = Script {
                     pods: Vec::new(),
                     ..script.clone()
@@ -339,10 +230,10 @@ impl LoadCluster {
     /// Applies changes to the fake metrics server's script, in chunks.
     pub async fn apply(&self, changes: &[Change]) -> Result<(), LoadError> {
         match &self.metrics {
-            Metrics::InProcess(state) => {
+            MetricsHandle::InProcess(state) => {
                 state.apply(changes).map(|_| ()).map_err(LoadError::Metrics)
             }
-            Metrics::Control(control) => {
+            MetricsHandle::Control(control) => {
                 for chunk in changes.chunks(CHANGES_PER_REQUEST) {
                     control
                         .apply(chunk)
@@ -361,12 +252,12 @@ impl LoadCluster {
             admin
                 .reset_requests()
                 .await
-                .map_err(|e| RemoteError::Setup {
+                .map_err(|e| LoadError::Cluster {
                     action: "reset the sim's request counters".into(),
                     message: e.to_string(),
                 })?;
         }
-        if let Metrics::InProcess(state) = &self.metrics {
+        if let MetricsHandle::InProcess(state) = &self.metrics {
             state.log().clear();
         }
         Ok(())
@@ -380,7 +271,7 @@ impl LoadCluster {
         let Some(admin) = &self.admin else {
             return Ok(None);
         };
-        let counts = admin.requests().await.map_err(|e| RemoteError::Setup {
+        let counts = admin.requests().await.map_err(|e| LoadError::Cluster {
             action: "read the sim's request counters".into(),
             message: e.to_string(),
         })?;
@@ -395,16 +286,13 @@ impl LoadCluster {
 
     /// Applies the in-process sim's pod transitions that fell due.
     pub fn tick(&self) {
-        if let Some(sim) = &self.sim {
+        if let Some(sim) = self.testbed.sim() {
             sim.process_due();
         }
     }
 
-    /// Stops the child (if any), removes the fake node (if any).
-    pub async fn stop(mut self) {
-        if let Some(process) = self.process.take() {
-            process.stop().await;
-        }
-        Connected::remove_fake_node(self.fake_node.take()).await;
+    /// Takes the testbed down: the child (if any), the fake node (if any).
+    pub async fn stop(self) {
+        self.testbed.stop().await;
     }
 }

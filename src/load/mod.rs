@@ -8,10 +8,13 @@ pub mod cluster;
 mod collect;
 pub mod endpoint;
 pub mod failures;
+pub mod options;
 pub mod report;
 pub mod run;
 pub mod stats;
 pub mod upstream;
 mod workload;
 
-pub use run::{BackendKind, ControllerKind, LoadError, LoadOptions, MetricProfile, run};
+pub use crate::testbed::{BackendKind, ControllerKind};
+pub use options::{LoadError, LoadOptions, MetricProfile};
+pub use run::run;

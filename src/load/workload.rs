@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams};
 
 use super::cleanup::LOAD_LABEL;
-use super::run::{LoadError, LoadOptions};
+use super::options::{LoadError, LoadOptions};
 
 /// The metric kinds, assigned round-robin to the HPAs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,8 +19,8 @@ use serde::Serialize;
 use super::keda::KedaReplay;
 use super::manifest::{HpaManifest, Workload};
 use super::series::Series;
-use crate::gherkin::driver::Driver;
 use crate::keda::adapter::Replicas;
+use crate::testbed::controller::Driver;
 use crate::testbed::embedded::Embedded;
 use hpa_controller::config::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
@@ -69,7 +69,7 @@ pub enum ReplayError {
     Metrics { at: String, reason: String },
     /// The controller could not be driven.
     #[error("the HPA controller")]
-    Controller(#[from] crate::gherkin::driver::DriverError),
+    Controller(#[from] crate::testbed::controller::DriverError),
     /// The series is longer than a replay may be.
     #[error(
         "the series spans {syncs} syncs of {period}; at most {max} are replayed (a week of 15s syncs)"

@@ -48,16 +48,17 @@ pub async fn client(
 /// controller` builds its own: no retries, bounded requests, and a
 /// `--kube-api-qps` / `--kube-api-burst` bucket per upstream clientset.
 pub async fn controller_client(
-    path: &Path,
+    path: Option<&Path>,
+    context: Option<&str>,
     qps: f64,
     burst: u32,
 ) -> Result<kube::Client, KubeconfigError> {
-    let config = config(Some(path), None).await?;
+    let config = config(path, context).await?;
     hpa_controller::client::controller_client(
         config,
         qps,
         burst,
         hpa_controller::client::REQUEST_TIMEOUT,
     )
-    .map_err(|e| KubeconfigError::new(Some(path), e))
+    .map_err(|e| KubeconfigError::new(path, e))
 }

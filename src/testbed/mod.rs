@@ -23,13 +23,18 @@
 pub mod cleanup;
 pub mod cluster;
 pub mod connect;
+pub mod controller;
 pub mod embedded;
 pub mod env;
 pub mod kind;
 pub mod kubeconfig;
+pub mod options;
 pub mod process;
 pub mod shared;
+pub mod start;
 pub mod target;
 pub mod workload;
 
 pub use kind::{BackendKind, ControllerKind};
+pub use options::{TestbedArgs, TestbedOptions};
+pub use start::{Purpose, Testbed, TestbedError};

@@ -20,8 +20,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use serde_json::Value;
 
-use super::driver::{Driver, DriverError};
 use super::target::{self, ControllerKind, Target};
+use crate::testbed::controller::{Driver, DriverError};
 pub use crate::testbed::env::Env;
 use crate::testbed::env::EnvError;
 use hpa_controller::config::{ControllerConfig, FlagError};
@@ -193,7 +193,7 @@ pub struct HpaWorld {
     named_turn: Option<crate::testbed::shared::NamespaceTurn>,
 }
 
-pub use super::driver::Seed;
+pub use crate::testbed::controller::Seed;
 
 impl HpaWorld {
     fn new() -> Self {

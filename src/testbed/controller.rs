@@ -1,17 +1,88 @@
-//! The scenario's handle on the HPA controller: the real controller
-//! ([`ControllerHandle`]) in manual sync mode on the scenario's cluster and
-//! clock. Syncing, seeding and reading its in-memory history, decision
-//! traces and Prometheus text all go through it.
+//! Our HPA controller on a testbed's cluster: one way to start it
+//! ([`start`]) for each way the harness runs it ([`Role`]), and the
+//! scenario's handle on it ([`Driver`]).
+//!
+//! Scenarios and replays sync it when a step says so, on their clock;
+//! `hpa-harness sim --controller` runs it inside the sim, on the sim's
+//! clock; a load run measures it on the wall clock, with its observer and
+//! caches. The controller is the same ([`ControllerHandle`]) in each.
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use hpa_core::clock::Clock;
+use hpa_core::clock::{Clock, SystemClock};
 
 use hpa_controller::config::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
 use hpa_controller::{
-    AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, RunError,
+    AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, Extensions, RunError,
+    SyncMode,
 };
+
+/// How the harness runs our controller.
+pub enum Role {
+    /// A scenario's or a replay's: synced only when asked, on `clock`,
+    /// watching `namespace` only when given (a real cluster's scenarios each
+    /// keep to their own).
+    Scenario {
+        clock: Arc<dyn Clock>,
+        namespace: Option<String>,
+    },
+    /// `hpa-harness sim --controller`'s, on the sim's `clock`: every sync
+    /// period by itself on the wall clock (`periodic`), or when the sim's
+    /// clock is moved on a virtual one.
+    InSim {
+        clock: Arc<dyn Clock>,
+        periodic: bool,
+    },
+    /// A load run's: every sync period on the wall clock, observed and
+    /// with the load's request-saving caches.
+    Load { extensions: Extensions },
+}
+
+/// Starts our controller with `config` on `client`, run as `role` says.
+pub fn start(client: kube::Client, config: ControllerConfig, role: Role) -> ControllerHandle {
+    let (clock, mode, identity, namespace, extensions) = match role {
+        Role::Scenario { clock, namespace } => (
+            clock,
+            SyncMode::Manual,
+            "hpa-harness",
+            namespace,
+            Extensions::default(),
+        ),
+        Role::InSim { clock, periodic } => (
+            clock,
+            if periodic {
+                SyncMode::Periodic
+            } else {
+                SyncMode::Manual
+            },
+            "hpa-harness-sim",
+            None,
+            Extensions::default(),
+        ),
+        Role::Load { extensions } => (
+            Arc::new(SystemClock) as Arc<dyn Clock>,
+            SyncMode::Periodic,
+            "hpa-harness-load",
+            None,
+            extensions,
+        ),
+    };
+    ControllerHandle::start_with(
+        client,
+        ControllerOptions {
+            config,
+            clock,
+            mode,
+            identity: identity.into(),
+            leader_election: None,
+            sync_timeout: Duration::from_secs(60),
+            namespace,
+        },
+        extensions,
+    )
+}
 
 /// History to hand to the controller once it exists (ages as of the step,
 /// which is also when the controller gets it: time only moves once the
@@ -56,12 +127,7 @@ impl Driver {
         clock: Arc<dyn Clock>,
         namespace: Option<String>,
     ) -> Result<Self, DriverError> {
-        let options = ControllerOptions::manual(config, clock);
-        let options = match namespace {
-            Some(ns) => options.in_namespace(ns),
-            None => options,
-        };
-        let handle = ControllerHandle::start(client, options);
+        let handle = start(client, config, Role::Scenario { clock, namespace });
         Ok(Self {
             handle: Some(handle),
         })

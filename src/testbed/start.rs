@@ -1,0 +1,484 @@
+//! One way to get a testbed for a run: [`Testbed::start`] makes or reaches
+//! the cluster of a backend, with its fake metrics server, and
+//! [`Testbed::stop`] takes down what it made.
+//!
+//! - `sim`: for scenarios, nothing yet (each scenario makes its own
+//!   embedded cluster, [`super::env::Env`]); for a load run, one simulated
+//!   cluster and fake metrics server in this process, on the wall clock;
+//! - `sim-process`: `hpa-harness sim` as a child process; scenarios run it
+//!   on a virtual clock against a fake metrics server of this process, a
+//!   load run on the wall clock with the child's own metrics server;
+//! - `kubeconfig`: the cluster of a kubeconfig, our sim or a real one
+//!   (checked, with a fake node), and the fake metrics server at
+//!   `--metrics-url`;
+//! - `kind`, `k3d`, `k3s`: a cluster made for the run, with a fake metrics
+//!   server on the host, reached as `kubeconfig` would reach it and deleted
+//!   at the end.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use fake_metrics_server::AppState;
+use fake_metrics_server::client::ControlClient;
+use hpa_sim::admin::SimAdmin;
+use hpa_sim::{Sim, SimConfig};
+use tokio_util::sync::DropGuard;
+
+use super::cluster::session::{ClusterSession, Flavor};
+use super::cluster::tools::{self, Tool, ToolError};
+use super::connect::{self, ConnectError, ConnectOptions, Connected};
+use super::embedded::{Embedded, serve_metrics};
+use super::kind::BackendKind;
+use super::kubeconfig::{self, KubeconfigError};
+use super::options::TestbedOptions;
+use super::process::SimProcess;
+use super::target::{RemoteTarget, Target};
+
+/// What the testbed is for.
+#[derive(Debug, Clone)]
+pub enum Purpose {
+    /// Gherkin scenarios: virtual time where the cluster is simulated.
+    Scenarios,
+    /// A load run on the wall clock; an in-process sim serves these
+    /// namespaces from the start.
+    Load { namespaces: Vec<String> },
+}
+
+/// Why a testbed could not be made ready.
+#[derive(Debug, thiserror::Error)]
+pub enum TestbedError {
+    /// The backend is not part of this build.
+    #[error("backend {} is not available in this build; use --backend sim", .0.name())]
+    NotBuilt(BackendKind),
+    /// A tool the backend drives is missing or unusable.
+    // The tool error's text is the message: not chained as a source too,
+    // which would print it twice.
+    #[error("backend {}: {problem}", .backend.name())]
+    Tool {
+        backend: BackendKind,
+        problem: ToolError,
+    },
+    /// The cluster could not be made, started or prepared.
+    #[error("backend {}: {reason}", .backend.name())]
+    Cluster {
+        backend: BackendKind,
+        reason: String,
+    },
+    /// A cluster reached through a kubeconfig needs the fake metrics
+    /// server's control URL.
+    #[error(
+        "backend {}: --metrics-url is needed: the control URL (http://HOST:PORT) of the fake metrics server the cluster's metrics APIServices point at", .0.name()
+    )]
+    NoMetricsUrl(BackendKind),
+    /// The cluster or its fake metrics server cannot be used.
+    #[error("backend {}: {error}", .backend.name())]
+    Connect {
+        backend: BackendKind,
+        error: ConnectError,
+    },
+    /// A client for the controller under test cannot be built.
+    #[error(transparent)]
+    Kubeconfig(#[from] KubeconfigError),
+}
+
+/// Where the fake metrics server's data goes.
+#[derive(Debug, Clone)]
+pub enum MetricsHandle {
+    /// Its state, in this process.
+    InProcess(AppState),
+    /// Its control API.
+    Control(ControlClient),
+}
+
+/// The cluster side of a run.
+enum Parts {
+    /// Each scenario makes its own embedded cluster.
+    PerScenario,
+    /// One simulated cluster and fake metrics server in this process.
+    InProcess(Embedded),
+    /// A cluster outside this process.
+    Remote {
+        target: Box<RemoteTarget>,
+        metrics: ControlClient,
+        /// The kubeconfig and context its clients come from.
+        kubeconfig: Option<PathBuf>,
+        context: Option<String>,
+    },
+}
+
+/// A run's cluster and fake metrics server, and what to take down at the
+/// end.
+pub struct Testbed {
+    backend: BackendKind,
+    parts: Parts,
+    /// The `hpa-harness sim` child.
+    process: Option<SimProcess>,
+    /// A kind, k3d or k3s cluster made for the run.
+    made: Option<ClusterSession>,
+    /// A fake metrics server this process serves for a sim child.
+    _metrics_server: Option<DropGuard>,
+}
+
+impl std::fmt::Debug for Testbed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Testbed")
+            .field("backend", &self.backend)
+            .field("child", &self.child_pid())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks the tools a backend that makes a cluster drives, so that a
+/// missing `kind`, `k3d` or Docker engine is named with how to get it
+/// before anything runs (`path_var`: the `PATH` to look in).
+pub fn check_backend_tools(backend: BackendKind, path_var: &OsStr) -> Result<(), TestbedError> {
+    let tool = |problem| TestbedError::Tool { backend, problem };
+    match backend {
+        BackendKind::Sim | BackendKind::SimProcess | BackendKind::Kubeconfig => return Ok(()),
+        BackendKind::Kind => {
+            tools::require_in(Tool::Kind, path_var).map_err(tool)?;
+        }
+        BackendKind::K3d => {
+            tools::require_in(Tool::K3d, path_var).map_err(tool)?;
+        }
+        BackendKind::K3s => {}
+    }
+    tools::require_docker_engine_in(path_var).map_err(tool)?;
+    Ok(())
+}
+
+impl Testbed {
+    /// Makes or reaches the cluster of `backend` for `purpose`.
+    pub async fn start(
+        backend: BackendKind,
+        options: &TestbedOptions,
+        purpose: &Purpose,
+    ) -> Result<Self, TestbedError> {
+        match (backend, purpose) {
+            (BackendKind::Sim, Purpose::Scenarios) => Ok(Self::new(backend, Parts::PerScenario)),
+            (BackendKind::Sim, Purpose::Load { namespaces }) => Ok(Self::in_process(namespaces)),
+            (BackendKind::SimProcess, Purpose::Scenarios) => {
+                Self::sim_process_for_scenarios(options).await
+            }
+            (BackendKind::SimProcess, Purpose::Load { .. }) => {
+                Self::sim_process_for_load(options).await
+            }
+            (BackendKind::Kubeconfig, _) => {
+                let metrics_url = options
+                    .metrics_url
+                    .as_deref()
+                    .ok_or(TestbedError::NoMetricsUrl(backend))?;
+                let parts = Self::connect(backend, options, metrics_url).await?;
+                Ok(Self::new(backend, parts))
+            }
+            (BackendKind::Kind | BackendKind::K3d | BackendKind::K3s, _) => {
+                check_backend_tools(backend, &std::env::var_os("PATH").unwrap_or_default())?;
+                Self::make_cluster(backend, options).await
+            }
+        }
+    }
+
+    fn new(backend: BackendKind, parts: Parts) -> Self {
+        Self {
+            backend,
+            parts,
+            process: None,
+            made: None,
+            _metrics_server: None,
+        }
+    }
+
+    fn in_process(namespaces: &[String]) -> Self {
+        let bed = Embedded::new(
+            None,
+            SimConfig {
+                namespaces: ["default", "kube-system"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(namespaces.iter().cloned())
+                    .collect(),
+                ..SimConfig::default()
+            },
+        );
+        Self::new(BackendKind::Sim, Parts::InProcess(bed))
+    }
+
+    /// `hpa-harness sim` as a child on a virtual clock, with a fake metrics
+    /// server in this process on a virtual clock of its own; each scenario
+    /// resets both and moves the two clocks (and the controller's mirror)
+    /// together.
+    async fn sim_process_for_scenarios(options: &TestbedOptions) -> Result<Self, TestbedError> {
+        use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
+        let backend = BackendKind::SimProcess;
+        let failed = |reason: String| TestbedError::Cluster { backend, reason };
+        let clock = VirtualClock::default();
+        let metrics = AppState::new(ScenarioClock::Virtual(clock.clone()));
+        let (metrics_url, serving) = serve_metrics(metrics)
+            .await
+            .map_err(|e| failed(format!("cannot serve the fake metrics server: {e}")))?;
+        let process = SimProcess::spawn_for_scenarios(clock.now(), &metrics_url)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let reach = TestbedOptions {
+            kubeconfig: Some(process.kubeconfig.clone()),
+            context: None,
+            assume_real: false,
+            ..options.clone()
+        };
+        let parts = match Self::connect(backend, &reach, &metrics_url).await {
+            Ok(parts) => parts,
+            Err(e) => {
+                process.stop().await;
+                return Err(e);
+            }
+        };
+        let mut bed = Self::new(backend, parts);
+        bed.process = Some(process);
+        bed._metrics_server = Some(serving);
+        Ok(bed)
+    }
+
+    /// `hpa-harness sim` as a child on the wall clock with its own fake
+    /// metrics server: the load process's memory and CPU are then the
+    /// controller's own.
+    async fn sim_process_for_load(options: &TestbedOptions) -> Result<Self, TestbedError> {
+        let backend = BackendKind::SimProcess;
+        let process = SimProcess::spawn()
+            .await
+            .map_err(|e| TestbedError::Cluster {
+                backend,
+                reason: e.to_string(),
+            })?;
+        let reach = TestbedOptions {
+            kubeconfig: Some(process.kubeconfig.clone()),
+            context: None,
+            ..options.clone()
+        };
+        let parts = match Self::connect(backend, &reach, &process.metrics_url.clone()).await {
+            Ok(parts) => parts,
+            Err(e) => {
+                process.stop().await;
+                return Err(e);
+            }
+        };
+        let mut bed = Self::new(backend, parts);
+        bed.process = Some(process);
+        Ok(bed)
+    }
+
+    /// Makes a kind, k3d or k3s cluster for the run, with the fake metrics
+    /// server on the host, and reaches it as `kubeconfig` would.
+    async fn make_cluster(
+        backend: BackendKind,
+        options: &TestbedOptions,
+    ) -> Result<Self, TestbedError> {
+        let flavor = match backend {
+            BackendKind::Kind => Flavor::Kind,
+            BackendKind::K3d => Flavor::K3d,
+            BackendKind::K3s if cfg!(feature = "e2e") => Flavor::K3s,
+            other => return Err(TestbedError::NotBuilt(other)),
+        };
+        let failed = |reason: String| TestbedError::Cluster { backend, reason };
+        let upstream = options.controller == super::ControllerKind::Upstream;
+        let root = std::env::current_dir().unwrap_or_default();
+        let workdir = std::env::temp_dir().join(super::cluster::ephemeral::unique_name());
+        std::fs::create_dir_all(&workdir)
+            .map_err(|e| failed(format!("work directory {}: {e}", workdir.display())))?;
+        let session = ClusterSession::start(flavor, upstream, &root, &workdir)
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        println!(
+            "cluster ready: kubeconfig {}, fake metrics server {}",
+            session.kubeconfig().display(),
+            session.metrics_url()
+        );
+        let reach = TestbedOptions {
+            kubeconfig: Some(session.kubeconfig().to_path_buf()),
+            context: None,
+            ..options.clone()
+        };
+        let metrics_url = session.metrics_url().to_owned();
+        match Self::connect(backend, &reach, &metrics_url).await {
+            Ok(parts) => {
+                let mut bed = Self::new(backend, parts);
+                bed.made = Some(session);
+                Ok(bed)
+            }
+            Err(e) => {
+                if let Err(e) = session.finish().await {
+                    tracing::warn!(error = %e, "deleting the run's cluster");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Reaches the cluster of `options` with the fake metrics server at
+    /// `metrics_url`: our sim (its admin API answers) or a real cluster,
+    /// checked first unless told not to, with the harness's fake node.
+    async fn connect(
+        backend: BackendKind,
+        options: &TestbedOptions,
+        metrics_url: &str,
+    ) -> Result<Parts, TestbedError> {
+        let connected: Connected = connect::connect(ConnectOptions {
+            kubeconfig: options.kubeconfig.as_deref(),
+            context: options.context.as_deref(),
+            metrics_url,
+            controller: options.controller,
+            upstream_sync_period: options.upstream_sync_period,
+            preflight: (!options.skip_preflight).then_some(&options.metrics_service),
+            assume_real: options.assume_real,
+        })
+        .await
+        .map_err(|error| TestbedError::Connect { backend, error })?;
+        let admin = connected.shared_admin();
+        Ok(Parts::Remote {
+            target: Box::new(RemoteTarget {
+                client: connected.client,
+                admin,
+                metrics_control_url: metrics_url.to_owned(),
+                controller: options.controller,
+                upstream_sync_period: options.upstream_sync_period,
+                fake_node: connected.fake_node.map(Arc::new),
+                shared: Arc::default(),
+            }),
+            metrics: connected.metrics,
+            kubeconfig: options.kubeconfig.clone(),
+            context: options.context.clone(),
+        })
+    }
+
+    /// The backend it was started for.
+    pub fn backend(&self) -> BackendKind {
+        self.backend
+    }
+
+    /// Where scenarios run on it.
+    pub fn target(&self) -> Target {
+        match &self.parts {
+            Parts::Remote { target, .. } => Target::Remote((**target).clone()),
+            Parts::PerScenario | Parts::InProcess(_) => Target::Embedded,
+        }
+    }
+
+    /// A client of the cluster (`None`: each scenario makes its own).
+    pub fn client(&self) -> Option<kube::Client> {
+        match &self.parts {
+            Parts::PerScenario => None,
+            Parts::InProcess(bed) => Some(bed.sim.client()),
+            Parts::Remote { target, .. } => Some(target.client.clone()),
+        }
+    }
+
+    /// The simulated cluster's admin side; `None` on a real cluster (or one
+    /// treated as real) and before scenarios make theirs.
+    pub fn admin(&self) -> Option<Arc<dyn SimAdmin>> {
+        match &self.parts {
+            Parts::PerScenario => None,
+            Parts::InProcess(bed) => Some(Arc::new(bed.sim.clone())),
+            Parts::Remote { target, .. } => target.admin.clone(),
+        }
+    }
+
+    /// The fake metrics server (`None`: each scenario makes its own).
+    pub fn metrics(&self) -> Option<MetricsHandle> {
+        match &self.parts {
+            Parts::PerScenario => None,
+            Parts::InProcess(bed) => Some(MetricsHandle::InProcess(bed.metrics.clone())),
+            Parts::Remote { metrics, .. } => Some(MetricsHandle::Control(metrics.clone())),
+        }
+    }
+
+    /// The simulated cluster in this process, if it is one.
+    pub fn sim(&self) -> Option<&Sim> {
+        match &self.parts {
+            Parts::InProcess(bed) => Some(&bed.sim),
+            _ => None,
+        }
+    }
+
+    /// Whether the cluster is a real one (or treated as one): its pods go
+    /// on the harness's fake node.
+    pub fn is_real(&self) -> bool {
+        matches!(&self.parts, Parts::Remote { target, .. } if target.is_real())
+    }
+
+    /// Whether the cluster outlives the run (a kubeconfig's): what the run
+    /// makes there must then be deleted by the run.
+    pub fn outlives_the_run(&self) -> bool {
+        matches!(self.parts, Parts::Remote { .. }) && self.process.is_none()
+    }
+
+    /// The `hpa-harness sim` child's process id, when there is one.
+    pub fn child_pid(&self) -> Option<u32> {
+        self.process.as_ref().and_then(SimProcess::pid)
+    }
+
+    /// A client for the controller under test with a `qps`/`burst` bucket
+    /// per clientset, as `hpa-harness controller` builds its own; needs a
+    /// cluster outside this process.
+    pub async fn controller_client(
+        &self,
+        qps: f64,
+        burst: u32,
+    ) -> Result<Option<kube::Client>, TestbedError> {
+        let Parts::Remote {
+            kubeconfig,
+            context,
+            ..
+        } = &self.parts
+        else {
+            return Ok(None);
+        };
+        Ok(Some(
+            kubeconfig::controller_client(
+                kubeconfig.as_deref().map(Path::new),
+                context.as_deref(),
+                qps,
+                burst,
+            )
+            .await?,
+        ))
+    }
+
+    /// Takes down what the testbed made: the child, the fake node, the
+    /// cluster made for the run.
+    pub async fn stop(mut self) {
+        if let Some(process) = self.process.take() {
+            process.stop().await;
+        }
+        if let Parts::Remote { target, .. } = std::mem::replace(&mut self.parts, Parts::PerScenario)
+            && let Some(node) = target.fake_node
+        {
+            Connected::remove_fake_node(Arc::try_unwrap(node).ok()).await;
+        }
+        if let Some(session) = self.made.take()
+            && let Err(e) = session.finish().await
+        {
+            tracing::warn!(error = %e, "deleting the run's cluster");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_kind_or_k3d_or_docker_is_named_with_a_hint() {
+        let nowhere = OsStr::new("/nonexistent-hpa-harness-path");
+        let kind = check_backend_tools(BackendKind::Kind, nowhere).unwrap_err();
+        assert!(
+            kind.to_string()
+                .starts_with("backend kind: `kind` was not found on PATH: install kind"),
+            "{kind}"
+        );
+        let k3d = check_backend_tools(BackendKind::K3d, nowhere).unwrap_err();
+        assert!(k3d.to_string().contains("`k3d` was not found"), "{k3d}");
+        let k3s = check_backend_tools(BackendKind::K3s, nowhere).unwrap_err();
+        assert!(k3s.to_string().contains("`docker` was not found"), "{k3s}");
+        assert!(check_backend_tools(BackendKind::Sim, nowhere).is_ok());
+    }
+}
