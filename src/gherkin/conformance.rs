@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::runner::{ScenarioOutcome, Verdict};
+use super::outcome::{ScenarioOutcome, Verdict};
 
 /// One scenario's two results.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 
 use kube::discovery::{ApiResource, Discovery, Scope};
 
-use super::world::StepError;
+use super::step_error::StepError;
 
 /// A kind as the HPA and the custom metrics API name it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,21 +9,25 @@
 //! files or folders for `hpa-harness test`, `hpa-harness explain` and
 //! `tests/features.rs`.
 
+pub mod cells;
 pub mod cluster_report;
 pub mod conformance;
 pub mod explain;
 pub mod feature_files;
 pub mod kinds;
 pub mod line_filter;
+pub mod outcome;
 pub mod params;
 pub mod pods;
 pub mod record;
 pub mod runner;
 mod shared_cluster;
+pub mod step_error;
 pub mod steps;
 pub mod target;
 pub mod versions;
 pub mod world;
 
-pub use runner::{BackendKind, RunError, RunOptions, RunSummary, ScenarioOutcome, Verdict, run};
+pub use outcome::{RunSummary, ScenarioOutcome, Verdict};
+pub use runner::{BackendKind, RunError, RunOptions, run};
 pub use world::HpaWorld;

@@ -10,8 +10,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
+use super::cells::{Table, age, per_container};
 use super::params::WorkloadKind;
-use super::steps::{Table, age, per_container};
 use super::world::{HpaWorld, StepError, StepResult, Workload, workload_resource};
 
 /// How long before the scenario starts the pods of "with N pods" started.

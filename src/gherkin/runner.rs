@@ -12,7 +12,8 @@ use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 use hpa_core::version::KubernetesVersion;
 
 use super::feature_files;
-use super::target::{self, Target};
+pub use super::outcome::{RunSummary, ScenarioOutcome, Verdict};
+use super::target::{self, RemoteTarget, Target};
 use super::versions;
 use super::world::HpaWorld;
 use crate::testbed::options::TestbedOptions;
@@ -78,54 +79,6 @@ impl Default for RunOptions {
             name: None,
             fail_fast: false,
         }
-    }
-}
-
-/// What a run found, summed over all paths.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunSummary {
-    pub passed_steps: usize,
-    pub skipped_steps: usize,
-    pub failed_steps: usize,
-    pub parsing_errors: usize,
-    pub hook_errors: usize,
-    /// Each scenario's outcome, in the order they finished.
-    pub scenarios: Vec<ScenarioOutcome>,
-}
-
-/// How one scenario ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScenarioOutcome {
-    /// The feature's name.
-    pub feature: String,
-    /// The scenario's name.
-    pub scenario: String,
-    /// The feature file and line of the scenario.
-    pub location: String,
-    /// Passed, failed or could not run here.
-    pub verdict: Verdict,
-    /// The Kubernetes release it ran under.
-    pub kubernetes_version: KubernetesVersion,
-}
-
-/// A scenario's verdict.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    Passed,
-    /// A step failed; the first line of its error.
-    Failed(String),
-    /// A step needs what this cluster or controller does not offer.
-    Unsupported(String),
-}
-
-impl RunSummary {
-    /// Whether anything failed (a step, a parse, a hook; skipped steps fail
-    /// too, since every step must be implemented).
-    pub fn failed(&self) -> bool {
-        self.failed_steps > 0
-            || self.skipped_steps > 0
-            || self.parsing_errors > 0
-            || self.hook_errors > 0
     }
 }
 
@@ -197,9 +150,34 @@ async fn run_split(options: &RunOptions) -> Result<RunSummary, RunError> {
     let testbed = Testbed::start(options.backend, &options.testbed, &Purpose::Scenarios).await?;
     let result = match testbed.target() {
         Target::Embedded => run_on(options, Target::Embedded, options.concurrency).await,
-        Target::Remote(remote) => super::shared_cluster::run(options, &remote).await,
+        // Simulated: one scenario at a time (each resets the sim and owns
+        // its virtual clock).
+        Target::Remote(remote) if !remote.is_real() => {
+            run_on(options, Target::Remote(remote), 1).await
+        }
+        Target::Remote(remote) => on_real_cluster(options, &remote).await,
     };
     testbed.stop().await;
+    result
+}
+
+/// Runs the scenarios side by side on a real cluster (or one treated as
+/// real): what earlier runs left is cleared first, and the namespaces the
+/// run made are deleted when it ends or is interrupted (SIGINT, SIGTERM).
+async fn on_real_cluster(
+    options: &RunOptions,
+    remote: &RemoteTarget,
+) -> Result<RunSummary, RunError> {
+    super::shared_cluster::clear_earlier_runs(remote).await?;
+    let result = tokio::select! {
+        result = run_on(options, Target::Remote(remote.clone()), options.concurrency) => result,
+        () = hpa_shutdown::shutdown_signal() => Err(RunError::Interrupted),
+    };
+    super::shared_cluster::delete_run_namespaces(
+        remote,
+        matches!(result, Err(RunError::Interrupted)),
+    )
+    .await;
     result
 }
 
@@ -215,7 +193,7 @@ fn check_paths(options: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-pub(super) async fn run_on(
+async fn run_on(
     options: &RunOptions,
     target: Target,
     concurrency: usize,

@@ -14,39 +14,19 @@ use std::time::Duration;
 
 use cucumber::gherkin;
 
-use super::runner::{RunError, RunOptions, RunSummary};
-use super::target::{RemoteTarget, Target};
+use super::target::RemoteTarget;
 use crate::testbed::cleanup::{self, Leftover};
 use crate::testbed::start::TestbedError;
 
 /// How long the run's namespaces may take to go at its end.
 const GONE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs the scenarios on the target's cluster.
-pub(super) async fn run(
-    options: &RunOptions,
-    target: &RemoteTarget,
-) -> Result<RunSummary, RunError> {
-    if !target.is_real() {
-        return super::runner::run_on(options, Target::Remote(target.clone()), 1).await;
-    }
-    clear_earlier_runs(target).await?;
-    let result = tokio::select! {
-        result = super::runner::run_on(options, Target::Remote(target.clone()), options.concurrency) => result,
-        () = hpa_shutdown::shutdown_signal() => Err(RunError::Interrupted),
-    };
-    delete_run_namespaces(target, matches!(result, Err(RunError::Interrupted))).await;
-    result
-}
-
 /// What earlier runs left outside namespaces of their own (in namespaces
 /// scenarios named) and in the fake metrics server.
-async fn clear_earlier_runs(target: &RemoteTarget) -> Result<(), RunError> {
-    let failed = |reason: String| {
-        RunError::Testbed(TestbedError::Cluster {
-            backend: super::BackendKind::Kubeconfig,
-            reason,
-        })
+pub(super) async fn clear_earlier_runs(target: &RemoteTarget) -> Result<(), TestbedError> {
+    let failed = |reason: String| TestbedError::Cluster {
+        backend: crate::testbed::BackendKind::Kubeconfig,
+        reason,
     };
     cleanup::scenario_objects(&target.client)
         .await
@@ -65,7 +45,7 @@ async fn clear_earlier_runs(target: &RemoteTarget) -> Result<(), RunError> {
 /// Deletes the namespaces the run made and its scenarios did not (those
 /// they named, and every one when the run was cut short), waiting a while
 /// until they are gone.
-async fn delete_run_namespaces(target: &RemoteTarget, say: bool) {
+pub(super) async fn delete_run_namespaces(target: &RemoteTarget, say: bool) {
     let names = target.shared.namespaces();
     if names.is_empty() {
         return;

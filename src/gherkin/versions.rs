@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use hpa_core::version::KubernetesVersion;
 
-use super::runner::{ScenarioOutcome, Verdict};
+use super::outcome::{ScenarioOutcome, Verdict};
 
 /// The releases a scenario with `tags` (feature, rule and scenario tags,
 /// with or without `@`) runs under in a run of `run`; a `@k8s-` tag naming

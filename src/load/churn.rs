@@ -10,7 +10,6 @@
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
-use hpa_core::clock::SystemClock;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, DeleteParams, PostParams};
@@ -22,7 +21,8 @@ use super::report;
 use super::run::build;
 use super::workload::{CREATE_CONCURRENCY, Target, deployment, hpa, invalid, setup, targets};
 use crate::testbed::ControllerKind;
-use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions, Extensions, SyncMode};
+use crate::testbed::controller::{self, Role};
+use hpa_controller::{ControllerConfig, ControllerHandle, Extensions};
 
 /// The most cycles a run may ask for (keeps a run bounded).
 pub const MAX_CYCLES: usize = 100;
@@ -230,24 +230,13 @@ fn start_controller(options: &LoadOptions, cluster: &LoadCluster) -> ControllerH
         ..options.settings.clone()
     };
     let window = (options.settings.sync_period / 10).min(Duration::from_secs(1));
-    ControllerHandle::start_with(
-        cluster.client(),
-        ControllerOptions {
-            config,
-            clock: std::sync::Arc::new(SystemClock),
-            mode: SyncMode::Periodic,
-            identity: "hpa-harness-churn".into(),
-            leader_election: None,
-            sync_timeout: Duration::from_secs(60),
-            namespace: None,
-        },
-        Extensions {
-            observer: None,
-            scale_from_cache: options.optimize,
-            metrics_cache: options.optimize.then_some(window),
-            share_external: options.optimize,
-        },
-    )
+    let extensions = Extensions {
+        observer: None,
+        scale_from_cache: options.optimize,
+        metrics_cache: options.optimize.then_some(window),
+        share_external: options.optimize,
+    };
+    controller::start(cluster.client(), config, Role::Load { extensions })
 }
 
 /// Polls `done` every 100 ms until it holds, for at most `timeout`.

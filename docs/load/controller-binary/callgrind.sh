@@ -23,7 +23,7 @@ valgrind --tool=callgrind --callgrind-out-file=cg.out --dump-instr=no \
   --share-external-lists --bind-address 127.0.0.1:18259 > ctl.out 2>&1 &
 CTL=$!
 count() { curl -s 127.0.0.1:18259/metrics | grep '^horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count' | awk '{s+=$2} END {print s+0}'; }
-timeout 400 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-control-url "$MURL" --controller upstream \
+timeout 400 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-url "$MURL" --controller upstream \
   --hpas 1000 --sync-period 15s --warmup 60s --duration 150s --quiet > load.out 2>&1 &
 LOAD=$!
 sleep 120

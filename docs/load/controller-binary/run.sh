@@ -24,7 +24,7 @@ CTL=$!; sleep 2
     n=$(curl -s 127.0.0.1:18258/metrics | grep '^horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count' | awk '{s+=$2} END {print s+0}')
     echo "$(date +%s) $(awk '{print $14+$15}' /proc/$CTL/stat) $(grep VmRSS /proc/$CTL/status | awk '{print $2}') $(grep VmHWM /proc/$CTL/status | awk '{print $2}') $n $(awk '{print $14, $15}' /proc/$CTL/stat)" >> samples.txt
     sleep 5; done ) &
-timeout 900 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-control-url "$MURL" --controller upstream \
+timeout 900 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-url "$MURL" --controller upstream \
   --controller-metrics-url http://127.0.0.1:18258/metrics \
   --hpas 10000 --sync-period 15s --warmup 60s --duration 90s --quiet --json load.json > load.out 2>&1
 kill $CTL $SIM; wait 2>/dev/null

@@ -7,9 +7,9 @@ use cucumber::{given, when};
 use fake_metrics_server::script::Api as MetricsApi;
 
 use super::hpa::selector_labels;
-use super::{Table, age, per_container};
+use super::{Table, age};
 use crate::gherkin::params::{Quantity, Values};
-use crate::gherkin::world::{HpaWorld, PodMetrics, StepError, StepResult};
+use crate::gherkin::world::{HpaWorld, StepError, StepResult, set_value};
 
 #[given(expr = "the pods of {string} report {string} of {values}")]
 #[when(expr = "the pods of {string} report {string} of {values}")]
@@ -168,94 +168,4 @@ fn metrics_api(word: &str) -> Result<MetricsApi, StepError> {
             "metrics API {other:?}: expected resource, custom or external"
         ))),
     }
-}
-
-/// Sets (or, with `None`, clears) one metric of one pod. `cpu` and `memory`
-/// cells may be per container (`app=250m, sidecar=50m`). Without `push` the
-/// caller sends the pod to the metrics server itself, once per row.
-pub(crate) async fn set_value(
-    world: &mut HpaWorld,
-    ns: &str,
-    pod: &str,
-    metric: &str,
-    value: Option<&str>,
-    push: bool,
-) -> StepResult {
-    let parts = value_parts(pod, metric, value)?;
-    apply_value(world.pod_model(ns, pod).await?, metric, parts);
-    if push {
-        world.push_pod(ns, pod).await?;
-    }
-    Ok(())
-}
-
-/// A cell's value as (container, quantity) parts: per container for `cpu`
-/// and `memory`, one unnamed part for a pods metric, none for `None`.
-fn value_parts(
-    pod: &str,
-    metric: &str,
-    value: Option<&str>,
-) -> Result<Vec<(String, String)>, StepError> {
-    let resource = matches!(metric, "cpu" | "memory");
-    Ok(match value {
-        Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?
-            .into_iter()
-            .filter_map(|(container, q, _)| Some((container, q?)))
-            .collect(),
-        Some(v) => {
-            crate::gherkin::params::parse_quantity(v)
-                .map_err(|e| StepError::Input(format!("pod {pod}, {metric}: {e}")))?;
-            vec![(String::new(), v.to_owned())]
-        }
-        None => Vec::new(),
-    })
-}
-
-/// Sets one metric of a pod's model to `parts` (none: no value).
-fn apply_value(model: &mut PodMetrics, metric: &str, parts: Vec<(String, String)>) {
-    model.missing = false;
-    if matches!(metric, "cpu" | "memory") {
-        // Every container loses this resource, then the named ones get it.
-        for usage in model.containers.values_mut() {
-            if metric == "cpu" {
-                usage.0 = None;
-            } else {
-                usage.1 = None;
-            }
-        }
-        for (container, q) in parts {
-            let usage = model.containers.entry(container).or_default();
-            if metric == "cpu" {
-                usage.0 = Some(q);
-            } else {
-                usage.1 = Some(q);
-            }
-        }
-        model
-            .containers
-            .retain(|_, (cpu, memory)| cpu.is_some() || memory.is_some());
-    } else {
-        match parts.into_iter().next() {
-            Some((_, q)) => {
-                model.custom.insert(metric.to_owned(), q);
-            }
-            None => {
-                model.custom.remove(metric);
-            }
-        }
-    }
-}
-
-/// The model of a pod whose metrics are `values` (by metric name): what a
-/// fake-metrics-server rule gives every pod it matches.
-pub(crate) fn model_of(
-    what: &str,
-    values: &std::collections::BTreeMap<String, String>,
-) -> Result<PodMetrics, StepError> {
-    let mut model = PodMetrics::default();
-    for (metric, value) in values {
-        let parts = value_parts(what, metric, Some(value))?;
-        apply_value(&mut model, metric, parts);
-    }
-    Ok(model)
 }

@@ -6,6 +6,7 @@
 use fake_metrics_server::script::{RuleSpec, ScriptPatch};
 
 use super::*;
+use crate::gherkin::cells::per_container;
 
 impl HpaWorld {
     /// Sends one changed pod to the metrics server.
@@ -157,7 +158,7 @@ impl HpaWorld {
                 continue;
             };
             let what = format!("new pods of {ns}/{workload}");
-            let values = crate::gherkin::steps::metrics::model_of(&what, &versions.values)?;
+            let values = model_of(&what, &versions.values)?;
             let values = pod_spec(&ns, &what, &values)?;
             let workload_entry = self.workloads.get(&(ns.clone(), workload.clone()));
             let mut selector =
@@ -195,4 +196,94 @@ impl HpaWorld {
             .map_err(StepError::metrics("setting the rules of new pods"))?;
         Ok(())
     }
+}
+
+/// Sets (or, with `None`, clears) one metric of one pod. `cpu` and `memory`
+/// cells may be per container (`app=250m, sidecar=50m`). Without `push` the
+/// caller sends the pod to the metrics server itself, once per row.
+pub(crate) async fn set_value(
+    world: &mut HpaWorld,
+    ns: &str,
+    pod: &str,
+    metric: &str,
+    value: Option<&str>,
+    push: bool,
+) -> StepResult {
+    let parts = value_parts(pod, metric, value)?;
+    apply_value(world.pod_model(ns, pod).await?, metric, parts);
+    if push {
+        world.push_pod(ns, pod).await?;
+    }
+    Ok(())
+}
+
+/// A cell's value as (container, quantity) parts: per container for `cpu`
+/// and `memory`, one unnamed part for a pods metric, none for `None`.
+fn value_parts(
+    pod: &str,
+    metric: &str,
+    value: Option<&str>,
+) -> Result<Vec<(String, String)>, StepError> {
+    let resource = matches!(metric, "cpu" | "memory");
+    Ok(match value {
+        Some(v) if resource => per_container(v, &format!("pod {pod}, {metric}"))?
+            .into_iter()
+            .filter_map(|(container, q, _)| Some((container, q?)))
+            .collect(),
+        Some(v) => {
+            crate::gherkin::params::parse_quantity(v)
+                .map_err(|e| StepError::Input(format!("pod {pod}, {metric}: {e}")))?;
+            vec![(String::new(), v.to_owned())]
+        }
+        None => Vec::new(),
+    })
+}
+
+/// Sets one metric of a pod's model to `parts` (none: no value).
+fn apply_value(model: &mut PodMetrics, metric: &str, parts: Vec<(String, String)>) {
+    model.missing = false;
+    if matches!(metric, "cpu" | "memory") {
+        // Every container loses this resource, then the named ones get it.
+        for usage in model.containers.values_mut() {
+            if metric == "cpu" {
+                usage.0 = None;
+            } else {
+                usage.1 = None;
+            }
+        }
+        for (container, q) in parts {
+            let usage = model.containers.entry(container).or_default();
+            if metric == "cpu" {
+                usage.0 = Some(q);
+            } else {
+                usage.1 = Some(q);
+            }
+        }
+        model
+            .containers
+            .retain(|_, (cpu, memory)| cpu.is_some() || memory.is_some());
+    } else {
+        match parts.into_iter().next() {
+            Some((_, q)) => {
+                model.custom.insert(metric.to_owned(), q);
+            }
+            None => {
+                model.custom.remove(metric);
+            }
+        }
+    }
+}
+
+/// The model of a pod whose metrics are `values` (by metric name): what a
+/// fake-metrics-server rule gives every pod it matches.
+pub(crate) fn model_of(
+    what: &str,
+    values: &std::collections::BTreeMap<String, String>,
+) -> Result<PodMetrics, StepError> {
+    let mut model = PodMetrics::default();
+    for (metric, value) in values {
+        let parts = value_parts(what, metric, Some(value))?;
+        apply_value(&mut model, metric, parts);
+    }
+    Ok(model)
 }

@@ -163,15 +163,7 @@ impl HpaWorld {
                 // without the old one's values.
                 self.pods.remove(&(ns.clone(), name.clone()));
                 for (metric, value) in &values {
-                    crate::gherkin::steps::metrics::set_value(
-                        self,
-                        &ns,
-                        &name,
-                        metric,
-                        Some(value),
-                        false,
-                    )
-                    .await?;
+                    super::metrics::set_value(self, &ns, &name, metric, Some(value), false).await?;
                 }
                 self.push_pod(&ns, &name).await?;
                 if let Some(v) = self.versions.get_mut(&(ns.clone(), workload.clone())) {
