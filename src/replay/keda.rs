@@ -9,8 +9,8 @@ use fake_metrics_server::script::{ExternalSpec, Value as ScriptValue};
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::error::ReplayError;
 use super::manifest::HpaManifest;
-use super::run::ReplayError;
 use super::series::Series;
 use crate::keda::ScaledObject;
 use crate::keda::adapter::{self, Reading, Replicas};

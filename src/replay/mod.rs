@@ -5,11 +5,13 @@
 //! ([`run`]); the decisions become a summary ([`summary`]) and a timeline
 //! picture ([`crate::plot`]).
 
+pub mod error;
 pub mod keda;
 pub mod manifest;
 pub mod run;
 pub mod series;
 pub mod summary;
 
-pub use run::{ReplayError, ReplayOptions, ReplayRun, Spread, replay};
+pub use error::ReplayError;
+pub use run::{ReplayOptions, ReplayRun, Spread, replay};
 pub use summary::Summary;

@@ -73,7 +73,7 @@ pub struct TestbedArgs {
     pub controller: ControllerKind,
     /// The cluster's `--horizontal-pod-autoscaler-sync-period`, for
     /// `--controller upstream` (Go duration).
-    #[arg(long, default_value = "15s", value_parser = crate::cli::controller::duration)]
+    #[arg(long, default_value = "15s", value_parser = hpa_controller::cli::duration)]
     pub upstream_sync_period: Duration,
     /// Namespace/name of fake-metrics-server's Service, which the metrics
     /// APIServices of a real cluster must point at.
