@@ -10,16 +10,16 @@ use std::collections::BTreeMap;
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
     APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery, ListMeta,
-    ObjectMeta, Status, Time,
+    ObjectMeta, Time,
 };
 use serde::Deserialize;
 
+pub use crate::api_error::{ApiError, status_body};
 use crate::labels::Filter;
 use crate::script::{Labels, MetricSpec, SampleTime, format_go_duration};
 use crate::state::{AppState, Model};
@@ -31,80 +31,6 @@ use crate::types::{
 
 /// Window of resource metrics when the script gives none.
 const DEFAULT_RESOURCE_WINDOW: SignedDuration = SignedDuration::from_secs(30);
-
-/// An error answered as a Kubernetes `Status` body.
-#[derive(Debug, thiserror::Error)]
-pub enum ApiError {
-    /// The request is malformed (a bad selector, script or value).
-    #[error("{0}")]
-    BadRequest(String),
-    /// The thing asked for is not there.
-    #[error("{0}")]
-    NotFound(String),
-    /// A request the server refuses before reading it as a script: too
-    /// large (413), of an unsupported type (415), unauthorized (401), too
-    /// slow (408).
-    #[error("{message}")]
-    Refused {
-        /// Status to answer.
-        status: StatusCode,
-        /// Message.
-        message: String,
-    },
-    /// A scripted fault.
-    #[error("{message}")]
-    Fault {
-        /// Status to answer.
-        status: StatusCode,
-        /// Message.
-        message: String,
-    },
-}
-
-impl ApiError {
-    fn status(&self) -> StatusCode {
-        match self {
-            Self::BadRequest(_) => StatusCode::BAD_REQUEST,
-            Self::NotFound(_) => StatusCode::NOT_FOUND,
-            Self::Fault { status, .. } | Self::Refused { status, .. } => *status,
-        }
-    }
-}
-
-/// Renders a Kubernetes `Status` body for `code`.
-pub fn status_body(code: StatusCode, message: String) -> Status {
-    let reason = match code.as_u16() {
-        400 => "BadRequest",
-        404 => "NotFound",
-        409 => "Conflict",
-        429 => "TooManyRequests",
-        503 => "ServiceUnavailable",
-        504 => "Timeout",
-        _ if code.is_server_error() => "InternalError",
-        _ => "Unknown",
-    };
-    Status {
-        code: Some(i32::from(code.as_u16())),
-        message: Some(message),
-        reason: Some(reason.to_owned()),
-        status: Some("Failure".to_owned()),
-        metadata: ListMeta::default(),
-        ..Status::default()
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let code = self.status();
-        (code, Json(status_body(code, self.to_string()))).into_response()
-    }
-}
-
-impl From<crate::labels::SelectorError> for ApiError {
-    fn from(e: crate::labels::SelectorError) -> Self {
-        Self::BadRequest(e.to_string())
-    }
-}
 
 /// How many items a metrics list answered, for the request log: an empty
 /// list is an answer a controller fails on ("no metrics returned").
@@ -548,18 +474,6 @@ fn parse_custom_path(rest: &str) -> Option<CustomTarget<'_>> {
     }
 }
 
-/// The pods of one namespace: a range of the `(namespace, name)` keys, not a
-/// scan of every pod (a load of 100,000 pods asks per namespace).
-pub(crate) fn pods_in<'a>(
-    pods: &'a BTreeMap<(String, String), crate::script::PodSpec>,
-    ns: &str,
-) -> impl Iterator<Item = &'a crate::script::PodSpec> {
-    let start = (ns.to_owned(), String::new());
-    pods.range(start..)
-        .take_while(move |((pod_ns, _), _)| pod_ns == ns)
-        .map(|(_, pod)| pod)
-}
-
 fn find_custom(
     m: &Model,
     target: &CustomTarget<'_>,
@@ -763,36 +677,4 @@ async fn external_metrics(
         },
         n,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::script::PodSpec;
-
-    #[test]
-    fn pods_in_reads_exactly_one_namespace() {
-        let mut pods = BTreeMap::new();
-        for (ns, name) in [
-            ("load-1", "a"),
-            ("load-1", "b"),
-            ("load-10", "a"),
-            ("load-0", "z"),
-        ] {
-            pods.insert(
-                (ns.to_owned(), name.to_owned()),
-                PodSpec {
-                    namespace: ns.to_owned(),
-                    name: name.to_owned(),
-                    ..PodSpec::default()
-                },
-            );
-        }
-        let names: Vec<(&str, &str)> = pods_in(&pods, "load-1")
-            .map(|p| (p.namespace.as_str(), p.name.as_str()))
-            .collect();
-        assert_eq!(names, [("load-1", "a"), ("load-1", "b")]);
-        assert_eq!(pods_in(&pods, "load").count(), 0);
-        assert_eq!(pods_in(&pods, "load-10").count(), 1);
-    }
 }

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 
 /// The header a client may carry the token in (besides `Authorization`).
 pub const TOKEN_HEADER: &str = "x-control-token";

@@ -14,7 +14,7 @@ use hpa_core::clock::{Clock, ClockMove, ClockState};
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 use crate::limits::ControlBody;
 use crate::log::{Counters, LogFilter, LogPage};
 use crate::script::{Api, Change, Fault, Faults, Script, ScriptPatch, from_body};

@@ -1,13 +1,17 @@
-//! Label selectors from query parameters, on top of `hpa_core::selector`.
+//! Labels, and label selectors from query parameters, on top of
+//! `hpa_core::selector`.
 //!
 //! A thin layer: it names the query parameter in errors (so a bad selector
 //! gets a clear 400) and converts a parsed selector back into the
 //! `LabelSelector` that custom metrics echo in `metric.selector`.
 
+use std::collections::BTreeMap;
+
 use hpa_core::selector::{Operator, Selector};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
-use crate::script::Labels;
+/// Labels of a pod, node, object or series.
+pub type Labels = BTreeMap<String, String>;
 
 /// A selector in a query parameter did not parse.
 #[derive(Debug, thiserror::Error)]

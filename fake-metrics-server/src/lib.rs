@@ -14,13 +14,19 @@
 //!   `hpa-harness metrics-server`.
 
 pub mod api;
+mod api_error;
 pub mod auth;
 pub mod cli;
 pub mod client;
 pub mod control;
+mod document;
+mod duration;
 pub mod labels;
 pub mod limits;
 pub mod log;
+mod metric;
+mod pod;
+mod quantity;
 pub mod rules;
 pub mod script;
 pub mod server;

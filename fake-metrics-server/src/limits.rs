@@ -16,7 +16,8 @@ use axum::http::{StatusCode, header};
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
+use crate::duration::format_go_duration;
 
 /// The largest control request body: room for the documented 100,000-pod
 /// script several times over.
@@ -201,7 +202,7 @@ pub fn clock_advance(now: Timestamp, by: SignedDuration) -> Result<Timestamp, St
         .ok_or_else(|| {
             format!(
                 "advancing {now} by {} leaves the clock's range (1677-09-21 to 2262-04-11)",
-                crate::script::format_go_duration(by)
+                format_go_duration(by)
             )
         })
 }

@@ -13,9 +13,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use hpa_core::selector::Selector;
 use serde::{Deserialize, Serialize};
 
-use crate::script::{
-    ContainerSpec, Duration, Labels, MetricSpec, PodSpec, SampleTime, ScriptError,
-};
+use crate::document::{ScriptError, check_name};
+use crate::duration::{Duration, SampleTime};
+use crate::labels::Labels;
+use crate::metric::MetricSpec;
+use crate::pod::{ContainerSpec, PodSpec};
 
 fn default_namespace() -> String {
     "default".to_owned()
@@ -54,8 +56,8 @@ pub fn check(field: &str, rules: &[RuleSpec]) -> Result<(), ScriptError> {
     let mut seen = BTreeSet::new();
     for (i, rule) in rules.iter().enumerate() {
         let at = format!("{field}[{i}]");
-        crate::script::check_name(&format!("{at}.name"), &rule.name)?;
-        crate::script::check_name(&format!("{at}.namespace"), &rule.namespace)?;
+        check_name(&format!("{at}.name"), &rule.name)?;
+        check_name(&format!("{at}.namespace"), &rule.namespace)?;
         if !seen.insert(&rule.name) {
             return Err(ScriptError::invalid(
                 format!("{at}.name"),
@@ -70,7 +72,7 @@ pub fn check(field: &str, rules: &[RuleSpec]) -> Result<(), ScriptError> {
         })?;
         let mut containers = BTreeSet::new();
         for (j, c) in rule.containers.iter().enumerate() {
-            crate::script::check_name(&format!("{at}.containers[{j}].name"), &c.name)?;
+            check_name(&format!("{at}.containers[{j}].name"), &c.name)?;
             if !containers.insert(&c.name) {
                 return Err(ScriptError::invalid(
                     format!("{at}.containers[{j}]"),

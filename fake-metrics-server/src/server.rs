@@ -19,7 +19,7 @@ use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::net::TcpListener;
 
-use crate::api::ApiError;
+use crate::api_error::ApiError;
 use crate::auth::ControlToken;
 use crate::log::{Group, LogEntry};
 use crate::script::Api;
