@@ -17,11 +17,7 @@ use crate::document::{ScriptError, check_name};
 use crate::duration::{Duration, SampleTime};
 use crate::labels::Labels;
 use crate::metric::MetricSpec;
-use crate::pod::{ContainerSpec, PodSpec};
-
-fn default_namespace() -> String {
-    "default".to_owned()
-}
+use crate::pod::{ContainerSpec, PodSpec, default_namespace};
 
 /// One rule: the values of the pods of `namespace` that match `selector`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
