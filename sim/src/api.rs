@@ -19,7 +19,6 @@ use tokio::sync::watch;
 
 use crate::aggregation;
 use crate::convert::{needs_conversion, to_view};
-use crate::crd;
 use crate::error::ApiError;
 use crate::patch::PatchKind;
 use crate::query;
@@ -133,7 +132,8 @@ async fn route(
             })
             .ok_or_else(not_found_path),
         ["apis", group, version]
-            if crd::all_defs(sim)
+            if sim
+                .served_defs()
                 .iter()
                 .any(|d| d.group == *group && d.version == *version) =>
         {
@@ -163,7 +163,7 @@ fn group_list(sim: &Sim) -> Value {
         .into_iter()
         .map(|(g, vs)| (g.to_owned(), vs.into_iter().map(str::to_owned).collect()))
         .collect();
-    groups.extend(crd::groups(sim));
+    groups.extend(sim.custom_groups());
     groups.extend(aggregation::aggregated_groups(sim));
     let groups: Vec<Value> = groups
         .into_iter()
@@ -279,7 +279,8 @@ const VERBS: [&str; 8] = [
 
 fn resource_list(sim: &Sim, group: &str, version: &str) -> Value {
     let mut out = Vec::new();
-    for d in crd::all_defs(sim)
+    for d in sim
+        .served_defs()
         .into_iter()
         .filter(|d| d.group == group && d.version == version)
     {
@@ -410,7 +411,7 @@ async fn resource(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    let t = parse_target_with(|plural| crd::lookup(sim, group, version, plural), rest)?;
+    let t = parse_target_with(|plural| sim.find_def(group, version, plural), rest)?;
     let def = t.def;
     let table = table_request(headers, params)?;
     let body = crate::protobuf::request_body(def, &method, headers, body)?;

@@ -4,134 +4,18 @@
 //! as the API server's apiextensions does. An HPA can then target a custom
 //! resource with a scale subresource, and an Object metric describe one.
 //!
-//! The served definitions are `&'static` like the built-in table: each
-//! distinct definition is leaked once, process-wide, so scenarios that
-//! create the same CRD again do not grow memory. Each custom resource (group
-//! and plural) gets one of [`MAX_CUSTOM`] storage slots; which ones a sim
-//! serves follows the CRDs in its own store.
-
-use std::collections::BTreeMap;
-use std::sync::Mutex;
+//! The definitions a CRD serves are kept process-wide by
+//! [`crate::resources::custom`] (which the resource table reads); which ones
+//! a sim serves follows the CRDs in its own store.
 
 use serde_json::{Value, json};
 
 use crate::error::FieldError;
+use crate::resources::custom::{self, DefKey};
 use crate::resources::{self, RESOURCES, ResourceDef, Storage};
-use crate::sim::Sim;
-use crate::state::State;
+use crate::store::Store;
 
-/// How many custom resources (group and plural) one process can serve.
-pub const MAX_CUSTOM: u8 = 32;
-
-/// Where a custom resource keeps what its `/scale` shows (JSON pointers).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ScalePaths {
-    /// `specReplicasPath` (`.spec.replicas` -> `/spec/replicas`).
-    pub spec_replicas: String,
-    /// `statusReplicasPath`.
-    pub status_replicas: String,
-    /// `labelSelectorPath`, if the CRD gives one.
-    pub label_selector: Option<String>,
-}
-
-/// One of a CRD version's `additionalPrinterColumns`: what `kubectl get`
-/// prints for its objects instead of Name and Age alone.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct PrinterColumn {
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean` or `date`.
-    pub kind: String,
-    /// A JSONPath (`.spec.x`, `.spec.list[*].y`, `.status.conditions[?(@.type=="Ready")].status`).
-    pub json_path: String,
-    /// 0, or 1 for `-o wide` only.
-    pub priority: i64,
-}
-
-/// Everything that makes one served definition.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct DefKey {
-    group: String,
-    version: String,
-    plural: String,
-    singular: String,
-    kind: String,
-    namespaced: bool,
-    status: bool,
-    scale: Option<ScalePaths>,
-    short_names: Vec<String>,
-    columns: Vec<PrinterColumn>,
-}
-
-struct Registry {
-    /// (group, plural) of each slot.
-    slots: Vec<(String, String)>,
-    /// The storage version's definition of each slot.
-    storage: Vec<Option<&'static ResourceDef>>,
-    defs: BTreeMap<DefKey, &'static ResourceDef>,
-}
-
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    slots: Vec::new(),
-    storage: Vec::new(),
-    defs: BTreeMap::new(),
-});
-
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
-    REGISTRY
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn leak(s: &str) -> &'static str {
-    Box::leak(s.to_owned().into_boxed_str())
-}
-
-impl Registry {
-    fn slot(&mut self, group: &str, plural: &str) -> Option<u8> {
-        if let Some(i) = self
-            .slots
-            .iter()
-            .position(|(g, p)| g == group && p == plural)
-        {
-            return u8::try_from(i).ok();
-        }
-        let next = u8::try_from(self.slots.len()).ok()?;
-        if next >= MAX_CUSTOM {
-            return None;
-        }
-        self.slots.push((group.to_owned(), plural.to_owned()));
-        self.storage.push(None);
-        Some(next)
-    }
-
-    fn intern(&mut self, key: DefKey, slot: u8) -> &'static ResourceDef {
-        if let Some(d) = self.defs.get(&key) {
-            return d;
-        }
-        let short: Vec<&'static str> = key.short_names.iter().map(|s| leak(s)).collect();
-        let def: &'static ResourceDef = Box::leak(Box::new(ResourceDef {
-            group: leak(&key.group),
-            version: leak(&key.version),
-            plural: leak(&key.plural),
-            singular: leak(&key.singular),
-            kind: leak(&key.kind),
-            namespaced: key.namespaced,
-            storage: Storage::Custom(slot),
-            status: key.status,
-            scale: key.scale.is_some(),
-            short_names: Box::leak(short.into_boxed_slice()),
-            scale_paths: key.scale.clone().map(|p| &*Box::leak(Box::new(p))),
-            printer_columns: Box::leak(key.columns.clone().into_boxed_slice()),
-        }));
-        self.defs.insert(key, def);
-        def
-    }
-}
-
-/// The definition objects of custom slot `slot` are stored as.
-pub fn storage_def(slot: u8) -> Option<&'static ResourceDef> {
-    registry().storage.get(usize::from(slot)).copied().flatten()
-}
+pub use crate::resources::custom::{MAX_CUSTOM, PrinterColumn, ScalePaths, storage_def};
 
 /// `.spec.replicas` -> `/spec/replicas`.
 fn pointer(path: &str) -> String {
@@ -172,11 +56,7 @@ pub(crate) fn defs_of(crd: &Value) -> Vec<&'static ResourceDef> {
         })
         .unwrap_or_default();
     let namespaced = text(crd, "/spec/scope") != "Cluster";
-    let mut reg = registry();
-    let Some(slot) = reg.slot(group, plural) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
+    let mut versions = Vec::new();
     for v in crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -220,18 +100,9 @@ pub(crate) fn defs_of(crd: &Value) -> Vec<&'static ResourceDef> {
             short_names: short_names.clone(),
             columns,
         };
-        let def = reg.intern(key, slot);
-        if v.get("storage").and_then(Value::as_bool) == Some(true) {
-            reg.storage[usize::from(slot)] = Some(def);
-        }
-        out.push(def);
+        versions.push((key, v.get("storage").and_then(Value::as_bool) == Some(true)));
     }
-    if reg.storage[usize::from(slot)].is_none()
-        && let Some(first) = out.first()
-    {
-        reg.storage[usize::from(slot)] = Some(first);
-    }
-    out
+    custom::register(group, plural, versions)
 }
 
 /// The values a printer column's JSONPath selects in `obj`: the subset CRDs
@@ -286,39 +157,37 @@ pub fn json_path<'a>(obj: &'a Value, path: &str) -> Vec<&'a Value> {
     current
 }
 
-/// The custom resources the CRDs in `st` serve.
-pub(crate) fn served(st: &State) -> Vec<&'static ResourceDef> {
-    st.store
+/// The custom resources the CRDs in `store` serve.
+pub(crate) fn served(store: &Store) -> Vec<&'static ResourceDef> {
+    store
         .table(Storage::Crds)
         .range(None)
         .flat_map(|e| defs_of(&e.value()))
         .collect()
 }
 
-/// Every definition `sim` serves: the built-in ones, then its CRDs'.
-pub(crate) fn all_defs(sim: &Sim) -> Vec<&'static ResourceDef> {
-    let custom = served(&sim.lock());
-    RESOURCES.iter().chain(custom).collect()
+/// Every definition served over `store`: the built-in ones, then its CRDs'.
+pub(crate) fn all_defs(store: &Store) -> Vec<&'static ResourceDef> {
+    RESOURCES.iter().chain(served(store)).collect()
 }
 
-/// The definition `sim` serves for `group/version/plural`.
-pub(crate) fn lookup(
-    sim: &Sim,
+/// The custom resource the CRDs in `store` serve for `group/version/plural`.
+pub(crate) fn find_served(
+    store: &Store,
     group: &str,
     version: &str,
     plural: &str,
 ) -> Option<&'static ResourceDef> {
-    resources::find(group, version, plural).or_else(|| {
-        served(&sim.lock())
-            .into_iter()
-            .find(|d| d.group == group && d.version == version && d.plural == plural)
-    })
+    served(store)
+        .into_iter()
+        .find(|d| d.group == group && d.version == version && d.plural == plural)
 }
 
-/// The custom groups `sim` serves, each with its versions (in CRD order).
-pub(crate) fn groups(sim: &Sim) -> Vec<(String, Vec<String>)> {
+/// The custom groups the CRDs in `store` serve, each with its versions (in
+/// CRD order).
+pub(crate) fn groups(store: &Store) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for d in served(&sim.lock()) {
+    for d in served(store) {
         if resources::groups().iter().any(|(g, _)| *g == d.group) {
             continue;
         }
@@ -393,18 +262,16 @@ pub(crate) fn validate(crd: &Value, name: &str) -> Vec<FieldError> {
             }
         }
     }
-    if causes.is_empty() && !group.is_empty() && !plural.is_empty() {
-        let full = {
-            let mut reg = registry();
-            reg.slot(group, plural).is_none()
-        };
-        if full {
-            causes.push(FieldError::invalid(
-                "metadata.name",
-                format!("{name:?}"),
-                &format!("the simulated cluster serves at most {MAX_CUSTOM} custom resources"),
-            ));
-        }
+    if causes.is_empty()
+        && !group.is_empty()
+        && !plural.is_empty()
+        && custom::claim_slot(group, plural).is_none()
+    {
+        causes.push(FieldError::invalid(
+            "metadata.name",
+            format!("{name:?}"),
+            &format!("the simulated cluster serves at most {MAX_CUSTOM} custom resources"),
+        ));
     }
     causes
 }

@@ -36,9 +36,11 @@ pub mod hpa;
 pub mod limits;
 pub mod patch;
 pub mod pod_names;
+mod pods;
 pub mod protobuf;
 pub mod query;
 pub mod resources;
+mod revision;
 mod rollout;
 pub mod selector;
 mod sim;
@@ -56,11 +58,11 @@ pub use error::ApiError;
 pub use faults::{Faults, ScaleOverride};
 pub use hpa_core::gates::FeatureGates;
 pub use hpa_core::version::KubernetesVersion;
+pub use pods::POD_NAMES_ANNOTATION;
+pub use revision::{REVISION_LABEL, TEMPLATE_HASH_LABEL};
 pub use sim::{DEFAULT_EVENT_TTL, Part, Sim, SimConfig};
 pub use state::PodDelays;
 pub use stats::RequestStats;
-pub use updater::{REVISION_LABEL, TEMPLATE_HASH_LABEL};
-pub use workloads::POD_NAMES_ANNOTATION;
 
 use std::future::Future;
 

@@ -17,11 +17,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::backend::Backend;
 use crate::convert::{from_view, to_view};
+use crate::crd;
 use crate::error::{ApiError, FieldError};
 use crate::faults::Faults;
 use crate::hpa;
 use crate::patch::{self, PatchKind};
-use crate::resources::{ResourceDef, Storage};
+use crate::resources::{self, ResourceDef, Storage};
 use crate::selector::Selector;
 use crate::state::{PodDelays, State, k8s_time};
 use crate::stats::RequestStats;
@@ -433,6 +434,29 @@ impl Sim {
 
     fn now(&self) -> Timestamp {
         self.inner.clock.now()
+    }
+
+    /// Every definition this sim serves: the built-in ones, then its CRDs'.
+    pub(crate) fn served_defs(&self) -> Vec<&'static ResourceDef> {
+        crd::all_defs(&self.lock().store)
+    }
+
+    /// The definition this sim serves for `group/version/plural`: a
+    /// built-in one, else one of its CRDs'.
+    pub(crate) fn find_def(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+    ) -> Option<&'static ResourceDef> {
+        resources::find(group, version, plural)
+            .or_else(|| crd::find_served(&self.lock().store, group, version, plural))
+    }
+
+    /// The custom groups this sim serves, each with its versions (in CRD
+    /// order).
+    pub(crate) fn custom_groups(&self) -> Vec<(String, Vec<String>)> {
+        crd::groups(&self.lock().store)
     }
 
     /// GET one object in the served version.
@@ -866,7 +890,7 @@ impl Sim {
         let old = find(&st, def, ns, name)?.clone();
         let mut obj = old.value();
         match def.scale_paths {
-            Some(paths) => crate::crd::set_spec_replicas(paths, &mut obj, i64::from(replicas)),
+            Some(paths) => crd::set_spec_replicas(paths, &mut obj, i64::from(replicas)),
             None => obj["spec"]["replicas"] = json!(replicas),
         }
         if let Some(rv) = scale.pointer("/metadata/resourceVersion") {
@@ -921,7 +945,7 @@ impl Sim {
 /// The Scale of an object: a custom resource's through its CRD's paths.
 fn scale_of(def: &ResourceDef, obj: &Value) -> Value {
     match def.scale_paths {
-        Some(paths) => crate::crd::scale_of(paths, obj),
+        Some(paths) => crd::scale_of(paths, obj),
         None => workloads::scale_of(obj),
     }
 }
@@ -1071,7 +1095,7 @@ fn reset_status_on_create(s: Storage, obj: &mut Value) {
             map.insert("status".into(), json!({"loadBalancer": {}}));
         }
         Storage::Crds => {
-            let status = crate::crd::initial_status(&Value::Object(map.clone()));
+            let status = crd::initial_status(&Value::Object(map.clone()));
             map.insert("status".into(), status);
         }
         // A kubelet registers its node with its status; events and leases
@@ -1123,7 +1147,7 @@ fn validate(
 ) -> Result<(), ApiError> {
     let mut causes = validate::name_causes(def, name);
     match def.storage {
-        Storage::Crds => causes.extend(crate::crd::validate(obj, name)),
+        Storage::Crds => causes.extend(crd::validate(obj, name)),
         Storage::Hpas => {
             causes.extend(hpa::validate_v2_with(obj, hpa_opts));
             causes.extend(validate::tolerance_causes(obj)?);
@@ -1155,7 +1179,7 @@ fn cascade_delete(st: &mut State, s: Storage, gone: &Entry) {
     match s {
         Storage::Crds => {
             // Its custom resources go with it.
-            if let Some(def) = crate::crd::defs_of(&gone.value()).first() {
+            if let Some(def) = crd::defs_of(&gone.value()).first() {
                 let keys: Vec<(Box<str>, Box<str>)> = st
                     .store
                     .table(def.storage)

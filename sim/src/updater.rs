@@ -16,40 +16,13 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::resources::Storage;
-use crate::rollout::{self, IntOrPercent, Rolling, Rs};
-use crate::state::State;
-use crate::workloads::{
+use crate::pods::{
     create_pod, delays_of, index_in, is_ready, named_pods, pod_name_at, terminating,
 };
-
-/// The label naming the template (the ReplicaSet) of a Deployment's pod.
-pub const TEMPLATE_HASH_LABEL: &str = "pod-template-hash";
-
-/// The label naming the revision of a StatefulSet's pod (`NAME-HASH`).
-pub const REVISION_LABEL: &str = "controller-revision-hash";
-
-/// A pod template's `pod-template-hash` ([`crate::pod_names::template_hash`]).
-pub(crate) fn template_hash(template: &Value) -> String {
-    // One hash, so that a generated pod name and its label agree.
-    crate::pod_names::template_hash(template)
-}
-
-/// The revision label a workload's new pods carry.
-pub(crate) fn revision_label(owner: &Value) -> Option<(&'static str, String)> {
-    let template = owner.pointer("/spec/template")?;
-    match owner.get("kind").and_then(Value::as_str)? {
-        "Deployment" => Some((TEMPLATE_HASH_LABEL, template_hash(template))),
-        "StatefulSet" => {
-            let name = owner.pointer("/metadata/name").and_then(Value::as_str)?;
-            Some((
-                REVISION_LABEL,
-                format!("{name}-{}", template_hash(template)),
-            ))
-        }
-        _ => None,
-    }
-}
+use crate::resources::Storage;
+use crate::revision::{REVISION_LABEL, TEMPLATE_HASH_LABEL, revision_label, template_hash};
+use crate::rollout::{self, IntOrPercent, Rolling, Rs};
+use crate::state::State;
 
 fn key(ns: &str, name: &str) -> (String, String) {
     (ns.to_owned(), name.to_owned())
@@ -363,22 +336,5 @@ pub(crate) fn roll_statefulset(st: &mut State, obj: &Value, uid: &str, now: Time
         let pod = victim.name.to_string();
         st.store.remove(Storage::Pods, ns, &pod);
         create_pod(st, obj, uid, &pod, None, now, delays);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_template_hash_ignores_key_order_and_sees_every_change() {
-        let a = json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": []}});
-        let b = json!({"spec": {"containers": []}, "metadata": {"labels": {"app": "web"}}});
-        let c = json!({"metadata": {"labels": {"app": "web"}, "annotations": {"v": "2"}},
-            "spec": {"containers": []}});
-        assert_eq!(template_hash(&a), template_hash(&b));
-        assert_ne!(template_hash(&a), template_hash(&c));
-        assert_eq!(template_hash(&a).len(), 10);
     }
 }

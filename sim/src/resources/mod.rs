@@ -1,5 +1,10 @@
 //! The resources the sim serves: one static table drives routing, discovery
-//! and storage, so adding a resource is one line.
+//! and storage, so adding a resource is one line. The definitions custom
+//! resources add at run time are kept in [`custom`].
+
+pub mod custom;
+
+use custom::{MAX_CUSTOM, PrinterColumn, ScalePaths};
 
 /// Where objects of a resource are kept. Two served versions may share one
 /// storage (autoscaling/v1 and v2 HPAs; core/v1 and events.k8s.io/v1 events),
@@ -39,7 +44,7 @@ pub enum Storage {
     /// apiextensions.k8s.io/v1 CustomResourceDefinitions (cluster-scoped).
     Crds,
     /// The objects of one custom resource (group and plural), in a slot
-    /// [`crate::crd`] hands out.
+    /// [`custom`] hands out when its CRD is stored.
     Custom(u8),
 }
 
@@ -68,7 +73,7 @@ impl Storage {
     pub fn every() -> impl Iterator<Item = Storage> {
         Self::ALL
             .into_iter()
-            .chain((0..crate::crd::MAX_CUSTOM).map(Storage::Custom))
+            .chain((0..MAX_CUSTOM).map(Storage::Custom))
     }
 
     /// Index into per-storage tables.
@@ -85,7 +90,7 @@ impl Storage {
     /// The served definition objects are stored as.
     pub fn def(self) -> &'static ResourceDef {
         let (group, version, plural) = match self {
-            Storage::Custom(slot) => return crate::crd::storage_def(slot).unwrap_or(&RESOURCES[0]),
+            Storage::Custom(slot) => return custom::storage_def(slot).unwrap_or(&RESOURCES[0]),
             Storage::Ingresses => ("networking.k8s.io", "v1", "ingresses"),
             Storage::ConfigMaps => ("", "v1", "configmaps"),
             Storage::Secrets => ("", "v1", "secrets"),
@@ -142,9 +147,9 @@ pub struct ResourceDef {
     /// kubectl short names.
     pub short_names: &'static [&'static str],
     /// Where a custom resource keeps what its `/scale` shows.
-    pub scale_paths: Option<&'static crate::crd::ScalePaths>,
+    pub scale_paths: Option<&'static ScalePaths>,
     /// A custom resource's `additionalPrinterColumns` (empty: Name and Age).
-    pub printer_columns: &'static [crate::crd::PrinterColumn],
+    pub printer_columns: &'static [PrinterColumn],
 }
 
 impl ResourceDef {
