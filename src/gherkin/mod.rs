@@ -21,6 +21,7 @@ pub mod params;
 pub mod pods;
 pub mod record;
 pub mod runner;
+pub mod selection;
 mod shared_cluster;
 pub mod step_error;
 pub mod steps;

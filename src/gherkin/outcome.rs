@@ -49,3 +49,31 @@ impl RunSummary {
             || self.hook_errors > 0
     }
 }
+
+impl Verdict {
+    /// A scenario's verdict from how cucumber saw it end.
+    pub fn of(finished: &cucumber::event::ScenarioFinished) -> Self {
+        use cucumber::event::ScenarioFinished as F;
+        match finished {
+            F::StepPassed => Self::Passed,
+            F::StepSkipped => Self::Failed("a step has no definition".to_owned()),
+            F::BeforeHookFailed(_) => Self::Failed("a before hook failed".to_owned()),
+            F::StepFailed(_, _, err) => {
+                let text = match err {
+                    cucumber::event::StepError::Panic(p) => p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                        .unwrap_or_else(|| "the step panicked".to_owned()),
+                    other => other.to_string(),
+                };
+                let first = text.lines().next().unwrap_or_default().to_owned();
+                if text.contains(super::step_error::UNSUPPORTED_MARK) {
+                    Self::Unsupported(first.replace(super::step_error::UNSUPPORTED_MARK, ""))
+                } else {
+                    Self::Failed(first)
+                }
+            }
+        }
+    }
+}

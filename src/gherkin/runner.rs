@@ -6,27 +6,20 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cucumber::gherkin::{self, tagexpr::TagOperation};
-use cucumber::tag::Ext as _;
 use cucumber::{StatsWriter as _, World as _, WriterExt as _, writer};
 
 use hpa_core::version::KubernetesVersion;
 
 use super::feature_files;
 pub use super::outcome::{RunSummary, ScenarioOutcome, Verdict};
+use super::selection::{Selection, VersionTagError};
 use super::target::{self, RemoteTarget, Target};
-use super::versions;
+use super::versions::{self, PassJunit};
 use super::world::HpaWorld;
 use crate::testbed::options::TestbedOptions;
 use crate::testbed::start::{Purpose, Testbed, TestbedError};
 
-/// The tag marking scenarios that fail because of a known bug outside the
-/// runner; `tests/features.rs` leaves them out.
-pub const KNOWN_BUG_TAG: &str = "known-bug";
-
-/// The tag of scenarios whose pods run on a real node when the cluster is
-/// real (elsewhere it changes nothing).
-pub const REAL_NODE_TAG: &str = "real-node";
-
+pub use super::selection::{KNOWN_BUG_TAG, REAL_NODE_TAG};
 pub use crate::testbed::BackendKind;
 
 /// What to run and how.
@@ -98,8 +91,8 @@ pub enum RunError {
     #[error("--name {pattern:?}: {reason}")]
     Name { pattern: String, reason: String },
     /// A scenario's `@k8s-` tag names no supported release.
-    #[error("{location}: {reason}")]
-    VersionTag { location: String, reason: String },
+    #[error(transparent)]
+    VersionTag(#[from] VersionTagError),
     /// The JUnit report cannot be written.
     #[error("JUnit report {path}")]
     Junit {
@@ -200,30 +193,12 @@ async fn run_on(
 ) -> Result<RunSummary, RunError> {
     let versions = match (&options.versions, &target) {
         (Some(list), _) => list.clone(),
-        (None, Target::Remote(remote)) => vec![server_release(&remote.client).await],
+        (None, Target::Remote(remote)) => {
+            vec![crate::testbed::start::cluster_release(&remote.client).await]
+        }
         (None, _) => vec![KubernetesVersion::LATEST_STABLE],
     };
     target::scope(target, run_paths(options, &versions, concurrency)).await
-}
-
-/// The release of the cluster's API server (`/version`), warning when it is
-/// outside the supported range or cannot be read.
-async fn server_release(client: &kube::Client) -> KubernetesVersion {
-    match hpa_controller::release::of_server(client).await {
-        Ok((version, warning)) => {
-            if let Some(warning) = warning {
-                eprintln!("warning: {warning}");
-            }
-            version
-        }
-        Err(e) => {
-            let fallback = KubernetesVersion::LATEST_STABLE;
-            eprintln!(
-                "warning: {e}; the scenarios run under Kubernetes {fallback} (pass --kubernetes-version to choose)"
-            );
-            fallback
-        }
-    }
 }
 
 /// Runs every selected scenario under each of its releases: one cucumber
@@ -285,7 +260,7 @@ async fn run_paths(
             pass: Some(version),
             ..selection.clone()
         };
-        let junit = SharedBuffer::default();
+        let junit = PassJunit::default();
         let pass = run_pass(
             options,
             features.clone(),
@@ -321,35 +296,6 @@ async fn run_paths(
     Ok(summary)
 }
 
-/// A JUnit report written to memory, so that the reports of several passes
-/// become one file.
-#[derive(Debug, Clone, Default)]
-struct SharedBuffer(Arc<Mutex<Vec<u8>>>);
-
-impl SharedBuffer {
-    fn text(&self) -> String {
-        self.0
-            .lock()
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
-    }
-}
-
-impl io::Write for SharedBuffer {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self.0.lock() {
-            Ok(mut b) => {
-                b.extend_from_slice(buf);
-                Ok(buf.len())
-            }
-            Err(_) => Err(io::Error::other("the JUnit buffer's lock is poisoned")),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// One cucumber run: the scenarios `selection` gives to `version`.
 async fn run_pass(
     options: &RunOptions,
@@ -357,7 +303,7 @@ async fn run_pass(
     selection: Selection,
     version: KubernetesVersion,
     concurrency: usize,
-    junit_out: SharedBuffer,
+    junit_out: PassJunit,
 ) -> RunSummary {
     let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
     let collected = outcomes.clone();
@@ -398,7 +344,7 @@ async fn run_pass(
                         .map_or_else(String::new, |p| p.display().to_string()),
                     scenario.position.line
                 ),
-                verdict: verdict(finished),
+                verdict: Verdict::of(finished),
                 kubernetes_version: world
                     .as_deref()
                     .map_or(version, |w| w.config.decision.feature_gates.version()),
@@ -451,166 +397,6 @@ async fn run_pass(
         summary.scenarios.append(&mut all);
     }
     summary
-}
-
-/// Which scenarios a run takes: the tag expression, less known bugs when
-/// asked; in one pass, those that run under the pass's release.
-#[derive(Debug, Clone)]
-struct Selection {
-    tags: Option<TagOperation>,
-    exclude_known_bugs: bool,
-    /// The releases the run names.
-    run_versions: Vec<KubernetesVersion>,
-    /// The release of the current pass (`None`: any).
-    pass: Option<KubernetesVersion>,
-    /// `FILE:LINE` filters.
-    lines: super::line_filter::Lines,
-    /// `--name`.
-    name: Option<regex::Regex>,
-}
-
-/// A scenario's tags with its feature's and rule's.
-fn all_tags<'a>(
-    feature: &'a gherkin::Feature,
-    rule: Option<&'a gherkin::Rule>,
-    scenario: &'a gherkin::Scenario,
-) -> Vec<&'a str> {
-    feature
-        .tags
-        .iter()
-        .chain(rule.iter().flat_map(|r| r.tags.iter()))
-        .chain(scenario.tags.iter())
-        .map(|t| t.trim_start_matches('@'))
-        .collect()
-}
-
-/// Every scenario of `features`, with its rule.
-fn scenarios_of(
-    f: &gherkin::Feature,
-) -> impl Iterator<Item = (Option<&gherkin::Rule>, &gherkin::Scenario)> {
-    let plain = f.scenarios.iter().map(|s| (None, s));
-    let ruled = f
-        .rules
-        .iter()
-        .flat_map(|r| r.scenarios.iter().map(move |s| (Some(r), s)));
-    plain.chain(ruled)
-}
-
-impl Selection {
-    fn selects(
-        &self,
-        feature: &gherkin::Feature,
-        rule: Option<&gherkin::Rule>,
-        scenario: &gherkin::Scenario,
-    ) -> bool {
-        let all = all_tags(feature, rule, scenario);
-        let known_bug = all.contains(&KNOWN_BUG_TAG);
-        if self.exclude_known_bugs && known_bug {
-            return false;
-        }
-        if self
-            .name
-            .as_ref()
-            .is_some_and(|re| !re.is_match(&scenario.name))
-        {
-            return false;
-        }
-        if !self.lines.is_empty() {
-            let lines: Vec<u32> = scenarios_of(feature)
-                .map(|(_, s)| u32::try_from(s.position.line).unwrap_or(u32::MAX))
-                .collect();
-            let line = u32::try_from(scenario.position.line).unwrap_or(u32::MAX);
-            if !self.lines.selects(feature.path.as_deref(), line, &lines) {
-                return false;
-            }
-        }
-        if let Some(pass) = self.pass {
-            let ours = versions::of_scenario(all.iter().copied(), &self.run_versions);
-            if !ours.is_ok_and(|v| v.contains(&pass)) {
-                return false;
-            }
-        }
-        self.tags
-            .as_ref()
-            .is_none_or(|op| op.eval(all.iter().copied()))
-    }
-
-    /// How many files and scenarios there are, and how many are selected;
-    /// a `@k8s-` tag naming no supported release is an error naming its
-    /// scenario.
-    fn count(
-        &self,
-        files: &[PathBuf],
-        features: &[gherkin::Feature],
-    ) -> Result<feature_files::Found, RunError> {
-        let mut found = feature_files::Found {
-            files: files.len(),
-            ..feature_files::Found::default()
-        };
-        for f in features {
-            for (rule, s) in scenarios_of(f) {
-                found.scenarios += 1;
-                versions::of_scenario(all_tags(f, rule, s), &self.run_versions).map_err(
-                    |reason| RunError::VersionTag {
-                        location: format!(
-                            "{}:{}",
-                            f.path
-                                .as_ref()
-                                .map_or_else(String::new, |p| p.display().to_string()),
-                            s.position.line
-                        ),
-                        reason,
-                    },
-                )?;
-                if self.selects(f, rule, s) {
-                    found.selected += 1;
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    /// The releases some selected scenario runs under, oldest first.
-    fn passes(&self, features: &[gherkin::Feature]) -> Vec<KubernetesVersion> {
-        let mut used = std::collections::BTreeSet::new();
-        for f in features {
-            for (rule, s) in scenarios_of(f) {
-                if !self.selects(f, rule, s) {
-                    continue;
-                }
-                if let Ok(list) = versions::of_scenario(all_tags(f, rule, s), &self.run_versions) {
-                    used.extend(list);
-                }
-            }
-        }
-        used.into_iter().collect()
-    }
-}
-
-/// A scenario's verdict from how cucumber saw it end.
-fn verdict(finished: &cucumber::event::ScenarioFinished) -> Verdict {
-    use cucumber::event::ScenarioFinished as F;
-    match finished {
-        F::StepPassed => Verdict::Passed,
-        F::StepSkipped => Verdict::Failed("a step has no definition".to_owned()),
-        F::BeforeHookFailed(_) => Verdict::Failed("a before hook failed".to_owned()),
-        F::StepFailed(_, _, err) => {
-            let text = match err {
-                cucumber::event::StepError::Panic(p) => p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "the step panicked".to_owned()),
-                other => other.to_string(),
-            };
-            let first = text.lines().next().unwrap_or_default().to_owned();
-            if text.contains(super::world::UNSUPPORTED_MARK) {
-                Verdict::Unsupported(first.replace(super::world::UNSUPPORTED_MARK, ""))
-            } else {
-                Verdict::Failed(first)
-            }
-        }
-    }
 }
 
 #[cfg(test)]

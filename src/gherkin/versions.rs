@@ -10,6 +10,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::io;
+use std::sync::{Arc, Mutex};
 
 use hpa_core::version::KubernetesVersion;
 
@@ -162,6 +164,35 @@ fn describe(verdict: &Verdict) -> String {
         Verdict::Passed => "passed".to_owned(),
         Verdict::Failed(why) => format!("failed: {why}"),
         Verdict::Unsupported(why) => format!("not possible here: {why}"),
+    }
+}
+
+/// A JUnit report written to memory, so that the reports of several passes
+/// become one file.
+#[derive(Debug, Clone, Default)]
+pub(super) struct PassJunit(Arc<Mutex<Vec<u8>>>);
+
+impl PassJunit {
+    pub(super) fn text(&self) -> String {
+        self.0
+            .lock()
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default()
+    }
+}
+
+impl io::Write for PassJunit {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.0.lock() {
+            Ok(mut b) => {
+                b.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            Err(_) => Err(io::Error::other("the JUnit buffer's lock is poisoned")),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 

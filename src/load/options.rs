@@ -141,7 +141,10 @@ impl LoadOptions {
                     .into(),
             );
         }
-        if self.backend == BackendKind::Kubeconfig && self.testbed.kubeconfig.is_none() {
+        if self.backend == BackendKind::Kubeconfig
+            && self.testbed.kubeconfig.is_none()
+            && std::env::var_os("KUBECONFIG").is_none()
+        {
             return invalid(
                 "--backend kubeconfig needs --kubeconfig (or $KUBECONFIG): a load run creates and deletes namespaces, so it uses a cluster only when named".into(),
             );

@@ -54,7 +54,7 @@ pub struct TestbedArgs {
     /// The kubeconfig of `--backend kubeconfig` (default: $KUBECONFIG, then
     /// ~/.kube/config). `hpa-harness sim` writes one for the simulated
     /// cluster.
-    #[arg(long, value_name = "FILE", env = "KUBECONFIG")]
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
     /// The kubeconfig context (default: its current context).
     #[arg(long)]

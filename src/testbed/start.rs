@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use fake_metrics_server::AppState;
 use fake_metrics_server::client::ControlClient;
+use hpa_core::version::KubernetesVersion;
 use hpa_sim::admin::SimAdmin;
 use hpa_sim::{Sim, SimConfig};
 use tokio_util::sync::DropGuard;
@@ -458,6 +459,26 @@ impl Testbed {
             && let Err(e) = session.finish().await
         {
             tracing::warn!(error = %e, "deleting the run's cluster");
+        }
+    }
+}
+
+/// The release of the cluster's API server (`/version`), warning when it is
+/// outside the supported range or cannot be read.
+pub async fn cluster_release(client: &kube::Client) -> KubernetesVersion {
+    match hpa_controller::release::of_server(client).await {
+        Ok((version, warning)) => {
+            if let Some(warning) = warning {
+                eprintln!("warning: {warning}");
+            }
+            version
+        }
+        Err(e) => {
+            let fallback = KubernetesVersion::LATEST_STABLE;
+            eprintln!(
+                "warning: {e}; the scenarios run under Kubernetes {fallback} (pass --kubernetes-version to choose)"
+            );
+            fallback
         }
     }
 }
