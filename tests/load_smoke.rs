@@ -110,37 +110,47 @@ async fn with_the_caches_pods_metrics_are_listed_per_namespace() {
     );
 }
 
-/// `hpa-harness sim` as a separate process, as a user would start it; its
-/// `api-server:`, `kubeconfig:` and `metrics-server:` lines, read from stdout.
-async fn spawn_sim(dir: &std::path::Path) -> (tokio::process::Child, std::path::PathBuf, String) {
-    use tokio::io::AsyncBufReadExt;
-    let mut child = tokio::process::Command::new(support::BIN)
-        .args(["sim", "--listen", "127.0.0.1:0", "--kubeconfig"])
-        .arg(dir.join("kubeconfig"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_release_the_load_follows_the_cluster_s_own() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let scratch = support::temp_dir("load-smoke-release");
+    let dir = scratch.path().to_path_buf();
+    let (mut child, kubeconfig, metrics_url) =
+        support::spawn_sim(&dir, &["--kubernetes-version", "1.36"]).await;
+    let on_the_sim = |gates: Option<&str>| LoadOptions {
+        backend: BackendKind::Kubeconfig,
+        testbed: TestbedOptions {
+            kubeconfig: Some(kubeconfig.clone()),
+            metrics_url: Some(metrics_url.clone()),
+            ..TestbedOptions::default()
+        },
+        gates_under_cluster_release: gates.map(str::to_owned),
+        ..smoke(10, 5, true, MetricProfile::Steady)
+    };
+    // No --kubernetes-version: the cluster's /version decides, and the
+    // gates are its release's (HPAConfigurableTolerance is locked on from
+    // 1.37, off is fine in 1.36).
+    let followed = run(&on_the_sim(Some("HPAConfigurableTolerance=false")))
+        .await
         .unwrap();
-    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut announced = hpa_harness::testbed::process::Announced::default();
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while announced.api_server.is_none()
-            || announced.kubeconfig.is_none()
-            || announced.metrics_server.is_none()
-        {
-            let line = lines.next_line().await.unwrap().unwrap();
-            announced.read_line(&line);
-        }
-    })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (
-        child,
-        announced.kubeconfig.unwrap(),
-        announced.metrics_server.unwrap(),
-    )
+    assert_eq!(followed.kubernetes_version, "1.36");
+    assert!(
+        hpa_harness::load::report::to_table(std::slice::from_ref(&followed))
+            .contains("our controller followed Kubernetes 1.36"),
+    );
+    // A release given stands (the settings' own, 1.37).
+    let given = run(&on_the_sim(None)).await.unwrap();
+    assert_eq!(given.kubernetes_version, "1.37");
+    // A gate 1.36 does not register is refused under the cluster's release.
+    let err = run(&on_the_sim(Some("HPAGeneration=true")))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("--feature-gates under the cluster's release 1.36"),
+        "{err}"
+    );
+    child.kill().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -148,7 +158,7 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-smoke-kubeconfig");
     let dir = scratch.path().to_path_buf();
-    let (mut child, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let (mut child, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     let report = run(&LoadOptions {
         backend: BackendKind::Kubeconfig,
         testbed: TestbedOptions {
@@ -232,7 +242,7 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-smoke-upstream");
     let dir = scratch.path().to_path_buf();
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     // The run sees the controller's syncs only in the fake metrics server's
     // request log, so it makes upstream's requests (one metrics list per
     // HPA) with --upstream-requests.
@@ -259,7 +269,7 @@ async fn a_controller_sharing_lists_is_counted_from_its_own_endpoint() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-smoke-upstream-endpoint");
     let dir = scratch.path().to_path_buf();
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     let port = support::free_port();
     let mut controller = spawn_controller(&kubeconfig, port, &[]);
     wait_serving(port).await;
@@ -298,7 +308,7 @@ async fn without_its_endpoint_a_sharing_controller_s_coverage_is_unknown() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-smoke-upstream-shared");
     let dir = scratch.path().to_path_buf();
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     let mut controller = spawn_controller(&kubeconfig, support::free_port(), &[]);
     let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
     controller.kill().await.unwrap();
@@ -326,7 +336,7 @@ async fn a_sharing_controller_with_metrics_only_is_counted_in_aggregate() {
     let _one = ONE_AT_A_TIME.lock().await;
     let scratch = support::temp_dir("load-smoke-upstream-counter");
     let dir = scratch.path().to_path_buf();
-    let (mut sim, kubeconfig, metrics_url) = spawn_sim(&dir).await;
+    let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     let port = support::free_port();
     let mut controller = spawn_controller(&kubeconfig, port, &[]);
     wait_serving(port).await;

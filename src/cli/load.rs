@@ -149,11 +149,25 @@ fn duration(text: &str) -> Result<Duration, String> {
 
 impl Args {
     fn options(&self, optimize: bool) -> Result<LoadOptions, crate::load::LoadError> {
-        let settings = self
+        // Without --kubernetes-version the gates are read under the
+        // cluster's release, once the run has asked it.
+        let deferred = self
             .hpa
+            .kubernetes_version
+            .is_none()
+            .then(|| self.hpa.feature_gates.clone());
+        let flags = match deferred {
+            Some(_) => HpaFlags {
+                feature_gates: String::new(),
+                ..self.hpa.clone()
+            },
+            None => self.hpa.clone(),
+        };
+        let settings = flags
             .config()
             .map_err(|e| crate::load::LoadError::Invalid(format!("--feature-gates: {e}")))?;
         Ok(LoadOptions {
+            gates_under_cluster_release: deferred,
             hpas: self.hpas,
             pods_per_hpa: self.pods_per_hpa,
             settings,

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::cluster::LoadCluster;
 use super::options::{LoadError, LoadOptions};
 use super::report;
-use super::run::build;
+use super::run::{build, under_cluster_release};
 use super::workload::{CREATE_CONCURRENCY, Target, deployment, hpa, invalid, setup, targets};
 use crate::testbed::ControllerKind;
 use crate::testbed::controller::{self, Role};
@@ -159,6 +159,13 @@ pub async fn run(options: &LoadOptions, churn: ChurnOptions) -> Result<ChurnRepo
     let mut namespaces: Vec<String> = targets.iter().map(|t| t.namespace.clone()).collect();
     namespaces.dedup();
     let cluster = LoadCluster::start(options, &namespaces).await?;
+    let options = &match under_cluster_release(options, &cluster).await {
+        Ok(options) => options,
+        Err(e) => {
+            cluster.stop().await;
+            return Err(e);
+        }
+    };
     let result = tokio::select! {
         result = cycles(options, churn, &targets, &namespaces, &cluster) => result,
         () = hpa_shutdown::shutdown_signal() => Err(LoadError::Interrupted),

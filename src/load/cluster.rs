@@ -95,6 +95,11 @@ impl LoadCluster {
         }
     }
 
+    /// Whether the cluster is the simulated one in this process.
+    pub fn is_in_process(&self) -> bool {
+        self.testbed.sim().is_some()
+    }
+
     /// Whether the cluster is a real one (pods go on the fake node).
     pub fn is_real(&self) -> bool {
         self.testbed.is_real()

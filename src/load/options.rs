@@ -61,6 +61,11 @@ pub struct LoadOptions {
     /// With `--controller upstream`, only the sync period counts: the
     /// cluster's controller's, which the run is told.
     pub settings: ControllerConfig,
+    /// Without `--kubernetes-version`: the `--feature-gates` text, applied
+    /// under the cluster's own release (its `/version`) once the testbed is
+    /// up, as `hpa-harness controller` does; until then `settings` holds
+    /// them under the newest stable release. `None`: `settings` stands.
+    pub gates_under_cluster_release: Option<String>,
     /// Number of HPAs, each with its own Deployment.
     pub hpas: usize,
     /// Pods per Deployment at the start.
@@ -104,6 +109,7 @@ impl Default for LoadOptions {
     fn default() -> Self {
         Self {
             settings: ControllerConfig::default(),
+            gates_under_cluster_release: None,
             hpas: 200,
             pods_per_hpa: 10,
             duration: Duration::from_secs(60),

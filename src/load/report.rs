@@ -28,6 +28,11 @@ pub struct LoadReport {
     pub workers: u64,
     /// The controller's sync period.
     pub sync_period_seconds: f64,
+    /// The Kubernetes release whose semantics our controller followed
+    /// (`1.37`); empty in reports written before it was recorded, and with
+    /// `--controller upstream` (the cluster's controller follows its own).
+    #[serde(default)]
+    pub kubernetes_version: String,
     /// How long the run lasted (virtual or wall seconds, see `clock`).
     pub duration_seconds: f64,
     /// `virtual` or `wall`.
@@ -407,6 +412,13 @@ pub fn to_table(reports: &[LoadReport]) -> String {
                 known(first.hpas_not_synced_after_warmup, "unknown")
             );
         }
+        if !first.kubernetes_version.is_empty() && reports.len() == 1 {
+            let _ = writeln!(
+                out,
+                "our controller followed Kubernetes {}",
+                first.kubernetes_version
+            );
+        }
         if first.cluster_peak_rss_bytes > 0 && reports.len() == 1 {
             let _ = writeln!(
                 out,
@@ -609,6 +621,7 @@ pub(crate) fn sample(hpas: u64, workers: u64) -> LoadReport {
         pods_per_hpa: 10,
         workers,
         sync_period_seconds: 15.0,
+        kubernetes_version: "1.37".into(),
         duration_seconds: 60.0,
         clock: "virtual".into(),
         syncs: hpas * 4,

@@ -61,6 +61,13 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
             .collect()
     };
     let cluster = LoadCluster::start(options, &namespaces).await?;
+    let options = &match under_cluster_release(options, &cluster).await {
+        Ok(options) => options,
+        Err(e) => {
+            cluster.stop().await;
+            return Err(e);
+        }
+    };
     let result = if cluster.outlives_the_run() {
         on_shared_cluster(options, &targets, &namespaces, &cluster).await
     } else {
@@ -68,6 +75,32 @@ pub async fn run(options: &LoadOptions) -> Result<LoadReport, LoadError> {
     };
     cluster.stop().await;
     result
+}
+
+/// The options under the cluster's own release when no release was given:
+/// its `/version` (a sim outside this process answers its own) decides the
+/// gates' defaults, as it does for `hpa-harness controller`. The sim in
+/// this process runs the newest stable release.
+pub(super) async fn under_cluster_release(
+    options: &LoadOptions,
+    cluster: &LoadCluster,
+) -> Result<LoadOptions, LoadError> {
+    let mut options = options.clone();
+    let Some(gates) = options.gates_under_cluster_release.take() else {
+        return Ok(options);
+    };
+    let release = if cluster.is_in_process() {
+        options.settings.decision.feature_gates.version()
+    } else {
+        crate::testbed::start::cluster_release(&cluster.client()).await
+    };
+    options.settings.decision.feature_gates = hpa_core::gates::FeatureGates::parse(release, &gates)
+        .map_err(|e| {
+            LoadError::Invalid(format!(
+                "--feature-gates under the cluster's release {release}: {e}"
+            ))
+        })?;
+    Ok(options)
 }
 
 /// A run on a cluster that outlives it: what an earlier run left is
@@ -691,6 +724,16 @@ fn load_report(
         pods_per_hpa: options.pods_per_hpa as u64,
         workers: options.settings.workers as u64,
         sync_period_seconds: options.settings.sync_period.as_secs_f64(),
+        kubernetes_version: if options.controller() == ControllerKind::Ours {
+            options
+                .settings
+                .decision
+                .feature_gates
+                .version()
+                .to_string()
+        } else {
+            String::new()
+        },
         duration_seconds: run_seconds,
         clock: "wall".into(),
         syncs: tally.syncs,

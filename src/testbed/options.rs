@@ -59,10 +59,9 @@ pub struct TestbedArgs {
     /// The kubeconfig context (default: its current context).
     #[arg(long)]
     pub context: Option<String>,
-    /// Control URL of the fake metrics server that the cluster's metrics
-    /// APIServices point at (`hpa-harness sim` prints it as
-    /// `metrics-server:`). Not needed when the cluster is `hpa-harness sim`
-    /// or one the run makes.
+    /// With --backend kubeconfig: the control URL of the fake metrics server
+    /// that the cluster's metrics APIServices point at (`hpa-harness sim`
+    /// prints it as `metrics-server:`). The other backends start their own.
     #[arg(long, value_name = "URL", visible_alias = "metrics-control-url")]
     pub metrics_url: Option<String>,
     /// Whose HPA controller acts: ours (run by the harness) or the

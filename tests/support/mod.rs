@@ -60,21 +60,17 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// `hpa-harness sim --generated-pod-names` with its own fake metrics server
+/// `hpa-harness sim` with `extra` arguments and its own fake metrics server
 /// (which learns the sim's pods by watch): the child, its kubeconfig and
-/// the metrics server's URL.
-pub async fn spawn_generated_sim(
+/// the metrics server's URL, once the sim has announced them.
+pub async fn spawn_sim(
     dir: &std::path::Path,
+    extra: &[&str],
 ) -> (tokio::process::Child, std::path::PathBuf, String) {
     let mut child = tokio::process::Command::new(BIN)
-        .args([
-            "sim",
-            "--generated-pod-names",
-            "--listen",
-            "127.0.0.1:0",
-            "--kubeconfig",
-        ])
+        .args(["sim", "--listen", "127.0.0.1:0", "--kubeconfig"])
         .arg(dir.join("kubeconfig"))
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -99,4 +95,11 @@ pub async fn spawn_generated_sim(
         announced.kubeconfig.unwrap(),
         announced.metrics_server.unwrap(),
     )
+}
+
+/// `hpa-harness sim --generated-pod-names` (see [`spawn_sim`]).
+pub async fn spawn_generated_sim(
+    dir: &std::path::Path,
+) -> (tokio::process::Child, std::path::PathBuf, String) {
+    spawn_sim(dir, &["--generated-pod-names"]).await
 }
