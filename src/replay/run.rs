@@ -110,17 +110,7 @@ pub async fn replay(
     series: &Series,
     options: &ReplayOptions,
 ) -> Result<ReplayRun, ReplayError> {
-    let period = SignedDuration::try_from(options.config.sync_period)
-        .unwrap_or(SignedDuration::from_secs(15))
-        .max(SignedDuration::from_millis(1));
-    let syncs = (series.end() / period.as_secs_f64()).floor() as u64 + 1;
-    if syncs > MAX_SYNCS {
-        return Err(ReplayError::TooLong {
-            syncs,
-            period: hpa_controller::config::format_go_duration(options.config.sync_period),
-            max: MAX_SYNCS,
-        });
-    }
+    let (period, syncs) = span(series, options)?;
     let ns = hpa.namespace.clone();
     let clock = VirtualClock::default();
     let mut namespaces = SimConfig::default().namespaces;
@@ -137,52 +127,13 @@ pub async fn replay(
         },
     );
     let client = sim.client();
-
-    // The workload first, its pods then aged ten minutes (as the Gherkin
-    // step "a deployment with N pods" makes them), so that the CPU
-    // initialization period is behind them when the series starts.
     let kind = workload
         .object
         .get("kind")
         .and_then(serde_json::Value::as_str)
         .unwrap_or("Deployment")
         .to_owned();
-    let (w_file, w_line) = workload
-        .source
-        .as_ref()
-        .map_or(("(default workload)".to_owned(), 0), |(f, l)| {
-            (f.display().to_string(), *l)
-        });
-    create(&client, &ns, &apps_resource(&kind), workload.object.clone())
-        .await
-        .map_err(|e| ReplayError::Create {
-            file: w_file,
-            line: w_line,
-            what: format!("{kind} {ns}/{}", hpa.target_name),
-            reason: refusal(&e).1,
-        })?;
-    sim.advance(SignedDuration::from_mins(10));
-    let mut manifest = hpa.doc.value.clone();
-    manifest["metadata"]["namespace"] = serde_json::json!(ns);
-    create(&client, &ns, &hpa_resource(hpa.version), manifest)
-        .await
-        .map_err(|e| {
-            let (field, reason) = refusal(&e);
-            ReplayError::Create {
-                file: hpa.doc.file.display().to_string(),
-                line: field.map_or(hpa.doc.line, |f| hpa.doc.line_of(&f)),
-                what: format!("HorizontalPodAutoscaler {ns}/{}", hpa.name),
-                reason,
-            }
-        })?;
-    let v2: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
-    let stored = v2
-        .get(&hpa.name)
-        .await
-        .map_err(|source| ReplayError::Kube {
-            action: format!("reading HPA {ns}/{} back", hpa.name),
-            source,
-        })?;
+    let stored = create_objects(&sim, hpa, workload, &kind).await?;
     // A ScaledObject's triggers are fed through KEDA's adapter instead.
     let mut keda = match &hpa.scaled_object {
         Some(so) => Some(KedaReplay::new(hpa, so, series)?),
@@ -193,9 +144,6 @@ pub async fn replay(
     } else {
         feeds(hpa, &stored, series)?
     };
-    let scale_api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), &ns, &apps_resource(&kind));
-
     let start = clock.now();
     let driver = Driver::start(
         options.config.clone(),
@@ -204,9 +152,18 @@ pub async fn replay(
         None,
     )
     .await?;
-    let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
-    let selector = workload.selector();
-    let containers = workload.containers();
+    let sync = ReplaySync {
+        hpa,
+        series,
+        spread: options.spread,
+        scale_api: Api::namespaced_with(client.clone(), &ns, &apps_resource(&kind)),
+        pods: Api::namespaced(client, &ns),
+        selector: workload.selector(),
+        containers: workload.containers(),
+        feeds: &feeds,
+        metrics: &metrics,
+        driver: &driver,
+    };
     let mut decisions = Vec::with_capacity(usize::try_from(syncs).unwrap_or(0));
     let mut ready_counts = Vec::with_capacity(decisions.capacity());
     for k in 0..syncs {
@@ -214,50 +171,9 @@ pub async fn replay(
             sim.advance(period);
         }
         let t = (period * i32::try_from(k).unwrap_or(i32::MAX)).as_secs_f64();
-        if let Some(keda) = keda.as_mut() {
-            let current = scale_replicas(&scale_api, &hpa.target_name).await?;
-            if let Some(to) = keda.operate(series, t, clock.now(), current) {
-                scale_api
-                    .patch_scale(
-                        &hpa.target_name,
-                        &PatchParams::default(),
-                        &Patch::Merge(serde_json::json!({"spec": {"replicas": to}})),
-                    )
-                    .await
-                    .map_err(|source| ReplayError::Kube {
-                        action: format!("KEDA scaling {ns}/{} to {to}", hpa.target_name),
-                        source,
-                    })?;
-            }
-        }
-        let list = pods
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .map_err(|source| ReplayError::Kube {
-                action: format!("listing the pods of {ns}/{}", hpa.target_name),
-                source,
-            })?;
-        let ready: Vec<&Pod> = list.items.iter().filter(|p| is_ready(p)).collect();
-        let mut script = script(&ns, &ready, &containers, &feeds, series, t, options.spread);
-        if let Some(keda) = keda.as_mut() {
-            let current = scale_replicas(&scale_api, &hpa.target_name).await?;
-            let replicas = Replicas {
-                current,
-                ready: i32::try_from(ready.len()).unwrap_or(i32::MAX),
-            };
-            script.external.extend(keda.answers(series, t, replicas));
-        }
-        metrics.load(&script).map_err(|e| ReplayError::Metrics {
-            at: crate::plot::svg::duration_label(t),
-            reason: e.to_string(),
-        })?;
-        driver.sync_all_now().await?;
-        if let Some(d) = driver.decisions(&ns, &hpa.name, 1).pop() {
-            decisions.push(d);
-            ready_counts.push(i32::try_from(ready.len()).unwrap_or(i32::MAX));
-            if let Some(keda) = keda.as_mut() {
-                keda.record_fallback();
-            }
+        if let Some((decision, ready)) = sync.at(t, clock.now(), keda.as_mut()).await? {
+            decisions.push(decision);
+            ready_counts.push(ready);
         }
     }
     Ok(ReplayRun {
@@ -269,6 +185,162 @@ pub async fn replay(
         ready: ready_counts,
         keda: keda.map(|k| k.run),
     })
+}
+
+/// The replay's sync period and how many syncs the series spans; a series
+/// longer than [`MAX_SYNCS`] is refused.
+fn span(series: &Series, options: &ReplayOptions) -> Result<(SignedDuration, u64), ReplayError> {
+    let period = SignedDuration::try_from(options.config.sync_period)
+        .unwrap_or(SignedDuration::from_secs(15))
+        .max(SignedDuration::from_millis(1));
+    let syncs = (series.end() / period.as_secs_f64()).floor() as u64 + 1;
+    if syncs > MAX_SYNCS {
+        return Err(ReplayError::TooLong {
+            syncs,
+            period: hpa_controller::config::format_go_duration(options.config.sync_period),
+            max: MAX_SYNCS,
+        });
+    }
+    Ok((period, syncs))
+}
+
+/// Creates the workload, then ages its pods ten minutes (as the Gherkin
+/// step "a deployment with N pods" makes them, so that the CPU
+/// initialization period is behind them when the series starts), then the
+/// HPA; answers the HPA as stored. A refusal names the manifest's file and
+/// line.
+async fn create_objects(
+    sim: &hpa_sim::Sim,
+    hpa: &HpaManifest,
+    workload: &Workload,
+    kind: &str,
+) -> Result<HorizontalPodAutoscaler, ReplayError> {
+    let client = sim.client();
+    let ns = &hpa.namespace;
+    let (w_file, w_line) = workload
+        .source
+        .as_ref()
+        .map_or(("(default workload)".to_owned(), 0), |(f, l)| {
+            (f.display().to_string(), *l)
+        });
+    create(&client, ns, &apps_resource(kind), workload.object.clone())
+        .await
+        .map_err(|e| ReplayError::Create {
+            file: w_file,
+            line: w_line,
+            what: format!("{kind} {ns}/{}", hpa.target_name),
+            reason: refusal(&e).1,
+        })?;
+    sim.advance(SignedDuration::from_mins(10));
+    let mut manifest = hpa.doc.value.clone();
+    manifest["metadata"]["namespace"] = serde_json::json!(ns);
+    create(&client, ns, &hpa_resource(hpa.version), manifest)
+        .await
+        .map_err(|e| {
+            let (field, reason) = refusal(&e);
+            ReplayError::Create {
+                file: hpa.doc.file.display().to_string(),
+                line: field.map_or(hpa.doc.line, |f| hpa.doc.line_of(&f)),
+                what: format!("HorizontalPodAutoscaler {ns}/{}", hpa.name),
+                reason,
+            }
+        })?;
+    Api::<HorizontalPodAutoscaler>::namespaced(client, ns)
+        .get(&hpa.name)
+        .await
+        .map_err(|source| ReplayError::Kube {
+            action: format!("reading HPA {ns}/{} back", hpa.name),
+            source,
+        })
+}
+
+/// What one sync of the replay needs: the objects, the series and how it
+/// reaches the pods, the fake metrics server and the controller.
+struct ReplaySync<'a> {
+    hpa: &'a HpaManifest,
+    series: &'a Series,
+    spread: Spread,
+    scale_api: Api<DynamicObject>,
+    pods: Api<Pod>,
+    selector: String,
+    containers: Vec<String>,
+    feeds: &'a [Feed],
+    metrics: &'a fake_metrics_server::AppState,
+    driver: &'a Driver,
+}
+
+impl ReplaySync<'_> {
+    /// The sync at `t` seconds into the series (`now` on the clock): KEDA
+    /// acts first (when replaying a ScaledObject), the ready pods get the
+    /// series' values, the controller syncs; answers its decision and the
+    /// ready pods it saw.
+    async fn at(
+        &self,
+        t: f64,
+        now: Timestamp,
+        mut keda: Option<&mut KedaReplay>,
+    ) -> Result<Option<(DecisionRecord, i32)>, ReplayError> {
+        let (ns, target) = (&self.hpa.namespace, &self.hpa.target_name);
+        if let Some(keda) = keda.as_deref_mut() {
+            let current = scale_replicas(&self.scale_api, target).await?;
+            if let Some(to) = keda.operate(self.series, t, now, current) {
+                self.scale_api
+                    .patch_scale(
+                        target,
+                        &PatchParams::default(),
+                        &Patch::Merge(serde_json::json!({"spec": {"replicas": to}})),
+                    )
+                    .await
+                    .map_err(|source| ReplayError::Kube {
+                        action: format!("KEDA scaling {ns}/{target} to {to}"),
+                        source,
+                    })?;
+            }
+        }
+        let list = self
+            .pods
+            .list(&ListParams::default().labels(&self.selector))
+            .await
+            .map_err(|source| ReplayError::Kube {
+                action: format!("listing the pods of {ns}/{target}"),
+                source,
+            })?;
+        let ready: Vec<&Pod> = list.items.iter().filter(|p| is_ready(p)).collect();
+        let ready_count = i32::try_from(ready.len()).unwrap_or(i32::MAX);
+        let mut script = script(
+            ns,
+            &ready,
+            &self.containers,
+            self.feeds,
+            self.series,
+            t,
+            self.spread,
+        );
+        if let Some(keda) = keda.as_deref_mut() {
+            let current = scale_replicas(&self.scale_api, target).await?;
+            let replicas = Replicas {
+                current,
+                ready: ready_count,
+            };
+            script
+                .external
+                .extend(keda.answers(self.series, t, replicas));
+        }
+        self.metrics
+            .load(&script)
+            .map_err(|e| ReplayError::Metrics {
+                at: crate::plot::svg::duration_label(t),
+                reason: e.to_string(),
+            })?;
+        self.driver.sync_all_now().await?;
+        let Some(decision) = self.driver.decisions(ns, &self.hpa.name, 1).pop() else {
+            return Ok(None);
+        };
+        if let Some(keda) = keda {
+            keda.record_fallback();
+        }
+        Ok(Some((decision, ready_count)))
+    }
 }
 
 /// The scale target's `spec.replicas`, through its scale subresource.
