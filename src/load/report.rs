@@ -384,6 +384,14 @@ pub fn to_table(reports: &[LoadReport]) -> String {
     for row in &rows {
         line(&mut out, &mut row.iter().map(String::as_str));
     }
+    notes(reports, &mut out);
+    out
+}
+
+/// The lines under the table: what the first report's figures mean (the
+/// requests by kind, the release, the warm-up, where the cluster ran, what
+/// the memory and CPU cover, what counted the syncs).
+fn notes(reports: &[LoadReport], out: &mut String) {
     if let Some(first) = reports.first() {
         let by_kind: Vec<String> = first
             .api_requests_by_kind
@@ -472,7 +480,6 @@ pub fn to_table(reports: &[LoadReport]) -> String {
         }
         let _ = writeln!(out, "machine: {}", first.machine);
     }
-    out
 }
 
 /// A count, or `unknown` when the source could not tell.
