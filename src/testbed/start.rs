@@ -221,23 +221,7 @@ impl Testbed {
         let process = SimProcess::spawn_for_scenarios(clock.now(), &metrics_url)
             .await
             .map_err(|e| failed(e.to_string()))?;
-        let reach = TestbedOptions {
-            kubeconfig: Some(process.kubeconfig.clone()),
-            context: None,
-            assume_real: false,
-            ..options.clone()
-        };
-        let parts = match Self::connect(backend, &reach, &metrics_url).await {
-            Ok(parts) => parts,
-            Err(e) => {
-                process.stop().await;
-                return Err(e);
-            }
-        };
-        let mut bed = Self::new(backend, parts);
-        bed.process = Some(process);
-        bed._metrics_server = Some(serving);
-        Ok(bed)
+        Self::on_sim_process(options, process, &metrics_url, Some(serving)).await
     }
 
     /// `hpa-harness sim` as a child on the wall clock with its own fake
@@ -251,12 +235,27 @@ impl Testbed {
                 backend,
                 reason: e.to_string(),
             })?;
+        let metrics_url = process.metrics_url.clone();
+        Self::on_sim_process(options, process, &metrics_url, None).await
+    }
+
+    /// Reaches the `hpa-harness sim` child (its admin API answers, so it is
+    /// never taken for a real cluster) with the fake metrics server at
+    /// `metrics_url`; the child stops if it cannot be reached.
+    async fn on_sim_process(
+        options: &TestbedOptions,
+        process: SimProcess,
+        metrics_url: &str,
+        serving: Option<DropGuard>,
+    ) -> Result<Self, TestbedError> {
+        let backend = BackendKind::SimProcess;
         let reach = TestbedOptions {
             kubeconfig: Some(process.kubeconfig.clone()),
             context: None,
+            assume_real: false,
             ..options.clone()
         };
-        let parts = match Self::connect(backend, &reach, &process.metrics_url.clone()).await {
+        let parts = match Self::connect(backend, &reach, metrics_url).await {
             Ok(parts) => parts,
             Err(e) => {
                 process.stop().await;
@@ -265,6 +264,7 @@ impl Testbed {
         };
         let mut bed = Self::new(backend, parts);
         bed.process = Some(process);
+        bed._metrics_server = serving;
         Ok(bed)
     }
 
@@ -486,6 +486,58 @@ pub async fn cluster_release(client: &kube::Client) -> KubernetesVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn the_sim_backend_is_one_cluster_for_a_load_and_none_yet_for_scenarios() {
+        let options = TestbedOptions::default();
+        let load = Purpose::Load {
+            namespaces: vec!["load-0".into()],
+        };
+        let bed = Testbed::start(BackendKind::Sim, &options, &load)
+            .await
+            .unwrap();
+        assert!(bed.sim().is_some() && bed.admin().is_some());
+        assert!(matches!(bed.metrics(), Some(MetricsHandle::InProcess(_))));
+        assert!(!bed.is_real() && !bed.outlives_the_run());
+        // The load's namespace is served from the start.
+        let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+            kube::Api::all(bed.client().unwrap());
+        assert!(ns.get_opt("load-0").await.unwrap().is_some());
+        // No cluster outside the process: no client of its own for the
+        // controller under test.
+        assert!(bed.controller_client(20.0, 30).await.unwrap().is_none());
+        bed.stop().await;
+
+        let bed = Testbed::start(BackendKind::Sim, &options, &Purpose::Scenarios)
+            .await
+            .unwrap();
+        assert!(matches!(bed.target(), Target::Embedded));
+        assert!(bed.client().is_none() && bed.metrics().is_none());
+        bed.stop().await;
+    }
+
+    #[tokio::test]
+    async fn a_kubeconfig_cluster_needs_the_metrics_url_whatever_the_purpose() {
+        for purpose in [
+            Purpose::Scenarios,
+            Purpose::Load {
+                namespaces: Vec::new(),
+            },
+        ] {
+            let err = Testbed::start(
+                BackendKind::Kubeconfig,
+                &TestbedOptions::default(),
+                &purpose,
+            )
+            .await
+            .unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with("backend kubeconfig: --metrics-url is needed"),
+                "{err}"
+            );
+        }
+    }
 
     #[test]
     fn a_missing_kind_or_k3d_or_docker_is_named_with_a_hint() {
