@@ -163,7 +163,7 @@ async fn on_real_cluster(
 ) -> Result<RunSummary, RunError> {
     super::shared_cluster::clear_earlier_runs(remote).await?;
     let result = tokio::select! {
-        result = run_on(options, Target::Remote(remote.clone()), options.concurrency) => result,
+        result = run_on(options, Target::Remote(Box::new(remote.clone())), options.concurrency) => result,
         () = hpa_shutdown::shutdown_signal() => Err(RunError::Interrupted),
     };
     super::shared_cluster::delete_run_namespaces(

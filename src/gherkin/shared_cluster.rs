@@ -31,13 +31,10 @@ pub(super) async fn clear_earlier_runs(target: &RemoteTarget) -> Result<(), Test
     cleanup::scenario_objects(&target.client)
         .await
         .map_err(|e| failed(format!("removing the objects of earlier scenarios: {e}")))?;
-    let metrics =
-        fake_metrics_server::client::ControlClient::new(target.metrics_control_url.clone())
-            .map_err(|e| failed(format!("fake metrics server control client: {e}")))?;
-    metrics.reset().await.map_err(|e| {
+    target.metrics.reset().await.map_err(|e| {
         failed(format!(
             "resetting the fake metrics server at {}: {e}",
-            target.metrics_control_url
+            target.metrics.base_url()
         ))
     })
 }

@@ -140,17 +140,12 @@ impl Env {
     /// Reaches the target's cluster and metrics server; a simulated cluster
     /// and the metrics server are cleared of what earlier scenarios left.
     async fn start_remote(remote: &RemoteTarget) -> Result<Self, EnvError> {
-        let metrics = ControlClient::new(remote.metrics_control_url.clone()).map_err(|e| {
-            EnvError::Start(format!(
-                "fake metrics server control client for {}: {e}",
-                remote.metrics_control_url
-            ))
-        })?;
+        let metrics = remote.metrics.clone();
         let time = match &remote.admin {
             Some(admin) => {
                 metrics.reset().await.map_err(metrics_err(format!(
                     "resetting the fake metrics server at {}",
-                    remote.metrics_control_url
+                    metrics.base_url()
                 )))?;
                 let state = admin.clock().await.map_err(|e| {
                     EnvError::Start(format!("reading the simulated cluster's clock: {e}"))

@@ -339,7 +339,7 @@ impl Testbed {
             target: Box::new(RemoteTarget {
                 client: connected.client,
                 admin,
-                metrics_control_url: metrics_url.to_owned(),
+                metrics: connected.metrics.clone(),
                 controller: options.controller,
                 upstream_sync_period: options.upstream_sync_period,
                 fake_node: connected.fake_node.map(Arc::new),
@@ -359,7 +359,7 @@ impl Testbed {
     /// Where scenarios run on it.
     pub fn target(&self) -> Target {
         match &self.parts {
-            Parts::Remote { target, .. } => Target::Remote((**target).clone()),
+            Parts::Remote { target, .. } => Target::Remote(target.clone()),
             Parts::PerScenario | Parts::InProcess(_) => Target::Embedded,
         }
     }

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fake_metrics_server::client::ControlClient;
 use hpa_sim::admin::SimAdmin;
 
 use super::kind::ControllerKind;
@@ -19,9 +20,9 @@ pub struct RemoteTarget {
     /// The simulated cluster's admin side; `None` on a real cluster (or one
     /// treated as real).
     pub admin: Option<Arc<dyn SimAdmin>>,
-    /// Base URL of the fake metrics server's control API (`/control/v1`),
-    /// the one the cluster's metrics APIServices point at.
-    pub metrics_control_url: String,
+    /// The fake metrics server the cluster's metrics APIServices point at,
+    /// through its control API (`/control/v1`).
+    pub metrics: ControlClient,
     /// Whose controller acts.
     pub controller: ControllerKind,
     /// The sync period of the cluster's own controller
@@ -37,7 +38,7 @@ impl std::fmt::Debug for RemoteTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteTarget")
             .field("simulated", &self.admin.is_some())
-            .field("metrics_control_url", &self.metrics_control_url)
+            .field("metrics", &self.metrics.base_url())
             .field("controller", &self.controller)
             .field("upstream_sync_period", &self.upstream_sync_period)
             .field("fake_node", &self.fake_node.as_ref().map(|n| n.name()))
@@ -52,7 +53,7 @@ pub enum Target {
     #[default]
     Embedded,
     /// One cluster for every scenario.
-    Remote(RemoteTarget),
+    Remote(Box<RemoteTarget>),
 }
 
 impl RemoteTarget {

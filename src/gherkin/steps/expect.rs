@@ -469,47 +469,36 @@ async fn has_bounds(world: &mut HpaWorld, name: String, min: i32, max: i32) -> S
 
 #[then(expr = "the HPA {string} has metrics:")]
 async fn has_metrics(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
-    let want = yaml(doc_string(step)?, "expected metrics")?;
     let hpa = world.hpa(&name).await?;
-    let got = hpa
-        .spec
-        .metrics
-        .as_ref()
-        .map(serde_json::to_value)
-        .transpose()
-        .map_err(|e| StepError::State(format!("HPA {name} metrics: {e}")))?
-        .unwrap_or(Value::Null);
-    if normalize(&got) != normalize(&want) {
-        return fail(
-            world,
-            format!(
-                "expected HPA {name} to have the metrics\n{}\nit has\n{}",
-                pretty(&want),
-                pretty(&got)
-            ),
-        )
-        .await;
-    }
-    Ok(())
+    spec_part_is(world, step, &name, "metrics", hpa.spec.metrics.as_ref()).await
 }
 
 #[then(expr = "the HPA {string} has behavior:")]
 async fn has_behavior(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
-    let want = yaml(doc_string(step)?, "expected behavior")?;
     let hpa = world.hpa(&name).await?;
-    let got = hpa
-        .spec
-        .behavior
-        .as_ref()
+    spec_part_is(world, step, &name, "behavior", hpa.spec.behavior.as_ref()).await
+}
+
+/// Compares a part of HPA `name`'s stored spec (`what`: `metrics`,
+/// `behavior`) with the step's YAML, defaults and key order aside.
+async fn spec_part_is<T: serde::Serialize>(
+    world: &mut HpaWorld,
+    step: &Step,
+    name: &str,
+    what: &str,
+    got: Option<&T>,
+) -> StepResult {
+    let want = yaml(doc_string(step)?, &format!("expected {what}"))?;
+    let got = got
         .map(serde_json::to_value)
         .transpose()
-        .map_err(|e| StepError::State(format!("HPA {name} behavior: {e}")))?
+        .map_err(|e| StepError::State(format!("HPA {name} {what}: {e}")))?
         .unwrap_or(Value::Null);
     if normalize(&got) != normalize(&want) {
         return fail(
             world,
             format!(
-                "expected HPA {name} to have the behavior\n{}\nit has\n{}",
+                "expected HPA {name} to have the {what}\n{}\nit has\n{}",
                 pretty(&want),
                 pretty(&got)
             ),
