@@ -55,6 +55,9 @@ pub struct ControllerConfig {
     /// Decide and record, never write scale or status.
     pub dry_run: bool,
     /// Decision traces kept per HPA for `/debug/decisions` and the harness.
+    /// 10 here, where scenarios and replays read recent traces; the deployed
+    /// binary's `--decisions-kept` keeps 1 unless told otherwise, since
+    /// traces were most of its memory at 10,000 HPAs.
     pub decisions_kept: usize,
     /// The decision core's settings: tolerance, stabilization, the pods'
     /// initialization periods and the release's feature gates.
