@@ -1,4 +1,4 @@
-//! Which scenarios a run takes ([`Selection`]): its tag expression, less
+//! Which scenarios a run takes (`Selection`): its tag expression, less
 //! known bugs when asked, `--name`, `FILE:LINE` filters, and in each pass
 //! those that run under the pass's release.
 

@@ -86,7 +86,7 @@ pub struct LoadOptions {
     /// How metrics change.
     pub profile: MetricProfile,
     /// Scale targets from a watch cache and shared metrics lists
-    /// ([`Extensions`]); off: upstream's requests.
+    /// ([`hpa_controller::Extensions`]); off: upstream's requests.
     pub optimize: bool,
     /// HPAs per namespace (namespaces `load-0`, `load-1`, ...).
     pub hpas_per_namespace: usize,
