@@ -243,7 +243,11 @@ fn start_controller(options: &LoadOptions, cluster: &LoadCluster) -> ControllerH
         metrics_cache: options.optimize.then_some(window),
         share_external: options.optimize,
     };
-    controller::start(cluster.client(), config, Role::Load { extensions })
+    let role = Role::Load {
+        clock: cluster.clock(),
+        extensions,
+    };
+    controller::start(cluster.client(), config, role)
 }
 
 /// Polls `done` every 100 ms until it holds, for at most `timeout`.

@@ -67,6 +67,11 @@ impl LoadCluster {
         })
     }
 
+    /// The run's clock, the testbed's.
+    pub fn clock(&self) -> std::sync::Arc<dyn hpa_core::clock::Clock> {
+        self.testbed.clock()
+    }
+
     /// A client of the cluster.
     pub fn client(&self) -> kube::Client {
         self.client.clone()

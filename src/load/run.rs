@@ -605,7 +605,10 @@ async fn start_controller(
     Ok(Measured::Ours(Box::new(controller::start(
         controller_client,
         config,
-        Role::Load { extensions },
+        Role::Load {
+            clock: cluster.clock(),
+            extensions,
+        },
     ))))
 }
 

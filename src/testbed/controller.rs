@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hpa_core::clock::{Clock, SystemClock};
+use hpa_core::clock::Clock;
 
 use hpa_controller::config::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
@@ -35,9 +35,12 @@ pub enum Role {
         clock: Arc<dyn Clock>,
         periodic: bool,
     },
-    /// A load run's: every sync period on the wall clock, observed and
-    /// with the load's request-saving caches.
-    Load { extensions: Extensions },
+    /// A load run's: every sync period on the testbed's `clock` (the wall
+    /// clock), observed and with the load's request-saving caches.
+    Load {
+        clock: Arc<dyn Clock>,
+        extensions: Extensions,
+    },
 }
 
 /// Starts our controller with `config` on `client`, run as `role` says.
@@ -61,8 +64,8 @@ pub fn start(client: kube::Client, config: ControllerConfig, role: Role) -> Cont
             None,
             Extensions::default(),
         ),
-        Role::Load { extensions } => (
-            Arc::new(SystemClock) as Arc<dyn Clock>,
+        Role::Load { clock, extensions } => (
+            clock,
             SyncMode::Periodic,
             "hpa-harness-load",
             None,

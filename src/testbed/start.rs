@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use fake_metrics_server::AppState;
 use fake_metrics_server::client::ControlClient;
+use hpa_core::clock::{Clock, SystemClock};
 use hpa_core::version::KubernetesVersion;
 use hpa_sim::admin::SimAdmin;
 use hpa_sim::{Sim, SimConfig};
@@ -210,7 +211,7 @@ impl Testbed {
     /// resets both and moves the two clocks (and the controller's mirror)
     /// together.
     async fn sim_process_for_scenarios(options: &TestbedOptions) -> Result<Self, TestbedError> {
-        use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
+        use hpa_core::clock::{ScenarioClock, VirtualClock};
         let backend = BackendKind::SimProcess;
         let failed = |reason: String| TestbedError::Cluster { backend, reason };
         let clock = VirtualClock::default();
@@ -392,6 +393,16 @@ impl Testbed {
         }
     }
 
+    /// The run's clock: the in-process sim's (the wall clock for a load
+    /// run), else the wall clock. A scenario's clock is its own
+    /// ([`super::env::Env::clock`]): each scenario moves it.
+    pub fn clock(&self) -> Arc<dyn Clock> {
+        match &self.parts {
+            Parts::InProcess(bed) => bed.sim.clock(),
+            Parts::PerScenario | Parts::Remote { .. } => Arc::new(SystemClock),
+        }
+    }
+
     /// The simulated cluster in this process, if it is one.
     pub fn sim(&self) -> Option<&Sim> {
         match &self.parts {
@@ -499,6 +510,9 @@ mod tests {
         assert!(bed.sim().is_some() && bed.admin().is_some());
         assert!(matches!(bed.metrics(), Some(MetricsHandle::InProcess(_))));
         assert!(!bed.is_real() && !bed.outlives_the_run());
+        // A load runs on the wall clock.
+        let lag = jiff::Timestamp::now().duration_since(bed.clock().now());
+        assert!(lag.abs() < jiff::SignedDuration::from_secs(5), "{lag}");
         // The load's namespace is served from the start.
         let ns: kube::Api<k8s_openapi::api::core::v1::Namespace> =
             kube::Api::all(bed.client().unwrap());
