@@ -3,6 +3,13 @@
 //! releases), and fails if any fails. Scenarios tagged `@known-bug` (a bug outside the runner, named
 //! in a comment above the scenario) are left out.
 //!
+//! The library runs twice: with our controller as `hpa-controller` ships
+//! (its defaults: scale targets from the Deployment watch, shared metrics
+//! lists), then as `hpa-controller --upstream-requests`. Both must pass,
+//! and a scenario whose verdict differs between them fails the test. The
+//! one bounded difference, a scenario that bends the `/scale` subresource,
+//! is handled by the steps themselves (docs/steps.md).
+//!
 //! A `harness = false` test: cucumber prints its own report. Arguments:
 //! `cargo test --test features -- PATH...` runs only those files or folders;
 //! a libtest name filter that does not match "features" (as in
@@ -12,7 +19,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use hpa_core::KubernetesVersion;
-use hpa_harness::gherkin::{RunOptions, run};
+use hpa_harness::gherkin::outcome::differing_verdicts;
+use hpa_harness::gherkin::{RunOptions, RunSummary, run};
+use hpa_harness::testbed::controller::Requests;
 
 fn main() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -54,23 +63,60 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(&options)) {
-        Ok(summary) if !summary.failed() => ExitCode::SUCCESS,
-        Ok(summary) => {
-            eprintln!("feature scenarios failed:");
-            for o in &summary.scenarios {
-                if o.verdict != hpa_harness::gherkin::runner::Verdict::Passed {
-                    eprintln!(
-                        "  {} (Kubernetes {}): {:?}",
-                        o.location, o.kubernetes_version, o.verdict
-                    );
-                }
+    let mut summaries = Vec::new();
+    for requests in [Requests::Shipped, Requests::Upstream] {
+        println!("\n##### our controller: {requests} #####");
+        let options = RunOptions {
+            requests,
+            ..options.clone()
+        };
+        match runtime.block_on(run(&options)) {
+            Ok(summary) => summaries.push((requests, summary)),
+            Err(e) => {
+                eprintln!("cannot run the feature scenarios ({requests}): {e}");
+                return ExitCode::FAILURE;
             }
-            ExitCode::FAILURE
-        }
-        Err(e) => {
-            eprintln!("cannot run the feature scenarios: {e}");
-            ExitCode::FAILURE
         }
     }
+    let mut ok = true;
+    for (requests, summary) in &summaries {
+        ok &= report_failures(*requests, summary);
+    }
+    if let [(a, first), (b, second)] = summaries.as_slice() {
+        let differing = differing_verdicts(first, second);
+        if differing.is_empty() {
+            println!(
+                "configurations: {} scenario runs, the same verdicts {a} and {b}",
+                first.scenarios.len()
+            );
+        } else {
+            ok = false;
+            eprintln!("verdicts that differ ({a} / {b}):");
+            for d in &differing {
+                eprintln!("  {d}");
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Prints the failed scenarios of one configuration's run; whether none failed.
+fn report_failures(requests: Requests, summary: &RunSummary) -> bool {
+    if !summary.failed() {
+        return true;
+    }
+    eprintln!("feature scenarios failed ({requests}):");
+    for o in &summary.scenarios {
+        if o.verdict != hpa_harness::gherkin::runner::Verdict::Passed {
+            eprintln!(
+                "  {} (Kubernetes {}): {:?}",
+                o.location, o.kubernetes_version, o.verdict
+            );
+        }
+    }
+    false
 }

@@ -76,12 +76,7 @@ pub fn duration(s: &str) -> Result<Duration, String> {
     parse_go_duration(s).map_err(|e| e.to_string())
 }
 
-/// How long one namespace-wide metrics list serves the HPAs synced after
-/// it: a tenth of the sync period, at most a second, far below any metrics
-/// pipeline's resolution (metrics-server scrapes every 15 s or more).
-pub fn shared_list_window(sync_period: Duration) -> Duration {
-    (sync_period / 10).min(Duration::from_secs(1))
-}
+pub use crate::observe::shared_list_window;
 
 /// Options of `hpa-controller` (and `hpa-harness controller`).
 #[derive(Debug, clap::Args)]
@@ -198,13 +193,7 @@ impl Args {
         if self.upstream_requests {
             return Extensions::default();
         }
-        Extensions {
-            observer: None,
-            scale_from_cache: true,
-            metrics_cache: Some(shared_list_window(self.hpa.sync_period)),
-            // Off unless asked: a server may need the selector (KEDA).
-            share_external: self.share_external_lists,
-        }
+        Extensions::shipped(self.hpa.sync_period, self.share_external_lists)
     }
 
     /// A kube client from the kubeconfig (or the environment), rate limited,

@@ -4,7 +4,13 @@
 //! the Deployment every sync (parsing and printing its selector, copying
 //! its metadata) was about 3 % of a sync's CPU at 10,000 HPAs, and the
 //! Deployments themselves are no longer held.
+//!
+//! A Deployment whose selector does not parse stays cached without one
+//! (a sync then GETs `/scale`, which says why), so that the cache's
+//! resourceVersions match a list of Deployments: the harness waits for
+//! that before a sync on demand, as it waits for the HPA and pod caches.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use foldhash::HashMap as FastMap;
@@ -13,6 +19,8 @@ use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::runtime::watcher;
 
+use crate::consistency::WatchProgress;
+
 /// namespace → name → scale.
 type Scales = FastMap<String, FastMap<String, Arc<Scale>>>;
 
@@ -20,6 +28,7 @@ type Scales = FastMap<String, FastMap<String, Arc<Scale>>>;
 #[derive(Debug, Clone, Default)]
 pub struct DeploymentScales {
     state: Arc<Mutex<State>>,
+    progress: Arc<WatchProgress>,
 }
 
 #[derive(Debug, Default)]
@@ -40,11 +49,40 @@ impl DeploymentScales {
     /// cached or its selector does not parse (a GET of `/scale` then says
     /// why).
     pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Scale>> {
-        self.lock().live.get(namespace)?.get(name).cloned()
+        let scale = self.lock().live.get(namespace)?.get(name).cloned()?;
+        let has_selector = scale.status.as_ref().is_some_and(|s| s.selector.is_some());
+        has_selector.then_some(scale)
+    }
+
+    /// The resourceVersion of every cached Deployment, by `namespace/name`.
+    pub fn versions(&self) -> BTreeMap<String, String> {
+        self.lock()
+            .live
+            .iter()
+            .flat_map(|(namespace, scales)| {
+                scales.iter().map(move |(name, scale)| {
+                    (
+                        format!("{namespace}/{name}"),
+                        scale.metadata.resource_version.clone().unwrap_or_default(),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// How far the Deployment watch has got.
+    pub fn progress(&self) -> u64 {
+        self.progress.get()
     }
 
     /// Follows one watch event; a relist replaces everything once done.
     pub fn apply(&self, event: watcher::Event<Deployment>) {
+        if let watcher::Event::Apply(d) | watcher::Event::InitApply(d) | watcher::Event::Delete(d) =
+            &event
+        {
+            self.progress
+                .observe(d.metadata.resource_version.as_deref());
+        }
         let mut state = self.lock();
         match event {
             watcher::Event::Apply(deployment) => set(&mut state.live, &deployment),
@@ -78,35 +116,25 @@ fn names(deployment: &Deployment) -> (&str, &str) {
     )
 }
 
-/// Records the scale of `deployment`, or forgets it when there is none.
+/// Records the scale of `deployment`.
 fn set(scales: &mut Scales, deployment: &Deployment) {
     let (namespace, name) = names(deployment);
-    match scale_of_deployment(deployment) {
-        Some(scale) => {
-            let in_namespace = match scales.get_mut(namespace) {
-                Some(found) => found,
-                None => scales.entry(namespace.to_owned()).or_default(),
-            };
-            in_namespace.insert(name.to_owned(), Arc::new(scale));
-        }
-        None => {
-            if let Some(in_namespace) = scales.get_mut(namespace) {
-                in_namespace.remove(name);
-                if in_namespace.is_empty() {
-                    scales.remove(namespace);
-                }
-            }
-        }
-    }
+    let in_namespace = match scales.get_mut(namespace) {
+        Some(found) => found,
+        None => scales.entry(namespace.to_owned()).or_default(),
+    };
+    in_namespace.insert(name.to_owned(), Arc::new(scale_of_deployment(deployment)));
 }
 
 /// The `/scale` a Deployment would serve, from the Deployment itself: spec
-/// and status replicas and its selector in the API's string form. `None`
-/// when the selector does not parse (the GET then reports the error).
-pub fn scale_of_deployment(deployment: &Deployment) -> Option<Scale> {
+/// and status replicas and its selector in the API's string form; no
+/// selector when it does not parse (the GET then reports the error).
+pub fn scale_of_deployment(deployment: &Deployment) -> Scale {
     let spec = &deployment.spec;
-    let selector = hpa_core::Selector::from_label_selector(Some(&spec.selector)).ok()?;
-    Some(Scale {
+    let selector = hpa_core::Selector::from_label_selector(Some(&spec.selector))
+        .ok()
+        .map(|s| s.to_string());
+    Scale {
         metadata: ObjectMeta {
             name: deployment.metadata.name.clone(),
             namespace: deployment.metadata.namespace.clone(),
@@ -124,9 +152,9 @@ pub fn scale_of_deployment(deployment: &Deployment) -> Option<Scale> {
                 .as_ref()
                 .and_then(|s| s.replicas)
                 .unwrap_or(0),
-            selector: Some(selector.to_string()),
+            selector,
         }),
-    })
+    }
 }
 
 /// The scale of `target` from the Deployment cache, when that cache is on
@@ -162,7 +190,7 @@ mod tests {
             serde_json::json!({"matchLabels": {"b": "2", "a": "1"}}),
             3,
         );
-        let scale = scale_of_deployment(&d).unwrap();
+        let scale = scale_of_deployment(&d);
         assert_eq!(scale.spec.unwrap().replicas, Some(3));
         let status = scale.status.unwrap();
         assert_eq!(status.replicas, 2);
@@ -170,16 +198,19 @@ mod tests {
         assert_eq!(scale.metadata.resource_version.as_deref(), Some("7"));
     }
 
-    /// A Deployment whose selector stops parsing leaves the cache, and its
-    /// namespace with it once empty, as a deleted one does.
+    /// A Deployment whose selector stops parsing gives no scale (a GET
+    /// says why) but stays known, so that the cache matches a list; a
+    /// deleted one leaves, and its namespace with it once empty.
     #[test]
     fn deployments_that_leave_leave_no_empty_namespace() {
         let scales = DeploymentScales::default();
         let app = serde_json::json!({"matchLabels": {"app": "web"}});
         let bad = serde_json::json!({"matchExpressions": [{"key": "app", "operator": "Bogus"}]});
         scales.apply(watcher::Event::Apply(deployment("web", app.clone(), 3)));
-        scales.apply(watcher::Event::Apply(deployment("web", bad, 3)));
+        scales.apply(watcher::Event::Apply(deployment("web", bad.clone(), 3)));
         assert_eq!(replicas(&scales, "web"), None);
+        assert_eq!(scales.versions().keys().collect::<Vec<_>>(), ["ns/web"]);
+        scales.apply(watcher::Event::Delete(deployment("web", bad, 3)));
         assert!(scales.lock().live.is_empty());
         scales.apply(watcher::Event::Apply(deployment("db", app.clone(), 1)));
         scales.apply(watcher::Event::Delete(deployment("db", app, 1)));

@@ -1,14 +1,14 @@
-//! Opt-in extensions for load testing and large fleets: an observer that
-//! sees every reconcile's core inputs and decision (so a load run can replay
-//! the pure core and count disagreements), and two request-saving caches.
+//! Extensions of a controller run: an observer that sees every reconcile's
+//! core inputs and decision (a load run records decisions through it), and
+//! two request-saving caches.
 //!
-//! All are off by default ([`ControllerHandle::start`] uses
-//! `Extensions::default()`), so the controller's upstream behaviour and API
-//! traffic are unchanged unless a caller asks
-//! ([`ControllerHandle::start_with`]).
+//! Two configurations matter. `hpa-controller` runs by default with the
+//! caches on ([`Extensions::shipped`]); `--upstream-requests` turns them
+//! off and makes upstream's requests exactly (`Extensions::default()`, also
+//! what [`ControllerHandle::start`] uses). The harness drives the shipped
+//! one unless told otherwise, and its scenario library runs under both.
 //!
 //! [`ControllerHandle::start`]: super::ControllerHandle::start
-//! [`ControllerHandle::start_with`]: super::ControllerHandle::start_with
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -75,6 +75,34 @@ pub struct Extensions {
     /// namespace and metric and filter them by their labels (for servers
     /// that return every series without a selector; not KEDA).
     pub share_external: bool,
+}
+
+impl Extensions {
+    /// What `hpa-controller` runs with when no flag says otherwise: scale
+    /// targets from the Deployment watch, and the metrics lists shared
+    /// within [`shared_list_window`] of `sync_period`. External series are
+    /// shared only when `share_external` is set (a server may need the
+    /// selector, as KEDA's does).
+    pub fn shipped(sync_period: Duration, share_external: bool) -> Self {
+        Self {
+            observer: None,
+            scale_from_cache: true,
+            metrics_cache: Some(shared_list_window(sync_period)),
+            share_external,
+        }
+    }
+
+    /// Whether any request-saving cache is on (else: upstream's requests).
+    pub fn caches_on(&self) -> bool {
+        self.scale_from_cache || self.metrics_cache.is_some()
+    }
+}
+
+/// How long one namespace-wide metrics list serves the HPAs synced after
+/// it: a tenth of the sync period, at most a second, far below any metrics
+/// pipeline's resolution (metrics-server scrapes every 15 s or more).
+pub fn shared_list_window(sync_period: Duration) -> Duration {
+    (sync_period / 10).min(Duration::from_secs(1))
 }
 
 impl std::fmt::Debug for Extensions {

@@ -48,7 +48,7 @@ pub enum RunError {
     #[error("lost the leader lease {0}")]
     LostLeadership(String),
     /// The caches did not catch up with the API server in time.
-    #[error("the HPA and pod caches did not catch up with the API server within {0:?}")]
+    #[error("the controller's caches did not catch up with the API server within {0:?}")]
     CacheTimeout(Duration),
     /// Listing HPAs or pods for the cache barrier failed.
     #[error("cannot list {what} to check the caches")]
@@ -329,7 +329,11 @@ impl ControllerHandle {
             ctx.metrics_client = ctx
                 .metrics_client
                 .clone()
-                .with_shared_lists(window, extensions.share_external)
+                .with_shared_lists(
+                    window,
+                    extensions.share_external,
+                    Arc::clone(&options.clock),
+                )
                 .with_pod_cache(pod_index.clone());
         }
         let mut extra_tasks = Vec::new();
@@ -523,7 +527,8 @@ impl ControllerHandle {
             .scale_events(&format!("{namespace}/{name}"), self.ctx.clock.now())
     }
 
-    /// Waits until the HPA and pod caches hold exactly what the API server
+    /// Waits until the HPA and pod caches (and the Deployment cache, when
+    /// scale targets are read from it) hold exactly what the API server
     /// lists now, so that a reconcile sees every change made before.
     pub async fn wait_for_caches(&self) -> Result<(), RunError> {
         let hpas = scoped_api::<HorizontalPodAutoscaler>(
@@ -548,6 +553,21 @@ impl ControllerHandle {
                 .as_deref()
                 .and_then(|r| r.parse::<u64>().ok())
         };
+        let deployments = match &self.ctx.deployments {
+            Some(scales) => {
+                let list =
+                    scoped_api::<Deployment>(self.ctx.client.clone(), self.namespace.as_deref())
+                        .list_metadata(&ListParams::default())
+                        .await
+                        .map_err(|source| RunError::List {
+                            what: "Deployments",
+                            source,
+                        })?;
+                let want = versions(list.items.iter().map(|d| &d.metadata));
+                Some((scales, want, list_rv(&list.metadata)))
+            }
+            None => None,
+        };
         let (hpas_rv, pods_rv) = (list_rv(&hpas.metadata), list_rv(&pods.metadata));
         let want_hpas = versions(hpas.items.iter().map(|h| &h.metadata));
         let want_pods = versions(pods.items.iter().map(|p| &p.metadata));
@@ -556,8 +576,12 @@ impl ControllerHandle {
         loop {
             let have_hpas = versions(self.ctx.hpas.state().iter().map(|h| &h.metadata));
             let have_pods = self.ctx.pod_index.versions();
+            let deployments_caught_up = deployments.as_ref().is_none_or(|(scales, want, rv)| {
+                caught_up(want, *rv, &scales.versions(), scales.progress())
+            });
             if caught_up(&want_hpas, hpas_rv, &have_hpas, self.hpa_progress.get())
                 && caught_up(&want_pods, pods_rv, &have_pods, self.pod_progress.get())
+                && deployments_caught_up
             {
                 return Ok(());
             }
@@ -651,9 +675,11 @@ impl ControllerHandle {
             .pending(key, mark, || self.ctx.cached_hpa(key).is_some())
     }
 
-    /// Reconciles `keys` once, now, and returns when all are done.
+    /// Reconciles `keys` once, now, and returns when all are done. They
+    /// share metrics lists among themselves only (a new round).
     async fn sync_keys(&self, keys: BTreeSet<String>) -> Result<SyncReport, RunError> {
         self.note_synced(&keys);
+        self.ctx.metrics_client.next_round();
         let marks: Vec<(String, u64)> = keys
             .iter()
             .map(|k| (k.clone(), self.progress.started(k)))

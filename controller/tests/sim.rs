@@ -1109,3 +1109,76 @@ async fn repeated_failures_are_counted_on_one_event_and_rate_limited_as_client_g
     );
     ctl.shutdown().await.unwrap();
 }
+
+/// At its defaults the controller reads a Deployment's scale from its
+/// Deployment watch. A sync on demand waits for that cache as for the HPA
+/// and pod caches: a user's scale made just before is what it reads, or
+/// the HPA would "scale back" to the replicas it saw last.
+#[tokio::test]
+async fn a_sync_on_demand_reads_the_scale_a_user_set_just_before_from_the_watch() {
+    let env = Env::new();
+    let config = ControllerConfig::default();
+    let extensions = hpa_controller::Extensions::shipped(config.sync_period, false);
+    assert!(extensions.scale_from_cache);
+    // The Deployment watch's events arrive 300 ms late, as a busy API
+    // server's may: a sync that did not wait would read the old replicas.
+    let lagging = kube::Client::new(
+        env.sim
+            .router()
+            .layer(axum::middleware::from_fn(deployment_watch_lags)),
+        "default",
+    );
+    let ctl = ControllerHandle::start_with(
+        lagging,
+        ControllerOptions::manual(config, Arc::new(env.clock.clone())),
+        extensions,
+    );
+    env.deployment("web", 2).await;
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    // Cached by now: from here on the cache, not a GET, gives the scale.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let deployments = Api::<Deployment>::namespaced(env.client(), "default");
+    // Upward only: a user scaling down would meet the stabilization window.
+    for (round, replicas) in [3, 5, 6, 8, 9, 10].into_iter().enumerate() {
+        // At the target of 60 per pod: the HPA keeps whatever it reads.
+        env.pod_metrics("web", &vec![Some("60"); usize::try_from(replicas).unwrap()]);
+        deployments
+            .patch(
+                "web",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": replicas}})),
+            )
+            .await
+            .unwrap();
+        ctl.sync_all_now().await.unwrap();
+        assert_eq!(env.replicas("web").await, replicas, "round {round}");
+        assert_eq!(
+            env.hpa("web").await.status.unwrap().current_replicas,
+            Some(replicas),
+            "round {round}: the status's current replicas"
+        );
+        env.clock.advance(jiff::SignedDuration::from_secs(15));
+    }
+}
+
+/// Delays every event of a Deployment watch by 300 ms.
+async fn deployment_watch_lags(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let watch = request.uri().path().ends_with("/deployments")
+        && request
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+    let response = next.run(request).await;
+    if !watch {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let late = futures::StreamExt::then(body.into_data_stream(), |chunk| async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        chunk
+    });
+    axum::response::Response::from_parts(parts, axum::body::Body::from_stream(late))
+}

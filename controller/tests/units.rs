@@ -10,7 +10,7 @@ use hpa_controller::Context;
 use hpa_controller::metrics_client::MetricsClient;
 use hpa_controller::pod_index::PodIndex;
 use hpa_controller::reconcile::{ReconcileError, Reconciled, reconcile};
-use hpa_core::clock::VirtualClock;
+use hpa_core::clock::{SystemClock, VirtualClock};
 use hpa_core::{Quantity, Selector};
 mod support;
 use hpa_sim::SimConfig;
@@ -106,8 +106,11 @@ fn pod_metrics_answering(status: u16, body: &'static str) -> (MetricsClient, Met
         metrics: Some(hpa_sim::Backend::Router(router)),
         ..hpa_sim::SimConfig::default()
     });
-    let shared = MetricsClient::new(sim.client(), Duration::from_secs(15))
-        .with_shared_lists(Duration::from_secs(60), false);
+    let shared = MetricsClient::new(sim.client(), Duration::from_secs(15)).with_shared_lists(
+        Duration::from_secs(60),
+        false,
+        Arc::new(SystemClock),
+    );
     let upstream = MetricsClient::new(sim.client(), Duration::from_secs(15));
     (shared, upstream)
 }
@@ -196,8 +199,11 @@ fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
             ..Script::default()
         })
         .unwrap();
-    let client = MetricsClient::new(sim.client(), Duration::from_secs(15))
-        .with_shared_lists(Duration::from_secs(60), share_external);
+    let client = MetricsClient::new(sim.client(), Duration::from_secs(15)).with_shared_lists(
+        Duration::from_secs(60),
+        share_external,
+        Arc::new(SystemClock),
+    );
     (sim, client)
 }
 
@@ -272,7 +278,7 @@ fn with_rps_pods(cached: &[(&str, &str)]) -> (hpa_sim::Sim, MetricsClient, Metri
         index.apply(&kube::runtime::watcher::Event::Apply(slim));
     }
     let shared = MetricsClient::new(sim.client(), Duration::from_secs(15))
-        .with_shared_lists(Duration::from_secs(60), false)
+        .with_shared_lists(Duration::from_secs(60), false, Arc::new(SystemClock))
         .with_pod_cache(index);
     let upstream = MetricsClient::new(sim.client(), Duration::from_secs(15));
     (sim, shared, upstream)

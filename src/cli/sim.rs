@@ -34,6 +34,7 @@ use super::CliResult;
 use super::controller::shutdown_signal;
 use super::sim_controller::{InProcess, clock_layer};
 use super::sim_load::{Loads, Mirror};
+use crate::testbed::controller::Requests;
 use hpa_controller::ControllerConfig;
 
 /// Errors of `hpa-harness sim`.
@@ -86,6 +87,12 @@ pub struct Args {
     /// (`PUT /control/v1/loads/NAMESPACE/WORKLOAD` `{"cpu": "350m"}`).
     #[arg(long)]
     pub controller: bool,
+
+    /// With --controller: run it as `hpa-controller --upstream-requests`
+    /// (a GET of `/scale` and one metrics list per HPA and metric) rather
+    /// than at the binary's defaults.
+    #[arg(long, requires = "controller")]
+    pub upstream_requests: bool,
 }
 
 fn load_script(path: &PathBuf) -> Result<Script, SimCliError> {
@@ -171,6 +178,11 @@ pub async fn run(args: Args) -> CliResult {
                     ..ControllerConfig::default()
                 },
                 mirror,
+                if args.upstream_requests {
+                    Requests::Upstream
+                } else {
+                    Requests::Shipped
+                },
             )));
         } else {
             metrics_server = Some(tokio::spawn(fake_metrics_server::run(

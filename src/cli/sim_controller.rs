@@ -21,7 +21,7 @@ use jiff::SignedDuration;
 use tokio::sync::Mutex;
 
 use super::sim_load::Mirror;
-use crate::testbed::controller::{self, Role};
+use crate::testbed::controller::{self, Requests, Role};
 use hpa_controller::{ControllerConfig, ControllerHandle, RunError};
 
 /// The largest admin body read when intercepting a clock move.
@@ -48,13 +48,19 @@ impl std::fmt::Debug for InProcess {
 impl InProcess {
     /// Starts the controller on `sim`: periodic on a wall clock, driven by
     /// [`advance`](Self::advance) on a virtual one.
-    pub fn start(sim: &Sim, config: ControllerConfig, mirror: Arc<Mirror>) -> Self {
+    pub fn start(
+        sim: &Sim,
+        config: ControllerConfig,
+        mirror: Arc<Mirror>,
+        requests: Requests,
+    ) -> Self {
         let period = SignedDuration::try_from(config.sync_period)
             .unwrap_or(SignedDuration::from_secs(15))
             .max(SignedDuration::from_millis(1));
         let role = Role::InSim {
             clock: sim.clock(),
             periodic: sim.virtual_clock().is_none(),
+            requests,
         };
         Self {
             sim: sim.clone(),

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use super::CliResult;
 use crate::gherkin::{BackendKind, RunOptions, runner};
 use crate::report::{Recorder, html};
+use crate::testbed::controller::Requests;
 use crate::testbed::options::TestbedArgs;
 
 /// Options of `hpa-harness test`.
@@ -57,6 +58,12 @@ pub struct Args {
     /// cluster's own release (its /version), else 1.37.
     #[arg(long, value_name = "X.Y[,X.Y]")]
     pub kubernetes_version: Option<super::VersionList>,
+    /// Run our controller as `hpa-controller --upstream-requests` does
+    /// (a GET of `/scale` and one metrics list per HPA and metric) rather
+    /// than at the binary's defaults (scale targets from a Deployment
+    /// watch, metrics lists shared within a window).
+    #[arg(long)]
+    pub upstream_requests: bool,
     /// How to reach a cluster other than the embedded one.
     #[command(flatten)]
     pub testbed: TestbedArgs,
@@ -77,6 +84,11 @@ pub async fn run(args: Args) -> CliResult {
         versions: args.kubernetes_version.map(|l| l.0),
         name: args.name,
         fail_fast: args.fail_fast,
+        requests: if args.upstream_requests {
+            Requests::Upstream
+        } else {
+            Requests::Shipped
+        },
     };
     let summary = runner::run(&options).await?;
     if let (Some(dir), Some(recorder)) = (&args.report, &options.record) {

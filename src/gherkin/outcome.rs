@@ -77,3 +77,113 @@ impl Verdict {
         }
     }
 }
+
+/// A scenario that ran in two runs (say, under the two configurations of
+/// `hpa-controller`) with different verdicts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DifferingVerdict {
+    /// The feature file and line of the scenario.
+    pub location: String,
+    /// The scenario's name.
+    pub scenario: String,
+    /// The release it ran under.
+    pub kubernetes_version: KubernetesVersion,
+    /// Its verdict in the first run and in the second (`None`: it did not
+    /// run there).
+    pub verdicts: [Option<Verdict>; 2],
+}
+
+impl std::fmt::Display for DifferingVerdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let show = |v: &Option<Verdict>| {
+            v.as_ref()
+                .map_or_else(|| "did not run".to_owned(), super::versions::describe)
+        };
+        write!(
+            f,
+            "{} ({}, Kubernetes {}): {} / {}",
+            self.scenario,
+            self.location,
+            self.kubernetes_version,
+            show(&self.verdicts[0]),
+            show(&self.verdicts[1])
+        )
+    }
+}
+
+/// The scenarios whose verdicts differ between two runs of the same
+/// selection, matched by location and release.
+pub fn differing_verdicts(first: &RunSummary, second: &RunSummary) -> Vec<DifferingVerdict> {
+    use std::collections::BTreeMap;
+    type Key = (String, KubernetesVersion);
+    let mut by_key: BTreeMap<Key, (String, [Option<Verdict>; 2])> = BTreeMap::new();
+    for (i, run) in [first, second].into_iter().enumerate() {
+        for o in &run.scenarios {
+            let entry = by_key
+                .entry((o.location.clone(), o.kubernetes_version))
+                .or_insert_with(|| (o.scenario.clone(), [None, None]));
+            entry.1[i] = Some(o.verdict.clone());
+        }
+    }
+    by_key
+        .into_iter()
+        .filter(|(_, (_, [a, b]))| match (a, b) {
+            (Some(a), Some(b)) => !super::versions::same(a, b),
+            _ => true,
+        })
+        .map(
+            |((location, kubernetes_version), (scenario, verdicts))| DifferingVerdict {
+                location,
+                scenario,
+                kubernetes_version,
+                verdicts,
+            },
+        )
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(location: &str, verdict: Verdict) -> ScenarioOutcome {
+        ScenarioOutcome {
+            feature: "f".into(),
+            scenario: format!("s {location}"),
+            location: location.into(),
+            verdict,
+            kubernetes_version: KubernetesVersion::V1_37,
+        }
+    }
+
+    fn run(outcomes: Vec<ScenarioOutcome>) -> RunSummary {
+        RunSummary {
+            scenarios: outcomes,
+            ..RunSummary::default()
+        }
+    }
+
+    #[test]
+    fn runs_differ_where_a_verdict_changes_or_a_scenario_is_missing() {
+        let first = run(vec![
+            outcome("a:1", Verdict::Passed),
+            outcome("a:9", Verdict::Passed),
+            outcome("b:3", Verdict::Failed("x".into())),
+            outcome("c:5", Verdict::Passed),
+        ]);
+        let second = run(vec![
+            outcome("a:1", Verdict::Passed),
+            outcome("a:9", Verdict::Failed("expected 3 replicas".into())),
+            outcome("b:3", Verdict::Failed("y".into())),
+        ]);
+        let differing = differing_verdicts(&first, &second);
+        let locations: Vec<&str> = differing.iter().map(|d| d.location.as_str()).collect();
+        assert_eq!(locations, ["a:9", "c:5"]);
+        assert_eq!(
+            differing[0].to_string(),
+            "s a:9 (a:9, Kubernetes 1.37): passed / failed: expected 3 replicas"
+        );
+        assert_eq!(differing[1].verdicts[1], None);
+        assert!(differing_verdicts(&first, &first).is_empty());
+    }
+}

@@ -16,6 +16,7 @@ use super::selection::{Selection, VersionTagError};
 use super::target::{self, RemoteTarget, Target};
 use super::versions::{self, PassJunit};
 use super::world::HpaWorld;
+use crate::testbed::controller::Requests;
 use crate::testbed::options::TestbedOptions;
 use crate::testbed::start::{Purpose, Testbed, TestbedError};
 
@@ -54,6 +55,9 @@ pub struct RunOptions {
     pub name: Option<String>,
     /// Stop at the first failing scenario (the rest are not run).
     pub fail_fast: bool,
+    /// Which configuration of `hpa-controller` our controller runs with
+    /// (the binary's defaults unless told otherwise).
+    pub requests: Requests,
 }
 
 impl Default for RunOptions {
@@ -71,6 +75,7 @@ impl Default for RunOptions {
             versions: None,
             name: None,
             fail_fast: false,
+            requests: Requests::default(),
         }
     }
 }
@@ -308,6 +313,7 @@ async fn run_pass(
     let outcomes: Arc<Mutex<Vec<ScenarioOutcome>>> = Arc::default();
     let collected = outcomes.clone();
     let recording = options.record.is_some();
+    let requests = options.requests;
     let recorder = options.record.clone();
     let cucumber = HpaWorld::cucumber::<PathBuf>()
         .with_parser(feature_files::Loaded)
@@ -324,6 +330,7 @@ async fn run_pass(
                 .iter()
                 .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
             world.set_release(version);
+            world.requests = requests;
             if recording {
                 super::record::Recorder::prepare(&mut world.config);
             }

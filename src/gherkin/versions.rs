@@ -150,7 +150,7 @@ pub fn differences(outcomes: &[ScenarioOutcome]) -> String {
     text
 }
 
-fn same(a: &Verdict, b: &Verdict) -> bool {
+pub(super) fn same(a: &Verdict, b: &Verdict) -> bool {
     matches!(
         (a, b),
         (Verdict::Passed, Verdict::Passed)
@@ -159,7 +159,7 @@ fn same(a: &Verdict, b: &Verdict) -> bool {
     )
 }
 
-fn describe(verdict: &Verdict) -> String {
+pub(super) fn describe(verdict: &Verdict) -> String {
     match verdict {
         Verdict::Passed => "passed".to_owned(),
         Verdict::Failed(why) => format!("failed: {why}"),

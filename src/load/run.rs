@@ -588,12 +588,12 @@ async fn start_controller(
     };
     let extensions = Extensions {
         observer: Some(Arc::clone(collector) as Arc<dyn ReconcileObserver>),
-        scale_from_cache: options.optimize,
-        metrics_cache: options
-            .optimize
-            .then(|| (options.settings.sync_period / 10).min(Duration::from_secs(1))),
-        // The fake metrics server returns every series of a metric.
-        share_external: options.optimize,
+        ..if options.optimize {
+            // The fake metrics server returns every series of a metric.
+            Extensions::shipped(options.settings.sync_period, true)
+        } else {
+            Extensions::default()
+        }
     };
     let controller_client = if options.kube_api_qps > 0.0 {
         cluster

@@ -20,7 +20,7 @@ use super::keda::KedaReplay;
 use super::manifest::{HpaManifest, Workload};
 use super::series::Series;
 use crate::keda::adapter::Replicas;
-use crate::testbed::controller::Driver;
+use crate::testbed::controller::{Driver, Requests};
 use crate::testbed::embedded::Embedded;
 use hpa_controller::config::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
@@ -145,11 +145,13 @@ pub async fn replay(
         feeds(hpa, &stored, series)?
     };
     let start = clock.now();
+    let extensions = Requests::default().extensions(&options.config);
     let driver = Driver::start(
         options.config.clone(),
         client.clone(),
         Arc::new(clock.clone()) as Arc<dyn Clock>,
         None,
+        extensions,
     )
     .await?;
     let sync = ReplaySync {

@@ -19,14 +19,55 @@ use hpa_controller::{
     SyncMode,
 };
 
+/// Which of `hpa-controller`'s two configurations our controller runs
+/// with. Scenarios, replays and `hpa-harness sim --controller` drive the
+/// shipped one unless told otherwise (`--upstream-requests`); the scenario
+/// library runs under both (`tests/features.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Requests {
+    /// `hpa-controller`'s defaults: scale targets from the Deployment
+    /// watch, metrics lists shared within a window
+    /// ([`Extensions::shipped`]).
+    #[default]
+    Shipped,
+    /// `hpa-controller --upstream-requests`: upstream's requests exactly, a
+    /// GET of `/scale` and one metrics list per HPA and metric.
+    Upstream,
+}
+
+impl Requests {
+    /// The controller's extensions for this configuration under `config`.
+    pub fn extensions(self, config: &ControllerConfig) -> Extensions {
+        match self {
+            Self::Shipped => Extensions::shipped(config.sync_period, false),
+            Self::Upstream => Extensions::default(),
+        }
+    }
+
+    /// How reports name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shipped => "shipped",
+            Self::Upstream => "upstream-requests",
+        }
+    }
+}
+
+impl std::fmt::Display for Requests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How the harness runs our controller.
 pub enum Role {
     /// A scenario's or a replay's: synced only when asked, on `clock`,
     /// watching `namespace` only when given (a real cluster's scenarios each
-    /// keep to their own).
+    /// keep to their own), with `extensions` (those of a [`Requests`]).
     Scenario {
         clock: Arc<dyn Clock>,
         namespace: Option<String>,
+        extensions: Extensions,
     },
     /// `hpa-harness sim --controller`'s, on the sim's `clock`: every sync
     /// period by itself on the wall clock (`periodic`), or when the sim's
@@ -34,6 +75,7 @@ pub enum Role {
     InSim {
         clock: Arc<dyn Clock>,
         periodic: bool,
+        requests: Requests,
     },
     /// A load run's: every sync period on the testbed's `clock` (the wall
     /// clock), observed and with the load's request-saving caches.
@@ -46,14 +88,22 @@ pub enum Role {
 /// Starts our controller with `config` on `client`, run as `role` says.
 pub fn start(client: kube::Client, config: ControllerConfig, role: Role) -> ControllerHandle {
     let (clock, mode, identity, namespace, extensions) = match role {
-        Role::Scenario { clock, namespace } => (
+        Role::Scenario {
+            clock,
+            namespace,
+            extensions,
+        } => (
             clock,
             SyncMode::Manual,
             "hpa-harness",
             namespace,
-            Extensions::default(),
+            extensions,
         ),
-        Role::InSim { clock, periodic } => (
+        Role::InSim {
+            clock,
+            periodic,
+            requests,
+        } => (
             clock,
             if periodic {
                 SyncMode::Periodic
@@ -62,7 +112,7 @@ pub fn start(client: kube::Client, config: ControllerConfig, role: Role) -> Cont
             },
             "hpa-harness-sim",
             None,
-            Extensions::default(),
+            requests.extensions(&config),
         ),
         Role::Load { clock, extensions } => (
             clock,
@@ -123,14 +173,24 @@ pub struct Driver {
 
 impl Driver {
     /// Starts the controller with `config` on `client`, reading time from
-    /// `clock`, in `namespace` only when given; it syncs only when asked.
+    /// `clock`, in `namespace` only when given, with `extensions` (those of
+    /// a [`Requests`]); it syncs only when asked.
     pub async fn start(
         config: ControllerConfig,
         client: kube::Client,
         clock: Arc<dyn Clock>,
         namespace: Option<String>,
+        extensions: Extensions,
     ) -> Result<Self, DriverError> {
-        let handle = start(client, config, Role::Scenario { clock, namespace });
+        let handle = start(
+            client,
+            config,
+            Role::Scenario {
+                clock,
+                namespace,
+                extensions,
+            },
+        );
         Ok(Self {
             handle: Some(handle),
         })

@@ -106,11 +106,30 @@ impl MetricsClient {
     /// that return every series of a metric without a selector (the fake
     /// metrics server, prometheus-adapter's external rules), wrong for
     /// those that need the selector to answer (KEDA).
+    /// The window is measured on `clock`, the controller's.
     #[must_use]
-    pub fn with_shared_lists(mut self, window: Duration, share_external: bool) -> Self {
+    pub fn with_shared_lists(
+        mut self,
+        window: Duration,
+        share_external: bool,
+        clock: Arc<dyn hpa_core::clock::Clock>,
+    ) -> Self {
         let retain = self.rediscover_after.saturating_mul(2).max(window);
-        self.shared = Some(Arc::new(SharedLists::new(window, share_external, retain)));
+        self.shared = Some(Arc::new(SharedLists::new(
+            window,
+            share_external,
+            retain,
+            clock,
+        )));
         self
+    }
+
+    /// Starts a new round of shared lists (freshness is per round too): the HPAs
+    /// synced on demand together share, those of the next call do not.
+    pub fn next_round(&self) {
+        if let Some(shared) = &self.shared {
+            shared.next_round();
+        }
     }
 
     /// This client, with shared lists, answering Pods metrics from one

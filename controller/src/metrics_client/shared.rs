@@ -1,18 +1,37 @@
 //! Responses shared by the HPAs synced within a window, per namespace or
 //! per request: one slot per key, fetched once while it is fresh.
+//!
+//! Freshness is measured on the controller's clock, not on the host's: a
+//! scenario's controller runs on a virtual clock, where two syncs a period
+//! apart may be a millisecond apart on the host, and must not share. On
+//! that clock, time stands still between two syncs on demand (a scenario
+//! changes a metric, then syncs again at the same instant), so a response
+//! is also only shared within one round: syncs on demand each start one
+//! ([`SharedLists::next_round`]); a periodic controller stays in its first.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hpa_core::clock::Clock;
 use hpa_metrics_api::ExternalMetricValueList;
-use tokio::time::Instant;
+use jiff::Timestamp;
 
 use super::decode::{CustomValues, NamespaceResources};
 use crate::pod_index::ListedPods;
 
-/// One slot per key: its latest response and when it was fetched.
-type Slot<T> = Arc<tokio::sync::Mutex<Option<(Instant, Arc<T>)>>>;
+/// One slot per key: its latest response, and when (instant and round) it
+/// was fetched.
+type Slot<T> = Arc<tokio::sync::Mutex<Option<Held<T>>>>;
+
+/// A response and when it was fetched.
+#[derive(Debug)]
+pub(super) struct Held<T> {
+    at: Timestamp,
+    round: u64,
+    value: Arc<T>,
+}
 
 /// A namespace-wide custom metrics answer for `pods/*/METRIC` and its pod
 /// names; `None` when that request failed (each HPA then asks with its
@@ -35,6 +54,10 @@ pub(super) type NamespacePodValues = Option<(CustomValues, Arc<ListedPods>)>;
 ///   metric selector on the series' labels.
 #[derive(Debug)]
 pub(super) struct SharedLists {
+    /// The controller's clock.
+    clock: Arc<dyn Clock>,
+    /// The current round (see the module doc).
+    round: AtomicU64,
     pub(super) window: Duration,
     pub(super) share_external: bool,
     /// How long a slot no HPA asks for is kept (two sync periods): its
@@ -69,8 +92,8 @@ impl<T> Default for Slots<T> {
 
 impl<T> Slots<T> {
     /// The slot of `key`, made if missing; a new one may first sweep away
-    /// the slots nobody holds whose response is older than `retain`.
-    fn slot(&mut self, key: &str, retain: Duration) -> Slot<T> {
+    /// the slots nobody holds whose response is older than `retain` at `now`.
+    fn slot(&mut self, key: &str, retain: Duration, now: Timestamp) -> Slot<T> {
         if let Some(slot) = self.by_key.get(key) {
             return Arc::clone(slot);
         }
@@ -78,7 +101,7 @@ impl<T> Slots<T> {
             self.by_key.retain(|_, slot| {
                 Arc::strong_count(slot) > 1
                     || slot.try_lock().map_or(true, |held| {
-                        held.as_ref().is_some_and(|(at, _)| at.elapsed() < retain)
+                        held.as_ref().is_some_and(|h| younger(h.at, now, retain))
                     })
             });
             self.sweep_at = SLOTS_SWEPT_FROM.max(2 * self.by_key.len());
@@ -92,11 +115,25 @@ impl<T> Slots<T> {
     }
 }
 
+/// Whether a response fetched `at` is younger than `age` at `now`. One
+/// from the future (a clock moved back) is not.
+fn younger(at: Timestamp, now: Timestamp, age: Duration) -> bool {
+    let elapsed = now.duration_since(at);
+    !elapsed.is_negative() && elapsed.unsigned_abs() < age
+}
+
 impl SharedLists {
-    /// Empty lists, each response fresh for `window`, a slot nobody asks
-    /// for kept for `retain`.
-    pub(super) fn new(window: Duration, share_external: bool, retain: Duration) -> Self {
+    /// Empty lists, each response fresh for `window` of `clock`, a slot
+    /// nobody asks for kept for `retain`.
+    pub(super) fn new(
+        window: Duration,
+        share_external: bool,
+        retain: Duration,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
         Self {
+            clock,
+            round: AtomicU64::new(0),
             window,
             share_external,
             retain,
@@ -135,42 +172,110 @@ impl SharedLists {
         let slot = slots
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .slot(key, self.retain);
+            .slot(key, self.retain, self.clock.now());
         let mut held = slot.lock().await;
-        if let Some((at, value)) = held.as_ref()
-            && at.elapsed() < self.window
+        let round = self.round.load(Ordering::SeqCst);
+        if let Some(h) = held.as_ref()
+            && h.round == round
+            && younger(h.at, self.clock.now(), self.window)
         {
-            return Ok(Arc::clone(value));
+            return Ok(Arc::clone(&h.value));
         }
-        let previous = held.as_ref().map(|(_, value)| Arc::clone(value));
+        let previous = held.as_ref().map(|h| Arc::clone(&h.value));
         let value = Arc::new(fetch(previous).await?);
-        *held = Some((Instant::now(), Arc::clone(&value)));
+        *held = Some(Held {
+            at: self.clock.now(),
+            round,
+            value: Arc::clone(&value),
+        });
         Ok(value)
+    }
+
+    /// Starts a new round: nothing fetched before is shared after.
+    pub(super) fn next_round(&self) {
+        self.round.fetch_add(1, Ordering::SeqCst);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hpa_core::clock::VirtualClock;
+
+    fn fetch(n: u32) -> impl Future<Output = Result<u32, kube::Error>> {
+        std::future::ready(Ok(n))
+    }
+
+    /// Two syncs a sync period apart on a virtual clock are a moment apart
+    /// on the host: the second must fetch again. Within the window, on the
+    /// controller's clock, it shares.
+    #[tokio::test]
+    async fn freshness_is_measured_on_the_controller_s_clock() {
+        let clock = VirtualClock::new(Timestamp::UNIX_EPOCH);
+        let lists = SharedLists::new(
+            Duration::from_secs(1),
+            false,
+            Duration::from_secs(30),
+            Arc::new(clock.clone()),
+        );
+        let slots = Mutex::new(Slots::<u32>::default());
+        assert_eq!(*lists.get(&slots, "ns", fetch(1)).await.unwrap(), 1);
+        clock.advance(jiff::SignedDuration::from_millis(999));
+        assert_eq!(
+            *lists.get(&slots, "ns", fetch(2)).await.unwrap(),
+            1,
+            "shared within the window"
+        );
+        clock.advance(jiff::SignedDuration::from_secs(15));
+        assert_eq!(
+            *lists.get(&slots, "ns", fetch(3)).await.unwrap(),
+            3,
+            "a sync period later on the controller's clock: fetched again"
+        );
+    }
+
+    /// A scenario changes a metric and syncs again at the same instant of
+    /// its virtual clock: the sync on demand starts a round, and fetches.
+    #[tokio::test]
+    async fn a_new_round_fetches_again_at_the_same_instant() {
+        let clock = VirtualClock::new(Timestamp::UNIX_EPOCH);
+        let lists = SharedLists::new(
+            Duration::from_secs(1),
+            false,
+            Duration::from_secs(30),
+            Arc::new(clock),
+        );
+        let slots = Mutex::new(Slots::<u32>::default());
+        assert_eq!(*lists.get(&slots, "ns", fetch(1)).await.unwrap(), 1);
+        assert_eq!(*lists.get(&slots, "ns", fetch(2)).await.unwrap(), 1);
+        lists.next_round();
+        assert_eq!(*lists.get(&slots, "ns", fetch(3)).await.unwrap(), 3);
+        assert_eq!(*lists.get(&slots, "ns", fetch(4)).await.unwrap(), 3);
+    }
 
     /// A churn of HPAs, each asking its own path: the slots of paths no
     /// HPA asked for within `retain` go, so the map holds about the
     /// requests of the last `retain`, not every path ever asked.
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn slots_of_requests_nobody_repeats_are_swept() {
+        let clock = VirtualClock::new(Timestamp::UNIX_EPOCH);
         let mut slots = Slots::<u32>::default();
         let retain = Duration::from_secs(30);
         let key = |i: u32| format!("/namespaces/ns/queue?labelSelector=hpa%3D{i}");
         for i in 0..10_000 {
-            let slot = slots.slot(&key(i), retain);
-            *slot.lock().await = Some((Instant::now(), Arc::new(i)));
+            let slot = slots.slot(&key(i), retain, clock.now());
+            *slot.lock().await = Some(Held {
+                at: clock.now(),
+                round: 0,
+                value: Arc::new(i),
+            });
             drop(slot);
-            tokio::time::advance(Duration::from_millis(100)).await;
+            clock.advance(jiff::SignedDuration::from_millis(100));
             // 300 requests a retention, twice that before a sweep.
             assert!(slots.len() <= 2 * 301 + 1, "{i}: {}", slots.len());
         }
         // The recent ones are kept, with their responses.
-        let recent = slots.slot(&key(9_999), retain);
-        assert_eq!(recent.lock().await.as_ref().map(|(_, v)| **v), Some(9_999));
+        let recent = slots.slot(&key(9_999), retain, clock.now());
+        assert_eq!(recent.lock().await.as_ref().map(|h| *h.value), Some(9_999));
     }
 }

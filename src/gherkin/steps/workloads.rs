@@ -87,6 +87,7 @@ async fn scale_reports_replicas(
     spec: i32,
     status: i32,
 ) -> StepResult {
+    world.bend_scale()?;
     let (ns, n) = world.qualify(&name);
     world
         .env()
@@ -107,6 +108,7 @@ async fn scale_reports_selector(
     name: String,
     selector: String,
 ) -> StepResult {
+    world.bend_scale()?;
     let (ns, n) = world.qualify(&name);
     world
         .env()
@@ -122,6 +124,7 @@ async fn scale_reports_selector(
 
 #[given(expr = "reading the scale of {string} fails")]
 async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
+    world.bend_scale()?;
     let (ns, n) = world.qualify(&name);
     world
         .env()

@@ -20,7 +20,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams,
 use serde_json::Value;
 
 use super::target::{self, ControllerKind, Target};
-use crate::testbed::controller::Driver;
+use crate::testbed::controller::{Driver, Requests};
 pub use crate::testbed::env::Env;
 use hpa_controller::config::ControllerConfig;
 
@@ -122,6 +122,12 @@ pub struct HpaWorld {
     /// On a real cluster: the namespace the scenario named, held until it
     /// ends.
     named_turn: Option<crate::testbed::shared::NamespaceTurn>,
+    /// Which configuration of `hpa-controller` ours runs with.
+    pub requests: crate::testbed::controller::Requests,
+    /// A step bent what the target's `/scale` subresource answers: the
+    /// controller reads scales through it, whatever `requests` says (see
+    /// [`HpaWorld::bend_scale`]).
+    scale_bent: bool,
 }
 
 pub use crate::testbed::controller::Seed;
@@ -155,6 +161,8 @@ impl HpaWorld {
             pod_delays: HashMap::new(),
             turn: None,
             named_turn: None,
+            requests: crate::testbed::controller::Requests::default(),
+            scale_bent: false,
         }
     }
 
@@ -332,7 +340,11 @@ impl HpaWorld {
                 let scope = env.is_real().then_some(namespace);
                 (env.client.clone(), env.clock(), scope)
             };
-            let driver = Driver::start(self.config.clone(), client, clock, scope)
+            let mut extensions = self.requests.extensions(&self.config);
+            if self.scale_bent {
+                extensions.scale_from_cache = false;
+            }
+            let driver = Driver::start(self.config.clone(), client, clock, scope, extensions)
                 .await
                 .map_err(StepError::controller("starting the HPA controller"))?;
             self.driver = Some(driver);
@@ -348,6 +360,23 @@ impl HpaWorld {
                 .map_err(StepError::controller("seeding the controller's history"))?;
         }
         Ok(driver)
+    }
+
+    /// Before a step bends what a scale target's `/scale` answers (its
+    /// replicas, its selector, a failing GET): at its defaults
+    /// `hpa-controller` reads a Deployment's scale from its Deployment
+    /// watch, which a bent subresource does not reach, so the scenario's
+    /// controller reads every scale through `/scale`, as upstream's does and
+    /// as `--upstream-requests` does. The one documented difference between
+    /// the two configurations (docs/steps.md).
+    pub fn bend_scale(&mut self) -> StepResult {
+        if self.driver.is_some() && !self.scale_bent && self.requests == Requests::Shipped {
+            return Err(StepError::State(
+                "the scale subresource can only be bent before the HPA controller first syncs: at its defaults it reads Deployments' scales from its watch, and then it reads them through /scale".to_owned(),
+            ));
+        }
+        self.scale_bent = true;
+        Ok(())
     }
 
     /// Seeds the controller's history now if it runs, else when it starts.
