@@ -130,6 +130,16 @@ pub struct Args {
     /// With --churn: objects created, and later deleted, a second.
     #[arg(long, default_value_t = 200)]
     pub churn_rate: usize,
+    /// Check the request-saving caches instead: build the load on the
+    /// in-process simulated cluster on a virtual clock and sync it PERIODS
+    /// sync periods, once as hpa-controller ships (caches on) and once with
+    /// upstream's requests, and compare each HPA's sequence of core inputs
+    /// (scale, pods, metrics) and decisions. Exits non-zero when any HPA's
+    /// differ. Takes --hpas, --pods-per-hpa, --hpas-per-namespace,
+    /// --metric-profile and the controller flags; no wall time passes.
+    #[arg(long, value_name = "PERIODS",
+        conflicts_with_all = ["sweep", "compare", "from_json", "csv", "plot", "churn"])]
+    pub agreement: Option<usize>,
     /// Our controller's flags (shorten the sync period for short runs;
     /// with --controller upstream, give the cluster's controller's period).
     #[command(
@@ -249,6 +259,15 @@ pub async fn run(args: Args) -> CliResult {
     args.check()?;
     if let Some(cycles) = args.churn {
         return churn(&args, cycles).await;
+    }
+    if let Some(periods) = args.agreement {
+        let report = crate::load::agreement::check(&args.options(true)?, periods).await?;
+        println!("{report}");
+        return Ok(if report.agrees() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
     }
     let reports = if !args.from_json.is_empty() {
         let mut reports = Vec::new();

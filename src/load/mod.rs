@@ -2,6 +2,7 @@
 //! figures users compare (`hpa-harness load`).
 
 pub mod agree;
+pub mod agreement;
 pub mod churn;
 pub mod cleanup;
 pub mod cluster;
