@@ -42,6 +42,7 @@ pub mod deployment_scales;
 pub mod event_correlator;
 pub mod events;
 pub mod flags;
+pub mod generations;
 pub mod history;
 pub mod kubeconfig;
 pub mod label_index;

@@ -32,6 +32,8 @@ use super::consistency::WatchProgress;
 use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
 use super::deployment_scales::DeploymentScales;
+use super::generations::Generations;
+pub use super::generations::queued_at_once;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::leader::{LeaderElector, LeaseTiming};
 use super::metrics::ControllerMetrics;
@@ -270,16 +272,13 @@ pub struct ControllerHandle {
     reflectors: Vec<JoinHandle<()>>,
     hpa_progress: Arc<WatchProgress>,
     pod_progress: Arc<WatchProgress>,
-    /// Each HPA's object UID and generation when it was last synced on
+    /// Each HPA as last queued: by the watch (periodic), or by a sync on
     /// demand, so that [`ControllerHandle::sync_queued_now`] knows the new
     /// and changed ones.
-    synced: Mutex<HashMap<String, SyncedAs>>,
+    generations: Arc<Mutex<Generations>>,
     /// The one namespace watched, if not all.
     namespace: Option<String>,
 }
-
-/// An HPA's object UID and `metadata.generation` when it was synced.
-type SyncedAs = (Option<String>, Option<i64>);
 
 impl std::fmt::Debug for ControllerHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -371,6 +370,7 @@ impl ControllerHandle {
 
         let hpa_progress = ctx.consistency.watch();
         let pod_progress = Arc::new(WatchProgress::default());
+        let generations = Arc::new(Mutex::new(Generations::default()));
         let hpa_task = tokio::spawn(watch_hpas(
             options.api(client.clone()),
             hpa_writer,
@@ -378,6 +378,7 @@ impl ControllerHandle {
             queue.clone(),
             options.mode,
             Arc::clone(&hpa_progress),
+            Arc::clone(&generations),
         ));
         let pods = options.api::<SlimPod>(client);
         let pod_task = tokio::spawn({
@@ -448,7 +449,7 @@ impl ControllerHandle {
                 .collect(),
             hpa_progress,
             pod_progress,
-            synced: Mutex::default(),
+            generations,
             namespace: options.namespace.clone(),
         }
     }
@@ -637,18 +638,20 @@ impl ControllerHandle {
         self.wait_for_caches().await?;
         let gates = self.ctx.config.decision.feature_gates;
         let keys: BTreeSet<String> = {
-            let synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
+            let mut generations = self.generations();
             self.ctx
                 .hpas
                 .state()
                 .iter()
                 .filter_map(|h| {
                     let key = key_of(&h.metadata);
-                    let before = match synced.get(&key) {
-                        Some((uid, generation)) if *uid == h.metadata.uid => Some(*generation),
-                        _ => None,
-                    };
-                    queued_at_once(&gates, before, h.metadata.generation).then_some(key)
+                    let at_once = generations.note(
+                        &gates,
+                        &key,
+                        h.metadata.uid.as_deref(),
+                        h.metadata.generation,
+                    );
+                    (at_once == Some(true)).then_some(key)
                 })
                 .collect()
         };
@@ -658,13 +661,24 @@ impl ControllerHandle {
         self.sync_keys(keys).await
     }
 
-    /// Remembers what each HPA of `keys` looked like when synced now.
+    fn generations(&self) -> MutexGuard<'_, Generations> {
+        self.generations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes each HPA of `keys` as queued now, as it is cached.
     fn note_synced(&self, keys: &BTreeSet<String>) {
-        let mut synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
-        synced.retain(|k, _| keys.contains(k) || self.ctx.cached_hpa(k).is_some());
+        let gates = self.ctx.config.decision.feature_gates;
+        let mut generations = self.generations();
         for key in keys {
             if let Some(h) = self.ctx.cached_hpa(key) {
-                synced.insert(key.clone(), (h.metadata.uid.clone(), h.metadata.generation));
+                generations.note(
+                    &gates,
+                    key,
+                    h.metadata.uid.as_deref(),
+                    h.metadata.generation,
+                );
             }
         }
     }
@@ -824,8 +838,14 @@ async fn watch_hpas(
     queue: WorkQueue<String>,
     mode: SyncMode,
     progress: Arc<WatchProgress>,
+    generations: Arc<Mutex<Generations>>,
 ) {
-    let mut generations: HashMap<String, Option<i64>> = HashMap::new();
+    let generations = || {
+        generations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let gates = ctx.config.decision.feature_gates;
     let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
     let mut queued_at_init_done: Vec<(String, bool)> = Vec::new();
     let stream = reflector::reflector(
@@ -855,12 +875,20 @@ async fn watch_hpas(
             watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa) => {
                 let key = key_of(&hpa.metadata);
                 seen_in_init.insert(key.clone());
-                let generation = hpa.metadata.generation;
-                let before = generations.insert(key.clone(), generation);
-                let changed = before != Some(generation);
-                if changed && mode == SyncMode::Periodic {
-                    let at_once =
-                        queued_at_once(&ctx.config.decision.feature_gates, before, generation);
+                // On demand, the syncs note what they queue.
+                let changed = match mode {
+                    SyncMode::Periodic => generations().note(
+                        &gates,
+                        &key,
+                        hpa.metadata.uid.as_deref(),
+                        hpa.metadata.generation,
+                    ),
+                    SyncMode::Manual => {
+                        generations().saw(&key);
+                        None
+                    }
+                };
+                if let Some(at_once) = changed {
                     if initial {
                         queued_at_init_done.push((key, at_once));
                     } else if at_once {
@@ -875,7 +903,7 @@ async fn watch_hpas(
             // HPA gone, so a quick delete-and-recreate keeps it.
             watcher::Event::Delete(hpa) => {
                 let key = key_of(&hpa.metadata);
-                generations.remove(&key);
+                generations().forget(&key);
                 forget_deleted(&ctx, &queue, &key, mode);
             }
             watcher::Event::Init => {
@@ -891,40 +919,20 @@ async fn watch_hpas(
                     }
                 }
                 // Deletions missed while the watch was down.
-                let gone: Vec<String> = generations
+                let gone: Vec<String> = generations()
                     .keys()
                     .filter(|k| !seen_in_init.contains(*k))
                     .cloned()
                     .collect();
                 for key in gone {
-                    generations.remove(&key);
+                    generations().forget(&key);
                     forget_deleted(&ctx, &queue, &key, mode);
                 }
             }
         }
         ctx.metrics
             .num_hpas
-            .set(i64::try_from(generations.len()).unwrap_or(i64::MAX));
-    }
-}
-
-/// Whether an HPA event queues its key at once rather than a sync period
-/// away. Through 1.36 upstream's `enqueueHPA` always used `AddRateLimited`,
-/// so a new HPA waited a sync period and an edit never brought a waiting
-/// sync forward. From 1.37 (k/k #138294) a new HPA is queued at once, and so
-/// is a spec change (a new `metadata.generation`) when `HPAGeneration` is on;
-/// status-only updates stay rate-limited.
-pub fn queued_at_once(
-    gates: &hpa_core::FeatureGates,
-    before: Option<Option<i64>>,
-    generation: Option<i64>,
-) -> bool {
-    if gates.version() < hpa_core::KubernetesVersion::V1_37 {
-        return false;
-    }
-    match before {
-        None => true,
-        Some(old) => gates.generation() && generation.is_some() && generation > old,
+            .set(i64::try_from(generations().len()).unwrap_or(i64::MAX));
     }
 }
 
@@ -1089,32 +1097,6 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
             .collect()
-    }
-
-    #[test]
-    fn new_hpas_and_spec_changes_are_queued_at_once_from_1_37() {
-        use hpa_core::{FeatureGates, KubernetesVersion::*};
-        let v36 = FeatureGates::of(V1_36);
-        let v37 = FeatureGates::of(V1_37);
-        let v37_no_generation = FeatureGates::parse(V1_37, "HPAGeneration=false").unwrap();
-        // (gates, generation before (None: new), generation now, at once)
-        let cases = [
-            (&v36, None, None, false),
-            (&v36, Some(None), None, false),
-            (&v37, None, Some(1), true),
-            (&v37, Some(Some(1)), Some(2), true),
-            (&v37, Some(Some(2)), Some(2), false),
-            (&v37_no_generation, None, None, true),
-            (&v37_no_generation, Some(Some(1)), Some(2), false),
-        ];
-        for (gates, before, now, want) in cases {
-            assert_eq!(
-                queued_at_once(gates, before, now),
-                want,
-                "{} {before:?} -> {now:?}",
-                gates.version()
-            );
-        }
     }
 
     #[test]

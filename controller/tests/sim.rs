@@ -1182,3 +1182,78 @@ async fn deployment_watch_lags(
     });
     axum::response::Response::from_parts(parts, axum::body::Body::from_stream(late))
 }
+
+/// Periodic mode with an hour-long sync period: the new HPA's first sync
+/// and then a spec change (a new `metadata.generation`). Returns how many
+/// decisions the HPA has a moment after the change.
+async fn decisions_after_a_spec_change(version: hpa_core::KubernetesVersion) -> usize {
+    let env = Env::new();
+    let ctl = ControllerHandle::start(
+        env.client(),
+        ControllerOptions {
+            mode: SyncMode::Periodic,
+            ..ControllerOptions::manual(
+                ControllerConfig {
+                    sync_period: Duration::from_secs(3600),
+                    decision: hpa_core::DecisionConfig::of_version(version),
+                    decisions_kept: 10,
+                    ..ControllerConfig::default()
+                },
+                Arc::new(env.clock.clone()),
+            )
+        },
+    );
+    env.deployment("web", 2).await;
+    env.pod_metrics("web", &[Some("50"), Some("100")]);
+    env.hpa_on_pods_metric("web", "web", "apps/v1").await;
+    // The first sync: at once from 1.37, else a sync period away, which a
+    // sync on demand stands in for here.
+    if version < hpa_core::KubernetesVersion::V1_37 {
+        ctl.sync_all_now().await.unwrap();
+    }
+    let first = tokio::time::timeout(Duration::from_secs(10), async {
+        while ctl.decisions("default", "web", 10).is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(first.is_ok(), "never synced");
+    let hpas = Api::<HorizontalPodAutoscaler>::namespaced(env.client(), "default");
+    let before = hpas.get("web").await.unwrap().metadata.generation;
+    hpas.patch(
+        "web",
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(serde_json::json!({"spec": {"maxReplicas": 8}})),
+    )
+    .await
+    .unwrap();
+    let after = hpas.get("web").await.unwrap().metadata.generation;
+    assert_ne!(before, after, "the spec change made no new generation");
+    let _ = tokio::time::timeout(Duration::from_secs(3), async {
+        while ctl.decisions("default", "web", 10).len() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    let n = ctl.decisions("default", "web", 10).len();
+    ctl.shutdown().await.unwrap();
+    n
+}
+
+#[tokio::test]
+async fn periodic_mode_syncs_a_spec_change_at_once_from_1_37() {
+    // k/k #138294 with HPAGeneration (beta, on in 1.37): the informer's
+    // update handler adds the key at once when the generation grew.
+    assert_eq!(
+        decisions_after_a_spec_change(hpa_core::KubernetesVersion::V1_37).await,
+        2
+    );
+}
+
+#[tokio::test]
+async fn periodic_mode_leaves_a_spec_change_to_the_next_period_through_1_36() {
+    assert_eq!(
+        decisions_after_a_spec_change(hpa_core::KubernetesVersion::V1_36).await,
+        1
+    );
+}
