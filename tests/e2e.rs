@@ -414,6 +414,47 @@ async fn scenarios_on_a_real_cluster_run_side_by_side_each_in_its_own_namespace(
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// A scenario that makes a metrics API fail runs alone, and its fault goes
+/// with it: the scenarios of another file, run after it in the same run
+/// with concurrency on, read that API again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metrics_api_fault_ends_with_its_scenario_across_feature_files() {
+    let servers = Servers::start("fault-leak", false).await;
+    let mut remote = servers.remote(ControllerKind::Ours, Duration::from_secs(15));
+    remote.assume_real = true;
+    remote.skip_preflight = true;
+    let dir = root().join("tests/e2e/fault_leak");
+    let summary = runner::run(&RunOptions {
+        paths: vec![
+            dir.join("1_custom_metrics_down.feature"),
+            dir.join("2_after_it.feature"),
+        ],
+        backend: BackendKind::Kubeconfig,
+        testbed: remote,
+        concurrency: 8,
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    let verdicts: Vec<(&str, &Verdict)> = summary
+        .scenarios
+        .iter()
+        .map(|s| (s.scenario.as_str(), &s.verdict))
+        .collect();
+    assert_eq!(verdicts.len(), 3, "{verdicts:?}");
+    assert!(
+        verdicts.iter().all(|(_, v)| **v == Verdict::Passed),
+        "{verdicts:?}"
+    );
+    // And nothing is left failing for the next run.
+    let faults = fake_metrics_server::client::ControlClient::new(&servers.metrics_url)
+        .unwrap()
+        .faults()
+        .await
+        .unwrap();
+    assert_eq!(faults, Default::default(), "{faults:?}");
+}
+
 /// `hpa-harness test` on the servers' cluster treated as real, as a process.
 fn test_process(servers: &Servers, feature: &str) -> Child {
     let kubeconfig = servers.kubeconfig.display().to_string();

@@ -99,11 +99,19 @@ impl HpaWorld {
     /// Makes one metrics API fail (500) or answer again.
     pub async fn set_metrics_api_failing(&mut self, api: MetricsApi, failing: bool) -> StepResult {
         let client = self.env().await?.metrics.clone();
+        // Recorded before the request: a fault set by a request that
+        // timed out is still cleared when the scenario ends.
+        if failing && !self.failing_apis.contains(&api) {
+            self.failing_apis.push(api);
+        }
         let result = if failing {
             client.fail(api, 500).await
         } else {
             client.clear_fault(api).await
         };
+        if !failing && result.is_ok() {
+            self.failing_apis.retain(|a| *a != api);
+        }
         result.map(|_| ()).map_err(StepError::metrics(format!(
             "making the {api} metrics API {}",
             if failing { "fail" } else { "recover" }

@@ -124,6 +124,10 @@ pub struct HpaWorld {
     named_turn: Option<crate::testbed::shared::NamespaceTurn>,
     /// Which configuration of `hpa-controller` ours runs with.
     pub requests: crate::testbed::controller::Requests,
+    /// The metrics APIs the scenario made fail: on a cluster the run's
+    /// scenarios share, the fault is the shared fake metrics server's, and
+    /// it goes when the scenario ends.
+    failing_apis: Vec<MetricsApi>,
     /// A step bent what the target's `/scale` subresource answers: the
     /// controller reads scales through it, whatever `requests` says (see
     /// [`HpaWorld::bend_scale`]).
@@ -163,6 +167,7 @@ impl HpaWorld {
             named_turn: None,
             requests: crate::testbed::controller::Requests::default(),
             scale_bent: false,
+            failing_apis: Vec::new(),
         }
     }
 
@@ -250,9 +255,16 @@ impl HpaWorld {
 
     /// After the last step: the scenario's own namespace goes, with
     /// everything in it.
-    /// Its metrics go from the shared fake metrics server, and its turn
-    /// passes to the next scenario.
+    /// Its metrics and the metrics APIs it made fail go from the shared fake
+    /// metrics server, and its turn passes to the next scenario.
     pub async fn finish(&mut self) {
+        if let Some(env) = &self.env {
+            for api in std::mem::take(&mut self.failing_apis) {
+                if let Err(e) = env.metrics.clear_fault(api).await {
+                    tracing::warn!(%api, error = %e, "clearing the scenario's metrics API fault");
+                }
+            }
+        }
         if let (Some(ns), Some(env)) = (self.own_namespace.take(), &self.env) {
             let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
             match api.delete(&ns, &Default::default()).await {
