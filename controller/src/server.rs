@@ -53,6 +53,16 @@ pub fn app(state: ServerState) -> Router {
         .with_state(state)
 }
 
+/// The debug endpoints alone (`/debug/decisions`, `/debug/syncs`): what a
+/// process embedding the controller (`hpa-harness sim --controller`) serves
+/// beside its own routes.
+pub fn debug_app(state: ServerState) -> Router {
+    Router::new()
+        .route("/debug/decisions", get(decisions))
+        .route("/debug/syncs", get(syncs))
+        .with_state(state)
+}
+
 /// The health endpoints alone (`/healthz`, `/livez`, `/readyz`): what a
 /// kubelet probes, safe to serve where others can reach it.
 pub fn health_app(state: ServerState) -> Router {
