@@ -98,7 +98,7 @@ pub enum ReplayArgError {
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is no error.
-fn print_out(text: &str) -> std::io::Result<()> {
+pub(crate) fn print_out(text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

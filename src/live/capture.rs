@@ -41,6 +41,7 @@ pub fn manifest(hpa: &HorizontalPodAutoscaler) -> Value {
         ] {
             meta.remove(field);
         }
+        meta.retain(|_, v| !matches!(v, Value::String(s) if s.is_empty()));
         if let Some(annotations) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
             annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
             if annotations.is_empty() {
