@@ -106,18 +106,19 @@ pub fn init_tracing(verbose: u8) {
     hpa_controller::cli::init_tracing_for(verbose, &["hpa_harness", "hpa_controller"]);
 }
 
-/// [`init_tracing`] for `cli`: a live `explain` and `capture` say what
-/// failed in one line of their own, so without `-v` (or `RUST_LOG`) the
-/// kube client's log of the same failure is left out.
+/// [`init_tracing`] for `cli`: a live `explain`, `capture` and `replay
+/// --prometheus` say what failed in one line of their own, so without `-v`
+/// (or `RUST_LOG`) the clients' logs of the same failure are left out.
 pub fn init_tracing_of(cli: &Cli) {
     let live = match &cli.command {
         Command::Capture(_) => true,
         Command::Explain(args) => args.is_live(),
+        Command::Replay(args) => args.prometheus.is_some(),
         _ => false,
     };
     if live && cli.verbose == 0 && std::env::var_os("RUST_LOG").is_none() {
         let filter = tracing_subscriber::EnvFilter::new(
-            "warn,kube_client=off,hpa_harness=info,hpa_controller=info",
+            "warn,kube_client=off,rustls_platform_verifier=off,hpa_harness=info,hpa_controller=info",
         );
         let _ = tracing_subscriber::fmt()
             .with_env_filter(filter)
