@@ -39,7 +39,13 @@ async fn start_sim(dir: &Path) -> Sim {
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();
     let mut child = Command::new(BIN)
-        .args(["sim", "--controller", "--virtual-clock", &start, "--kubeconfig"])
+        .args([
+            "sim",
+            "--controller",
+            "--virtual-clock",
+            &start,
+            "--kubeconfig",
+        ])
         .arg(&kubeconfig)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -146,9 +152,12 @@ impl Sim {
             .unwrap();
         }
         let api: Api<HorizontalPodAutoscaler> = Api::default_namespaced(client);
-        api.create(&PostParams::default(), &serde_json::from_value(hpa).unwrap())
-            .await
-            .unwrap();
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(hpa).unwrap(),
+        )
+        .await
+        .unwrap();
     }
 
     /// `hpa-harness ARGS --kubeconfig K`: exit code, stdout, stderr.
@@ -223,6 +232,50 @@ fn hpa(name: &str, target: &str) -> Value {
     })
 }
 
+/// Whether deploy/explain-rbac.yaml grants `verb` on `resource` as the
+/// sim's request counters name it (`deployments.apps/scale`, `pods`; an
+/// aggregated API by its group, `metrics.k8s.io`).
+fn granted(verb: &str, resource: &str) -> bool {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/explain-rbac.yaml"
+    ))
+    .unwrap();
+    let role: Value = serde_saphyr::from_str(&text).unwrap();
+    let aggregated = [
+        "metrics.k8s.io",
+        "custom.metrics.k8s.io",
+        "external.metrics.k8s.io",
+    ];
+    let (group, plural) = if aggregated.contains(&resource) {
+        (resource.to_owned(), None)
+    } else {
+        let (name, sub) = resource
+            .split_once('/')
+            .map_or((resource, None), |(n, s)| (n, Some(s)));
+        let (plural, group) = name.split_once('.').unwrap_or((name, ""));
+        (
+            group.to_owned(),
+            Some(match sub {
+                Some(sub) => format!("{plural}/{sub}"),
+                None => plural.to_owned(),
+            }),
+        )
+    };
+    role["rules"].as_array().unwrap().iter().any(|rule| {
+        let has = |key: &str, want: &str| {
+            rule[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v == want || v == "*" || (want.ends_with("/scale") && v == "*/scale"))
+        };
+        has("verbs", verb)
+            && has("apiGroups", &group)
+            && plural.as_deref().is_none_or(|p| has("resources", p))
+    })
+}
+
 /// Exactly one line on stderr, `error: ` and what went wrong.
 fn one_line_error(stderr: &str) -> &str {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -242,11 +295,37 @@ async fn the_explanation_is_the_controllers_decision_and_a_capture_reproduces_it
     sim.load("web", "300m").await;
     sim.advance("6m").await;
 
+    let r = sim
+        .http
+        .delete(format!("{}/admin/v1/requests", sim.api))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
     let (code, out, err) = sim
         .harness(&["explain", "default/web", "--output", "json"])
         .await;
     assert_eq!(code, 0, "{err}");
     let ours: Value = serde_json::from_str(out.trim()).unwrap();
+    // Every request it made is one deploy/explain-rbac.yaml grants.
+    let counted: Value = sim
+        .http
+        .get(format!("{}/admin/v1/requests", sim.api))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let requests = counted["requests"].as_array().unwrap();
+    assert!(requests.len() >= 4, "{counted}");
+    for r in requests {
+        let (verb, resource) = (r["verb"].as_str().unwrap(), r["resource"].as_str().unwrap());
+        assert!(
+            granted(verb, resource),
+            "explain made {verb} {resource}, which deploy/explain-rbac.yaml does not grant"
+        );
+    }
     let theirs = sim.latest_decision("default/web").await;
     assert_eq!(theirs["desiredReplicas"], 3, "{theirs}");
     // The whole trace: every metric's value, ratio and proposal, every
@@ -300,9 +379,15 @@ async fn the_explanation_is_the_controllers_decision_and_a_capture_reproduces_it
         text.contains("Then the deployment \"web\" has 6 replicas"),
         "{text}"
     );
-    assert!(text.contains("And a deployment \"web\" with pods:"), "{text}");
+    assert!(
+        text.contains("And a deployment \"web\" with pods:"),
+        "{text}"
+    );
     assert!(text.contains("And the pods report:"), "{text}");
-    assert!(!text.contains("managedFields") && !text.contains("status:"), "{text}");
+    assert!(
+        !text.contains("managedFields") && !text.contains("status:"),
+        "{text}"
+    );
     let run = Command::new(BIN)
         .args(["test"])
         .arg(&feature)
@@ -361,13 +446,17 @@ async fn refusals_and_bad_input_are_one_line_errors_with_a_failing_exit() {
     sim.advance("30s").await;
 
     // RBAC denies reading the HPA.
-    sim.fault(json!({"forbid": {"verb": "get", "resource": "horizontalpodautoscalers.autoscaling"}}))
-        .await;
+    sim.fault(
+        json!({"forbid": {"verb": "get", "resource": "horizontalpodautoscalers.autoscaling"}}),
+    )
+    .await;
     let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
     assert_eq!(code, 1);
     let line = one_line_error(&err);
     assert!(
-        line.starts_with("RBAC denies get on horizontalpodautoscalers.autoscaling in namespace default: "),
+        line.starts_with(
+            "RBAC denies get on horizontalpodautoscalers.autoscaling in namespace default: "
+        ),
         "{line}"
     );
     assert!(line.contains("deploy/explain-rbac.yaml"), "{line}");
@@ -379,7 +468,8 @@ async fn refusals_and_bad_input_are_one_line_errors_with_a_failing_exit() {
     let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
     assert_eq!(code, 1);
     assert!(
-        one_line_error(&err).starts_with("RBAC denies get on deployments.apps/scale in namespace default"),
+        one_line_error(&err)
+            .starts_with("RBAC denies get on deployments.apps/scale in namespace default"),
         "{err}"
     );
     sim.clear_faults().await;
@@ -390,14 +480,18 @@ async fn refusals_and_bad_input_are_one_line_errors_with_a_failing_exit() {
         .await;
     assert_eq!(code, 1);
     assert!(
-        one_line_error(&err).starts_with("RBAC denies list on pods.metrics.k8s.io in namespace default"),
+        one_line_error(&err)
+            .starts_with("RBAC denies list on pods.metrics.k8s.io in namespace default"),
         "{err}"
     );
     sim.clear_faults().await;
 
     // An HPA that does not exist; a target that does not exist.
     let (code, _, err) = sim.harness(&["explain", "default/nope"]).await;
-    assert_eq!((code, one_line_error(&err)), (1, "HPA default/nope not found"));
+    assert_eq!(
+        (code, one_line_error(&err)),
+        (1, "HPA default/nope not found")
+    );
     let (code, _, err) = sim.harness(&["explain", "default/ghost"]).await;
     assert_eq!(code, 1);
     assert_eq!(
@@ -409,7 +503,10 @@ async fn refusals_and_bad_input_are_one_line_errors_with_a_failing_exit() {
     let (code, out, err) = sim.harness(&["explain", "-A"]).await;
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("── HPA default/web at "), "{out}");
-    assert!(one_line_error(&err).starts_with("HPA default/ghost: "), "{err}");
+    assert!(
+        one_line_error(&err).starts_with("HPA default/ghost: "),
+        "{err}"
+    );
 
     // The resource metrics API down.
     sim.send(

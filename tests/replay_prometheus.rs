@@ -22,7 +22,10 @@ mod support;
 use support::{BIN, free_port, temp_dir};
 
 const HPA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/features/replay/hpa.yaml");
-const WORKLOAD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/features/replay/deployment.yaml");
+const WORKLOAD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/features/replay/deployment.yaml"
+);
 
 /// The bcrypt hash of the password `test` (Prometheus's basic auth guide).
 const PASSWORD_HASH: &str = "$2b$12$hNf2lSsxfm0.i4a.1kVpSOVyBCfIB51VRjgBUyv6kdnyTlgWj81Ay";
@@ -105,7 +108,11 @@ async fn start_prometheus(dir: &Path, prometheus: &Path, promtool: &Path, om: &s
     )
     .unwrap();
     let config = dir.join("prometheus.yml");
-    std::fs::write(&config, "global:\n  scrape_interval: 1h\nscrape_configs: []\n").unwrap();
+    std::fs::write(
+        &config,
+        "global:\n  scrape_interval: 1h\nscrape_configs: []\n",
+    )
+    .unwrap();
     let port = free_port();
     let child = Command::new(prometheus)
         .arg(format!("--config.file={}", config.display()))
@@ -148,7 +155,10 @@ async fn start_prometheus(dir: &Path, prometheus: &Path, promtool: &Path, om: &s
 }
 
 /// `hpa-harness replay ARGS`: exit code, stdout, stderr.
-async fn replay<S: AsRef<std::ffi::OsStr>>(args: &[S], env: &[(&str, &str)]) -> (i32, String, String) {
+async fn replay<S: AsRef<std::ffi::OsStr>>(
+    args: &[S],
+    env: &[(&str, &str)],
+) -> (i32, String, String) {
     let out = Command::new(BIN)
         .arg("replay")
         .args(args)
@@ -178,14 +188,23 @@ fn differing(a: &Value, b: &Value) -> Vec<String> {
     a.keys()
         .chain(b.keys())
         .filter(|k| a.get(*k) != b.get(*k))
-        .map(|k| format!("{k}: {:?} vs {:?}", a.get(k).map(|v| v.to_string().chars().take(300).collect::<String>()), b.get(k).map(|v| v.to_string().chars().take(300).collect::<String>())))
+        .map(|k| {
+            format!(
+                "{k}: {:?} vs {:?}",
+                a.get(k)
+                    .map(|v| v.to_string().chars().take(300).collect::<String>()),
+                b.get(k)
+                    .map(|v| v.to_string().chars().take(300).collect::<String>())
+            )
+        })
         .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_from_prometheus_decides_as_the_same_series_from_csv() {
     let (Some(prometheus), Some(promtool)) = (on_path("prometheus"), on_path("promtool")) else {
-        let why = "prometheus or promtool is not on PATH (apt-get install prometheus, as .ci/run does)";
+        let why =
+            "prometheus or promtool is not on PATH (apt-get install prometheus, as .ci/run does)";
         let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
         assert!(!in_ci, "CI needs them: {why}");
         eprintln!("SKIPPED the replay from a real Prometheus: {why}");
@@ -250,7 +269,15 @@ async fn a_replay_from_prometheus_decides_as_the_same_series_from_csv() {
     };
 
     let (code, from_csv, err) = replay(
-        &[HPA, "--workload", WORKLOAD, "--series", csv.to_str().unwrap(), "--output", "json"],
+        &[
+            HPA,
+            "--workload",
+            WORKLOAD,
+            "--series",
+            csv.to_str().unwrap(),
+            "--output",
+            "json",
+        ],
         &[],
     )
     .await;
@@ -331,7 +358,8 @@ async fn a_replay_from_prometheus_decides_as_the_same_series_from_csv() {
     let (code, _, err) = replay(&args, &[]).await;
     assert_eq!(code, 1);
     assert!(
-        err.starts_with("error: Prometheus at https://127.0.0.1:") && err.contains("refused the query \"sum(\": HTTP 400: "),
+        err.starts_with("error: Prometheus at https://127.0.0.1:")
+            && err.contains("refused the query \"sum(\": HTTP 400: "),
         "{err}"
     );
     let mut args = prom("web_cpu_cores");
@@ -362,7 +390,8 @@ async fn a_replay_from_prometheus_decides_as_the_same_series_from_csv() {
     let (code, _, err) = replay(&args, &[]).await;
     assert_eq!(code, 1);
     assert!(
-        err.starts_with("error: Prometheus at https://127.0.0.1:") && err.contains("did not answer"),
+        err.starts_with("error: Prometheus at https://127.0.0.1:")
+            && err.contains("did not answer"),
         "{err}"
     );
 }

@@ -114,13 +114,18 @@ async fn capture(args: &Args) -> Result<(), LiveError> {
         .unwrap_or(u64::MAX);
     let start = tokio::time::Instant::now();
     for i in 1..=samples {
-        let at = args.interval.saturating_mul(u32::try_from(i).unwrap_or(u32::MAX));
+        let at = args
+            .interval
+            .saturating_mul(u32::try_from(i).unwrap_or(u32::MAX));
         tokio::time::sleep_until(start + at).await;
         let offset = SignedDuration::try_from(at).unwrap_or(SignedDuration::ZERO);
         match reader.read(&namespace, &name).await {
             Ok(s) => csv.push_str(&format!("{}\n", series_row(&s, &header, offset).join(","))),
             Err(e) => {
-                eprintln!("warning: sample at +{}: {e}", hpa_core::go_duration::format(offset));
+                eprintln!(
+                    "warning: sample at +{}: {e}",
+                    hpa_core::go_duration::format(offset)
+                );
                 let mut row = vec![hpa_core::go_duration::format(offset)];
                 row.extend(header.iter().skip(1).map(|_| String::new()));
                 csv.push_str(&format!("{}\n", row.join(",")));

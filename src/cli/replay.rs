@@ -34,7 +34,11 @@ pub struct Args {
     /// summed). Repeat for several files. For a ScaledObject, one column
     /// per trigger (its name, metric name or type); an empty or `fail`
     /// cell is a failed read of that trigger.
-    #[arg(long, required_unless_present = "prometheus", value_name = "[NAME=]FILE")]
+    #[arg(
+        long,
+        required_unless_present = "prometheus",
+        value_name = "[NAME=]FILE"
+    )]
     pub series: Vec<SeriesArg>,
     /// Read the series from this Prometheus server's HTTP API
     /// (`query_range`), besides or instead of files: `http://prometheus:9090`.
@@ -297,7 +301,9 @@ fn secret(
 }
 
 /// The series `args` name: the files, and the answers of --prometheus.
-pub async fn load_series(args: &Args) -> Result<series::Series, Box<dyn std::error::Error + Send + Sync>> {
+pub async fn load_series(
+    args: &Args,
+) -> Result<series::Series, Box<dyn std::error::Error + Send + Sync>> {
     let combine = match args.pod_values {
         Spread::PerPod => series::Combine::MeanPerPod,
         Spread::Total => series::Combine::Sum,

@@ -147,7 +147,10 @@ fn metric_name(spec: &MetricSpec) -> Option<(String, &'static str)> {
             .container_resource
             .as_ref()
             .map(|r| (r.name.clone(), "resource")),
-        "Pods" => spec.pods.as_ref().map(|p| (p.metric.name.clone(), "custom")),
+        "Pods" => spec
+            .pods
+            .as_ref()
+            .map(|p| (p.metric.name.clone(), "custom")),
         "Object" => spec
             .object
             .as_ref()
@@ -509,7 +512,10 @@ pub fn series_row(snapshot: &Snapshot, header: &[String], offset: SignedDuration
         let (Some((name, _)), Some(fetched)) = (metric_name(spec), fetched) else {
             continue;
         };
-        let container = spec.container_resource.as_ref().map(|c| c.container.clone());
+        let container = spec
+            .container_resource
+            .as_ref()
+            .map(|c| c.container.clone());
         let total = match fetched {
             Fetched::PodResource(Ok(samples)) => samples
                 .iter()
@@ -572,7 +578,9 @@ pub fn replay_manifests(snapshot: &Snapshot) -> String {
             }
             v
         })
-        .unwrap_or_else(|| json!({"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}));
+        .unwrap_or_else(
+            || json!({"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10"}]}),
+        );
     let workload = crate::testbed::workload::workload(
         &snapshot.target.kind,
         namespace,

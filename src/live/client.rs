@@ -32,7 +32,9 @@ pub struct Refusals(Arc<Mutex<Vec<Refusal>>>);
 
 impl Refusals {
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Refusal>> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The first refusal noted since the last [`Self::clear`].
@@ -206,7 +208,10 @@ mod tests {
             )
         );
         assert_eq!(
-            info(Method::GET, "/apis/apps/v1/namespaces/shop/deployments/web/scale"),
+            info(
+                Method::GET,
+                "/apis/apps/v1/namespaces/shop/deployments/web/scale"
+            ),
             (s("get"), s("deployments.apps/scale"), Some(s("shop")))
         );
         assert_eq!(
@@ -214,7 +219,10 @@ mod tests {
             (s("list"), s("pods"), Some(s("shop")))
         );
         assert_eq!(
-            info(Method::GET, "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods"),
+            info(
+                Method::GET,
+                "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods"
+            ),
             (s("list"), s("pods.metrics.k8s.io"), Some(s("shop")))
         );
         assert_eq!(
@@ -236,6 +244,9 @@ mod tests {
             request_info(&Method::GET, "/api/v1/pods", Some("watch=true")).verb,
             "watch"
         );
-        assert_eq!(info(Method::GET, "/version"), (s("get"), s("/version"), None));
+        assert_eq!(
+            info(Method::GET, "/version"),
+            (s("get"), s("/version"), None)
+        );
     }
 }

@@ -81,7 +81,9 @@ mod tests {
         }
         .to_string();
         assert!(
-            err.starts_with("RBAC denies get on deployments.apps/scale in namespace shop: forbidden; "),
+            err.starts_with(
+                "RBAC denies get on deployments.apps/scale in namespace shop: forbidden; "
+            ),
             "{err}"
         );
         assert!(err.contains("deploy/explain-rbac.yaml"), "{err}");

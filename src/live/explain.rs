@@ -93,13 +93,12 @@ impl MetricValue {
 
     fn same(&self, other: &Self) -> bool {
         let q = |a: &Option<String>, b: &Option<String>| match (a, b) {
-            (Some(a), Some(b)) => match (
-                hpa_core::Quantity::parse(a),
-                hpa_core::Quantity::parse(b),
-            ) {
-                (Ok(x), Ok(y)) => x == y,
-                _ => a == b,
-            },
+            (Some(a), Some(b)) => {
+                match (hpa_core::Quantity::parse(a), hpa_core::Quantity::parse(b)) {
+                    (Ok(x), Ok(y)) => x == y,
+                    _ => a == b,
+                }
+            }
             (None, None) => true,
             _ => false,
         };
@@ -212,7 +211,10 @@ fn secs(n: i32) -> String {
 
 /// The rules of one direction, defaulted as the API server and the
 /// controller default them: (window, longest policy period, select policy).
-fn rules_of(rules: &HPAScalingRules, default_window: SignedDuration) -> (SignedDuration, i32, String) {
+fn rules_of(
+    rules: &HPAScalingRules,
+    default_window: SignedDuration,
+) -> (SignedDuration, i32, String) {
     let window = rules
         .stabilization_window_seconds
         .map_or(default_window, |s| SignedDuration::from_secs(i64::from(s)));
@@ -226,7 +228,10 @@ fn rules_of(rules: &HPAScalingRules, default_window: SignedDuration) -> (SignedD
     (
         window,
         period,
-        rules.select_policy.clone().unwrap_or_else(|| "Max".to_owned()),
+        rules
+            .select_policy
+            .clone()
+            .unwrap_or_else(|| "Max".to_owned()),
     )
 }
 
@@ -512,11 +517,17 @@ fn agreement(
             "desired replicas: the status says {d}, we compute {range}"
         )),
         Some(_) => {}
-        None => differences.push("the HPA has no status yet: no controller has synced it".to_owned()),
+        None => {
+            differences.push("the HPA has no status yet: no controller has synced it".to_owned())
+        }
     }
     let mut moved = Vec::new();
     for ours in metrics {
-        match observed.current_metrics.iter().find(|m| m.name == ours.name) {
+        match observed
+            .current_metrics
+            .iter()
+            .find(|m| m.name == ours.name)
+        {
             Some(theirs) if !theirs.same(ours) => {
                 moved.push(format!("the status says {theirs}, we read {ours}"));
             }
@@ -621,8 +632,10 @@ impl Explanation {
             "  desired {}, current {}, last scaled {}",
             show(s.desired_replicas),
             show(s.current_replicas),
-            s.last_scale_time
-                .map_or_else(|| "never".to_owned(), |t| format!("{} ({t})", ago(self.at, t)))
+            s.last_scale_time.map_or_else(
+                || "never".to_owned(),
+                |t| format!("{} ({t})", ago(self.at, t))
+            )
         );
         if !s.conditions.is_empty() {
             let _ = writeln!(out, "  conditions:");

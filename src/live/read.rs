@@ -153,15 +153,17 @@ impl Reader {
                 warning: None,
             },
             None => {
-                let info = client.apiserver_version().await.map_err(|e| {
-                    failure(&refusals, "reading the API server's /version", &e)
-                })?;
+                let info = client
+                    .apiserver_version()
+                    .await
+                    .map_err(|e| failure(&refusals, "reading the API server's /version", &e))?;
                 let (version, warning) =
-                    hpa_controller::release::of_server_numbers(&info.major, &info.minor)
-                        .map_err(|e| LiveError::Request {
+                    hpa_controller::release::of_server_numbers(&info.major, &info.minor).map_err(
+                        |e| LiveError::Request {
                             what: "reading the API server's /version".to_owned(),
                             detail: e.to_string(),
-                        })?;
+                        },
+                    )?;
                 Release {
                     version,
                     source: format!(

@@ -133,9 +133,14 @@ impl Server {
         let client = self.client()?;
         let step = range.step.max(Duration::from_millis(1));
         let since = SignedDuration::try_from(range.since).unwrap_or(SignedDuration::MAX);
-        let start = range.end.checked_sub(since).unwrap_or(Timestamp::UNIX_EPOCH);
-        let chunk = SignedDuration::try_from(step.saturating_mul(u32::try_from(MAX_STEPS).unwrap_or(u32::MAX)))
-            .unwrap_or(SignedDuration::MAX);
+        let start = range
+            .end
+            .checked_sub(since)
+            .unwrap_or(Timestamp::UNIX_EPOCH);
+        let chunk = SignedDuration::try_from(
+            step.saturating_mul(u32::try_from(MAX_STEPS).unwrap_or(u32::MAX)),
+        )
+        .unwrap_or(SignedDuration::MAX);
         let endpoint = format!("{}/api/v1/query_range", self.url.trim_end_matches('/'));
         let mut answers = Vec::new();
         for query in queries {
@@ -162,15 +167,21 @@ impl Server {
                     Auth::Bearer(token) => request.bearer_auth(token),
                     Auth::Basic { user, password } => request.basic_auth(user, Some(password)),
                 };
-                let response = request.send().await.map_err(|e| PrometheusError::Unreachable {
-                    url: self.url.clone(),
-                    detail: error_chain(&e),
-                })?;
+                let response = request
+                    .send()
+                    .await
+                    .map_err(|e| PrometheusError::Unreachable {
+                        url: self.url.clone(),
+                        detail: error_chain(&e),
+                    })?;
                 let status = response.status();
-                let text = response.text().await.map_err(|e| PrometheusError::Unreachable {
-                    url: self.url.clone(),
-                    detail: error_chain(&e),
-                })?;
+                let text = response
+                    .text()
+                    .await
+                    .map_err(|e| PrometheusError::Unreachable {
+                        url: self.url.clone(),
+                        detail: error_chain(&e),
+                    })?;
                 if !status.is_success() {
                     return Err(PrometheusError::Refused {
                         url: self.url.clone(),
@@ -249,7 +260,9 @@ mod tests {
     #[test]
     fn an_api_error_answer_gives_its_error_text() {
         assert_eq!(
-            error_text(r#"{"status":"error","errorType":"bad_data","error":"parse error at char 4"}"#),
+            error_text(
+                r#"{"status":"error","errorType":"bad_data","error":"parse error at char 4"}"#
+            ),
             "parse error at char 4"
         );
         assert_eq!(error_text("Unauthorized\n"), "Unauthorized");
@@ -303,7 +316,11 @@ mod tests {
             url: url.clone(),
             ..Server::default()
         };
-        let err = anonymous.query_range(&query, range).await.unwrap_err().to_string();
+        let err = anonymous
+            .query_range(&query, range)
+            .await
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             format!("Prometheus at {url} refused the query \"up\": HTTP 401: Unauthorized")

@@ -574,8 +574,8 @@ fn prometheus(
     }
     // Per column and step: the sum of the series' values and their number.
     let mut sums: BTreeMap<String, BTreeMap<u64, (f64, u32)>> = BTreeMap::new();
-    let mean = combine == Combine::MeanPerPod
-        && data.result.iter().any(|s| s.metric.contains_key("pod"));
+    let mean =
+        combine == Combine::MeanPerPod && data.result.iter().any(|s| s.metric.contains_key("pod"));
     for (i, s) in data.result.iter().enumerate() {
         let column = name
             .map(str::to_owned)
