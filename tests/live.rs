@@ -400,6 +400,45 @@ async fn the_explanation_is_the_controllers_decision_and_a_capture_reproduces_it
         String::from_utf8_lossy(&run.stdout)
     );
 
+    // --watch explains again at every sync period (a second, here), until
+    // stopped; one JSON document a line.
+    let mut watch = Command::new(BIN)
+        .args([
+            "explain",
+            "default/web",
+            "--watch",
+            "--output",
+            "json",
+            "--flag",
+            "horizontal-pod-autoscaler-sync-period=1s",
+            "--kubeconfig",
+        ])
+        .arg(&sim.kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+        let started = std::time::Instant::now();
+        for _ in 0..3 {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("--watch explains every period")
+                .unwrap()
+                .unwrap();
+            let doc: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(doc["hpa"], "default/web");
+        }
+        assert!(
+            started.elapsed() >= Duration::from_secs(2),
+            "three explanations a period apart take two periods"
+        );
+    }
+    watch.kill().await.unwrap();
+
     // With --series, the metrics sampled over time, and what replays them.
     let (code, out, err) = sim
         .harness(&[
