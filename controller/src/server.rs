@@ -194,6 +194,22 @@ mod tests {
         assert!(doc["hpas"].is_array());
     }
 
+    /// The debug routes alone: the decisions, and nothing a host process
+    /// serves itself (its health endpoints, `/metrics`).
+    #[tokio::test]
+    async fn the_debug_app_serves_the_decisions_only() {
+        let (code, body) = get_path(debug_app(state()), "/debug/decisions").await;
+        assert_eq!(code, StatusCode::OK);
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(doc["hpas"].is_array());
+        let (code, _) = get_path(debug_app(state()), "/debug/syncs").await;
+        assert_eq!(code, StatusCode::OK);
+        for path in ["/healthz", "/metrics"] {
+            let (code, _) = get_path(debug_app(state()), path).await;
+            assert_eq!(code, StatusCode::NOT_FOUND, "{path}");
+        }
+    }
+
     #[tokio::test]
     async fn debug_syncs_lists_decision_times_since_a_time() {
         let state = state();

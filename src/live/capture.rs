@@ -601,6 +601,156 @@ pub fn replay_manifests(snapshot: &Snapshot) -> String {
 mod tests {
     use super::*;
 
+    /// A snapshot of every kind of metric the steps can write: cpu per
+    /// container with a sidecar, a Pods metric, an Object and an External
+    /// metric of two series, pods of every readiness.
+    fn snapshot() -> Snapshot {
+        use hpa_core::calc::{ContainerUsage, PodCustomSample, PodResourceSample};
+        use hpa_core::decide::{ExternalSample, ObjectSample};
+        use std::sync::Arc;
+        let now: Timestamp = "2026-03-01T12:00:00Z".parse().unwrap();
+        let at = |secs: i64| (now - SignedDuration::from_secs(secs)).to_string();
+        let hpa: HorizontalPodAutoscaler = serde_json::from_value(json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "namespace": "shop", "uid": "u1", "resourceVersion": "9"},
+            "spec": {
+                "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "minReplicas": 1, "maxReplicas": 20,
+                "metrics": [
+                    {"type": "Resource", "resource": {"name": "cpu",
+                        "target": {"type": "Utilization", "averageUtilization": 50}}},
+                    {"type": "Pods", "pods": {"metric": {"name": "http_requests"},
+                        "target": {"type": "AverageValue", "averageValue": "10"}}},
+                    {"type": "Object", "object": {"metric": {"name": "requests"},
+                        "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "front"},
+                        "target": {"type": "Value", "value": "100"}}},
+                    {"type": "External", "external": {"metric": {"name": "queue_messages",
+                        "selector": {"matchLabels": {"queue": "jobs"}}},
+                        "target": {"type": "AverageValue", "averageValue": "30"}}}
+                ]
+            },
+            "status": {"desiredReplicas": 3, "currentReplicas": 3}
+        }))
+        .unwrap();
+        let pod = |name: &str, ready: &str, started: i64| -> Pod {
+            serde_json::from_value(json!({
+                "metadata": {"name": name, "namespace": "shop", "labels": {"app": "web"}},
+                "spec": {
+                    "containers": [{"name": "app", "image": "x",
+                        "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+                    "initContainers": [{"name": "proxy", "image": "x", "restartPolicy": "Always",
+                        "resources": {"requests": {"cpu": "100m"}}}]
+                },
+                "status": {"phase": "Running", "startTime": at(started),
+                    "conditions": [{"type": "Ready", "status": ready,
+                        "lastTransitionTime": at(started - 5)}]}
+            }))
+            .unwrap()
+        };
+        let pods = vec![
+            pod("web-0", "True", 600),
+            pod("web-1", "True", 600),
+            pod("web-2", "False", 20),
+        ];
+        let sample = |name: &str, app: &str| PodResourceSample {
+            pod: Arc::from(name),
+            namespace: Arc::from("shop"),
+            timestamp: now - SignedDuration::from_secs(10),
+            window: SignedDuration::from_secs(30),
+            containers: Arc::from(vec![
+                ContainerUsage {
+                    name: "app".to_owned(),
+                    usage: [("cpu".to_owned(), hpa_core::Quantity::parse(app).unwrap())].into(),
+                },
+                ContainerUsage {
+                    name: "proxy".to_owned(),
+                    usage: [("cpu".to_owned(), hpa_core::Quantity::parse("50m").unwrap())].into(),
+                },
+            ]),
+        };
+        let custom = |name: &str, v: &str| PodCustomSample {
+            pod: Arc::from(name),
+            value: hpa_core::Quantity::parse(v).unwrap(),
+            timestamp: now,
+            window: Some(SignedDuration::from_secs(60)),
+        };
+        let q = |v: &str| hpa_core::Quantity::parse(v).unwrap();
+        Snapshot {
+            key: "shop/web".to_owned(),
+            now,
+            target: hpa.spec.scale_target_ref.clone(),
+            hpa: Arc::new(hpa),
+            target_resource: "deployments.apps".to_owned(),
+            scale: hpa_core::ScaleInfo::new(3, 3, "app=web"),
+            pods,
+            others: Vec::new(),
+            early: None,
+            metrics: vec![
+                Some(Fetched::PodResource(Ok(vec![
+                    sample("web-0", "400m"),
+                    sample("web-1", "450m"),
+                    sample("web-2", "100m"),
+                ]))),
+                Some(Fetched::PodsCustom(Ok(vec![
+                    custom("web-0", "20"),
+                    custom("web-1", "25"),
+                    custom("web-2", "5"),
+                ]))),
+                Some(Fetched::Object(Ok(ObjectSample {
+                    value: q("150"),
+                    timestamp: now,
+                }))),
+                Some(Fetched::External(Ok(ExternalSample {
+                    values: vec![q("40"), q("50")],
+                    timestamp: now,
+                }))),
+            ],
+        }
+    }
+
+    /// The capture of every kind of metric passes as a scenario on the
+    /// simulated cluster: the scenario's controller decides from the
+    /// written steps what the core decided from the reads.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_capture_of_every_metric_kind_passes_as_a_scenario() {
+        let snapshot = snapshot();
+        let release = super::super::read::Release {
+            version: hpa_core::KubernetesVersion::V1_37,
+            source: "test".to_owned(),
+            warning: None,
+        };
+        let config = hpa_controller::ControllerConfig::default();
+        let explanation = super::super::explain::explain(&snapshot, &config, &release);
+        assert_eq!(explanation.error, None);
+        assert_eq!(explanation.current_replicas, 3);
+        assert!(
+            explanation.desired_replicas > 3,
+            "the metrics scale up: {}",
+            explanation.desired_replicas
+        );
+        let text = scenario(&snapshot, &explanation, &[]).unwrap();
+        for line in [
+            "And a namespace \"shop\"",
+            "| web-2 | Running | false | 20s     | 15s         | false   | app=500m, +proxy=100m | app=1Gi, +proxy= |",
+            "And object metric \"requests\" of Service \"front\" is 150",
+            "And external metric \"queue_messages\" with selector \"queue=jobs\" is 40 and 50",
+            "| web-0 | app=400m, proxy=50m | 20            | 10s       | 30s    |",
+        ] {
+            assert!(text.contains(line), "{line}\n{text}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("captured.feature");
+        std::fs::write(&file, &text).unwrap();
+        let summary = crate::gherkin::runner::run(&crate::gherkin::RunOptions {
+            paths: vec![file],
+            concurrency: 1,
+            ..crate::gherkin::RunOptions::default()
+        })
+        .await
+        .unwrap();
+        assert!(!summary.failed(), "the captured scenario passes:\n{text}");
+    }
+
     #[test]
     fn value_lists_read_as_the_steps_write_them() {
         let v = |l: &[&str]| values(&l.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
