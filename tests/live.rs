@@ -331,7 +331,7 @@ async fn the_explanation_is_the_controllers_decision_and_a_capture_reproduces_it
     // The whole trace: every metric's value, ratio and proposal, every
     // pod's share, the normalization steps, at the same moment.
     assert_eq!(ours["trace"], theirs["trace"]);
-    assert_eq!(ours["desired_replicas"], 3);
+    assert_eq!(ours["desiredReplicas"], 3);
     assert_eq!(ours["agreement"]["agrees"], true, "{}", ours["agreement"]);
     assert_eq!(ours["release"]["version"], "1.37");
 

@@ -50,6 +50,7 @@ impl Condition {
 
 /// One metric's current value, as a status holds it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MetricValue {
     /// `cpu`, `app/cpu` (a container's), or the metric's name.
     pub name: String,
@@ -128,6 +129,7 @@ impl std::fmt::Display for MetricValue {
 /// What the HPA's status says (written by the cluster's controller at its
 /// last sync).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Observed {
     pub desired_replicas: Option<i32>,
     pub current_replicas: Option<i32>,
@@ -141,6 +143,7 @@ pub struct Observed {
 /// Where the running controller's desired count lies, given what the API
 /// cannot show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Bounds {
     pub low: i32,
     pub high: i32,
@@ -148,6 +151,7 @@ pub struct Bounds {
 
 /// Whether our computation and the status agree, and if not, why not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Agreement {
     pub agrees: bool,
     /// What differs, one line each.
@@ -158,6 +162,7 @@ pub struct Agreement {
 
 /// The explanation of one live HPA.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Explanation {
     /// `namespace/name`.
     pub hpa: String,

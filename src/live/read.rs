@@ -40,6 +40,7 @@ pub struct ReaderOptions {
 
 /// The release the core decides as, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Release {
     /// The release.
     pub version: KubernetesVersion,
