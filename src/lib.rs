@@ -11,6 +11,7 @@
 //! - [`load`]: load tests of many HPAs and their report;
 //! - [`replay`]: an HPA or ScaledObject over a recorded series, no Gherkin;
 //! - [`keda`]: what KEDA makes of a ScaledObject (pure);
+//! - [`live`]: a live cluster, read-only: `explain NAMESPACE/NAME` and `capture`;
 //! - [`plot`] and [`report`]: pictures and the HTML report of runs;
 //! - [`cli`]: one subcommand per job.
 //!
@@ -20,6 +21,7 @@
 pub mod cli;
 pub mod gherkin;
 pub mod keda;
+pub mod live;
 pub mod load;
 pub mod plot;
 pub mod replay;

@@ -14,7 +14,7 @@ static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> ExitCode {
     let cli = hpa_harness::cli::Cli::parse();
-    hpa_harness::cli::init_tracing(cli.verbose);
+    hpa_harness::cli::init_tracing_of(&cli);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

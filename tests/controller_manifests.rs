@@ -109,6 +109,49 @@ fn the_cluster_role_grants_only_what_the_controller_uses() {
     assert_eq!(named["resourceNames"][0], "hpa-harness-controller");
 }
 
+/// `hpa-harness explain` and `capture` read only: get and list on HPAs,
+/// scales, pods and the metrics APIs (tests/live.rs checks that the
+/// requests they make are within it).
+#[test]
+fn the_explain_role_grants_only_get_and_list_on_what_explain_reads() {
+    let docs = docs("deploy/explain-rbac.yaml");
+    assert_eq!(docs.len(), 1, "one ClusterRole, no binding");
+    let role = &docs[0];
+    assert_eq!(role["kind"], "ClusterRole");
+    assert_eq!(role["metadata"]["name"], "hpa-harness-explain");
+    let mut grants: Vec<String> = Vec::new();
+    for rule in role["rules"].as_array().unwrap() {
+        for group in rule["apiGroups"].as_array().unwrap() {
+            for resource in rule["resources"].as_array().unwrap() {
+                for verb in rule["verbs"].as_array().unwrap() {
+                    grants.push(format!(
+                        "{}/{}:{}",
+                        group.as_str().unwrap(),
+                        resource.as_str().unwrap(),
+                        verb.as_str().unwrap()
+                    ));
+                }
+            }
+        }
+    }
+    grants.sort();
+    let mut expected = vec![
+        "autoscaling/horizontalpodautoscalers:get",
+        "autoscaling/horizontalpodautoscalers:list",
+        "*/*/scale:get",
+        "/pods:get",
+        "/pods:list",
+        "metrics.k8s.io/pods:get",
+        "metrics.k8s.io/pods:list",
+        "custom.metrics.k8s.io/*:get",
+        "custom.metrics.k8s.io/*:list",
+        "external.metrics.k8s.io/*:get",
+        "external.metrics.k8s.io/*:list",
+    ];
+    expected.sort_unstable();
+    assert_eq!(grants, expected);
+}
+
 #[test]
 fn the_kustomization_lists_every_manifest() {
     let k = &docs("deploy/kustomization.yaml")[0];

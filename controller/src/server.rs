@@ -53,6 +53,16 @@ pub fn app(state: ServerState) -> Router {
         .with_state(state)
 }
 
+/// The debug endpoints alone (`/debug/decisions`, `/debug/syncs`): what a
+/// process embedding the controller (`hpa-harness sim --controller`) serves
+/// beside its own routes.
+pub fn debug_app(state: ServerState) -> Router {
+    Router::new()
+        .route("/debug/decisions", get(decisions))
+        .route("/debug/syncs", get(syncs))
+        .with_state(state)
+}
+
 /// The health endpoints alone (`/healthz`, `/livez`, `/readyz`): what a
 /// kubelet probes, safe to serve where others can reach it.
 pub fn health_app(state: ServerState) -> Router {
@@ -182,6 +192,22 @@ mod tests {
         assert_eq!(code, StatusCode::OK);
         let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert!(doc["hpas"].is_array());
+    }
+
+    /// The debug routes alone: the decisions, and nothing a host process
+    /// serves itself (its health endpoints, `/metrics`).
+    #[tokio::test]
+    async fn the_debug_app_serves_the_decisions_only() {
+        let (code, body) = get_path(debug_app(state()), "/debug/decisions").await;
+        assert_eq!(code, StatusCode::OK);
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert!(doc["hpas"].is_array());
+        let (code, _) = get_path(debug_app(state()), "/debug/syncs").await;
+        assert_eq!(code, StatusCode::OK);
+        for path in ["/healthz", "/metrics"] {
+            let (code, _) = get_path(debug_app(state()), path).await;
+            assert_eq!(code, StatusCode::NOT_FOUND, "{path}");
+        }
     }
 
     #[tokio::test]

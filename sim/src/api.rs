@@ -105,13 +105,25 @@ async fn route(
 ) -> Result<Response, ApiError> {
     let params = Params(query::pairs(uri)?);
     let segs: Vec<&str> = uri.path().split('/').filter(|s| !s.is_empty()).collect();
-    if let ["apis", group, version, ..] = segs.as_slice()
-        && let Some(backend) = aggregation::backend_for(sim, group, version)?
-    {
-        sim.inner
-            .stats
-            .record(verb_of(&method, false, false), group);
-        return Ok(aggregation::proxy(backend, method, uri, headers, body).await);
+    if let ["apis", group, version, rest @ ..] = segs.as_slice() {
+        let backend = aggregation::backend_for(sim, group, version);
+        // Authorization comes before the proxy (and its failures).
+        if !matches!(backend, Ok(None)) {
+            let (ns, resource, name) = aggregated_target(rest);
+            let verb = verb_of(&method, name.is_some(), false);
+            if sim
+                .faults()
+                .is_forbidden(verb, &format!("{resource}.{group}"))
+            {
+                return Err(forbidden(verb, group, resource, name, ns));
+            }
+        }
+        if let Some(backend) = backend? {
+            sim.inner
+                .stats
+                .record(verb_of(&method, false, false), group);
+            return Ok(aggregation::proxy(backend, method, uri, headers, body).await);
+        }
     }
     match segs.as_slice() {
         ["version"] => Ok(json_response(&version_info(sim.feature_gates().version()))),
@@ -324,6 +336,51 @@ fn verb_of(method: &Method, named: bool, watch: bool) -> &'static str {
     }
 }
 
+/// The user the sim's RBAC refusals name (it authenticates nobody).
+const FORBIDDEN_USER: &str = "hpa-harness";
+
+/// The API server's refusal when RBAC denies `verb` on `resource` (plural,
+/// with `/subresource`) of `group`, worded as kube-apiserver words it.
+fn forbidden(
+    verb: &str,
+    group: &str,
+    resource: &str,
+    name: Option<&str>,
+    ns: Option<&str>,
+) -> ApiError {
+    let plural = resource.split('/').next().unwrap_or(resource);
+    let qualified = if group.is_empty() {
+        plural.to_owned()
+    } else {
+        format!("{plural}.{group}")
+    };
+    let what = match name {
+        Some(name) => format!("{qualified} \"{name}\""),
+        None => qualified,
+    };
+    let scope = match ns {
+        Some(ns) => format!("in the namespace \"{ns}\""),
+        None => "at the cluster scope".to_owned(),
+    };
+    ApiError::Forbidden(format!(
+        "{what} is forbidden: User \"{FORBIDDEN_USER}\" cannot {verb} resource \"{resource}\" in API group \"{group}\" {scope}"
+    ))
+}
+
+/// The namespace, resource and name of an aggregated API's path after
+/// `/apis/GROUP/VERSION/`, as the API server's request info reads them
+/// (`namespaces/ns/pods` lists pods; `namespaces/ns/pods/*/metric` gets
+/// `*`).
+fn aggregated_target<'a>(rest: &[&'a str]) -> (Option<&'a str>, &'a str, Option<&'a str>) {
+    match rest {
+        ["namespaces", ns, resource, name, ..] => (Some(ns), resource, Some(name)),
+        ["namespaces", ns, resource] => (Some(ns), resource, None),
+        [resource, name, ..] => (None, resource, Some(name)),
+        [resource] => (None, resource, None),
+        [] => (None, "", None),
+    }
+}
+
 struct Target<'a> {
     def: &'static ResourceDef,
     ns: Option<&'a str>,
@@ -423,6 +480,13 @@ async fn resource(
         None => def.qualified(),
     };
     sim.inner.stats.record(verb, &res_name);
+    if sim.faults().is_forbidden(verb, &res_name) {
+        let resource = match t.sub {
+            Some(sub) => format!("{}/{sub}", def.plural),
+            None => def.plural.to_owned(),
+        };
+        return Err(forbidden(verb, def.group, &resource, t.name, t.ns));
+    }
     let dry_run = params.get("dryRun") == Some("All");
     let scale = t.sub == Some("scale");
     let part = if t.sub == Some("status") {

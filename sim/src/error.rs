@@ -140,6 +140,10 @@ pub enum ApiError {
     /// 415 UnsupportedMediaType.
     #[error("the body of the request was in an unknown format - accepted media types include: {0}")]
     UnsupportedMediaType(String),
+    /// 403 Forbidden: RBAC denies the request (an injected fault; the
+    /// message is the API server's, naming the user, verb and resource).
+    #[error("{0}")]
+    Forbidden(String),
     /// 500 InternalError (also used for injected faults).
     #[error("Internal error occurred: {0}")]
     Internal(String),
@@ -173,6 +177,7 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } => StatusCode::GATEWAY_TIMEOUT,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Forbidden(_) => StatusCode::FORBIDDEN,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             Self::ServiceUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
@@ -191,6 +196,7 @@ impl ApiError {
             Self::TooLargeResourceVersion { .. } => "Timeout",
             Self::MethodNotAllowed => "MethodNotAllowed",
             Self::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            Self::Forbidden(_) => "Forbidden",
             Self::Internal(_) => "InternalError",
             Self::ServiceUnavailable(_) => "ServiceUnavailable",
         }

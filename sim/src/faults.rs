@@ -30,6 +30,8 @@ struct FaultState {
     hpa_status_conflicts: HashMap<Key, u32>,
     scale_conflicts: HashMap<Key, u32>,
     overrides: HashMap<Key, ScaleOverride>,
+    /// (verb, resource) pairs answered 403 Forbidden, as RBAC would.
+    forbidden: HashSet<(String, String)>,
 }
 
 /// Injected faults. Cheap to consult: one uncontended mutex per scale or HPA
@@ -85,9 +87,32 @@ impl Faults {
         });
     }
 
+    /// "RBAC denies VERB on RESOURCE": every request with that verb (as the
+    /// request counters name it: `get`, `list`, `watch`, ...) on that
+    /// resource (`horizontalpodautoscalers.autoscaling`,
+    /// `deployments.apps/scale`, `pods`, `pods.metrics.k8s.io`) answers 403
+    /// Forbidden with the API server's message, whatever the namespace.
+    pub fn forbid(&self, verb: &str, resource: &str, forbid: bool) {
+        self.with(|s| {
+            toggle(
+                &mut s.forbidden,
+                (verb.to_owned(), resource.to_owned()),
+                forbid,
+            );
+        });
+    }
+
     /// Removes every fault and override.
     pub fn clear(&self) {
         self.with(|s| *s = FaultState::default());
+    }
+
+    pub(crate) fn is_forbidden(&self, verb: &str, resource: &str) -> bool {
+        self.with(|s| {
+            !s.forbidden.is_empty()
+                && s.forbidden
+                    .contains(&(verb.to_owned(), resource.to_owned()))
+        })
     }
 
     pub(crate) fn get_scale_fails(&self, ns: &str, name: &str) -> bool {
@@ -119,7 +144,7 @@ impl Faults {
     }
 }
 
-fn toggle(set: &mut HashSet<Key>, k: Key, on: bool) {
+fn toggle<K: std::hash::Hash + Eq>(set: &mut HashSet<K>, k: K, on: bool) {
     if on {
         set.insert(k);
     } else {

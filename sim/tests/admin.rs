@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use hpa_core::clock::ScenarioClock;
-use hpa_sim::admin::{AdminClient, AdminError, CountedFault, FaultAction, SimAdmin, ToggleFault};
+use hpa_sim::admin::{
+    AdminClient, AdminError, CountedFault, FaultAction, ForbidFault, SimAdmin, ToggleFault,
+};
 use hpa_sim::{FeatureGates, KubernetesVersion, PodDelays, Sim, SimConfig};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -175,6 +177,76 @@ async fn a_fault_set_over_http_makes_a_scale_read_fail_until_cleared() {
     admin.clear_faults().await.unwrap();
     let scale: Scale = deps.get_scale("web").await.unwrap();
     assert_eq!(scale.spec.unwrap().replicas, Some(2));
+    server.stop().await;
+}
+
+/// RBAC's refusal, injected: the verb on the resource answers 403 with the
+/// API server's wording; other verbs and resources pass; lifting it or
+/// clearing the faults allows it again.
+#[tokio::test]
+async fn a_forbidden_verb_answers_403_naming_verb_and_resource() {
+    // A metrics backend nobody serves: RBAC answers before the proxy.
+    let server = Server::start(Sim::new(SimConfig {
+        metrics: Some(hpa_sim::Backend::Url("http://127.0.0.1:1".into())),
+        ..SimConfig::default()
+    }))
+    .await;
+    let admin = server.admin();
+    let deps: Api<Deployment> = Api::default_namespaced(server.kube());
+    deps.create(&PostParams::default(), &deployment("web", 2))
+        .await
+        .unwrap();
+    let forbid = |resource: &str, forbid: bool| {
+        FaultAction::Forbid(ForbidFault {
+            verb: "get".into(),
+            resource: resource.into(),
+            forbid,
+        })
+    };
+    admin
+        .set_fault(&forbid("deployments.apps/scale", true))
+        .await
+        .unwrap();
+    let err = deps.get_scale("web").await.unwrap_err();
+    let kube::Error::Api(status) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!((status.code, status.reason.as_str()), (403, "Forbidden"));
+    assert_eq!(
+        status.message,
+        "deployments.apps \"web\" is forbidden: User \"hpa-harness\" cannot get resource \"deployments/scale\" in API group \"apps\" in the namespace \"default\""
+    );
+    // Another verb, and the object itself, are not denied.
+    deps.get("web").await.unwrap();
+    deps.list(&ListParams::default()).await.unwrap();
+    admin
+        .set_fault(&forbid("deployments.apps/scale", false))
+        .await
+        .unwrap();
+    deps.get_scale("web").await.unwrap();
+    // An aggregated API's resource, named with its group.
+    admin
+        .set_fault(&FaultAction::Forbid(ForbidFault {
+            verb: "list".into(),
+            resource: "pods.metrics.k8s.io".into(),
+            forbid: true,
+        }))
+        .await
+        .unwrap();
+    let (code, body) = raw(
+        &server,
+        reqwest::Method::GET,
+        "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods",
+        "",
+    )
+    .await;
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body.contains("pods.metrics.k8s.io is forbidden: User \"hpa-harness\" cannot list resource \"pods\" in API group \"metrics.k8s.io\" in the namespace \"default\""),
+        "{body}"
+    );
+    admin.clear_faults().await.unwrap();
+    deps.get_scale("web").await.unwrap();
     server.stop().await;
 }
 

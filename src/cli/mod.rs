@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod capture;
 pub mod cleanup;
 pub mod conformance;
 /// `hpa-harness controller`: the `hpa-controller` binary's command line, as
@@ -60,8 +61,12 @@ pub struct Cli {
 pub enum Command {
     /// Run Gherkin scenarios (feature files or folders) against a cluster.
     Test(test::Args),
-    /// Run a scenario and print, for each sync, the controller's decision trace.
+    /// Run a scenario and print, for each sync, the controller's decision
+    /// trace; or explain a live HPA (NAMESPACE/NAME) read through a kubeconfig.
     Explain(explain::Args),
+    /// Write a live HPA (NAMESPACE/NAME) as a scenario that reproduces its
+    /// decision on the simulated cluster.
+    Capture(capture::Args),
     /// Replay a metric series (CSV, Prometheus JSON) against an HPA manifest
     /// and show what the HPA would do: a summary, JSON, a timeline picture.
     Replay(replay::Args),
@@ -85,6 +90,7 @@ pub async fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Test(args) => test::run(args).await,
         Command::Explain(args) => explain::run(args).await,
+        Command::Capture(args) => capture::run(args).await,
         Command::Replay(args) => replay::run(args).await,
         Command::Controller(args) => controller::run(args).await,
         Command::Sim(args) => sim::run(args).await,
@@ -98,6 +104,29 @@ pub async fn run(cli: Cli) -> CliResult {
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
 pub fn init_tracing(verbose: u8) {
     hpa_controller::cli::init_tracing_for(verbose, &["hpa_harness", "hpa_controller"]);
+}
+
+/// [`init_tracing`] for `cli`: a live `explain`, `capture` and `replay
+/// --prometheus` say what failed in one line of their own, so without `-v`
+/// (or `RUST_LOG`) the clients' logs of the same failure are left out.
+pub fn init_tracing_of(cli: &Cli) {
+    let live = match &cli.command {
+        Command::Capture(_) => true,
+        Command::Explain(args) => args.is_live(),
+        Command::Replay(args) => args.prometheus.is_some(),
+        _ => false,
+    };
+    if live && cli.verbose == 0 && std::env::var_os("RUST_LOG").is_none() {
+        let filter = tracing_subscriber::EnvFilter::new(
+            "warn,kube_client=off,rustls_platform_verifier=off,hpa_harness=info,hpa_controller=info",
+        );
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .try_init();
+    } else {
+        init_tracing(cli.verbose);
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use jiff::SignedDuration;
 use super::CliResult;
 use crate::plot::timeline::{Note, NoteKind};
 use crate::plot::{Layout, Timeline};
+use crate::replay::prometheus::{Auth, PrometheusError, Query, Range, Server};
 use crate::replay::series::SeriesArg;
 use crate::replay::{ReplayOptions, Spread, Summary, manifest, series};
 use hpa_controller::config::ControllerConfig;
@@ -16,7 +17,9 @@ use hpa_controller::config::ControllerConfig;
 /// Options of `hpa-harness replay`.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Example:
-  hpa-harness replay features/replay/hpa.yaml --series features/replay/traffic.csv --plot out.svg")]
+  hpa-harness replay features/replay/hpa.yaml --series features/replay/traffic.csv --plot out.svg
+  hpa-harness replay hpa.yaml --prometheus http://prometheus:9090 \\
+    --query 'sum(rate(http_requests_total{app=\"web\"}[2m]))' --since 24h --step 15s")]
 pub struct Args {
     /// The HPA manifest: a YAML file, possibly of many documents (`helm
     /// template` output); autoscaling/v2 or v1. Or a KEDA ScaledObject:
@@ -31,8 +34,54 @@ pub struct Args {
     /// summed). Repeat for several files. For a ScaledObject, one column
     /// per trigger (its name, metric name or type); an empty or `fail`
     /// cell is a failed read of that trigger.
-    #[arg(long, required = true, value_name = "[NAME=]FILE")]
+    #[arg(
+        long,
+        required_unless_present = "prometheus",
+        value_name = "[NAME=]FILE"
+    )]
     pub series: Vec<SeriesArg>,
+    /// Read the series from this Prometheus server's HTTP API
+    /// (`query_range`), besides or instead of files: `http://prometheus:9090`.
+    #[arg(long, value_name = "URL", requires = "queries")]
+    pub prometheus: Option<String>,
+    /// A PromQL query for --prometheus, one metric of the HPA each (repeat
+    /// for several). Its series are summed at each step, so a per-pod query
+    /// (a `pod` label) gives the workload's total; with `--pod-values
+    /// per-pod` they are averaged, each pod's value.
+    #[arg(long = "query", value_name = "PROMQL", requires = "prometheus")]
+    pub queries: Vec<String>,
+    /// The metric each --query feeds, in order (`cpu`, `memory`, or the
+    /// custom or external metric's name). Not needed for one query and an
+    /// HPA of one metric.
+    #[arg(long = "query-name", value_name = "NAME")]
+    pub query_names: Vec<String>,
+    /// How far back --prometheus reads.
+    #[arg(long, default_value = "24h", value_parser = crate::cli::controller::duration)]
+    pub since: std::time::Duration,
+    /// The query resolution of --prometheus.
+    #[arg(long, default_value = "15s", value_parser = crate::cli::controller::duration)]
+    pub step: std::time::Duration,
+    /// The end of the range --prometheus reads (RFC 3339; default: now).
+    #[arg(long, value_name = "TIME")]
+    pub until: Option<jiff::Timestamp>,
+    /// A file holding the bearer token for --prometheus (also
+    /// `$PROMETHEUS_BEARER_TOKEN`).
+    #[arg(long, value_name = "FILE", conflicts_with = "basic_auth_user")]
+    pub bearer_token_file: Option<PathBuf>,
+    /// The user of HTTP basic authentication to --prometheus; the password
+    /// from --basic-auth-password-file or `$PROMETHEUS_PASSWORD`.
+    #[arg(long, value_name = "USER")]
+    pub basic_auth_user: Option<String>,
+    /// A file holding the basic authentication password.
+    #[arg(long, value_name = "FILE", requires = "basic_auth_user")]
+    pub basic_auth_password_file: Option<PathBuf>,
+    /// PEM certificates that sign --prometheus's TLS certificate (trusted
+    /// instead of the system's).
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// Accept any TLS certificate from --prometheus.
+    #[arg(long)]
+    pub insecure_skip_verify: bool,
     /// Which HPA of the manifest file, when it holds several.
     #[arg(long, value_name = "NAME")]
     pub hpa_name: Option<String>,
@@ -95,10 +144,13 @@ pub enum ReplayArgError {
     /// The JSON result cannot be written.
     #[error("writing the JSON result")]
     Json(#[from] serde_json::Error),
+    /// --query-name does not name each --query.
+    #[error("{queries} --query but {names} --query-name: give one name per query, in order")]
+    QueryCount { queries: usize, names: usize },
 }
 
 /// Writes to stdout; a reader that went away (`| head`) is no error.
-fn print_out(text: &str) -> std::io::Result<()> {
+pub(crate) fn print_out(text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     match std::io::stdout().lock().write_all(text.as_bytes()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -230,10 +282,97 @@ fn keda_notes(k: &crate::replay::summary::KedaSummary) -> Vec<Note> {
     steps.chain(spans).collect()
 }
 
+/// A secret from a file (trailing newline dropped) or the environment.
+fn secret(
+    file: Option<&Path>,
+    what: &'static str,
+    env: &str,
+) -> Result<Option<String>, PrometheusError> {
+    match file {
+        Some(path) => std::fs::read_to_string(path)
+            .map(|t| Some(t.trim_end_matches(['\n', '\r']).to_owned()))
+            .map_err(|e| PrometheusError::File {
+                what,
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }),
+        None => Ok(std::env::var(env).ok().filter(|v| !v.is_empty())),
+    }
+}
+
+/// The series `args` name: the files, and the answers of --prometheus.
+pub async fn load_series(
+    args: &Args,
+) -> Result<series::Series, Box<dyn std::error::Error + Send + Sync>> {
+    let combine = match args.pod_values {
+        Spread::PerPod => series::Combine::MeanPerPod,
+        Spread::Total => series::Combine::Sum,
+    };
+    let Some(url) = &args.prometheus else {
+        return Ok(series::load_with(&args.series, &[], combine)?);
+    };
+    // One query for an HPA of one metric needs no name: the replay feeds
+    // the one column to the one metric.
+    let names: Vec<Option<String>> = if args.query_names.is_empty() && args.queries.len() == 1 {
+        vec![None]
+    } else if args.query_names.len() == args.queries.len() {
+        args.query_names.iter().cloned().map(Some).collect()
+    } else {
+        return Err(ReplayArgError::QueryCount {
+            queries: args.queries.len(),
+            names: args.query_names.len(),
+        }
+        .into());
+    };
+    let auth = if let Some(user) = &args.basic_auth_user {
+        let password = secret(
+            args.basic_auth_password_file.as_deref(),
+            "--basic-auth-password-file",
+            "PROMETHEUS_PASSWORD",
+        )?
+        .unwrap_or_default();
+        Auth::Basic {
+            user: user.clone(),
+            password,
+        }
+    } else {
+        match secret(
+            args.bearer_token_file.as_deref(),
+            "--bearer-token-file",
+            "PROMETHEUS_BEARER_TOKEN",
+        )? {
+            Some(token) => Auth::Bearer(token),
+            None => Auth::None,
+        }
+    };
+    let server = Server {
+        url: url.clone(),
+        auth,
+        ca_file: args.ca_file.clone(),
+        insecure_skip_verify: args.insecure_skip_verify,
+    };
+    let queries: Vec<Query> = args
+        .queries
+        .iter()
+        .zip(names)
+        .map(|(q, name)| Query {
+            promql: q.clone(),
+            name,
+        })
+        .collect();
+    let range = Range {
+        end: args.until.unwrap_or_else(jiff::Timestamp::now),
+        since: args.since,
+        step: args.step,
+    };
+    let answers = server.query_range(&queries, range).await?;
+    Ok(series::load_with(&args.series, &answers, combine)?)
+}
+
 /// Runs `hpa-harness replay`.
 pub async fn run(args: Args) -> CliResult {
     let config = config(&args)?;
-    let series = series::load(&args.series)?;
+    let series = load_series(&args).await?;
     let options = ReplayOptions {
         config,
         spread: args.pod_values,

@@ -13,6 +13,9 @@
 //! in-process controller) one release, which `/version` reports; the admin
 //! API (`PUT /admin/v1/feature-gates`) changes it later.
 //!
+//! With `--controller`, the API server's address also serves the
+//! controller's `/debug/decisions` and `/debug/syncs`.
+//!
 //! Prints, one per line on stdout: `api-server: URL`, `kubeconfig: PATH`,
 //! `metrics-server: URL` (and `controller: in-process`) so that scripts and
 //! tests can pick them up.
@@ -85,6 +88,8 @@ pub struct Args {
     /// advance), and report every running pod to the built-in metrics
     /// server with its share of its workload's load
     /// (`PUT /control/v1/loads/NAMESPACE/WORKLOAD` `{"cpu": "350m"}`).
+    /// Its decisions are served on the API server's address at
+    /// `/debug/decisions`.
     #[arg(long)]
     pub controller: bool,
 
@@ -200,6 +205,9 @@ pub async fn run(args: Args) -> CliResult {
     let mut router = sim.router();
     if let Some(c) = &controller {
         println!("controller: in-process");
+        // The controller's decisions beside the API, as `hpa-controller`
+        // serves them on its --bind-address.
+        router = router.merge(hpa_controller::server::debug_app(c.server_state()));
         if sim.virtual_clock().is_some() {
             router = router.layer(axum::middleware::from_fn_with_state(
                 Arc::clone(c),

@@ -97,6 +97,11 @@ impl InProcess {
         Ok(())
     }
 
+    /// What the controller's debug endpoints read (`/debug/decisions`).
+    pub fn server_state(&self) -> hpa_controller::server::ServerState {
+        self.handle.server_state()
+    }
+
     /// Stops the controller.
     pub async fn shutdown(self) -> Result<(), RunError> {
         self.handle.shutdown().await

@@ -17,6 +17,15 @@ pub fn table(offset: SignedDuration, decisions: &[(String, DecisionRecord)]) -> 
         "── sync at +{} ─────────────────────────────────────────────",
         fake_metrics_server::script::format_go_duration(offset)
     );
+    out.push_str(&rows(decisions));
+    out
+}
+
+/// The table of [`table`] without its heading: one row per HPA, its
+/// events and its decision trace underneath (also what `explain
+/// NAMESPACE/NAME` prints for a live HPA).
+pub fn rows(decisions: &[(String, DecisionRecord)]) -> String {
+    let mut out = String::new();
     let rows: Vec<[String; 5]> = decisions
         .iter()
         .map(|(key, d)| {
@@ -41,6 +50,10 @@ pub fn table(offset: SignedDuration, decisions: &[(String, DecisionRecord)]) -> 
             let outcome = match (&d.error, d.rescaled) {
                 (Some(e), _) => format!("error: {e}"),
                 (None, true) => "rescaled".to_owned(),
+                // A dry run (and a live explanation) writes nothing.
+                (None, false) if d.dry_run && d.desired_replicas != d.current_replicas => {
+                    "would rescale".to_owned()
+                }
                 (None, false) => "unchanged".to_owned(),
             };
             [

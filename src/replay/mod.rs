@@ -8,6 +8,7 @@
 pub mod error;
 pub mod keda;
 pub mod manifest;
+pub mod prometheus;
 pub mod run;
 pub mod series;
 pub mod summary;

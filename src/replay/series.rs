@@ -246,8 +246,42 @@ struct RawColumn {
     samples: Vec<(Time, f64)>,
 }
 
+/// How the series of one Prometheus answer that share a column become its
+/// value at each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Combine {
+    /// Added up: a per-pod query gives the workload's total.
+    #[default]
+    Sum,
+    /// Averaged, when the series are per pod (a `pod` label): the value of
+    /// one pod (a replay giving each pod the value as it is).
+    MeanPerPod,
+}
+
+/// One `query_range` answer read from a server: where it came from (named
+/// in messages), its text, and the column it feeds (`None`: its series'
+/// `__name__`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryRangeText {
+    pub source: PathBuf,
+    pub text: String,
+    pub name: Option<String>,
+}
+
 /// Reads every series file and puts them on one time axis.
 pub fn load(args: &[SeriesArg]) -> Result<Series, SeriesError> {
+    load_with(args, &[], Combine::Sum)
+}
+
+/// Reads every series file and every `query_range` answer (the chunks of
+/// one query join into one column, in time order), and puts them on one
+/// time axis; `combine` says how per-pod series of an answer (files'
+/// included) make one value.
+pub fn load_with(
+    args: &[SeriesArg],
+    answers: &[QueryRangeText],
+    combine: Combine,
+) -> Result<Series, SeriesError> {
     let mut files: Vec<(PathBuf, Vec<RawColumn>)> = Vec::new();
     for arg in args {
         let text = std::fs::read_to_string(&arg.file).map_err(|source| SeriesError::Read {
@@ -255,7 +289,7 @@ pub fn load(args: &[SeriesArg]) -> Result<Series, SeriesError> {
             source,
         })?;
         let columns = if text.trim_start().starts_with('{') {
-            prometheus(&arg.file, &text, arg.name.as_deref())?
+            prometheus(&arg.file, &text, arg.name.as_deref(), combine)?
         } else {
             csv_columns(&arg.file, &text)?
         };
@@ -268,6 +302,42 @@ pub fn load(args: &[SeriesArg]) -> Result<Series, SeriesError> {
             });
         }
         files.push((arg.file.clone(), columns));
+    }
+    for answer in answers {
+        let columns = prometheus(
+            &answer.source,
+            &answer.text,
+            answer.name.as_deref(),
+            combine,
+        )?;
+        match files.iter_mut().find(|(f, _)| *f == answer.source) {
+            // A later chunk of the same query: its samples follow.
+            Some((_, known)) => {
+                for column in columns {
+                    match known.iter_mut().find(|c| c.name == column.name) {
+                        Some(c) => {
+                            let last = c.samples.last().map(|(t, _)| t.secs());
+                            c.samples.extend(
+                                column
+                                    .samples
+                                    .into_iter()
+                                    .filter(|(t, _)| last.is_none_or(|l| t.secs() > l)),
+                            );
+                        }
+                        None => known.push(column),
+                    }
+                }
+            }
+            None => files.push((answer.source.clone(), columns)),
+        }
+    }
+    for (file, columns) in &files {
+        if columns
+            .iter()
+            .all(|c| c.samples.iter().all(|(_, v)| v.is_nan()))
+        {
+            return Err(SeriesError::Empty { file: file.clone() });
+        }
     }
     let first_time = |cols: &[RawColumn]| cols.iter().find_map(|c| c.samples.first().map(|s| s.0));
     let mut kind: Option<(Time, PathBuf)> = None;
@@ -457,8 +527,14 @@ struct PromSeries {
 
 /// Reads a `query_range` answer: series with the same name (`NAME=` of the
 /// argument, else their `__name__`, else `value`) are summed, so that a
-/// per-pod query gives the total.
-fn prometheus(file: &Path, text: &str, name: Option<&str>) -> Result<Vec<RawColumn>, SeriesError> {
+/// per-pod query gives the total (averaged instead with
+/// [`Combine::MeanPerPod`] when they carry a `pod` label).
+fn prometheus(
+    file: &Path,
+    text: &str,
+    name: Option<&str>,
+    combine: Combine,
+) -> Result<Vec<RawColumn>, SeriesError> {
     let de = &mut serde_json::Deserializer::from_str(text);
     let answer: PromAnswer = serde_path_to_error::deserialize(de).map_err(|e| {
         let inner = e.inner();
@@ -496,7 +572,10 @@ fn prometheus(file: &Path, text: &str, name: Option<&str>) -> Result<Vec<RawColu
             ),
         ));
     }
-    let mut sums: BTreeMap<String, BTreeMap<u64, f64>> = BTreeMap::new();
+    // Per column and step: the sum of the series' values and their number.
+    let mut sums: BTreeMap<String, BTreeMap<u64, (f64, u32)>> = BTreeMap::new();
+    let mean =
+        combine == Combine::MeanPerPod && data.result.iter().any(|s| s.metric.contains_key("pod"));
     for (i, s) in data.result.iter().enumerate() {
         let column = name
             .map(str::to_owned)
@@ -514,7 +593,9 @@ fn prometheus(file: &Path, text: &str, name: Option<&str>) -> Result<Vec<RawColu
             // NaN and ±Inf (a division by zero in the query) are gaps.
             if v.is_finite() {
                 // Millisecond keys: Prometheus steps are aligned to them.
-                *sum.entry((t * 1000.0).round() as u64).or_default() += v;
+                let entry = sum.entry((t * 1000.0).round() as u64).or_default();
+                entry.0 += v;
+                entry.1 += 1;
             }
         }
     }
@@ -525,7 +606,10 @@ fn prometheus(file: &Path, text: &str, name: Option<&str>) -> Result<Vec<RawColu
             line: 1,
             samples: samples
                 .into_iter()
-                .map(|(ms, v)| (Time::Absolute(ms as f64 / 1000.0), v))
+                .map(|(ms, (total, n))| {
+                    let v = if mean { total / f64::from(n) } else { total };
+                    (Time::Absolute(ms as f64 / 1000.0), v)
+                })
                 .collect(),
         })
         .collect())
@@ -613,6 +697,43 @@ mod tests {
         assert_eq!(s.names(), ["cpu"]);
         assert_eq!(s.column("cpu").unwrap().samples, [(0.0, 0.5), (15.0, 0.5)]);
         assert_eq!(s.start, Some(1_700_000_000.0));
+    }
+
+    #[test]
+    fn per_pod_series_are_averaged_when_each_pod_gets_the_value_as_it_is() {
+        let json = r#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"pod":"a"},"values":[[1700000000,"0.2"],[1700000015,"0.6"]]},
+            {"metric":{"pod":"b"},"values":[[1700000000,"0.4"]]}]}}"#;
+        let answer = QueryRangeText {
+            source: PathBuf::from("http://prometheus:9090"),
+            text: json.to_owned(),
+            name: Some("cpu".to_owned()),
+        };
+        let mean = load_with(&[], std::slice::from_ref(&answer), Combine::MeanPerPod).unwrap();
+        let samples = &mean.column("cpu").unwrap().samples;
+        assert_eq!(samples.len(), 2);
+        assert!((samples[0].1 - 0.3).abs() < 1e-9, "{samples:?}");
+        assert!((samples[1].1 - 0.6).abs() < 1e-9, "{samples:?}");
+        let sum = load_with(&[], &[answer], Combine::Sum).unwrap();
+        assert!((sum.column("cpu").unwrap().samples[0].1 - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_chunks_of_one_query_join_in_time_order() {
+        let chunk = |t0: u64, t1: u64| QueryRangeText {
+            source: PathBuf::from("http://prometheus:9090 q"),
+            text: format!(
+                r#"{{"status":"success","data":{{"resultType":"matrix","result":[
+                {{"metric":{{}},"values":[[{t0},"1"],[{t1},"2"]]}}]}}}}"#
+            ),
+            name: Some("rps".to_owned()),
+        };
+        // The second chunk starts at the first's last step: it is not repeated.
+        let s = load_with(&[], &[chunk(100, 115), chunk(115, 130)], Combine::Sum).unwrap();
+        assert_eq!(
+            s.column("rps").unwrap().samples,
+            [(0.0, 1.0), (15.0, 2.0), (30.0, 2.0)]
+        );
     }
 
     #[test]

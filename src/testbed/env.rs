@@ -305,6 +305,11 @@ fn describe(action: &FaultAction) -> (String, &str, &str) {
             &o.namespace,
             &o.name,
         ),
+        FaultAction::Forbid(d) => (
+            format!("Forbid({} {}, {})", d.verb, d.resource, d.forbid),
+            "",
+            "",
+        ),
         FaultAction::OverrideScaleSelector(o) => (
             format!("OverrideScaleSelector({:?})", o.selector),
             &o.namespace,

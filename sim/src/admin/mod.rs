@@ -13,6 +13,7 @@
 //! | `GET /admin/v1/clock` | | [`ClockState`] |
 //! | `POST /admin/v1/clock` | `{"advance": "90s"}` or `{"set": RFC 3339}` | [`Sim::advance`], or puts the clock there; answers [`ClockState`] |
 //! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
+//! | `POST /admin/v1/faults` | `{"forbid": {"verb": "get", "resource": "deployments.apps/scale"}}` | that verb on that resource answers 403 Forbidden, as RBAC would; 204 |
 //! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
 //! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s", "maxRunning": 2}` | [`Sim::set_pod_delays`]; 204 |
 //! | `GET /admin/v1/feature-gates` | | [`FeatureGatesState`]: the release and every gate it registers |
@@ -106,6 +107,9 @@ pub enum FaultAction {
     OverrideScaleReplicas(ReplicasOverride),
     /// The target's `/scale` reports this selector (`""`: none).
     OverrideScaleSelector(SelectorOverride),
+    /// Requests with this verb on this resource answer 403 Forbidden, as
+    /// when RBAC denies them (or not, with `forbid: false`).
+    Forbid(ForbidFault),
 }
 
 fn default_namespace() -> String {
@@ -128,6 +132,23 @@ pub struct ToggleFault {
     /// On (default) or off.
     #[serde(default = "yes")]
     pub fail: bool,
+}
+
+/// A verb on a resource that RBAC denies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ForbidFault {
+    /// The verb as the request counters name it: `get`, `list`, `watch`,
+    /// `create`, `update`, `patch`, `delete`.
+    pub verb: String,
+    /// The resource as the request counters name it, with its group and
+    /// subresource: `horizontalpodautoscalers.autoscaling`,
+    /// `deployments.apps/scale`, `pods`; an aggregated API's as
+    /// `RESOURCE.GROUP` (`pods.metrics.k8s.io`).
+    pub resource: String,
+    /// Denied (default) or allowed again.
+    #[serde(default = "yes")]
+    pub forbid: bool,
 }
 
 /// A fault for the next `times` requests.
@@ -405,6 +426,7 @@ pub fn apply_fault(sim: &Sim, action: &FaultAction) {
         FaultAction::OverrideScaleSelector(o) => {
             f.override_scale_selector(&o.namespace, &o.name, &o.selector);
         }
+        FaultAction::Forbid(d) => f.forbid(&d.verb, &d.resource, d.forbid),
     }
 }
 

@@ -1,0 +1,564 @@
+//! `hpa-harness explain NAMESPACE/NAME` and `hpa-harness capture` against a
+//! live cluster: `hpa-harness sim --controller --virtual-clock` run as a
+//! separate process (our controller in it, the fake metrics server behind
+//! the aggregated metrics APIs), reached through its kubeconfig.
+//!
+//! Checked: the explanation's trace is the controller's own decision at the
+//! same moment (its `/debug/decisions`); a captured scenario passes with
+//! `hpa-harness test`; a verb RBAC denies is refused in one line naming the
+//! verb and resource; and bad input (an HPA or target that does not exist,
+//! a metrics API that is down) is one line and a non-zero exit.
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use kube::api::{Api, PostParams};
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+mod support;
+use support::{BIN, temp_dir};
+
+/// A running `hpa-harness sim --controller --virtual-clock`.
+struct Sim {
+    _child: Child,
+    api: String,
+    metrics: String,
+    kubeconfig: PathBuf,
+    http: reqwest::Client,
+}
+
+async fn start_sim(dir: &Path) -> Sim {
+    let kubeconfig = dir.join("kubeconfig");
+    // An hour back, so that the clock moves of a test stay in the past.
+    let start = (jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1))
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
+    let mut child = Command::new(BIN)
+        .args([
+            "sim",
+            "--controller",
+            "--virtual-clock",
+            &start,
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut api, mut metrics) = (None, None);
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(v) = line.strip_prefix("api-server: ") {
+                api = Some(v.trim().to_owned());
+            } else if let Some(v) = line.strip_prefix("metrics-server: ") {
+                metrics = Some(v.trim().to_owned());
+            } else if line.starts_with("kubeconfig: ") {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("the sim announces its kubeconfig within 60 s");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    // Building a ControlClient installs the rustls provider reqwest needs.
+    let _ = fake_metrics_server::client::ControlClient::new("http://127.0.0.1:1").unwrap();
+    Sim {
+        _child: child,
+        api: api.unwrap(),
+        metrics: metrics.unwrap(),
+        kubeconfig,
+        http: reqwest::Client::new(),
+    }
+}
+
+impl Sim {
+    async fn send(&self, method: reqwest::Method, url: String, body: Value) {
+        let r = self
+            .http
+            .request(method, &url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        assert!(status.is_success(), "{url}: {}", r.text().await.unwrap());
+    }
+
+    async fn advance(&self, by: &str) {
+        self.send(
+            reqwest::Method::POST,
+            format!("{}/admin/v1/clock", self.api),
+            json!({"advance": by}),
+        )
+        .await;
+    }
+
+    /// The workload's load, shared among its running pods.
+    async fn load(&self, workload: &str, cpu: &str) {
+        self.send(
+            reqwest::Method::PUT,
+            format!("{}/control/v1/loads/default/{workload}", self.metrics),
+            json!({"cpu": cpu}),
+        )
+        .await;
+    }
+
+    async fn fault(&self, fault: Value) {
+        self.send(
+            reqwest::Method::POST,
+            format!("{}/admin/v1/faults", self.api),
+            fault,
+        )
+        .await;
+    }
+
+    async fn clear_faults(&self) {
+        let r = self
+            .http
+            .delete(format!("{}/admin/v1/faults", self.api))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+
+    async fn client(&self) -> kube::Client {
+        let kubeconfig = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        kube::Client::try_from(config).unwrap()
+    }
+
+    async fn create(&self, deployment: Value, hpa: Value) {
+        let client = self.client().await;
+        if !deployment.is_null() {
+            let api: Api<Deployment> = Api::default_namespaced(client.clone());
+            api.create(
+                &PostParams::default(),
+                &serde_json::from_value(deployment).unwrap(),
+            )
+            .await
+            .unwrap();
+        }
+        let api: Api<HorizontalPodAutoscaler> = Api::default_namespaced(client);
+        api.create(
+            &PostParams::default(),
+            &serde_json::from_value(hpa).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// `hpa-harness ARGS --kubeconfig K`: exit code, stdout, stderr.
+    async fn harness(&self, args: &[&str]) -> (i32, String, String) {
+        let out = tokio::time::timeout(
+            Duration::from_secs(120),
+            Command::new(BIN)
+                .args(args)
+                .arg("--kubeconfig")
+                .arg(&self.kubeconfig)
+                .stdin(Stdio::null())
+                .kill_on_drop(true)
+                .output(),
+        )
+        .await
+        .expect("hpa-harness finishes within 120 s")
+        .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// The controller's latest decision for `key`, from `/debug/decisions`.
+    async fn latest_decision(&self, key: &str) -> Value {
+        let report: Value = self
+            .http
+            .get(format!("{}/debug/decisions", self.api))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        report["hpas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["key"] == key)
+            .and_then(|h| h["decisions"].as_array().unwrap().last().cloned())
+            .unwrap_or_else(|| panic!("no decision for {key} in {report}"))
+    }
+}
+
+fn deployment(name: &str, replicas: i32) -> Value {
+    json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "200m"}}}]}
+            }
+        }
+    })
+}
+
+fn hpa(name: &str, target: &str) -> Value {
+    json!({
+        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": name},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "minReplicas": 1, "maxReplicas": 10,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50}}}]
+        }
+    })
+}
+
+/// Whether deploy/explain-rbac.yaml grants `verb` on `resource` as the
+/// sim's request counters name it (`deployments.apps/scale`, `pods`; an
+/// aggregated API by its group, `metrics.k8s.io`).
+fn granted(verb: &str, resource: &str) -> bool {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/explain-rbac.yaml"
+    ))
+    .unwrap();
+    let role: Value = serde_saphyr::from_str(&text).unwrap();
+    let aggregated = [
+        "metrics.k8s.io",
+        "custom.metrics.k8s.io",
+        "external.metrics.k8s.io",
+    ];
+    let (group, plural) = if aggregated.contains(&resource) {
+        (resource.to_owned(), None)
+    } else {
+        let (name, sub) = resource
+            .split_once('/')
+            .map_or((resource, None), |(n, s)| (n, Some(s)));
+        let (plural, group) = name.split_once('.').unwrap_or((name, ""));
+        (
+            group.to_owned(),
+            Some(match sub {
+                Some(sub) => format!("{plural}/{sub}"),
+                None => plural.to_owned(),
+            }),
+        )
+    };
+    role["rules"].as_array().unwrap().iter().any(|rule| {
+        let has = |key: &str, want: &str| {
+            rule[key]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v == want || v == "*" || (want.ends_with("/scale") && v == "*/scale"))
+        };
+        has("verbs", verb)
+            && has("apiGroups", &group)
+            && plural.as_deref().is_none_or(|p| has("resources", p))
+    })
+}
+
+/// Exactly one line on stderr, `error: ` and what went wrong.
+fn one_line_error(stderr: &str) -> &str {
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line on stderr:\n{stderr}");
+    lines[0]
+        .strip_prefix("error: ")
+        .unwrap_or_else(|| panic!("an error line: {stderr}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_explanation_is_the_controllers_decision_and_a_capture_reproduces_it() {
+    let dir = temp_dir("live");
+    let sim = start_sim(dir.path()).await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    // 300m over 2 pods requesting 200m: 75% of a 50% target, 3 replicas;
+    // then 100m each, and six minutes so the scale-down window holds 3s only.
+    sim.load("web", "300m").await;
+    sim.advance("6m").await;
+
+    let r = sim
+        .http
+        .delete(format!("{}/admin/v1/requests", sim.api))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success());
+    let (code, out, err) = sim
+        .harness(&["explain", "default/web", "--output", "json"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let ours: Value = serde_json::from_str(out.trim()).unwrap();
+    // Every request it made is one deploy/explain-rbac.yaml grants.
+    let counted: Value = sim
+        .http
+        .get(format!("{}/admin/v1/requests", sim.api))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let requests = counted["requests"].as_array().unwrap();
+    assert!(requests.len() >= 4, "{counted}");
+    for r in requests {
+        let (verb, resource) = (r["verb"].as_str().unwrap(), r["resource"].as_str().unwrap());
+        assert!(
+            granted(verb, resource),
+            "explain made {verb} {resource}, which deploy/explain-rbac.yaml does not grant"
+        );
+    }
+    let theirs = sim.latest_decision("default/web").await;
+    assert_eq!(theirs["desiredReplicas"], 3, "{theirs}");
+    // The whole trace: every metric's value, ratio and proposal, every
+    // pod's share, the normalization steps, at the same moment.
+    assert_eq!(ours["trace"], theirs["trace"]);
+    assert_eq!(ours["desiredReplicas"], 3);
+    assert_eq!(ours["agreement"]["agrees"], true, "{}", ours["agreement"]);
+    assert_eq!(ours["release"]["version"], "1.37");
+
+    // The text names the same decision, and says the status agrees.
+    let (code, text, err) = sim.harness(&["explain", "web"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("── HPA default/web at "), "{text}");
+    assert!(
+        text.contains("default/web │ 3       │ 3       │ unchanged"),
+        "{text}"
+    );
+    assert!(text.contains("what the API cannot show:"), "{text}");
+    assert!(
+        text.contains("verdict: our computation agrees with the status (desired 3)."),
+        "{text}"
+    );
+
+    // The load doubles: the status (the last sync's) lags what is read now.
+    sim.load("web", "600m").await;
+    let (code, text, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("verdict: our computation and the status disagree:"),
+        "{text}"
+    );
+    assert!(
+        text.contains("desired replicas: the status says 3, we compute 6"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. The metrics moved since the controller's last sync"),
+        "{text}"
+    );
+
+    // Captured now, the scenario expects what the computation gives (6),
+    // and passes on the simulated cluster.
+    let feature = dir.path().join("web.feature");
+    let (code, out, err) = sim
+        .harness(&["capture", "default/web", "-o", feature.to_str().unwrap()])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("the scenario expects 6"), "{out}");
+    let text = std::fs::read_to_string(&feature).unwrap();
+    assert!(
+        text.contains("Then the deployment \"web\" has 6 replicas"),
+        "{text}"
+    );
+    assert!(
+        text.contains("And a deployment \"web\" with pods:"),
+        "{text}"
+    );
+    assert!(text.contains("And the pods report:"), "{text}");
+    assert!(
+        !text.contains("managedFields") && !text.contains("status:"),
+        "{text}"
+    );
+    let run = Command::new(BIN)
+        .args(["test"])
+        .arg(&feature)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "the captured scenario passes:\n{text}\n{}",
+        String::from_utf8_lossy(&run.stdout)
+    );
+
+    // --watch explains again at every sync period (a second, here), until
+    // stopped; one JSON document a line.
+    let mut watch = Command::new(BIN)
+        .args([
+            "explain",
+            "default/web",
+            "--watch",
+            "--output",
+            "json",
+            "--flag",
+            "horizontal-pod-autoscaler-sync-period=1s",
+            "--kubeconfig",
+        ])
+        .arg(&sim.kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+        let started = std::time::Instant::now();
+        for _ in 0..3 {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("--watch explains every period")
+                .unwrap()
+                .unwrap();
+            let doc: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(doc["hpa"], "default/web");
+        }
+        assert!(
+            started.elapsed() >= Duration::from_secs(2),
+            "three explanations a period apart take two periods"
+        );
+    }
+    watch.kill().await.unwrap();
+
+    // With --series, the metrics sampled over time, and what replays them.
+    let (code, out, err) = sim
+        .harness(&[
+            "capture",
+            "default/web",
+            "-o",
+            feature.to_str().unwrap(),
+            "--series",
+            "--interval",
+            "200ms",
+            "--duration",
+            "600ms",
+        ])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("hpa-harness replay"), "{out}");
+    let csv = std::fs::read_to_string(dir.path().join("web.series.csv")).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "timestamp,cpu");
+    assert_eq!(rows[1], "0s,0.6", "the total over the pods: {csv}");
+    assert_eq!(rows.len(), 5, "{csv}");
+    let replay = Command::new(BIN)
+        .args(["replay"])
+        .arg(dir.path().join("web.replay.yaml"))
+        .arg("--series")
+        .arg(dir.path().join("web.series.csv"))
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refusals_and_bad_input_are_one_line_errors_with_a_failing_exit() {
+    let dir = temp_dir("live-errors");
+    let sim = start_sim(dir.path()).await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    sim.create(Value::Null, hpa("ghost", "ghost")).await;
+    sim.load("web", "200m").await;
+    sim.advance("30s").await;
+
+    // RBAC denies reading the HPA.
+    sim.fault(
+        json!({"forbid": {"verb": "get", "resource": "horizontalpodautoscalers.autoscaling"}}),
+    )
+    .await;
+    let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 1);
+    let line = one_line_error(&err);
+    assert!(
+        line.starts_with(
+            "RBAC denies get on horizontalpodautoscalers.autoscaling in namespace default: "
+        ),
+        "{line}"
+    );
+    assert!(line.contains("deploy/explain-rbac.yaml"), "{line}");
+    sim.clear_faults().await;
+
+    // RBAC denies the scale subresource, and the metrics API: named too.
+    sim.fault(json!({"forbid": {"verb": "get", "resource": "deployments.apps/scale"}}))
+        .await;
+    let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 1);
+    assert!(
+        one_line_error(&err)
+            .starts_with("RBAC denies get on deployments.apps/scale in namespace default"),
+        "{err}"
+    );
+    sim.clear_faults().await;
+    sim.fault(json!({"forbid": {"verb": "list", "resource": "pods.metrics.k8s.io"}}))
+        .await;
+    let (code, _, err) = sim
+        .harness(&["capture", "default/web", "-o", "/dev/null"])
+        .await;
+    assert_eq!(code, 1);
+    assert!(
+        one_line_error(&err)
+            .starts_with("RBAC denies list on pods.metrics.k8s.io in namespace default"),
+        "{err}"
+    );
+    sim.clear_faults().await;
+
+    // An HPA that does not exist; a target that does not exist.
+    let (code, _, err) = sim.harness(&["explain", "default/nope"]).await;
+    assert_eq!(
+        (code, one_line_error(&err)),
+        (1, "HPA default/nope not found")
+    );
+    let (code, _, err) = sim.harness(&["explain", "default/ghost"]).await;
+    assert_eq!(code, 1);
+    assert_eq!(
+        one_line_error(&err),
+        "HPA default/ghost: its scale target Deployment ghost does not exist (deployments.apps \"ghost\" not found)"
+    );
+    // Every HPA of the namespace: the good one explained, the bad one
+    // named, and the exit fails.
+    let (code, out, err) = sim.harness(&["explain", "-A"]).await;
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("── HPA default/web at "), "{out}");
+    assert!(
+        one_line_error(&err).starts_with("HPA default/ghost: "),
+        "{err}"
+    );
+
+    // The resource metrics API down.
+    sim.send(
+        reqwest::Method::PUT,
+        format!("{}/control/v1/faults/resource", sim.metrics),
+        json!({"status": 503}),
+    )
+    .await;
+    let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 1);
+    let line = one_line_error(&err);
+    assert!(
+        line.starts_with("HPA default/web: the metrics APIs did not answer: unable to fetch metrics from resource metrics API: "),
+        "{line}"
+    );
+}
