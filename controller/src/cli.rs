@@ -172,6 +172,14 @@ pub struct Args {
     /// This replica's identity (Lease holder, event reporting instance).
     #[arg(long)]
     pub identity: Option<String>,
+
+    /// Sync only when asked, over --bind-address (`POST /debug/sync`), on
+    /// the clock the requests give: how `hpa-harness test
+    /// --controller-binary` drives this binary through scenarios on a
+    /// virtual clock. Prints `debug-server: URL` on stdout. Not for
+    /// clusters.
+    #[arg(long, hide = true)]
+    pub sync_on_demand: bool,
 }
 
 impl Args {
@@ -327,12 +335,25 @@ pub async fn run(args: Args) -> CliResult {
     );
     // The deployable owns the registry: the controller registers into it.
     let metrics = ControllerMetrics::register(prometheus_client::registry::Registry::default());
+    // On demand, the clock is the harness's: it starts at the host's time
+    // and each request moves it.
+    let virtual_clock = args
+        .sync_on_demand
+        .then(|| hpa_core::clock::VirtualClock::new(jiff::Timestamp::now()));
+    let clock: Arc<dyn hpa_core::clock::Clock> = match &virtual_clock {
+        Some(clock) => Arc::new(clock.clone()),
+        None => Arc::new(SystemClock),
+    };
     let handle = ControllerHandle::start_with_metrics(
         client,
         ControllerOptions {
             config,
-            clock: Arc::new(SystemClock),
-            mode: SyncMode::Periodic,
+            clock,
+            mode: if args.sync_on_demand {
+                SyncMode::Manual
+            } else {
+                SyncMode::Periodic
+            },
             identity,
             leader_election,
             sync_timeout: Duration::from_secs(60),
@@ -341,6 +362,9 @@ pub async fn run(args: Args) -> CliResult {
         args.extensions(),
         metrics,
     );
+    if let Some(clock) = virtual_clock {
+        return run_on_demand(handle, listener, args.bind_address, clock).await;
+    }
     let stop_server = CancellationToken::new();
     if let Some(addr) = args.health_bind_address {
         let health = tokio::net::TcpListener::bind(addr)
@@ -377,6 +401,33 @@ pub async fn run(args: Args) -> CliResult {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// The controller synced on demand ([`crate::on_demand`]) until SIGTERM or
+/// SIGINT; the debug server's address goes to stdout.
+async fn run_on_demand(
+    handle: ControllerHandle,
+    listener: tokio::net::TcpListener,
+    bind: SocketAddr,
+    clock: hpa_core::clock::VirtualClock,
+) -> CliResult {
+    let handle = Arc::new(handle);
+    let router = server::app(handle.server_state())
+        .merge(crate::on_demand::routes(Arc::clone(&handle), clock));
+    let addr = listener
+        .local_addr()
+        .map_err(|source| ControllerCliError::Bind { addr: bind, source })?;
+    println!("debug-server: http://{addr}");
+    let stop = CancellationToken::new();
+    let server = tokio::spawn(server::serve(listener, router, stop.clone()));
+    shutdown_signal().await;
+    stop.cancel();
+    let _ = server.await;
+    match Arc::into_inner(handle) {
+        Some(handle) => handle.shutdown().await?,
+        None => tracing::warn!("a request still holds the controller; not waiting for it"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

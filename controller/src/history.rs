@@ -14,21 +14,22 @@ use hpa_core::normalize::{Recommendation, ScaleEvent};
 use jiff::{SignedDuration, Timestamp};
 
 /// A recommendation as the harness sees it: how long ago, how many replicas.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AgedRecommendation {
     pub age: SignedDuration,
     pub replicas: i32,
 }
 
 /// Which way a scale event went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Direction {
     Up,
     Down,
 }
 
 /// A scale event as the harness sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AgedScaleEvent {
     pub age: SignedDuration,
     pub direction: Direction,

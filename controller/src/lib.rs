@@ -50,6 +50,7 @@ pub mod leader;
 pub mod metrics;
 pub mod metrics_client;
 pub mod observe;
+pub mod on_demand;
 pub mod pod_index;
 pub mod queue;
 pub mod ratelimit;

@@ -248,7 +248,7 @@ impl Progress {
 }
 
 /// What one [`ControllerHandle::sync_all_now`] did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SyncReport {
     /// HPAs reconciled.
     pub reconciled: Vec<String>,

@@ -12,8 +12,10 @@ use std::time::Duration;
 
 use hpa_core::clock::Clock;
 
+use super::controller_process::{ControllerProcess, ProcessError};
 use hpa_controller::config::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
+use hpa_controller::on_demand::SeedRequest;
 use hpa_controller::{
     AgedRecommendation, AgedScaleEvent, ControllerHandle, ControllerOptions, Extensions, RunError,
     SyncMode,
@@ -160,15 +162,27 @@ pub enum DriverError {
     /// A sync did not complete.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// The controller process failed.
+    #[error(transparent)]
+    Process(#[from] ProcessError),
     /// The controller was already stopped.
     #[error("the HPA controller has stopped")]
     Stopped,
 }
 
+/// The controller a [`Driver`] drives.
+#[derive(Debug)]
+enum Running {
+    /// In this process.
+    InProcess(ControllerHandle),
+    /// The `hpa-controller` binary as a process of its own.
+    Process(ControllerProcess),
+}
+
 /// A running controller for one scenario; stopped when dropped.
 #[derive(Debug)]
 pub struct Driver {
-    handle: Option<ControllerHandle>,
+    running: Option<Running>,
 }
 
 impl Driver {
@@ -192,18 +206,41 @@ impl Driver {
             },
         );
         Ok(Self {
-            handle: Some(handle),
+            running: Some(Running::InProcess(handle)),
         })
     }
 
-    fn handle(&self) -> Result<&ControllerHandle, DriverError> {
-        self.handle.as_ref().ok_or(DriverError::Stopped)
+    /// Drives the `hpa-controller` binary at `binary` instead, started with
+    /// `flags` against the cluster of `kubeconfig` and `context`, synced on
+    /// demand on `clock`.
+    pub async fn start_process(
+        binary: &std::path::Path,
+        kubeconfig: Option<&std::path::Path>,
+        context: Option<&str>,
+        flags: &[String],
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, DriverError> {
+        let process = ControllerProcess::start(binary, kubeconfig, context, flags, clock).await?;
+        Ok(Self {
+            running: Some(Running::Process(process)),
+        })
+    }
+
+    fn running(&self) -> Result<&Running, DriverError> {
+        self.running.as_ref().ok_or(DriverError::Stopped)
     }
 
     /// Reconciles every HPA once, now. Errors of single HPAs are part of the
     /// scenario (they show in conditions and events), not of the step.
     pub async fn sync_all_now(&self) -> Result<(), DriverError> {
-        self.handle()?.sync_all_now().await?;
+        match self.running()? {
+            Running::InProcess(handle) => {
+                handle.sync_all_now().await?;
+            }
+            Running::Process(process) => {
+                process.sync(false).await?;
+            }
+        }
         Ok(())
     }
 
@@ -211,79 +248,129 @@ impl Driver {
     /// spec changes, from 1.37); see `ControllerHandle::sync_queued_now`.
     /// Returns how many were reconciled.
     pub async fn sync_queued_now(&self) -> Result<usize, DriverError> {
-        Ok(self.handle()?.sync_queued_now().await?.reconciled.len())
+        let report = match self.running()? {
+            Running::InProcess(handle) => handle.sync_queued_now().await?,
+            Running::Process(process) => process.sync(true).await?,
+        };
+        Ok(report.reconciled.len())
     }
 
     /// Hands seeded history to the controller.
-    pub fn seed(&self, seed: &Seed) -> Result<(), DriverError> {
-        let handle = self.handle()?;
-        match seed {
-            Seed::Recommendations {
-                namespace,
-                name,
-                entries,
-            } => {
-                handle.seed_recommendations(namespace, name, entries);
-            }
-            Seed::ScaleEvents {
-                namespace,
-                name,
-                events,
-            } => {
-                handle.seed_scale_events(namespace, name, events);
+    pub async fn seed(&self, seed: &Seed) -> Result<(), DriverError> {
+        match (self.running()?, seed) {
+            (
+                Running::InProcess(handle),
+                Seed::Recommendations {
+                    namespace,
+                    name,
+                    entries,
+                },
+            ) => handle.seed_recommendations(namespace, name, entries),
+            (
+                Running::InProcess(handle),
+                Seed::ScaleEvents {
+                    namespace,
+                    name,
+                    events,
+                },
+            ) => handle.seed_scale_events(namespace, name, events),
+            (Running::Process(process), seed) => {
+                let (namespace, name, recommendations, scale_events) = match seed {
+                    Seed::Recommendations {
+                        namespace,
+                        name,
+                        entries,
+                    } => (namespace, name, Some(entries.clone()), None),
+                    Seed::ScaleEvents {
+                        namespace,
+                        name,
+                        events,
+                    } => (namespace, name, None, Some(events.clone())),
+                };
+                process
+                    .seed(SeedRequest {
+                        // The process puts its own clock's now here.
+                        now: jiff::Timestamp::UNIX_EPOCH,
+                        namespace: namespace.clone(),
+                        name: name.clone(),
+                        recommendations,
+                        scale_events,
+                    })
+                    .await?;
             }
         }
         Ok(())
     }
 
     /// The stabilization history of an HPA, oldest first (`None`: none yet).
-    pub fn recommendations(&self, namespace: &str, name: &str) -> Option<Vec<AgedRecommendation>> {
-        self.handle.as_ref()?.recommendations(namespace, name)
+    pub async fn recommendations(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Vec<AgedRecommendation>>, DriverError> {
+        Ok(match self.running()? {
+            Running::InProcess(handle) => handle.recommendations(namespace, name),
+            Running::Process(process) => process.history(namespace, name).await?.recommendations,
+        })
     }
 
     /// The scale events of an HPA.
-    pub fn scale_events(&self, namespace: &str, name: &str) -> Vec<AgedScaleEvent> {
-        self.handle
-            .as_ref()
-            .map(|h| h.scale_events(namespace, name))
-            .unwrap_or_default()
+    pub async fn scale_events(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Vec<AgedScaleEvent>, DriverError> {
+        Ok(match self.running()? {
+            Running::InProcess(handle) => handle.scale_events(namespace, name),
+            Running::Process(process) => process.history(namespace, name).await?.scale_events,
+        })
     }
 
-    /// The latest `n` decisions of an HPA, oldest first.
+    /// The latest `n` decisions of an HPA, oldest first. A controller
+    /// process keeps its decisions to itself (its `/debug/decisions` is for
+    /// people): none are read from it.
     pub fn decisions(&self, namespace: &str, name: &str, n: usize) -> Vec<DecisionRecord> {
-        self.handle
-            .as_ref()
-            .map(|h| h.decisions(namespace, name, n))
-            .unwrap_or_default()
+        match &self.running {
+            Some(Running::InProcess(h)) => h.decisions(namespace, name, n),
+            _ => Vec::new(),
+        }
     }
 
-    /// Every HPA key (`namespace/name`) the controller decided about.
+    /// Every HPA key (`namespace/name`) the controller decided about (none
+    /// for a controller process, see [`Driver::decisions`]).
     pub fn keys(&self) -> Vec<String> {
-        self.handle
-            .as_ref()
-            .map(|h| h.context().decisions.keys())
-            .unwrap_or_default()
+        match &self.running {
+            Some(Running::InProcess(h)) => h.context().decisions.keys(),
+            _ => Vec::new(),
+        }
     }
 
     /// The controller's `/metrics` text.
-    pub fn metrics_text(&self) -> String {
-        self.handle
-            .as_ref()
-            .map(ControllerHandle::metrics_text)
-            .unwrap_or_default()
+    pub async fn metrics_text(&self) -> Result<String, DriverError> {
+        Ok(match self.running()? {
+            Running::InProcess(handle) => handle.metrics_text(),
+            Running::Process(process) => process.metrics_text().await?,
+        })
     }
 }
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        if let Some(handle) = self.handle.take()
-            && let Ok(rt) = tokio::runtime::Handle::try_current()
-        {
-            rt.spawn(async move {
-                if let Err(e) = handle.shutdown().await {
-                    tracing::debug!(error = %e, "stopping a scenario's controller");
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        rt.spawn(async move {
+            match running {
+                Running::InProcess(handle) => {
+                    if let Err(e) = handle.shutdown().await {
+                        tracing::debug!(error = %e, "stopping a scenario's controller");
+                    }
                 }
-            });
-        }
+                Running::Process(process) => process.stop().await,
+            }
+        });
     }
 }

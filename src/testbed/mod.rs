@@ -24,6 +24,7 @@ pub mod cleanup;
 pub mod cluster;
 pub mod connect;
 pub mod controller;
+pub mod controller_process;
 pub mod embedded;
 pub mod env;
 pub mod kind;

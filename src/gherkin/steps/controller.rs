@@ -76,11 +76,13 @@ async fn recommendations_were(world: &mut HpaWorld, step: &Step, hpa: String) ->
         });
     }
     let (namespace, name) = world.qualify(&hpa);
-    world.seed(Seed::Recommendations {
-        namespace,
-        name,
-        entries,
-    })
+    world
+        .seed(Seed::Recommendations {
+            namespace,
+            name,
+            entries,
+        })
+        .await
 }
 
 #[given(expr = "the HPA controller's scale events for {string} were:")]
@@ -101,11 +103,13 @@ async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> St
         });
     }
     let (namespace, name) = world.qualify(&hpa);
-    world.seed(Seed::ScaleEvents {
-        namespace,
-        name,
-        events,
-    })
+    world
+        .seed(Seed::ScaleEvents {
+            namespace,
+            name,
+            events,
+        })
+        .await
 }
 
 /// `up` or `down`.

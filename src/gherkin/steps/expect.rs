@@ -530,6 +530,10 @@ async fn recommendations_are(world: &mut HpaWorld, step: &Step, name: String) ->
         .driver()
         .await?
         .recommendations(&ns, &n)
+        .await
+        .map_err(StepError::controller(
+            "reading the controller's recommendations",
+        ))?
         .unwrap_or_default()
         .into_iter()
         .map(|r| (r.age, r.replicas))
@@ -572,6 +576,10 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
         .driver()
         .await?
         .scale_events(&ns, &n)
+        .await
+        .map_err(StepError::controller(
+            "reading the controller's scale events",
+        ))?
         .into_iter()
         .map(|e| {
             let d = match e.direction {
@@ -604,7 +612,12 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
 #[then(expr = "the controller metric {string} is {float}")]
 async fn controller_metric(world: &mut HpaWorld, sample: String, want: f64) -> StepResult {
     let sample = unescape(&sample);
-    let text = world.driver().await?.metrics_text();
+    let text = world
+        .driver()
+        .await?
+        .metrics_text()
+        .await
+        .map_err(StepError::controller("reading the controller's metrics"))?;
     let got = hpa_controller::metrics::sample_value(&text, &sample);
     if got.is_none_or(|g| (g - want).abs() > 1e-9) {
         return fail(

@@ -369,6 +369,7 @@ impl HpaWorld {
         for seed in seeds {
             driver
                 .seed(&seed)
+                .await
                 .map_err(StepError::controller("seeding the controller's history"))?;
         }
         Ok(driver)
@@ -392,7 +393,7 @@ impl HpaWorld {
     }
 
     /// Seeds the controller's history now if it runs, else when it starts.
-    pub fn seed(&mut self, seed: Seed) -> StepResult {
+    pub async fn seed(&mut self, seed: Seed) -> StepResult {
         if self.target_controller() == ControllerKind::Upstream {
             return Err(StepError::unsupported(
                 "seeding history needs our controller; the cluster's own HPA controller acts in this run".to_owned(),
@@ -401,6 +402,7 @@ impl HpaWorld {
         match &self.driver {
             Some(driver) => driver
                 .seed(&seed)
+                .await
                 .map_err(StepError::controller("seeding the controller's history")),
             None => {
                 self.seeds.push(seed);
