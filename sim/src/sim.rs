@@ -480,7 +480,7 @@ impl Sim {
         let now = self.now();
         let gates = self.feature_gates();
         let mut st = self.lock();
-        let mut obj = from_view(def, obj);
+        let mut obj = from_view(def, obj, gates.version());
         set_meta_ns(def, &mut obj, ns)?;
         let name = match meta_str(&obj, "name") {
             Some(n) if !n.is_empty() => n,
@@ -553,11 +553,12 @@ impl Sim {
     ) -> Result<Value, ApiError> {
         let _settle = self.settle_on_drop();
         let now = self.now();
+        let release = self.feature_gates().version();
         let mut st = self.lock();
         let old = find(&st, def, ns, name)?.clone();
         check_kind(def, &obj)?;
         validate::check_body(def, &obj)?;
-        let new = from_view(def, obj);
+        let new = from_view(def, obj, release);
         self.write_update(&mut st, def, old, new, part, dry_run, now)
     }
 
@@ -578,6 +579,7 @@ impl Sim {
             patch::parse_body(kind, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
         let _settle = self.settle_on_drop();
         let now = self.now();
+        let release = self.feature_gates().version();
         let mut st = self.lock();
         let old = match st.store.table(def.storage).get(ns, name) {
             Some(e) => e.clone(),
@@ -611,7 +613,7 @@ impl Sim {
         }
         check_kind(def, &view)?;
         validate::check_patched(def, name, &view)?;
-        let new = from_view(def, view);
+        let new = from_view(def, view, release);
         self.write_update(&mut st, def, old, new, part, dry_run, now)
     }
 

@@ -314,8 +314,8 @@ async fn a_refused_feature_gate_is_a_400_that_changes_nothing() {
             "field featureGates: unrecognized feature gate: HPAGeneration",
         ),
         (
-            r#"{"kubernetesVersion": "1.35"}"#,
-            "field kubernetesVersion: Kubernetes version \"1.35\" is not supported",
+            r#"{"kubernetesVersion": "1.34"}"#,
+            "field kubernetesVersion: Kubernetes version \"1.34\" is not supported",
         ),
         (r#"{"HPAConfigurableTolerance": false}"#, "locked to true"),
         (

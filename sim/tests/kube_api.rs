@@ -1486,3 +1486,59 @@ async fn with_a_creation_delay_a_workloads_pods_appear_that_much_later_on_the_si
     .unwrap();
     assert_eq!(pod_names(&pods, "app=web").await.len(), 1);
 }
+
+/// Through 1.35, autoscaling/v1 -> v2 gives an Object metric with an
+/// AverageValue target v1's `targetValue` as its `value` ("0": v1 always
+/// has one), and validation refuses the write: an HPA with such a metric
+/// cannot be updated (or created) through v1. 1.36 fixed the conversion
+/// (k/k #137856).
+#[tokio::test]
+async fn through_1_35_an_object_average_value_hpa_cannot_be_written_through_v1() {
+    let object_average = || -> HorizontalPodAutoscaler {
+        serde_json::from_value(json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 10,
+                "metrics": [{"type": "Object", "object": {
+                    "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "web"},
+                    "metric": {"name": "rps"},
+                    "target": {"type": "AverageValue", "averageValue": "5"}}}]}
+        }))
+        .unwrap()
+    };
+    for (release, refused) in [
+        (KubernetesVersion::V1_35, true),
+        (KubernetesVersion::V1_36, false),
+        (KubernetesVersion::V1_37, false),
+    ] {
+        let sim = sim_as(FeatureGates::of(release));
+        let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+        v2.create(&PostParams::default(), &object_average())
+            .await
+            .unwrap();
+        let v1: Api<HpaV1> = Api::default_namespaced(sim.client());
+        let mut read = v1.get("web").await.unwrap();
+        read.spec.max_replicas = 20;
+        let written = v1.replace("web", &PostParams::default(), &read).await;
+        if refused {
+            let status = api_err(written.unwrap_err());
+            assert_eq!(status.code, 422, "{release}");
+            assert!(
+                status
+                    .message
+                    .contains("spec.metrics[0].object.target.value: Invalid value: 0")
+                    && status.message.ends_with("must be positive"),
+                "{release}: {}",
+                status.message
+            );
+            assert_eq!(v2.get("web").await.unwrap().spec.max_replicas, 10);
+        } else {
+            written.unwrap();
+            let stored = v2.get("web").await.unwrap();
+            assert_eq!(stored.spec.max_replicas, 20, "{release}");
+            let target = &stored.spec.metrics.unwrap()[0].object.clone().unwrap().target;
+            assert_eq!(target.value, None, "{release}");
+        }
+    }
+}

@@ -193,7 +193,7 @@ pub struct PodDelaysBody {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeatureGatesBody {
-    /// `1.36`, `1.37` or `1.38` (`v1.36.2` reads as 1.36); absent: the
+    /// `1.35`, `1.36`, `1.37` or `1.38` (`v1.36.2` reads as 1.36); absent: the
     /// sim's current release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
