@@ -488,9 +488,8 @@ mod tests {
                 "PodLevelResources"
             ]
         );
-        assert!(
-            FeatureGates::help()
-                .contains("HPAGeneration (1.35: absent; 1.36: absent; 1.37: BETA on; 1.38: GA on, locked)")
-        );
+        assert!(FeatureGates::help().contains(
+            "HPAGeneration (1.35: absent; 1.36: absent; 1.37: BETA on; 1.38: GA on, locked)"
+        ));
     }
 }

@@ -808,6 +808,7 @@ async fn min_replicas_zero_follows_the_release_and_ratchets_on_update() {
 #[tokio::test]
 async fn the_server_reports_its_release() {
     for (release, minor, git) in [
+        (KubernetesVersion::V1_35, "35", "v1.35.0-hpa-sim"),
         (KubernetesVersion::V1_36, "36", "v1.36.0-hpa-sim"),
         (KubernetesVersion::V1_37, "37", "v1.37.0-hpa-sim"),
         (KubernetesVersion::V1_38, "38", "v1.38.0-alpha.2-hpa-sim"),
@@ -1537,7 +1538,11 @@ async fn through_1_35_an_object_average_value_hpa_cannot_be_written_through_v1()
             written.unwrap();
             let stored = v2.get("web").await.unwrap();
             assert_eq!(stored.spec.max_replicas, 20, "{release}");
-            let target = &stored.spec.metrics.unwrap()[0].object.clone().unwrap().target;
+            let target = &stored.spec.metrics.unwrap()[0]
+                .object
+                .clone()
+                .unwrap()
+                .target;
             assert_eq!(target.value, None, "{release}");
         }
     }
