@@ -179,6 +179,26 @@ async fn a_fault_set_over_http_makes_a_scale_read_fail_until_cleared() {
 }
 
 #[tokio::test]
+async fn a_watch_lag_set_over_http_holds_hpa_changes_until_cleared() {
+    let sim = virtual_sim();
+    let server = Server::start(sim.clone()).await;
+    let admin = server.admin();
+    admin
+        .set_fault(&FaultAction::LagHpaWatch(hpa_sim::admin::WatchLag {
+            lag: "20s".into(),
+        }))
+        .await
+        .unwrap();
+    assert_eq!(
+        sim.faults().hpa_watch_lag().map(|(lag, _)| lag),
+        Some(jiff::SignedDuration::from_secs(20))
+    );
+    admin.clear_faults().await.unwrap();
+    assert_eq!(sim.faults().hpa_watch_lag(), None);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn scale_overrides_and_conflicts_set_over_http_show_on_the_scale() {
     let server = Server::start(virtual_sim()).await;
     let admin = server.admin();
@@ -582,6 +602,18 @@ async fn bad_bodies_are_refused_with_400_naming_the_field() {
             "/admin/v1/faults",
             r#"{"breakEverything": {"name": "web"}}"#,
             "breakEverything",
+        ),
+        (
+            post.clone(),
+            "/admin/v1/faults",
+            r#"{"lagHpaWatch": {"lag": "a while"}}"#,
+            "lagHpaWatch.lag",
+        ),
+        (
+            post.clone(),
+            "/admin/v1/faults",
+            r#"{"lagHpaWatch": {"lag": "-5s"}}"#,
+            "lagHpaWatch.lag",
         ),
         (
             post.clone(),

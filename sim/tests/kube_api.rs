@@ -1547,3 +1547,77 @@ async fn through_1_35_an_object_average_value_hpa_cannot_be_written_through_v1()
         }
     }
 }
+
+/// "the HPA watch lags 20s": what was written before the lag reaches watches
+/// as usual; a change written after reaches an HPA watch 20 s (of the sim's
+/// clock) after its write, and lists answer as of then, while a GET reads
+/// the latest. Catching up (`0s`) delivers the rest at once.
+#[tokio::test]
+async fn a_lagging_hpa_watch_delivers_changes_late_and_lists_answer_as_of_then() {
+    let sim = sim();
+    let hpas: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+    hpas.create(&PostParams::default(), &hpa("web", "web"))
+        .await
+        .unwrap();
+    let rv = sim.resource_version().to_string();
+    sim.lag_hpa_watch(SignedDuration::from_secs(20));
+    let max = |n: i32| Patch::Merge(json!({"spec": {"maxReplicas": n}}));
+    let changed = hpas
+        .patch("web", &PatchParams::default(), &max(20))
+        .await
+        .unwrap();
+    let mut stream = hpas
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    assert!(
+        next_within(&mut stream).await.is_none(),
+        "held back for 20 s"
+    );
+    let listed = hpas.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items[0].spec.max_replicas, 10, "the list lags too");
+    assert_eq!(
+        listed.metadata.resource_version.as_deref(),
+        Some(rv.as_str()),
+        "consistent with what the watch has delivered"
+    );
+    assert_eq!(hpas.get("web").await.unwrap().spec.max_replicas, 20);
+
+    sim.advance(SignedDuration::from_secs(19));
+    assert!(
+        next_within(&mut stream).await.is_none(),
+        "19 s after the write"
+    );
+    sim.advance(SignedDuration::from_secs(1));
+    match next_within(&mut stream).await.unwrap().unwrap() {
+        WatchEvent::Modified(h) => {
+            assert_eq!(
+                h.metadata.resource_version,
+                changed.metadata.resource_version
+            );
+        }
+        other => panic!("expected the change, got {other:?}"),
+    }
+    let listed = hpas.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items[0].spec.max_replicas, 20);
+
+    // A later change, then catching up: delivered without the clock moving.
+    hpas.patch("web", &PatchParams::default(), &max(30))
+        .await
+        .unwrap();
+    assert!(next_within(&mut stream).await.is_none());
+    sim.lag_hpa_watch(SignedDuration::ZERO);
+    match next_within(&mut stream).await.unwrap().unwrap() {
+        WatchEvent::Modified(h) => assert_eq!(h.spec.max_replicas, 30),
+        other => panic!("expected the change, got {other:?}"),
+    }
+}
+
+/// The stream's next item if one comes within 300 ms.
+async fn next_within<S: futures::Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
+    tokio::time::timeout(Duration::from_millis(300), stream.next())
+        .await
+        .ok()
+        .flatten()
+}

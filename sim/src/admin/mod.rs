@@ -14,6 +14,9 @@
 //! | `POST /admin/v1/clock` | `{"advance": "90s"}` or `{"set": RFC 3339}` | [`Sim::advance`], or puts the clock there; answers [`ClockState`] |
 //! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
 //! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
+//!
+//! Faults also include `{"lagHpaWatch": {"lag": "20s"}}`: HPA watches and
+//! lists lag that far behind the writes (`"0s"`: caught up).
 //! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s", "maxRunning": 2}` | [`Sim::set_pod_delays`]; 204 |
 //! | `GET /admin/v1/feature-gates` | | [`FeatureGatesState`]: the release and every gate it registers |
 //! | `PUT /admin/v1/feature-gates` | [`FeatureGatesBody`] `{"kubernetesVersion": "1.36", "featureGates": "HPAScaleToZero=true"}` | [`Sim::set_feature_gates`]; answers [`FeatureGatesState`] |
@@ -106,6 +109,17 @@ pub enum FaultAction {
     OverrideScaleReplicas(ReplicasOverride),
     /// The target's `/scale` reports this selector (`""`: none).
     OverrideScaleSelector(SelectorOverride),
+    /// HPA watches and lists lag this far behind the writes
+    /// ([`Sim::lag_hpa_watch`]; `"0s"`: caught up).
+    LagHpaWatch(WatchLag),
+}
+
+/// How far a watch lags: a Go duration (`20s`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WatchLag {
+    /// The lag (`0s`: none).
+    pub lag: String,
 }
 
 fn default_namespace() -> String {
@@ -389,8 +403,9 @@ async fn post_clock(
     Ok(axum::Json(clock_state(&sim)))
 }
 
-/// Applies one fault action to `sim`.
-pub fn apply_fault(sim: &Sim, action: &FaultAction) {
+/// Applies one fault action to `sim`; refuses (with why) a value that does
+/// not parse.
+pub fn apply_fault(sim: &Sim, action: &FaultAction) -> Result<(), String> {
     let f = sim.faults();
     match action {
         FaultAction::FailGetScale(t) => f.fail_get_scale(&t.namespace, &t.name, t.fail),
@@ -405,7 +420,15 @@ pub fn apply_fault(sim: &Sim, action: &FaultAction) {
         FaultAction::OverrideScaleSelector(o) => {
             f.override_scale_selector(&o.namespace, &o.name, &o.selector);
         }
+        FaultAction::LagHpaWatch(w) => {
+            let lag = parse_duration("lagHpaWatch.lag", &w.lag).map_err(|e| e.to_string())?;
+            if lag.is_negative() {
+                return Err(format!("field lagHpaWatch.lag: {:?} is negative", w.lag));
+            }
+            sim.lag_hpa_watch(lag);
+        }
     }
+    Ok(())
 }
 
 async fn post_fault(State(sim): State<Sim>, body: Bytes) -> Result<StatusCode, AdminRejection> {
@@ -422,12 +445,12 @@ async fn post_fault(State(sim): State<Sim>, body: Bytes) -> Result<StatusCode, A
         )));
     }
     let action: FaultAction = decode(ENDPOINT, &body)?;
-    apply_fault(&sim, &action);
+    apply_fault(&sim, &action).map_err(AdminRejection::BadRequest)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn delete_faults(State(sim): State<Sim>) -> StatusCode {
-    sim.faults().clear();
+    sim.clear_faults();
     StatusCode::NO_CONTENT
 }
 
