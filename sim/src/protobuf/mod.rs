@@ -5,7 +5,7 @@
 //! `kubectl autoscale`) and ask for protobuf first. The wire form is the
 //! 4-byte magic `k8s\0` and a `runtime.Unknown` holding the type and the
 //! message's bytes; the messages are k8s-pb's (autoscaling/v2's HPA as
-//! 1.37 numbers it: [`autoscaling_v2`]), read and written as Kubernetes
+//! 1.37 numbers it: `autoscaling_v2.rs`), read and written as Kubernetes
 //! JSON ([`json`](mod@json)) so the rest of the sim stays JSON. A message
 //! with fields k8s-pb does not know is refused rather than silently cut.
 
