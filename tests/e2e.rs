@@ -96,30 +96,42 @@ fn count_scenarios(dir: &Path) -> usize {
             n += count_scenarios(&path);
         } else if path.extension().is_some_and(|e| e == "feature") {
             let feature = Feature::parse_path(&path, GherkinEnv::default()).unwrap();
-            let scenarios = feature
-                .scenarios
-                .iter()
-                .chain(feature.rules.iter().flat_map(|r| r.scenarios.iter()));
+            let scenarios = feature.scenarios.iter().map(|s| (s, &[][..])).chain(
+                feature
+                    .rules
+                    .iter()
+                    .flat_map(|r| r.scenarios.iter().map(|s| (s, &r.tags[..]))),
+            );
             let known_bug =
                 |tags: &[String]| tags.iter().any(|t| t == "known-bug" || t == "@known-bug");
-            for scenario in scenarios {
+            for (scenario, rule_tags) in scenarios {
                 // Left out of the run (exclude_known_bugs), so not counted.
                 if known_bug(&feature.tags) || known_bug(&scenario.tags) {
                     continue;
                 }
-                n += if scenario.examples.is_empty() {
-                    1
-                } else {
-                    scenario
-                        .examples
-                        .iter()
-                        .map(|e| {
-                            e.table
-                                .as_ref()
-                                .map_or(0, |t| t.rows.len().saturating_sub(1))
-                        })
-                        .sum()
-                };
+                // Once per release it runs under in a run of the sim's
+                // release (a scenario pinned to 1.35 and 1.36 runs twice).
+                let tags = feature.tags.iter().chain(rule_tags).chain(&scenario.tags);
+                let releases = hpa_harness::gherkin::versions::of_scenario(
+                    tags.map(String::as_str),
+                    &[hpa_core::KubernetesVersion::LATEST_STABLE],
+                )
+                .unwrap()
+                .len();
+                n += releases
+                    * if scenario.examples.is_empty() {
+                        1
+                    } else {
+                        scenario
+                            .examples
+                            .iter()
+                            .map(|e| {
+                                e.table
+                                    .as_ref()
+                                    .map_or(0, |t| t.rows.len().saturating_sub(1))
+                            })
+                            .sum()
+                    };
             }
         }
     }

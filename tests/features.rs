@@ -1,6 +1,6 @@
 //! Runs every scenario of `features/` on the simulated cluster, under
-//! Kubernetes 1.36 and 1.37 (scenarios tagged `@k8s-X.Y` under their tagged
-//! releases), and fails if any fails. Scenarios tagged `@known-bug` (a bug outside the runner, named
+//! Kubernetes 1.35, 1.36 and 1.37 (scenarios tagged `@k8s-X.Y` under their
+//! tagged releases), and fails if any fails. Scenarios tagged `@known-bug` (a bug outside the runner, named
 //! in a comment above the scenario) are left out.
 //!
 //! The library runs twice: with our controller as `hpa-controller` ships
@@ -50,7 +50,11 @@ fn main() -> ExitCode {
             paths
         },
         exclude_known_bugs: true,
-        versions: Some(vec![KubernetesVersion::V1_36, KubernetesVersion::V1_37]),
+        versions: Some(vec![
+            KubernetesVersion::V1_35,
+            KubernetesVersion::V1_36,
+            KubernetesVersion::V1_37,
+        ]),
         ..RunOptions::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

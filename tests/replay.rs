@@ -256,3 +256,32 @@ async fn a_scaled_object_replays_with_keda_s_steps_and_fallback() {
     assert!(summary.errors >= 2, "the first two failed reads are errors");
     assert!(summary.text().contains("KEDAScaleTargetActivated"));
 }
+
+/// `replay --kubernetes-version 1.35 --compare-version 1.36`: the oldest
+/// release is one a replay may take, and a CPU HPA far from zero decides
+/// the same in both (what differs, the ScaledToZero condition and a target
+/// set to zero by a person, does not arise).
+#[test]
+fn a_replay_compares_1_35_with_1_36() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hpa-harness"))
+        .arg("replay")
+        .arg(example("hpa.yaml"))
+        .arg("--workload")
+        .arg(example("deployment.yaml"))
+        .arg("--series")
+        .arg(example("traffic.csv"))
+        .args(["--kubernetes-version", "1.35", "--compare-version", "1.36"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Kubernetes 1.35):"), "{stdout}");
+    assert!(
+        stdout.contains("Kubernetes 1.35 and 1.36 decide the same at every sync"),
+        "{stdout}"
+    );
+}

@@ -447,3 +447,191 @@ async fn walkthrough(k: &Path) {
     assert!(out.contains("horizontalpodautoscalers"), "{out}");
     assert!(out.contains("external.metrics.k8s.io/v1beta1"), "{out}");
 }
+
+/// `kubectl describe hpa` reads the HPA through client-go's typed client,
+/// in protobuf; at `-v=10` kubectl logs the bytes it received as a hex
+/// dump. Under 1.37 they must carry `conditions[].observedGeneration`,
+/// field 6 of `HorizontalPodAutoscalerCondition` in 1.37's
+/// `generated.proto`, as a real API server sends it. (`kubectl get -o yaml`
+/// reads JSON, which always had it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_receives_the_conditions_observed_generation_in_protobuf() {
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    for (label, kubectl) in kubectls() {
+        match kubectl {
+            Ok(path) => conditions_in_protobuf(&path).await,
+            Err(why) if in_ci => panic!("the {label} kubectl is required in CI: {why}"),
+            Err(why) => eprintln!("SKIPPED the protobuf check with the {label} kubectl: {why}"),
+        }
+    }
+}
+
+async fn conditions_in_protobuf(k: &Path) {
+    let dir = temp_dir("protobuf-conditions");
+    let sim = start_sim(dir.path()).await;
+    sim.run(k, &["apply", "-f", MANIFEST]).await;
+    sim.run(
+        k,
+        &[
+            "autoscale",
+            "deployment",
+            "php-apache",
+            "--cpu-percent=50",
+            "--min=1",
+            "--max=10",
+        ],
+    )
+    .await;
+    sim.load("0m").await;
+    // The controller's first sync writes the conditions, at generation 1.
+    sim.advance("15s").await;
+    let jsonpath = "jsonpath={.status.conditions[*].observedGeneration}";
+    let mut in_json = String::new();
+    for _ in 0..100 {
+        in_json = sim
+            .run(k, &["get", "hpa", "php-apache", "-o", jsonpath])
+            .await;
+        if !in_json.trim().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        in_json.split_whitespace().all(|g| g == "1") && !in_json.trim().is_empty(),
+        "the conditions in JSON: {in_json:?}"
+    );
+
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        sim.kubectl(k, &["describe", "hpa", "php-apache", "-v=10"])
+            .output(),
+    )
+    .await
+    .expect("kubectl finishes within 60 s")
+    .unwrap();
+    assert!(out.status.success());
+    let log = String::from_utf8_lossy(&out.stderr);
+    let hpa = hex_dumps(&log)
+        .into_iter()
+        .filter_map(|body| pb::envelope(&body))
+        .find(|(kind, _)| kind == "HorizontalPodAutoscaler")
+        .map(|(_, raw)| raw)
+        .unwrap_or_else(|| panic!("kubectl received no HPA in protobuf:\n{log}"));
+    let status = pb::field(&hpa, 3).expect("the HPA has a status");
+    let generations: Vec<Option<u64>> = pb::fields(&status, 6)
+        .iter()
+        .map(|condition| pb::varint_field(condition, 6))
+        .collect();
+    assert!(
+        !generations.is_empty() && generations.iter().all(|g| *g == Some(1)),
+        "observedGeneration of each condition kubectl received in protobuf: {generations:?}"
+    );
+}
+
+/// The bodies client-go logged as hex dumps (`00000000  6b 38 ...  |k8s.|`).
+fn hex_dumps(log: &str) -> Vec<Vec<u8>> {
+    let mut bodies = Vec::new();
+    let mut current: Option<Vec<u8>> = None;
+    for line in log.lines() {
+        let line = line.trim_start();
+        let hex = line
+            .split_once("  |")
+            .map(|(hex, _)| hex)
+            .filter(|hex| hex.len() > 10 && hex[..8].bytes().all(|b| b.is_ascii_hexdigit()));
+        match hex {
+            Some(hex) => {
+                let bytes = hex[8..]
+                    .split_whitespace()
+                    .map(|b| u8::from_str_radix(b, 16).unwrap());
+                let body = current.get_or_insert_with(Vec::new);
+                if hex.starts_with("00000000") && !body.is_empty() {
+                    bodies.push(std::mem::take(body));
+                }
+                body.extend(bytes);
+            }
+            None => bodies.extend(current.take()),
+        }
+    }
+    bodies.extend(current);
+    bodies
+}
+
+/// Just enough protobuf to walk Kubernetes' envelope and messages by field
+/// number, independent of the simulated cluster's codec.
+mod pb {
+    fn varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *bytes.get(*at)?;
+            *at += 1;
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// Every (field number, varint or bytes) of a message, in order.
+    fn walk(msg: &[u8]) -> Vec<(u64, Result<u64, Vec<u8>>)> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < msg.len() {
+            let Some(key) = varint(msg, &mut at) else {
+                break;
+            };
+            let value = match key & 7 {
+                0 => varint(msg, &mut at).map(Ok),
+                2 => varint(msg, &mut at).and_then(|len| {
+                    let end = at + usize::try_from(len).ok()?;
+                    let v = msg.get(at..end)?.to_vec();
+                    at = end;
+                    Some(Err(v))
+                }),
+                1 => {
+                    at += 8;
+                    Some(Ok(0))
+                }
+                5 => {
+                    at += 4;
+                    Some(Ok(0))
+                }
+                _ => None,
+            };
+            match value {
+                Some(v) => out.push((key >> 3, v)),
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// The length-delimited occurrences of field `n`.
+    pub fn fields(msg: &[u8], n: u64) -> Vec<Vec<u8>> {
+        walk(msg)
+            .into_iter()
+            .filter_map(|(f, v)| (f == n).then_some(v.err()).flatten())
+            .collect()
+    }
+
+    /// The first length-delimited occurrence of field `n`.
+    pub fn field(msg: &[u8], n: u64) -> Option<Vec<u8>> {
+        fields(msg, n).into_iter().next()
+    }
+
+    /// The varint field `n`.
+    pub fn varint_field(msg: &[u8], n: u64) -> Option<u64> {
+        walk(msg)
+            .into_iter()
+            .find_map(|(f, v)| (f == n).then_some(v.ok()).flatten())
+    }
+
+    /// `k8s\0` + runtime.Unknown{typeMeta{apiVersion, kind} = 1, raw = 2}:
+    /// (kind, raw).
+    pub fn envelope(body: &[u8]) -> Option<(String, Vec<u8>)> {
+        let unknown = body.strip_prefix(b"k8s\0")?;
+        let type_meta = field(unknown, 1)?;
+        let kind = String::from_utf8(field(&type_meta, 2)?).ok()?;
+        Some((kind, field(unknown, 2)?))
+    }
+}

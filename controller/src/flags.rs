@@ -79,7 +79,7 @@ pub struct HpaFlags {
     #[arg(long = "horizontal-pod-autoscaler-downscale-delay", hide = true, value_parser = duration)]
     pub downscale_delay: Option<Duration>,
 
-    /// The Kubernetes release whose HPA semantics apply: 1.36, 1.37 or 1.38
+    /// The Kubernetes release whose HPA semantics apply: 1.35, 1.36, 1.37 or 1.38
     /// (alpha). It decides the feature gates' defaults and locks and the
     /// behaviours that changed between releases. Default: the cluster's own
     /// release where there is a cluster to ask, else 1.37.

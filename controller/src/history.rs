@@ -4,7 +4,9 @@
 //!
 //! The harness reads and seeds it with ages relative to the controller's
 //! clock (the steps "recommendations for X were:" and "scale events for X
-//! were:").
+//! were:"). Scale events are read back as upstream keeps them: the ones
+//! marked outdated stay until their slot is reused, and still count against
+//! a policy whose period covers them.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,6 +36,9 @@ pub struct AgedScaleEvent {
     pub age: SignedDuration,
     pub direction: Direction,
     pub pods: i32,
+    /// Marked outdated by a later store (older than the longest policy
+    /// period then): kept, and the first candidate for reuse.
+    pub outdated: bool,
 }
 
 /// Histories by HPA key (`namespace/name`).
@@ -97,7 +102,7 @@ impl HistoryStore {
         let event = |s: &AgedScaleEvent| ScaleEvent {
             replica_change: s.pods,
             timestamp: now - s.age,
-            outdated: false,
+            outdated: s.outdated,
         };
         history.scale_up_events = seeds
             .iter()
@@ -129,8 +134,9 @@ impl HistoryStore {
         Some(list)
     }
 
-    /// The scale events of `key` still in use (not outdated), with ages as
-    /// of `now`, oldest first.
+    /// Every scale event the controller keeps for `key`, outdated ones
+    /// included (upstream keeps them too), with ages as of `now`: the
+    /// scale-ups then the scale-downs, each in the order they are kept.
     pub fn scale_events(&self, key: &str, now: Timestamp) -> Vec<AgedScaleEvent> {
         let entries = self.lock();
         let Some(history) = entries.get(key) else {
@@ -141,23 +147,15 @@ impl HistoryStore {
                 age: now.duration_since(e.timestamp),
                 direction,
                 pods: e.replica_change,
+                outdated: e.outdated,
             }
         };
-        let mut list: Vec<AgedScaleEvent> = history
+        history
             .scale_up_events
             .iter()
-            .filter(|e| !e.outdated)
             .map(aged(Direction::Up))
-            .chain(
-                history
-                    .scale_down_events
-                    .iter()
-                    .filter(|e| !e.outdated)
-                    .map(aged(Direction::Down)),
-            )
-            .collect();
-        list.sort_by_key(|r| std::cmp::Reverse(r.age));
-        list
+            .chain(history.scale_down_events.iter().map(aged(Direction::Down)))
+            .collect()
     }
 }
 
@@ -218,23 +216,31 @@ mod tests {
             now,
             &[
                 AgedScaleEvent {
-                    age: SignedDuration::from_secs(10),
-                    direction: Direction::Up,
-                    pods: 2,
-                },
-                AgedScaleEvent {
                     age: SignedDuration::from_secs(20),
                     direction: Direction::Down,
                     pods: 1,
+                    outdated: false,
+                },
+                AgedScaleEvent {
+                    age: SignedDuration::from_secs(10),
+                    direction: Direction::Up,
+                    pods: 2,
+                    outdated: true,
                 },
             ],
         );
         let h = store.get("ns/web");
         assert_eq!(h.scale_up_events.len(), 1);
+        assert!(h.scale_up_events[0].outdated);
         assert_eq!(h.scale_down_events[0].replica_change, 1);
+        let read: Vec<(Direction, i32, bool)> = store
+            .scale_events("ns/web", now)
+            .iter()
+            .map(|e| (e.direction, e.pods, e.outdated))
+            .collect();
         assert_eq!(
-            store.scale_events("ns/web", now)[0].direction,
-            Direction::Down
+            read,
+            [(Direction::Up, 2, true), (Direction::Down, 1, false)]
         );
         store.remove("ns/web");
         assert!(!store.contains("ns/web"));
@@ -242,10 +248,11 @@ mod tests {
 
     /// Seeded events go through upstream's bookkeeping on the next store:
     /// events older than the longest policy period are marked outdated and
-    /// kept, the last one is reused, and the harness reads back only the
-    /// events still in use.
+    /// kept, the last one is reused, and the harness reads back every event
+    /// kept, the outdated one included (upstream's `TestStoreScaleEvents`,
+    /// "replace one entry, use policies with different periods").
     #[test]
-    fn seeded_scale_events_are_marked_outdated_and_reused_on_the_next_store() {
+    fn seeded_scale_events_are_marked_outdated_kept_and_read_back_with_the_reused_slot() {
         use k8s_openapi::api::autoscaling::v2::{
             HPAScalingPolicy, HPAScalingRules, HorizontalPodAutoscalerBehavior,
         };
@@ -255,6 +262,7 @@ mod tests {
             age: SignedDuration::from_secs(age),
             direction: Direction::Up,
             pods,
+            outdated: false,
         };
         store.seed_scale_events("ns/web", now, &[up(29, 8), up(59, 6), up(61, 7), up(61, 9)]);
         let policy = |type_: &str, value, period_seconds| HPAScalingPolicy {
@@ -279,11 +287,14 @@ mod tests {
             .map(|e| (e.replica_change, e.outdated))
             .collect();
         assert_eq!(kept, vec![(8, false), (6, false), (7, true), (5, false)]);
-        let read: Vec<i32> = store
+        let read: Vec<(i64, i32, bool)> = store
             .scale_events("ns/web", now)
             .iter()
-            .map(|e| e.pods)
+            .map(|e| (e.age.as_secs(), e.pods, e.outdated))
             .collect();
-        assert_eq!(read, vec![6, 8, 5]);
+        assert_eq!(
+            read,
+            [(29, 8, false), (59, 6, false), (61, 7, true), (0, 5, false)]
+        );
     }
 }

@@ -63,8 +63,12 @@ mod tests {
             of_server_numbers("1", "37+").unwrap(),
             (KubernetesVersion::V1_37, None)
         );
+        assert_eq!(
+            of_server_numbers("1", "35").unwrap(),
+            (KubernetesVersion::V1_35, None)
+        );
         let (v, warning) = of_server_numbers("1", "33").unwrap();
-        assert_eq!(v, KubernetesVersion::V1_36);
+        assert_eq!(v, KubernetesVersion::V1_35);
         assert!(warning.unwrap().contains("1.33"));
         let err = of_server_numbers("1", "x").unwrap_err().to_string();
         assert!(err.contains("minor \"x\""), "{err}");

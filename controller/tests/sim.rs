@@ -1257,3 +1257,95 @@ async fn periodic_mode_leaves_a_spec_change_to_the_next_period_through_1_36() {
         1
     );
 }
+
+/// Upstream's `TestStoreScaleEvents`, case "replace one entry, use policies
+/// with different periods", through the controller: policies `Pods 10 /
+/// 60s` and `Percent 100 / 30s` in both directions, events 8 (29 s ago),
+/// 6 (59 s), 7 and 9 (61 s). A scale from 10 to 5, then (a user having set
+/// 10 again) from 10 to 15, each mark the two 61 s events outdated and
+/// reuse the last one: 7 stays, outdated, in both directions.
+#[tokio::test]
+async fn outdated_scale_events_are_kept_and_the_last_one_reused_as_upstream_stores_them() {
+    use hpa_controller::{AgedScaleEvent, Direction};
+    use jiff::SignedDuration;
+    let env = Env::new();
+    let ctl = env.controller(ControllerConfig::default());
+    env.deployment("worker", 10).await;
+    let rules = serde_json::json!({
+        "stabilizationWindowSeconds": 0,
+        "policies": [
+            {"type": "Pods", "value": 10, "periodSeconds": 60},
+            {"type": "Percent", "value": 100, "periodSeconds": 30}
+        ]
+    });
+    let hpa: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "worker", "namespace": "default"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "worker"},
+            "minReplicas": 1,
+            "maxReplicas": 20,
+            "metrics": [{
+                "type": "External",
+                "external": {
+                    "metric": {"name": "queue_messages"},
+                    "target": {"type": "AverageValue", "averageValue": "10"}
+                }
+            }],
+            "behavior": {"scaleUp": rules.clone(), "scaleDown": rules}
+        }
+    }))
+    .unwrap();
+    Api::<HorizontalPodAutoscaler>::namespaced(env.client(), "default")
+        .create(&PostParams::default(), &hpa)
+        .await
+        .unwrap();
+    let queue = |value: u32| {
+        let script: Script = from_yaml(&format!(
+            "external:\n  - metric: queue_messages\n    value: {value}\n"
+        ))
+        .unwrap();
+        env.metrics.load(&script).unwrap();
+    };
+    let seeded = |direction, age: i64, pods| AgedScaleEvent {
+        age: SignedDuration::from_secs(age),
+        direction,
+        pods,
+        outdated: false,
+    };
+    let mut seeds = Vec::new();
+    for direction in [Direction::Up, Direction::Down] {
+        for (age, pods) in [(29, 8), (59, 6), (61, 7), (61, 9)] {
+            seeds.push(seeded(direction, age, pods));
+        }
+    }
+    ctl.seed_scale_events("default", "worker", &seeds);
+
+    queue(50);
+    ctl.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("worker").await, 5);
+    Api::<Deployment>::namespaced(env.client(), "default")
+        .patch(
+            "worker",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(serde_json::json!({"spec": {"replicas": 10}})),
+        )
+        .await
+        .unwrap();
+    queue(150);
+    ctl.sync_all_now().await.unwrap();
+    assert_eq!(env.replicas("worker").await, 15);
+
+    let kept = |direction| {
+        ctl.scale_events("default", "worker")
+            .into_iter()
+            .filter(|e| e.direction == direction)
+            .map(|e| (e.age.as_secs(), e.pods, e.outdated))
+            .collect::<Vec<_>>()
+    };
+    let upstream = vec![(29, 8, false), (59, 6, false), (61, 7, true), (0, 5, false)];
+    assert_eq!(kept(Direction::Up), upstream, "scale-up events");
+    assert_eq!(kept(Direction::Down), upstream, "scale-down events");
+    ctl.shutdown().await.unwrap();
+}

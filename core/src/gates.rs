@@ -113,16 +113,22 @@ impl Gate {
     pub fn spec(self, version: KubernetesVersion) -> Option<GateSpec> {
         use KubernetesVersion::*;
         use Stage::*;
+        // 1.35 from its kube_features.go (HPAConfigurableTolerance beta and
+        // on since 1.35, PodLevelResources beta since 1.34, HPAScaleToZero
+        // alpha since 1.16); the later gates were added in 1.37.
         match (self, version) {
-            (Gate::HpaScaleToZero, V1_36) => spec(Alpha, false, false),
+            (Gate::HpaScaleToZero, V1_35 | V1_36) => spec(Alpha, false, false),
             (Gate::HpaScaleToZero, V1_37 | V1_38) => spec(Beta, true, false),
-            (Gate::HpaConfigurableTolerance, V1_36) => spec(Beta, true, false),
+            (Gate::HpaConfigurableTolerance, V1_35 | V1_36) => spec(Beta, true, false),
             (Gate::HpaConfigurableTolerance, V1_37 | V1_38) => spec(Ga, true, true),
             (Gate::PodLevelResources, _) => spec(Beta, true, false),
-            (Gate::HpaGeneration, V1_36) => None,
+            (Gate::HpaGeneration, V1_35 | V1_36) => None,
             (Gate::HpaGeneration, V1_37) => spec(Beta, true, false),
             (Gate::HpaGeneration, V1_38) => spec(Ga, true, true),
-            (Gate::StaleControllerConsistencyHpa | Gate::HpaOptimizedSelectorStore, V1_36) => None,
+            (
+                Gate::StaleControllerConsistencyHpa | Gate::HpaOptimizedSelectorStore,
+                V1_35 | V1_36,
+            ) => None,
             (Gate::StaleControllerConsistencyHpa | Gate::HpaOptimizedSelectorStore, _) => {
                 spec(Beta, true, false)
             }
@@ -366,6 +372,20 @@ mod tests {
 
     #[test]
     fn each_release_has_its_own_defaults() {
+        // 1.35 registers what 1.36 does, with the same stages and defaults.
+        for gate in Gate::ALL {
+            assert_eq!(gate.spec(V1_35), gate.spec(V1_36), "{}", gate.name());
+        }
+        let g35 = FeatureGates::of(V1_35);
+        assert!(!g35.scale_to_zero() && g35.configurable_tolerance() && g35.pod_level_resources());
+        assert_eq!(
+            Gate::HpaConfigurableTolerance.spec(V1_35),
+            Some(GateSpec {
+                default: true,
+                stage: Stage::Beta,
+                locked: false
+            })
+        );
         let g36 = FeatureGates::of(V1_36);
         assert!(!g36.scale_to_zero() && g36.configurable_tolerance() && g36.pod_level_resources());
         assert!(!g36.generation() && !g36.stale_controller_consistency());
@@ -468,9 +488,8 @@ mod tests {
                 "PodLevelResources"
             ]
         );
-        assert!(
-            FeatureGates::help()
-                .contains("HPAGeneration (1.36: absent; 1.37: BETA on; 1.38: GA on, locked)")
-        );
+        assert!(FeatureGates::help().contains(
+            "HPAGeneration (1.35: absent; 1.36: absent; 1.37: BETA on; 1.38: GA on, locked)"
+        ));
     }
 }

@@ -9,7 +9,8 @@
 //! Semantics follow `pkg/controller/podautoscaler` (`horizontal.go`,
 //! `replica_calculator.go`, `metrics/utilization.go`) and the API defaulting
 //! of `autoscaling/v2` of the Kubernetes release the configuration names
-//! ([`version::KubernetesVersion`]: 1.36, 1.37 by default, or 1.38-alpha);
+//! ([`version::KubernetesVersion`]: 1.35, 1.36, 1.37 by default, or
+//! 1.38-alpha);
 //! the release decides the feature gates' defaults and locks
 //! ([`gates::FeatureGates`]) and the behaviours that changed without a gate.
 //!

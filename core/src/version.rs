@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
 )]
 pub enum KubernetesVersion {
+    /// v1.35 (December 2025), the oldest release upstream still supports.
+    #[serde(rename = "1.35")]
+    V1_35,
     /// v1.36 (April 2026).
     #[serde(rename = "1.36")]
     V1_36,
@@ -49,17 +52,18 @@ pub enum VersionError {
 
 impl KubernetesVersion {
     /// Every supported release, oldest first.
-    pub const ALL: [KubernetesVersion; 3] = [Self::V1_36, Self::V1_37, Self::V1_38];
+    pub const ALL: [KubernetesVersion; 4] = [Self::V1_35, Self::V1_36, Self::V1_37, Self::V1_38];
 
     /// The supported releases as help and errors list them.
-    pub const SUPPORTED_TEXT: &'static str = "1.36, 1.37, 1.38";
+    pub const SUPPORTED_TEXT: &'static str = "1.35, 1.36, 1.37, 1.38";
 
     /// The newest stable release (the default everywhere).
     pub const LATEST_STABLE: KubernetesVersion = Self::V1_37;
 
-    /// `1.36`, `1.37`, `1.38`.
+    /// `1.35`, `1.36`, `1.37`, `1.38`.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::V1_35 => "1.35",
             Self::V1_36 => "1.36",
             Self::V1_37 => "1.37",
             Self::V1_38 => "1.38",
@@ -69,6 +73,7 @@ impl KubernetesVersion {
     /// The minor number.
     pub fn minor(self) -> u32 {
         match self {
+            Self::V1_35 => 35,
             Self::V1_36 => 36,
             Self::V1_37 => 37,
             Self::V1_38 => 38,
@@ -134,8 +139,8 @@ impl KubernetesVersion {
         if let Some(v) = Self::of_numbers(major, minor) {
             return (v, None);
         }
-        let (nearest, side) = if major < 1 || (major == 1 && minor < Self::V1_36.minor()) {
-            (Self::V1_36, "older than")
+        let (nearest, side) = if major < 1 || (major == 1 && minor < Self::V1_35.minor()) {
+            (Self::V1_35, "older than")
         } else {
             (Self::V1_38, "newer than")
         };
@@ -193,6 +198,31 @@ impl KubernetesVersion {
     /// seen: unverified in merged code).
     pub fn saturating_utilization(self) -> bool {
         self >= Self::V1_38
+    }
+
+    /// Under `HPAScaleToZero`, the `ScaledToZero` condition decides
+    /// scaling at zero replicas (1.36, k/k #135118, merged; its diff seen in
+    /// the pull request): a scale to zero sets it True, every other rescale
+    /// False, and only a target the HPA itself scaled to zero is autoscaled
+    /// again; a target a person set to zero stays disabled, and turning the
+    /// gate off removes the condition. Through 1.35 no condition exists: a
+    /// target at zero replicas is autoscaled whenever `minReplicas` is 0,
+    /// whoever set it to zero (upstream's earlier rule `scale.Spec.Replicas
+    /// == 0 && minReplicas != 0` disables it otherwise, read in the code
+    /// before that pull request).
+    pub fn scaled_to_zero_condition(self) -> bool {
+        self >= Self::V1_36
+    }
+
+    /// An HPA written through autoscaling/v1 keeps an Object metric's
+    /// AverageValue target as it is (1.36, k/k #137856: the fix's diff of
+    /// `Convert_v1_ObjectMetricSource_To_autoscaling_ObjectMetricSource`
+    /// read). Through 1.35 the conversion also sets the target's `value` to
+    /// v1's `targetValue`, which v1 always writes ("0" when unset), and
+    /// validation refuses it: an autoscaling/v2 HPA with such a metric
+    /// cannot be created or updated through v1.
+    pub fn v1_keeps_object_average_value_targets(self) -> bool {
+        self >= Self::V1_36
     }
 
     /// Pod-level requests leave `spec.overhead` out (1.38, k/k #142154; the
@@ -263,6 +293,8 @@ mod tests {
     fn versions_parse_as_users_and_servers_write_them() {
         use KubernetesVersion::*;
         for (text, v) in [
+            ("1.35", V1_35),
+            ("v1.35.3", V1_35),
             ("1.36", V1_36),
             ("v1.36", V1_36),
             ("1.36.2", V1_36),
@@ -282,10 +314,10 @@ mod tests {
                 "{bad:?}"
             );
         }
-        let err = "1.35".parse::<KubernetesVersion>().unwrap_err();
+        let err = "1.34".parse::<KubernetesVersion>().unwrap_err();
         assert_eq!(
             err.to_string(),
-            r#"Kubernetes version "1.35" is not supported (supported: 1.36, 1.37, 1.38)"#
+            r#"Kubernetes version "1.34" is not supported (supported: 1.35, 1.36, 1.37, 1.38)"#
         );
     }
 
@@ -293,8 +325,9 @@ mod tests {
     fn a_server_outside_the_range_gets_the_nearest_release_and_a_warning() {
         use KubernetesVersion::*;
         assert_eq!(KubernetesVersion::for_server(1, 37), (V1_37, None));
+        assert_eq!(KubernetesVersion::for_server(1, 35), (V1_35, None));
         let (v, warning) = KubernetesVersion::for_server(1, 34);
-        assert_eq!(v, V1_36);
+        assert_eq!(v, V1_35);
         let warning = warning.unwrap();
         assert!(
             warning.contains("1.34") && warning.contains("older"),
@@ -323,12 +356,15 @@ mod tests {
     #[test]
     fn each_ungated_change_starts_in_the_release_that_made_it() {
         use KubernetesVersion::*;
-        // (release, object-metric text in order, the 1.38 arithmetic)
-        for (v, in_order, v1_38) in [
-            (V1_36, false, false),
-            (V1_37, true, false),
-            (V1_38, true, true),
+        // (release, the ScaledToZero condition, object-metric text in
+        // order, the 1.38 arithmetic)
+        for (v, zero_condition, in_order, v1_38) in [
+            (V1_35, false, false, false),
+            (V1_36, true, false, false),
+            (V1_37, true, true, false),
+            (V1_38, true, true, true),
         ] {
+            assert_eq!(v.scaled_to_zero_condition(), zero_condition, "{v}");
             assert_eq!(v.object_metric_error_in_order(), in_order, "{v}");
             assert_eq!(v.saturating_int32(), v1_38, "{v}");
             assert_eq!(v.saturating_utilization(), v1_38, "{v}");
@@ -345,6 +381,7 @@ mod tests {
     fn lists_keep_order_and_drop_repeats() {
         use KubernetesVersion::*;
         assert_eq!(parse_list("1.36, 1.37,1.36"), Ok(vec![V1_36, V1_37]));
+        assert_eq!(parse_list("1.35,1.36"), Ok(vec![V1_35, V1_36]));
         assert!(parse_list("").is_err());
         assert!(parse_list("1.36,1.99").is_err());
     }

@@ -264,6 +264,83 @@ fn the_hpa_scales_to_zero_and_back_with_the_gate_on() {
 }
 
 #[test]
+fn through_v1_35_zero_replicas_are_autoscaled_whenever_min_replicas_is_zero_and_no_condition_says_so()
+ {
+    let gate_on = |v| DecisionConfig {
+        feature_gates: FeatureGates::parse(v, "HPAScaleToZero=true").unwrap(),
+        ..DecisionConfig::of_version(v)
+    };
+    let (on_35, on_36) = (
+        gate_on(KubernetesVersion::V1_35),
+        gate_on(KubernetesVersion::V1_36),
+    );
+    let behavior = json!({"scaleDown": {"stabilizationWindowSeconds": 0}});
+    let hpa = Hpa::test()
+        .min(0)
+        .external_value("queue", "1")
+        .behavior(behavior);
+    let down = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![external_values(&["0"])],
+    );
+    let (scale_to, o) = run(&down, &HpaHistory::default(), &on_35);
+    assert_eq!(scale_to, Some(0));
+    assert!(
+        !conditions(&o).iter().any(|c| c.0 == "ScaledToZero"),
+        "1.35 has no ScaledToZero condition: {:?}",
+        conditions(&o)
+    );
+
+    // At zero, set by a person (no condition): 1.35 computes the metric and
+    // scales from zero; 1.36 keeps scaling disabled.
+    let at_zero = input(&hpa, 0, 0, vec![], vec![external_values(&["5"])]);
+    assert_eq!(plan(&hpa.build(), &at_zero.scale, &on_35).early, None);
+    let (scale_to, o) = run(&at_zero, &HpaHistory::default(), &on_35);
+    assert_eq!(scale_to, Some(4), "0 + 4 pods: the default scale-up policy");
+    assert!(!conditions(&o).iter().any(|c| c.0 == "ScaledToZero"));
+    assert_eq!(
+        plan(&hpa.build(), &at_zero.scale, &on_36).early,
+        Some(EarlyReason::ScalingDisabled)
+    );
+
+    // minReplicas 1 at zero replicas: disabled in both.
+    let one = Hpa::test().min(1).external_value("queue", "1");
+    let at_zero = input(&one, 0, 0, vec![], vec![external_values(&["5"])]);
+    for config in [&on_35, &on_36] {
+        assert_eq!(
+            plan(&one.build(), &at_zero.scale, config).early,
+            Some(EarlyReason::ScalingDisabled)
+        );
+    }
+
+    // A ScaledToZero condition stored under 1.36 (a downgrade): 1.35 knows
+    // nothing of it and leaves it, gate off or on.
+    let stored = Hpa::test().cpu(50).status(json!({
+        "desiredReplicas": 2,
+        "conditions": [{"type": "ScaledToZero", "status": "False", "reason": "NotScaledToZero"}]
+    }));
+    let steady = input(
+        &stored,
+        2,
+        2,
+        vec![pod("web-0", None), pod("web-1", None)],
+        vec![],
+    );
+    let (_, o) = run(
+        &steady,
+        &HpaHistory::default(),
+        &DecisionConfig::of_version(KubernetesVersion::V1_35),
+    );
+    assert!(conditions(&o).contains(&cond("ScaledToZero", "False", "NotScaledToZero")));
+    // 1.36 with the gate off removes it.
+    let (_, o) = run(&steady, &HpaHistory::default(), &v1_36());
+    assert!(!conditions(&o).iter().any(|c| c.0 == "ScaledToZero"));
+}
+
+#[test]
 fn out_of_range_replicas_jump_to_the_bound_without_metrics() {
     let hpa = Hpa::test().cpu(50).min(2).max(5);
     let (scale_to, o) = run(

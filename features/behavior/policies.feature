@@ -189,3 +189,49 @@ Feature: Scaling policies
     And the deployment "worker" stays at 4 replicas for 15s
     When 30s pass
     Then the deployment "worker" has 6 replicas
+
+  Scenario: A lengthened period counts again the scale event kept as outdated
+    # Storing a scale-up marks the events older than the longest scale-up
+    # period (60s) as outdated, keeps them, and reuses the last outdated
+    # slot: 1 pod (90s ago) makes room for this scale-up, 3 pods (100s ago)
+    # stay. The limits count events by their time alone, so once the period
+    # is 3 minutes, 3 + 1 pods were added in it: the period started at 1
+    # replica and allows 1 + 4 = 5, which is the count already.
+    Given a deployment "worker" with 4 pods
+    And an HPA "worker" for deployment "worker" with min 1 and max 20 replicas
+    And the HPA "worker" scales on external metric "queue_messages" with selector "" and average value 10
+    And the HPA "worker" has behavior:
+      """
+      scaleUp:
+        policies:
+        - type: Pods
+          value: 1
+          periodSeconds: 60
+      """
+    And the HPA controller's scale events for "worker" were:
+      | age  | direction | pods |
+      | 100s | up        | 3    |
+      | 90s  | up        | 1    |
+    And external metric "queue_messages" with selector "" is 100
+    When the HPA controller syncs
+    Then the deployment "worker" has 5 replicas
+    And the HPA controller's scale events for "worker" are:
+      | age  | direction | pods | outdated |
+      | 100s | up        | 3    | yes      |
+      | 0s   | up        | 1    | no       |
+    When the HPA "worker" has behavior:
+      """
+      scaleUp:
+        policies:
+        - type: Pods
+          value: 4
+          periodSeconds: 180
+      """
+    And the HPA controller syncs
+    Then the deployment "worker" has 5 replicas
+    And the HPA "worker" has condition "ScalingLimited" "True" with reason "ScaleUpLimit"
+    # 3 pods leave the 3-minute period 80s later: then only 1 pod was
+    # added in it, the period started at 4, and 4 + 4 = 8 are allowed.
+    And the deployment "worker" stays at 5 replicas for 75s
+    When 15s pass
+    Then the deployment "worker" has 8 replicas

@@ -4,6 +4,9 @@ Feature: A target scaled to zero
   ScalingActive=False with reason ScalingDisabled. Scaling the target back up
   by hand resumes autoscaling.
 
+  The ScaledToZero condition of HPAScaleToZero exists from Kubernetes 1.36;
+  how 1.35 scales to zero is in features/versions/scaled_to_zero_condition.feature.
+
   Scenario: A target with zero replicas is left alone
     Given a deployment "web" with 0 pods
     And an HPA "web" for deployment "web" with min 1 and max 5 replicas
@@ -38,6 +41,7 @@ Feature: A target scaled to zero
 
   # The cluster's API server shares the gate: with it on, it accepts
   # minReplicas 0 with an Object or External metric.
+  @k8s-1.36 @k8s-1.37 @k8s-1.38
   Scenario: With HPAScaleToZero an external metric scales the target to zero and back
     # an empty queue asks for 0 replicas; 35 messages against 10 ask for
     # ceil(3.5) = 4 from zero.
@@ -73,6 +77,7 @@ Feature: A target scaled to zero
     And the HPA "worker" has condition "ScaledToZero" "False"
     And the HPA "worker" has condition "ScalingActive" "True" with reason "ValidMetricFound"
 
+  @k8s-1.36 @k8s-1.37 @k8s-1.38
   Scenario: With HPAScaleToZero every rescale not to zero records ScaledToZero False
     # upstream sets the condition on every successful rescale that is not to
     # zero, adding it when the HPA has never been at zero.
@@ -88,6 +93,7 @@ Feature: A target scaled to zero
     And the HPA "web" has condition "ScaledToZero" "False" with reason "NotScaledToZero" and message "the HPA controller did not scale the workload to zero"
     And an event "SuccessfulRescale" with message "New size: 3; reason: pods metric http_requests above target" is recorded for the HPA "web"
 
+  @k8s-1.36 @k8s-1.37 @k8s-1.38
   Scenario: Scaling from zero to minReplicas when the metric asks for none keeps an empty reason
     # held at zero by the HPA (ScaledToZero True), minReplicas 2, an empty
     # queue: normalization lifts 0 to minReplicas before upstream's fallback

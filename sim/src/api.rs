@@ -583,7 +583,7 @@ async fn resource(
             let fields = field_selector(def, params)?;
             let names: Vec<(String, String)> = {
                 let st = sim.lock();
-                list_entries(&st, def.storage, t.ns, &labels, &fields, None, None)
+                list_entries(&st, def.storage, t.ns, &labels, &fields, (None, None), None)
                     .0
                     .iter()
                     .map(|e| (e.ns.to_string(), e.name.to_string()))
@@ -666,9 +666,18 @@ fn list_response(
         .map(query::decode_continue)
         .transpose()?;
     let limit = query::limit(params.get("limit"))?;
+    let as_of = sim.watch_cutoff(def.storage);
     let (entries, rv, next) = {
         let st = sim.lock();
-        list_entries(&st, def.storage, ns, labels, fields, start.as_ref(), limit)
+        list_entries(
+            &st,
+            def.storage,
+            ns,
+            labels,
+            fields,
+            (start.as_ref(), limit),
+            as_of,
+        )
     };
     let mut buf = Vec::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 256);
     if let Some(include) = table {
@@ -753,6 +762,8 @@ impl WatchState {
     /// translated for this watcher's selection.
     fn pull(&mut self) {
         self.rx.borrow_and_update();
+        // A lagging watch cache delivers what was written by then only.
+        let cutoff = self.sim.watch_cutoff(self.def.storage);
         let st = self.sim.lock();
         match st.store.events_since(self.def.storage, self.rv) {
             Err(floor) => {
@@ -763,7 +774,12 @@ impl WatchState {
                 self.done = true;
             }
             Ok(events) => {
+                let mut held = false;
                 for ev in events {
+                    if cutoff.is_some_and(|c| c.holds(&ev)) {
+                        held = true;
+                        break;
+                    }
                     self.rv = ev.rv;
                     let in_ns = |e: &Entry| self.ns.as_deref().is_none_or(|n| *e.ns == *n);
                     let now_in =
@@ -785,8 +801,10 @@ impl WatchState {
                         .push_back(event_line(self.def, ty, &ev.new, view));
                 }
                 // Everything of this storage up to the global revision is
-                // delivered, so resuming from it is safe.
-                self.rv = self.rv.max(st.store.rv());
+                // delivered, so resuming from it is safe (unless held back).
+                if !held {
+                    self.rv = self.rv.max(st.store.rv());
+                }
             }
         }
     }
@@ -806,11 +824,13 @@ fn watch_response(
     let send_initial = params.flag("sendInitialEvents");
     let timeout = query::watch_timeout(params.get("timeoutSeconds"))?;
     let mut pending = VecDeque::new();
+    let as_of = sim.watch_cutoff(def.storage);
     let (rv, rx) = {
         let st = sim.lock();
         let rx = st.store.subscribe(def.storage);
         if send_initial || rv_param.is_empty() || rv_param == "0" {
-            let (entries, rv, _) = list_entries(&st, def.storage, ns, &labels, &fields, None, None);
+            let (entries, rv, _) =
+                list_entries(&st, def.storage, ns, &labels, &fields, (None, None), as_of);
             let view = table.map(|i| (i, sim.clock().now()));
             for e in &entries {
                 pending.push_back(event_line(def, "ADDED", e, view));

@@ -1,5 +1,6 @@
 //! Conversion between a served version and its storage version.
 
+use hpa_core::version::KubernetesVersion;
 use serde_json::{Map, Value, json};
 
 use crate::hpa;
@@ -38,13 +39,19 @@ pub fn to_view(def: &ResourceDef, obj: Value) -> Value {
     }
 }
 
-/// Served version `def` -> storage version.
-pub fn from_view(def: &ResourceDef, obj: Value) -> Value {
+/// Served version `def` -> storage version, as `release` converts it.
+pub fn from_view(def: &ResourceDef, obj: Value, release: KubernetesVersion) -> Value {
     if !needs_conversion(def) {
         return obj;
     }
     match (def.storage, def.version) {
-        (Storage::Hpas, "v1") => hpa::v1_to_v2(obj),
+        (Storage::Hpas, "v1") => {
+            let mut v2 = hpa::v1_to_v2(obj);
+            if !release.v1_keeps_object_average_value_targets() {
+                hpa::v1_object_average_value_through_v1_35(&mut v2);
+            }
+            v2
+        }
         (Storage::Events, _) => event_v1_to_core(obj),
         (Storage::Custom(_), _) => with_api_version(obj, def.storage.def()),
         _ => obj,
@@ -119,7 +126,7 @@ mod tests {
             "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "hpa",
             "reportingInstance": "hpa-1", "action": "Scale"});
         let def = find("events.k8s.io", "v1", "events").unwrap();
-        let core = from_view(def, v1.clone());
+        let core = from_view(def, v1.clone(), KubernetesVersion::default());
         assert_eq!(core["involvedObject"]["name"], "web");
         assert_eq!(core["message"], "New size: 3");
         assert_eq!(core["apiVersion"], "v1");

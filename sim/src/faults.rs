@@ -5,6 +5,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use jiff::SignedDuration;
+
 type Key = (String, String);
 
 fn key(ns: &str, name: &str) -> Key {
@@ -32,6 +34,9 @@ struct FaultState {
     overrides: HashMap<Key, ScaleOverride>,
     /// (verb, resource) pairs answered 403 Forbidden, as RBAC would.
     forbidden: HashSet<(String, String)>,
+    /// The lag, and the resourceVersion when it began: earlier writes are
+    /// not held back.
+    hpa_watch_lag: Option<(SignedDuration, u64)>,
 }
 
 /// Injected faults. Cheap to consult: one uncontended mutex per scale or HPA
@@ -103,6 +108,22 @@ impl Faults {
     }
 
     /// Removes every fault and override.
+    /// "the HPA watch lags N": HPA watches deliver each change written
+    /// after resourceVersion `from` N after it was written, and HPA lists
+    /// answer as of then, as from a watch cache that far behind (zero:
+    /// caught up). See [`crate::Sim::lag_hpa_watch`], which also wakes the
+    /// watches.
+    pub(crate) fn set_hpa_watch_lag(&self, lag: SignedDuration, from: u64) {
+        self.with(|s| s.hpa_watch_lag = lag.is_positive().then_some((lag, from)));
+    }
+
+    /// How far HPA watches lag, and from which resourceVersion, if they do.
+    pub fn hpa_watch_lag(&self) -> Option<(SignedDuration, u64)> {
+        self.with(|s| s.hpa_watch_lag)
+    }
+
+    /// Clears every fault; see [`crate::Sim::clear_faults`], which also
+    /// wakes the watches a lag held.
     pub fn clear(&self) {
         self.with(|s| *s = FaultState::default());
     }

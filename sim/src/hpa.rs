@@ -837,6 +837,31 @@ pub fn v2_to_v1(mut hpa: Value) -> Value {
     hpa
 }
 
+/// What autoscaling/v1 -> v2 did through 1.35 to an Object metric with an
+/// AverageValue target: its `value` became v1's `targetValue`, "0" when
+/// the metric had none
+/// ([`KubernetesVersion::v1_keeps_object_average_value_targets`]).
+pub fn v1_object_average_value_through_v1_35(hpa: &mut Value) {
+    let Some(metrics) = hpa
+        .pointer_mut("/spec/metrics")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for target in metrics
+        .iter_mut()
+        .filter(|m| m.get("type").and_then(Value::as_str) == Some("Object"))
+        .filter_map(|m| m.pointer_mut("/object/target"))
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("AverageValue"))
+    {
+        if let Some(t) = target.as_object_mut()
+            && t.get("value").is_none_or(Value::is_null)
+        {
+            t.insert("value".into(), json!("0"));
+        }
+    }
+}
+
 /// autoscaling/v1 view -> stored autoscaling/v2.
 pub fn v1_to_v2(mut hpa: Value) -> Value {
     let spec = hpa.get("spec").cloned().unwrap_or(Value::Null);

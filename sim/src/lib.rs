@@ -10,7 +10,7 @@
 //! ([`Sim::client`]). Every timestamp it writes comes from its clock.
 //!
 //! It is one Kubernetes release at a time ([`SimConfig::feature_gates`]:
-//! 1.36, 1.37 by default, or 1.38, with `--feature-gates` overrides), which
+//! 1.35, 1.36, 1.37 by default, or 1.38, with `--feature-gates` overrides), which
 //! `/version` reports and which decides how HPAs are stored and validated.
 //!
 //! ```no_run

@@ -218,6 +218,10 @@ impl Sim {
         for (ns, name) in st.event_expiry.take_expired(now) {
             self.finish_delete(&mut st, def, &ns, &name);
         }
+        if self.inner.faults.hpa_watch_lag().is_some() {
+            // Held changes may have fallen due: the watches look again.
+            st.store.wake(Storage::Hpas);
+        }
     }
 
     /// Creates the pods workloads still owe, a batch per lock, so other
@@ -347,7 +351,7 @@ impl Sim {
                 }
             }
         }
-        self.inner.faults.clear();
+        self.clear_faults();
         self.inner
             .backends
             .lock()
@@ -426,10 +430,44 @@ impl Sim {
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.inner
+        let mut st = self
+            .inner
             .state
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Writes under this lock happen now (the watch history's times).
+        st.store.set_now(self.inner.clock.now());
+        st
+    }
+
+    /// Makes HPA watches lag `lag` behind the writes (zero: catch up), as a
+    /// watch cache that far behind would: each change reaches watchers
+    /// `lag` after it was written, and lists of HPAs answer as of then. A
+    /// GET of one HPA still reads the latest.
+    /// Clears every fault and override, and delivers what a watch lag held.
+    pub fn clear_faults(&self) {
+        self.inner.faults.clear();
+        self.lock().store.wake(Storage::Hpas);
+    }
+
+    /// Changes written before the call are delivered as usual.
+    pub fn lag_hpa_watch(&self, lag: SignedDuration) {
+        let st = self.lock();
+        self.inner.faults.set_hpa_watch_lag(lag, st.store.rv());
+        st.store.wake(Storage::Hpas);
+    }
+
+    /// What watches and lists of `s` hold back: changes after the returned
+    /// resourceVersion written after the returned time (`None`: nothing).
+    pub(crate) fn watch_cutoff(&self, s: Storage) -> Option<Cutoff> {
+        if s != Storage::Hpas {
+            return None;
+        }
+        let (lag, from) = self.inner.faults.hpa_watch_lag()?;
+        Some(Cutoff {
+            after_rv: from,
+            after: self.now() - lag,
+        })
     }
 
     fn now(&self) -> Timestamp {
@@ -480,7 +518,7 @@ impl Sim {
         let now = self.now();
         let gates = self.feature_gates();
         let mut st = self.lock();
-        let mut obj = from_view(def, obj);
+        let mut obj = from_view(def, obj, gates.version());
         set_meta_ns(def, &mut obj, ns)?;
         let name = match meta_str(&obj, "name") {
             Some(n) if !n.is_empty() => n,
@@ -553,11 +591,12 @@ impl Sim {
     ) -> Result<Value, ApiError> {
         let _settle = self.settle_on_drop();
         let now = self.now();
+        let release = self.feature_gates().version();
         let mut st = self.lock();
         let old = find(&st, def, ns, name)?.clone();
         check_kind(def, &obj)?;
         validate::check_body(def, &obj)?;
-        let new = from_view(def, obj);
+        let new = from_view(def, obj, release);
         self.write_update(&mut st, def, old, new, part, dry_run, now)
     }
 
@@ -578,6 +617,7 @@ impl Sim {
             patch::parse_body(kind, body).map_err(|e| ApiError::BadRequest(e.to_string()))?;
         let _settle = self.settle_on_drop();
         let now = self.now();
+        let release = self.feature_gates().version();
         let mut st = self.lock();
         let old = match st.store.table(def.storage).get(ns, name) {
             Some(e) => e.clone(),
@@ -611,7 +651,7 @@ impl Sim {
         }
         check_kind(def, &view)?;
         validate::check_patched(def, name, &view)?;
-        let new = from_view(def, view);
+        let new = from_view(def, view, release);
         self.write_update(&mut st, def, old, new, part, dry_run, now)
     }
 
@@ -1225,18 +1265,43 @@ fn cascade_delete(st: &mut State, s: Storage, gone: &Entry) {
     }
 }
 
+/// What a lagging watch cache holds back: the changes after resourceVersion
+/// `after_rv` written after `after`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cutoff {
+    pub after_rv: u64,
+    pub after: Timestamp,
+}
+
+impl Cutoff {
+    /// Whether the change `ev` is held back.
+    pub fn holds(&self, ev: &crate::store::HistEvent) -> bool {
+        ev.rv > self.after_rv && ev.at > self.after
+    }
+}
+
 /// Lists matching entries of one storage, from after `start` (a continue
 /// key), at most `limit`. Returns the entries, the resourceVersion they are
-/// consistent with, and the continue key if more remain.
+/// consistent with, and the continue key if more remain. With `as_of`
+/// (a lagging watch cache, [`Sim::watch_cutoff`]), the objects as written
+/// by then, all in one page.
 pub(crate) fn list_entries(
     st: &State,
     s: Storage,
     ns: Option<&str>,
     labels: &Selector,
     fields: &Selector,
-    start: Option<&(String, String)>,
-    limit: Option<usize>,
+    page: (Option<&(String, String)>, Option<usize>),
+    as_of: Option<Cutoff>,
 ) -> (Vec<Arc<Entry>>, u64, Option<(String, String)>) {
+    let (start, limit) = page;
+    if let Some((objects, rv)) = as_of.and_then(|cutoff| st.store.as_of(s, |e| cutoff.holds(e))) {
+        let entries = objects
+            .into_values()
+            .filter(|e| ns.is_none_or(|n| &*e.ns == n) && entry_matches(e, labels, fields))
+            .collect();
+        return (entries, rv, None);
+    }
     let table = st.store.table(s);
     let iter: Box<dyn Iterator<Item = &Arc<Entry>>> = match start {
         Some((sns, sname)) => {

@@ -93,10 +93,10 @@ pub struct Args {
     /// Watch events kept per resource for resumption (older: 410 Gone).
     #[arg(long, default_value_t = 10_000)]
     pub watch_history: usize,
-    /// The Kubernetes release the sim's API server is: 1.36, 1.37 or 1.38
+    /// The Kubernetes release the sim's API server is: 1.35, 1.36, 1.37 or 1.38
     /// (alpha). `/version` reports it, and it decides how HPAs are stored
     /// and validated: `metadata.generation` (HPAGeneration, 1.37 and
-    /// later), the status fields a release drops (1.36 has no
+    /// later), the status fields a release drops (1.35 and 1.36 have no
     /// `conditions[].observedGeneration`), and whether `minReplicas: 0` is
     /// accepted (HPAScaleToZero, on from 1.37).
     #[arg(long = "kubernetes-version", value_parser = version, default_value = "1.37",
@@ -386,6 +386,9 @@ mod tests {
             ),
             "{err:?}"
         );
-        assert!(Cli::try_parse_from(["sim", "--kubernetes-version", "1.35"]).is_err());
+        let oldest = Cli::parse_from(["sim", "--kubernetes-version", "1.35"]);
+        let gates = config_from_args(&oldest.args).unwrap().feature_gates;
+        assert_eq!(gates.version(), KubernetesVersion::V1_35);
+        assert!(Cli::try_parse_from(["sim", "--kubernetes-version", "1.34"]).is_err());
     }
 }

@@ -6,12 +6,15 @@
 //! filter on (labels, field-selector values, controller owner). One counter
 //! stamps every write, like etcd's revision, so a resourceVersion orders
 //! events across resources. Each storage keeps its last `history_limit`
-//! events; a watch from before that window gets 410 Gone.
+//! events; a watch from before that window gets 410 Gone. Each event also
+//! carries the time it was written, so that a lagging watch cache (a fault
+//! the harness plays) can hold it back ([`Store::as_of`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
+use jiff::Timestamp;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -90,13 +93,18 @@ pub struct HistEvent {
     /// The object before (MODIFIED only), so a filtered watch can turn a
     /// change into ADDED or DELETED when it enters or leaves the selection.
     pub old: Option<Arc<Entry>>,
+    /// When it was written (the sim's clock).
+    pub at: Timestamp,
 }
+
+/// A storage's objects as a lagging watch cache holds them.
+pub type Objects = BTreeMap<(Box<str>, Box<str>), Arc<Entry>>;
 
 /// The objects of one storage.
 #[derive(Debug)]
 pub struct Table {
     /// Objects by (namespace, name).
-    pub objects: BTreeMap<(Box<str>, Box<str>), Arc<Entry>>,
+    pub objects: Objects,
     /// Recent changes, oldest first.
     pub history: VecDeque<HistEvent>,
     /// Every change after this resourceVersion is still in `history`.
@@ -149,6 +157,8 @@ pub struct Store {
     /// Pods by the UID of their controller owner (workload simulation looks
     /// a workload's pods up here instead of scanning a namespace).
     owned: HashMap<Box<str>, BTreeSet<Box<str>>>,
+    /// The time writes are stamped with ([`Store::set_now`]).
+    now: Timestamp,
 }
 
 impl Store {
@@ -159,7 +169,47 @@ impl Store {
             rv: 1,
             history_limit: history_limit.max(1),
             owned: HashMap::new(),
+            now: Timestamp::UNIX_EPOCH,
         }
+    }
+
+    /// The time the next writes happened at.
+    pub fn set_now(&mut self, now: Timestamp) {
+        self.now = now;
+    }
+
+    /// Wakes the watchers of `s` without a write, so that they look again
+    /// (events a lagging watch held may have fallen due).
+    pub fn wake(&self, s: Storage) {
+        self.tables[s.index()].tx.send_modify(|_| {});
+    }
+
+    /// The objects of `s` as a watch cache holding back the changes `held`
+    /// says has them, and the resourceVersion they are consistent with;
+    /// `None` when nothing is held back (or the history no longer reaches
+    /// back far enough to tell). Once `held` holds a change it must hold
+    /// every later one (a lag holds a suffix of the history).
+    pub fn as_of(&self, s: Storage, held: impl Fn(&HistEvent) -> bool) -> Option<(Objects, u64)> {
+        let table = &self.tables[s.index()];
+        let first_held = table.history.partition_point(|e| !held(e));
+        let held = table.history.get(first_held)?;
+        let mut objects = table.objects.clone();
+        for ev in table.history.range(first_held..).rev() {
+            let key = (ev.new.ns.clone(), ev.new.name.clone());
+            match (ev.ty, &ev.old) {
+                (EventType::Added, _) => {
+                    objects.remove(&key);
+                }
+                (EventType::Modified, Some(old)) => {
+                    objects.insert(key, old.clone());
+                }
+                (EventType::Modified, None) => {}
+                (EventType::Deleted, _) => {
+                    objects.insert(key, ev.new.clone());
+                }
+            }
+        }
+        Some((objects, held.rv - 1))
     }
 
     /// The current global resourceVersion.
@@ -199,6 +249,7 @@ impl Store {
                 ty,
                 new: entry.clone(),
                 old,
+                at: self.now,
             },
         );
         entry
@@ -223,6 +274,7 @@ impl Store {
                 ty: EventType::Deleted,
                 new: entry.clone(),
                 old: None,
+                at: self.now,
             },
         );
         Some(entry)
@@ -372,6 +424,30 @@ mod tests {
             a.value()["metadata"]["resourceVersion"],
             json!(a.rv.to_string())
         );
+    }
+
+    #[test]
+    fn a_lagging_view_reverts_what_was_written_after_its_cutoff() {
+        let mut s = Store::new(10);
+        let t = |secs| Timestamp::UNIX_EPOCH + jiff::SignedDuration::from_secs(secs);
+        s.set_now(t(0));
+        let a0 = s.put(Storage::Pods, pod("a"), EventType::Added);
+        s.put(Storage::Pods, pod("b"), EventType::Added);
+        s.set_now(t(10));
+        let mut changed = pod("a");
+        changed["status"]["phase"] = serde_json::json!("Failed");
+        s.put(Storage::Pods, changed, EventType::Modified);
+        s.remove(Storage::Pods, "default", "b");
+        s.put(Storage::Pods, pod("c"), EventType::Added);
+        assert!(
+            s.as_of(Storage::Pods, |e| e.at > t(10)).is_none(),
+            "nothing held"
+        );
+        let (objects, rv) = s.as_of(Storage::Pods, |e| e.at > t(5)).unwrap();
+        let names: Vec<&str> = objects.keys().map(|(_, n)| &**n).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert_eq!(objects.values().next().unwrap().rv, a0.rv);
+        assert_eq!(rv, a0.rv + 1, "the last write at or before the cutoff");
     }
 
     #[test]

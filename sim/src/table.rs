@@ -249,7 +249,12 @@ fn row(def: &ResourceDef, obj: &Value, now: Timestamp, include: IncludeObject) -
     // events.k8s.io/v1 events print as core ones do (upstream prints the
     // internal type both versions convert to).
     let printable = if def.storage == Storage::Events {
-        crate::convert::from_view(def, obj.clone())
+        // (No HPA here: the release does not matter.)
+        crate::convert::from_view(
+            def,
+            obj.clone(),
+            hpa_core::version::KubernetesVersion::default(),
+        )
     } else {
         obj.clone()
     };

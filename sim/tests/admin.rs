@@ -251,6 +251,26 @@ async fn a_forbidden_verb_answers_403_naming_verb_and_resource() {
 }
 
 #[tokio::test]
+async fn a_watch_lag_set_over_http_holds_hpa_changes_until_cleared() {
+    let sim = virtual_sim();
+    let server = Server::start(sim.clone()).await;
+    let admin = server.admin();
+    admin
+        .set_fault(&FaultAction::LagHpaWatch(hpa_sim::admin::WatchLag {
+            lag: "20s".into(),
+        }))
+        .await
+        .unwrap();
+    assert_eq!(
+        sim.faults().hpa_watch_lag().map(|(lag, _)| lag),
+        Some(jiff::SignedDuration::from_secs(20))
+    );
+    admin.clear_faults().await.unwrap();
+    assert_eq!(sim.faults().hpa_watch_lag(), None);
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn scale_overrides_and_conflicts_set_over_http_show_on_the_scale() {
     let server = Server::start(virtual_sim()).await;
     let admin = server.admin();
@@ -386,8 +406,8 @@ async fn a_refused_feature_gate_is_a_400_that_changes_nothing() {
             "field featureGates: unrecognized feature gate: HPAGeneration",
         ),
         (
-            r#"{"kubernetesVersion": "1.35"}"#,
-            "field kubernetesVersion: Kubernetes version \"1.35\" is not supported",
+            r#"{"kubernetesVersion": "1.34"}"#,
+            "field kubernetesVersion: Kubernetes version \"1.34\" is not supported",
         ),
         (r#"{"HPAConfigurableTolerance": false}"#, "locked to true"),
         (
@@ -654,6 +674,18 @@ async fn bad_bodies_are_refused_with_400_naming_the_field() {
             "/admin/v1/faults",
             r#"{"breakEverything": {"name": "web"}}"#,
             "breakEverything",
+        ),
+        (
+            post.clone(),
+            "/admin/v1/faults",
+            r#"{"lagHpaWatch": {"lag": "a while"}}"#,
+            "lagHpaWatch.lag",
+        ),
+        (
+            post.clone(),
+            "/admin/v1/faults",
+            r#"{"lagHpaWatch": {"lag": "-5s"}}"#,
+            "lagHpaWatch.lag",
         ),
         (
             post.clone(),

@@ -808,6 +808,7 @@ async fn min_replicas_zero_follows_the_release_and_ratchets_on_update() {
 #[tokio::test]
 async fn the_server_reports_its_release() {
     for (release, minor, git) in [
+        (KubernetesVersion::V1_35, "35", "v1.35.0-hpa-sim"),
         (KubernetesVersion::V1_36, "36", "v1.36.0-hpa-sim"),
         (KubernetesVersion::V1_37, "37", "v1.37.0-hpa-sim"),
         (KubernetesVersion::V1_38, "38", "v1.38.0-alpha.2-hpa-sim"),
@@ -1485,4 +1486,138 @@ async fn with_a_creation_delay_a_workloads_pods_appear_that_much_later_on_the_si
     .await
     .unwrap();
     assert_eq!(pod_names(&pods, "app=web").await.len(), 1);
+}
+
+/// Through 1.35, autoscaling/v1 -> v2 gives an Object metric with an
+/// AverageValue target v1's `targetValue` as its `value` ("0": v1 always
+/// has one), and validation refuses the write: an HPA with such a metric
+/// cannot be updated (or created) through v1. 1.36 fixed the conversion
+/// (k/k #137856).
+#[tokio::test]
+async fn through_1_35_an_object_average_value_hpa_cannot_be_written_through_v1() {
+    let object_average = || -> HorizontalPodAutoscaler {
+        serde_json::from_value(json!({
+            "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 10,
+                "metrics": [{"type": "Object", "object": {
+                    "describedObject": {"apiVersion": "v1", "kind": "Service", "name": "web"},
+                    "metric": {"name": "rps"},
+                    "target": {"type": "AverageValue", "averageValue": "5"}}}]}
+        }))
+        .unwrap()
+    };
+    for (release, refused) in [
+        (KubernetesVersion::V1_35, true),
+        (KubernetesVersion::V1_36, false),
+        (KubernetesVersion::V1_37, false),
+    ] {
+        let sim = sim_as(FeatureGates::of(release));
+        let v2: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+        v2.create(&PostParams::default(), &object_average())
+            .await
+            .unwrap();
+        let v1: Api<HpaV1> = Api::default_namespaced(sim.client());
+        let mut read = v1.get("web").await.unwrap();
+        read.spec.max_replicas = 20;
+        let written = v1.replace("web", &PostParams::default(), &read).await;
+        if refused {
+            let status = api_err(written.unwrap_err());
+            assert_eq!(status.code, 422, "{release}");
+            assert!(
+                status
+                    .message
+                    .contains("spec.metrics[0].object.target.value: Invalid value: 0")
+                    && status.message.ends_with("must be positive"),
+                "{release}: {}",
+                status.message
+            );
+            assert_eq!(v2.get("web").await.unwrap().spec.max_replicas, 10);
+        } else {
+            written.unwrap();
+            let stored = v2.get("web").await.unwrap();
+            assert_eq!(stored.spec.max_replicas, 20, "{release}");
+            let target = &stored.spec.metrics.unwrap()[0]
+                .object
+                .clone()
+                .unwrap()
+                .target;
+            assert_eq!(target.value, None, "{release}");
+        }
+    }
+}
+
+/// "the HPA watch lags 20s": what was written before the lag reaches watches
+/// as usual; a change written after reaches an HPA watch 20 s (of the sim's
+/// clock) after its write, and lists answer as of then, while a GET reads
+/// the latest. Catching up (`0s`) delivers the rest at once.
+#[tokio::test]
+async fn a_lagging_hpa_watch_delivers_changes_late_and_lists_answer_as_of_then() {
+    let sim = sim();
+    let hpas: Api<HorizontalPodAutoscaler> = Api::default_namespaced(sim.client());
+    hpas.create(&PostParams::default(), &hpa("web", "web"))
+        .await
+        .unwrap();
+    let rv = sim.resource_version().to_string();
+    sim.lag_hpa_watch(SignedDuration::from_secs(20));
+    let max = |n: i32| Patch::Merge(json!({"spec": {"maxReplicas": n}}));
+    let changed = hpas
+        .patch("web", &PatchParams::default(), &max(20))
+        .await
+        .unwrap();
+    let mut stream = hpas
+        .watch(&WatchParams::default().timeout(30), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    assert!(
+        next_within(&mut stream).await.is_none(),
+        "held back for 20 s"
+    );
+    let listed = hpas.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items[0].spec.max_replicas, 10, "the list lags too");
+    assert_eq!(
+        listed.metadata.resource_version.as_deref(),
+        Some(rv.as_str()),
+        "consistent with what the watch has delivered"
+    );
+    assert_eq!(hpas.get("web").await.unwrap().spec.max_replicas, 20);
+
+    sim.advance(SignedDuration::from_secs(19));
+    assert!(
+        next_within(&mut stream).await.is_none(),
+        "19 s after the write"
+    );
+    sim.advance(SignedDuration::from_secs(1));
+    match next_within(&mut stream).await.unwrap().unwrap() {
+        WatchEvent::Modified(h) => {
+            assert_eq!(
+                h.metadata.resource_version,
+                changed.metadata.resource_version
+            );
+        }
+        other => panic!("expected the change, got {other:?}"),
+    }
+    let listed = hpas.list(&ListParams::default()).await.unwrap();
+    assert_eq!(listed.items[0].spec.max_replicas, 20);
+
+    // A later change, then catching up: delivered without the clock moving.
+    hpas.patch("web", &PatchParams::default(), &max(30))
+        .await
+        .unwrap();
+    assert!(next_within(&mut stream).await.is_none());
+    sim.lag_hpa_watch(SignedDuration::ZERO);
+    match next_within(&mut stream).await.unwrap().unwrap() {
+        WatchEvent::Modified(h) => assert_eq!(h.spec.max_replicas, 30),
+        other => panic!("expected the change, got {other:?}"),
+    }
+}
+
+/// The stream's next item if one comes within 300 ms.
+async fn next_within<S: futures::Stream + Unpin>(stream: &mut S) -> Option<S::Item> {
+    tokio::time::timeout(Duration::from_millis(300), stream.next())
+        .await
+        .ok()
+        .flatten()
 }

@@ -40,7 +40,7 @@ pub type CliResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
 /// Prove how Kubernetes HorizontalPodAutoscalers behave.
 ///
 /// hpa-harness runs an HPA controller that decides exactly as the upstream
-/// one in kube-controller-manager (Kubernetes 1.36, 1.37 or 1.38-alpha;
+/// one in kube-controller-manager (Kubernetes 1.35, 1.36, 1.37 or 1.38-alpha;
 /// `--kubernetes-version`, 1.37 by default), a fake metrics server
 /// whose values you script, and Gherkin scenarios that say what your HPA must
 /// do, against an embedded simulated cluster with a virtual clock (the

@@ -104,8 +104,8 @@ pub struct Args {
     /// (`HPAScaleToZero=false,PodLevelResources=false`).
     #[arg(long, value_name = "GATES")]
     pub feature_gates: Option<String>,
-    /// The Kubernetes release whose HPA semantics the replay follows: 1.36,
-    /// 1.37 (the default) or 1.38 (alpha).
+    /// The Kubernetes release whose HPA semantics the replay follows: 1.35,
+    /// 1.36, 1.37 (the default) or 1.38 (alpha).
     #[arg(long, value_name = "X.Y")]
     pub kubernetes_version: Option<hpa_core::KubernetesVersion>,
     /// "What changes when I upgrade?": also replay the same HPA, workload,

@@ -51,6 +51,7 @@ impl LoadCluster {
         }
         let purpose = Purpose::Load {
             namespaces: namespaces.to_vec(),
+            gates: options.run_release(),
         };
         let testbed = Testbed::start(options.backend, &options.testbed, &purpose).await?;
         let (Some(client), Some(metrics)) = (testbed.client(), testbed.metrics()) else {
@@ -304,5 +305,35 @@ impl LoadCluster {
     /// Takes the testbed down: the child (if any), the fake node (if any).
     pub async fn stop(self) {
         self.testbed.stop().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hpa_core::{FeatureGates, KubernetesVersion};
+
+    /// The release of the cluster `options` make, as its `/version` says.
+    async fn release_of(options: &LoadOptions) -> KubernetesVersion {
+        let cluster = LoadCluster::start(options, &["load-0".to_owned()])
+            .await
+            .unwrap();
+        let release = crate::testbed::start::cluster_release(&cluster.client()).await;
+        cluster.stop().await;
+        release
+    }
+
+    #[tokio::test]
+    async fn a_release_named_for_the_run_is_the_in_process_sim_s_too() {
+        let mut named = LoadOptions::default();
+        named.settings.decision.feature_gates = FeatureGates::of(KubernetesVersion::V1_36);
+        assert_eq!(release_of(&named).await, KubernetesVersion::V1_36);
+        // None named: the sim's own release, the newest stable one, which
+        // the controller then reads from it.
+        let unnamed = LoadOptions {
+            gates_under_cluster_release: Some(String::new()),
+            ..LoadOptions::default()
+        };
+        assert_eq!(release_of(&unnamed).await, KubernetesVersion::LATEST_STABLE);
     }
 }

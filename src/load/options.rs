@@ -128,6 +128,15 @@ impl Default for LoadOptions {
 }
 
 impl LoadOptions {
+    /// The release (and gates) of the whole run when `--kubernetes-version`
+    /// named one: the controller's, which a simulated cluster the testbed
+    /// makes then follows too. `None`: the cluster's own release decides.
+    pub fn run_release(&self) -> Option<hpa_core::FeatureGates> {
+        self.gates_under_cluster_release
+            .is_none()
+            .then_some(self.settings.decision.feature_gates)
+    }
+
     /// Whose controller is measured.
     pub fn controller(&self) -> ControllerKind {
         self.testbed.controller

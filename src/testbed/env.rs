@@ -229,14 +229,14 @@ impl Env {
 
     /// Makes the simulated API server inject a fault.
     pub async fn fault(&self, action: FaultAction) -> Result<(), EnvError> {
-        let (what, ns, name) = describe(&action);
+        let (what, target) = describe(&action);
         match &self.admin {
             Some(admin) => admin
                 .set_fault(&action)
                 .await
-                .map_err(|e| EnvError::State(format!("injecting {what} for {ns}/{name}: {e}"))),
+                .map_err(|e| EnvError::State(format!("injecting {what} for {target}: {e}"))),
             None => Err(EnvError::Unsupported(format!(
-                "injecting {what} for {ns}/{name} needs the simulated API server; a real one cannot be told to fail"
+                "injecting {what} for {target} needs the simulated API server; a real one cannot be told to fail"
             ))),
         }
     }
@@ -276,9 +276,9 @@ impl Env {
     }
 }
 
-/// A fault's short description and its object's namespace and name.
-fn describe(action: &FaultAction) -> (String, &str, &str) {
-    match action {
+/// A fault's short description and what it applies to (`namespace/name`).
+fn describe(action: &FaultAction) -> (String, String) {
+    let (what, ns, name) = match action {
         FaultAction::FailGetScale(t) => {
             (format!("FailGetScale({})", t.fail), &t.namespace, &t.name)
         }
@@ -305,17 +305,25 @@ fn describe(action: &FaultAction) -> (String, &str, &str) {
             &o.namespace,
             &o.name,
         ),
-        FaultAction::Forbid(d) => (
-            format!("Forbid({} {}, {})", d.verb, d.resource, d.forbid),
-            "",
-            "",
-        ),
+        FaultAction::Forbid(d) => {
+            return (
+                format!("Forbid({}, {})", d.verb, d.forbid),
+                d.resource.clone(),
+            );
+        }
         FaultAction::OverrideScaleSelector(o) => (
             format!("OverrideScaleSelector({:?})", o.selector),
             &o.namespace,
             &o.name,
         ),
-    }
+        FaultAction::LagHpaWatch(w) => {
+            return (
+                format!("LagHpaWatch({})", w.lag),
+                "the HPA watch".to_owned(),
+            );
+        }
+    };
+    (what, format!("{ns}/{name}"))
 }
 
 #[cfg(test)]

@@ -63,9 +63,10 @@ pub struct SimProcess {
 
 impl SimProcess {
     /// Starts the child on the wall clock with its own fake metrics server
-    /// and waits until it announces its URLs.
-    pub async fn spawn() -> Result<Self, SpawnError> {
-        Self::spawn_with(Vec::new()).await
+    /// and waits until it announces its URLs; with `gates`, the child is
+    /// that release with those `--feature-gates` (else its default).
+    pub async fn spawn(gates: Option<&hpa_sim::FeatureGates>) -> Result<Self, SpawnError> {
+        Self::spawn_with(gates.map_or_else(Vec::new, release_args)).await
     }
 
     /// Starts the child on a virtual clock standing at `start`, its metrics
@@ -151,9 +152,32 @@ impl SimProcess {
     }
 }
 
+/// The `hpa-harness sim` flags that make the child `gates`' release with
+/// their overrides.
+fn release_args(gates: &hpa_sim::FeatureGates) -> Vec<OsString> {
+    vec![
+        format!("--kubernetes-version={}", gates.version()).into(),
+        format!("--feature-gates={gates}").into(),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_child_sim_for_a_named_release_gets_the_release_and_its_gates() {
+        let gates =
+            hpa_sim::FeatureGates::parse(hpa_sim::KubernetesVersion::V1_36, "HPAScaleToZero=true")
+                .unwrap();
+        assert_eq!(
+            release_args(&gates),
+            [
+                "--kubernetes-version=1.36",
+                "--feature-gates=HPAScaleToZero=true"
+            ]
+        );
+    }
 
     #[test]
     fn the_sim_s_announcement_is_read_line_by_line() {

@@ -44,7 +44,13 @@ pub enum Purpose {
     Scenarios,
     /// A load run on the wall clock; an in-process sim serves these
     /// namespaces from the start.
-    Load { namespaces: Vec<String> },
+    Load {
+        namespaces: Vec<String>,
+        /// The release (and `--feature-gates`) of the whole run, when the
+        /// run names one: a simulated cluster the testbed makes is that
+        /// release too. `None`: the cluster's own release.
+        gates: Option<hpa_sim::FeatureGates>,
+    },
 }
 
 /// Why a testbed could not be made ready.
@@ -159,12 +165,14 @@ impl Testbed {
     ) -> Result<Self, TestbedError> {
         match (backend, purpose) {
             (BackendKind::Sim, Purpose::Scenarios) => Ok(Self::new(backend, Parts::PerScenario)),
-            (BackendKind::Sim, Purpose::Load { namespaces }) => Ok(Self::in_process(namespaces)),
+            (BackendKind::Sim, Purpose::Load { namespaces, gates }) => {
+                Ok(Self::in_process(namespaces, *gates))
+            }
             (BackendKind::SimProcess, Purpose::Scenarios) => {
                 Self::sim_process_for_scenarios(options).await
             }
-            (BackendKind::SimProcess, Purpose::Load { .. }) => {
-                Self::sim_process_for_load(options).await
+            (BackendKind::SimProcess, Purpose::Load { gates, .. }) => {
+                Self::sim_process_for_load(options, gates.as_ref()).await
             }
             (BackendKind::Kubeconfig, _) => {
                 let metrics_url = options
@@ -191,7 +199,7 @@ impl Testbed {
         }
     }
 
-    fn in_process(namespaces: &[String]) -> Self {
+    fn in_process(namespaces: &[String], gates: Option<hpa_sim::FeatureGates>) -> Self {
         let bed = Embedded::new(
             None,
             SimConfig {
@@ -200,6 +208,7 @@ impl Testbed {
                     .map(String::from)
                     .chain(namespaces.iter().cloned())
                     .collect(),
+                feature_gates: gates.unwrap_or_default(),
                 ..SimConfig::default()
             },
         );
@@ -227,10 +236,13 @@ impl Testbed {
 
     /// `hpa-harness sim` as a child on the wall clock with its own fake
     /// metrics server: the load process's memory and CPU are then the
-    /// controller's own.
-    async fn sim_process_for_load(options: &TestbedOptions) -> Result<Self, TestbedError> {
+    /// controller's own. With `gates`, the child is that release.
+    async fn sim_process_for_load(
+        options: &TestbedOptions,
+        gates: Option<&hpa_sim::FeatureGates>,
+    ) -> Result<Self, TestbedError> {
         let backend = BackendKind::SimProcess;
-        let process = SimProcess::spawn()
+        let process = SimProcess::spawn(gates)
             .await
             .map_err(|e| TestbedError::Cluster {
                 backend,
@@ -503,6 +515,7 @@ mod tests {
         let options = TestbedOptions::default();
         let load = Purpose::Load {
             namespaces: vec!["load-0".into()],
+            gates: None,
         };
         let bed = Testbed::start(BackendKind::Sim, &options, &load)
             .await
@@ -536,6 +549,7 @@ mod tests {
             Purpose::Scenarios,
             Purpose::Load {
                 namespaces: Vec::new(),
+                gates: None,
             },
         ] {
             let err = Testbed::start(

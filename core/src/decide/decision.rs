@@ -7,7 +7,10 @@ use jiff::Timestamp;
 
 use super::plan::{EarlyReason, early_branch};
 use super::replicas::compute_replicas_for_metrics;
-use super::spec::{conditions_of, has_object_or_external, min_max, tolerances_for, zero_state};
+use super::spec::{
+    conditions_of, drops_scaled_to_zero, has_object_or_external, keeps_scaled_to_zero, min_max,
+    tolerances_for, zero_state,
+};
 use super::stabilize::normalize_desired;
 use super::state::{Decision, State};
 use crate::config::DecisionConfig;
@@ -26,8 +29,7 @@ pub fn decide(
     let hpa = &input.hpa;
     let generation = observed_generation(hpa, &config.feature_gates);
     let mut conditions = conditions_of(hpa);
-    let gate = config.feature_gates.scale_to_zero();
-    if !gate {
+    if drops_scaled_to_zero(config) {
         remove_condition(&mut conditions, "ScaledToZero");
     }
     set_condition(
@@ -64,7 +66,7 @@ pub fn decide(
         failure: None,
         soft_error: None,
         has_object_or_external: has_object_or_external(hpa),
-        scale_to_zero_gate: gate,
+        keeps_scaled_to_zero: keeps_scaled_to_zero(config),
         observed_generation: generation,
     };
     let mut reason = String::new();

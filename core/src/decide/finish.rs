@@ -144,7 +144,7 @@ fn record_rescale(
         desired,
         now,
     );
-    if state.scale_to_zero_gate {
+    if state.keeps_scaled_to_zero {
         if state.current > 0 && desired == 0 && state.min == 0 && state.has_object_or_external {
             state.set_condition(
                 "ScaledToZero",

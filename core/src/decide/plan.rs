@@ -80,7 +80,10 @@ pub(super) fn early_branch(
 ) -> Option<EarlyReason> {
     let (min, max) = min_max(hpa);
     let (scaled_to_zero, can_from_zero) = zero_state(hpa, config);
-    if current == 0 {
+    if current == 0 && !config.version().scaled_to_zero_condition() {
+        // Through 1.35: zero replicas disable scaling unless minReplicas is 0.
+        (min != 0).then_some(EarlyReason::ScalingDisabled)
+    } else if current == 0 {
         if (min != 0 && scaled_to_zero) || can_from_zero {
             None
         } else {

@@ -23,7 +23,7 @@ pub fn get_scale_failed(
 ) -> Outcome {
     let original = hpa.status.clone().unwrap_or_default();
     let mut conditions = conditions_of(hpa);
-    if !config.feature_gates.scale_to_zero() {
+    if super::spec::drops_scaled_to_zero(config) {
         remove_condition(&mut conditions, "ScaledToZero");
     }
     let (err, label, returned) = match error {

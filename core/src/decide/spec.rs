@@ -41,9 +41,21 @@ pub(super) fn conditions_of(
         .unwrap_or_default()
 }
 
+/// Whether the `ScaledToZero` condition is kept: under the gate, from 1.36
+/// ([`crate::KubernetesVersion::scaled_to_zero_condition`]).
+pub(super) fn keeps_scaled_to_zero(config: &DecisionConfig) -> bool {
+    config.feature_gates.scale_to_zero() && config.version().scaled_to_zero_condition()
+}
+
+/// Whether this reconcile removes a stored `ScaledToZero` condition: from
+/// 1.36 with the gate off (through 1.35 no code knows the condition).
+pub(super) fn drops_scaled_to_zero(config: &DecisionConfig) -> bool {
+    !config.feature_gates.scale_to_zero() && config.version().scaled_to_zero_condition()
+}
+
 /// Scale-to-zero state: (ScaledToZero=True under the gate, can scale from zero).
 pub(super) fn zero_state(hpa: &HorizontalPodAutoscaler, config: &DecisionConfig) -> (bool, bool) {
-    let gate = config.feature_gates.scale_to_zero();
+    let gate = keeps_scaled_to_zero(config);
     let conditions = hpa
         .status
         .as_ref()

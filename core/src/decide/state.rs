@@ -46,7 +46,8 @@ pub(super) struct State {
     /// An error reported although scaling proceeds (some metrics failed).
     pub(super) soft_error: Option<String>,
     pub(super) has_object_or_external: bool,
-    pub(super) scale_to_zero_gate: bool,
+    /// Rescales set the `ScaledToZero` condition (the gate, from 1.36).
+    pub(super) keeps_scaled_to_zero: bool,
     /// What the new status and the conditions set record as
     /// `observedGeneration` ([`crate::status::observed_generation`]).
     pub(super) observed_generation: Option<i64>,

@@ -66,8 +66,12 @@ impl SimAdmin for Sim {
 
     fn set_fault<'a>(&'a self, action: &'a FaultAction) -> BoxFuture<'a, Result<(), AdminError>> {
         Box::pin(async move {
-            apply_fault(self, action);
-            Ok(())
+            // As the admin API answers a value that does not parse.
+            apply_fault(self, action).map_err(|message| AdminError::Rejected {
+                endpoint: "POST /admin/v1/faults".to_owned(),
+                status: 400,
+                message,
+            })
         })
     }
 

@@ -15,6 +15,9 @@
 //! | `POST /admin/v1/faults` | one [`FaultAction`], e.g. `{"failGetScale": {"namespace": "default", "name": "web", "fail": true}}` | sets it; 204 |
 //! | `POST /admin/v1/faults` | `{"forbid": {"verb": "get", "resource": "deployments.apps/scale"}}` | that verb on that resource answers 403 Forbidden, as RBAC would; 204 |
 //! | `DELETE /admin/v1/faults` | | clears every fault and override; 204 |
+//!
+//! Faults also include `{"lagHpaWatch": {"lag": "20s"}}`: HPA watches and
+//! lists lag that far behind the writes (`"0s"`: caught up).
 //! | `PUT /admin/v1/pod-delays/{namespace}/{name}` | [`PodDelaysBody`] `{"running": "0s", "ready": "30s", "maxRunning": 2}` | [`Sim::set_pod_delays`]; 204 |
 //! | `GET /admin/v1/feature-gates` | | [`FeatureGatesState`]: the release and every gate it registers |
 //! | `PUT /admin/v1/feature-gates` | [`FeatureGatesBody`] `{"kubernetesVersion": "1.36", "featureGates": "HPAScaleToZero=true"}` | [`Sim::set_feature_gates`]; answers [`FeatureGatesState`] |
@@ -110,6 +113,17 @@ pub enum FaultAction {
     /// Requests with this verb on this resource answer 403 Forbidden, as
     /// when RBAC denies them (or not, with `forbid: false`).
     Forbid(ForbidFault),
+    /// HPA watches and lists lag this far behind the writes
+    /// ([`Sim::lag_hpa_watch`]; `"0s"`: caught up).
+    LagHpaWatch(WatchLag),
+}
+
+/// How far a watch lags: a Go duration (`20s`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WatchLag {
+    /// The lag (`0s`: none).
+    pub lag: String,
 }
 
 fn default_namespace() -> String {
@@ -214,7 +228,7 @@ pub struct PodDelaysBody {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FeatureGatesBody {
-    /// `1.36`, `1.37` or `1.38` (`v1.36.2` reads as 1.36); absent: the
+    /// `1.35`, `1.36`, `1.37` or `1.38` (`v1.36.2` reads as 1.36); absent: the
     /// sim's current release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
@@ -410,8 +424,9 @@ async fn post_clock(
     Ok(axum::Json(clock_state(&sim)))
 }
 
-/// Applies one fault action to `sim`.
-pub fn apply_fault(sim: &Sim, action: &FaultAction) {
+/// Applies one fault action to `sim`; refuses (with why) a value that does
+/// not parse.
+pub fn apply_fault(sim: &Sim, action: &FaultAction) -> Result<(), String> {
     let f = sim.faults();
     match action {
         FaultAction::FailGetScale(t) => f.fail_get_scale(&t.namespace, &t.name, t.fail),
@@ -427,7 +442,15 @@ pub fn apply_fault(sim: &Sim, action: &FaultAction) {
             f.override_scale_selector(&o.namespace, &o.name, &o.selector);
         }
         FaultAction::Forbid(d) => f.forbid(&d.verb, &d.resource, d.forbid),
+        FaultAction::LagHpaWatch(w) => {
+            let lag = parse_duration("lagHpaWatch.lag", &w.lag).map_err(|e| e.to_string())?;
+            if lag.is_negative() {
+                return Err(format!("field lagHpaWatch.lag: {:?} is negative", w.lag));
+            }
+            sim.lag_hpa_watch(lag);
+        }
     }
+    Ok(())
 }
 
 async fn post_fault(State(sim): State<Sim>, body: Bytes) -> Result<StatusCode, AdminRejection> {
@@ -444,12 +467,12 @@ async fn post_fault(State(sim): State<Sim>, body: Bytes) -> Result<StatusCode, A
         )));
     }
     let action: FaultAction = decode(ENDPOINT, &body)?;
-    apply_fault(&sim, &action);
+    apply_fault(&sim, &action).map_err(AdminRejection::BadRequest)?;
     Ok(StatusCode::NO_CONTENT)
 }
 
 async fn delete_faults(State(sim): State<Sim>) -> StatusCode {
-    sim.faults().clear();
+    sim.clear_faults();
     StatusCode::NO_CONTENT
 }
 

@@ -4,10 +4,12 @@
 //! `application/vnd.kubernetes.protobuf` (`kubectl create deployment`,
 //! `kubectl autoscale`) and ask for protobuf first. The wire form is the
 //! 4-byte magic `k8s\0` and a `runtime.Unknown` holding the type and the
-//! message's bytes; the messages are k8s-pb's, read and written as
-//! Kubernetes JSON ([`json`](mod@json)) so the rest of the sim stays JSON. A message
+//! message's bytes; the messages are k8s-pb's (autoscaling/v2's HPA as
+//! 1.37 numbers it: `autoscaling_v2.rs`), read and written as Kubernetes
+//! JSON ([`json`](mod@json)) so the rest of the sim stays JSON. A message
 //! with fields k8s-pb does not know is refused rather than silently cut.
 
+mod autoscaling_v2;
 pub mod json;
 mod types;
 
@@ -88,8 +90,8 @@ codecs! {
     "autoscaling/v1", "HorizontalPodAutoscaler" => k8s_pb::api::autoscaling::v1::HorizontalPodAutoscaler;
     "autoscaling/v1", "HorizontalPodAutoscalerList" => k8s_pb::api::autoscaling::v1::HorizontalPodAutoscalerList;
     "autoscaling/v1", "Scale" => k8s_pb::api::autoscaling::v1::Scale;
-    "autoscaling/v2", "HorizontalPodAutoscaler" => k8s_pb::api::autoscaling::v2::HorizontalPodAutoscaler;
-    "autoscaling/v2", "HorizontalPodAutoscalerList" => k8s_pb::api::autoscaling::v2::HorizontalPodAutoscalerList;
+    "autoscaling/v2", "HorizontalPodAutoscaler" => autoscaling_v2::HorizontalPodAutoscaler;
+    "autoscaling/v2", "HorizontalPodAutoscalerList" => autoscaling_v2::HorizontalPodAutoscalerList;
     "coordination.k8s.io/v1", "Lease" => k8s_pb::api::coordination::v1::Lease;
     "coordination.k8s.io/v1", "LeaseList" => k8s_pb::api::coordination::v1::LeaseList;
     "apiregistration.k8s.io/v1", "APIService" => k8s_pb::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
@@ -341,6 +343,34 @@ mod tests {
         let p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
             "status": {"podIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.2"}]}});
         assert_eq!(to_json(&from_json(&p).unwrap()).unwrap(), p);
+    }
+
+    /// 1.37's field 6 of HorizontalPodAutoscalerCondition: served to
+    /// protobuf clients and read from their writes (a status update of
+    /// kube-controller-manager), in an HPA and in a list.
+    #[test]
+    fn an_hpa_v2_condition_keeps_its_observed_generation_both_ways() {
+        let h = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "web", "generation": 3},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                "maxReplicas": 10},
+            "status": {"observedGeneration": 3, "desiredReplicas": 2,
+                "conditions": [{"type": "AbleToScale", "status": "True",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                    "reason": "ReadyForNewScale", "message": "recommended size matches current size",
+                    "observedGeneration": 3}]}});
+        let pb = from_json(&h).unwrap();
+        assert_eq!(to_json(&pb).unwrap(), h);
+        let list = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscalerList",
+            "metadata": {"resourceVersion": "7"},
+            "items": [{"metadata": {"name": "web"}, "status": h["status"].clone()}]});
+        assert_eq!(to_json(&from_json(&list).unwrap()).unwrap(), list);
+        // The condition on the wire: field 6, varint 3 (tag 0x30).
+        let condition = autoscaling_v2::HorizontalPodAutoscalerCondition {
+            observed_generation: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(condition.encode_to_vec(), [0x30, 0x03]);
     }
 
     #[test]

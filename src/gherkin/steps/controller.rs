@@ -100,6 +100,7 @@ async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> St
                 table.cell(row, "pods").unwrap_or_default(),
                 "scale event pods",
             )?,
+            outdated: outdated(table.cell(row, "outdated"))?,
         });
     }
     let (namespace, name) = world.qualify(&hpa);
@@ -110,6 +111,18 @@ async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> St
             events,
         })
         .await
+}
+
+/// The optional `outdated` cell of a scale event: `yes` or `no` (absent
+/// or empty: `no`).
+pub(crate) fn outdated(text: Option<&str>) -> Result<bool, StepError> {
+    match text.unwrap_or_default() {
+        "yes" => Ok(true),
+        "no" | "" => Ok(false),
+        other => Err(StepError::Input(format!(
+            "scale event outdated {other:?}: expected yes or no"
+        ))),
+    }
 }
 
 /// `up` or `down`.

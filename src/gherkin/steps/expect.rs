@@ -556,6 +556,8 @@ async fn recommendations_are(world: &mut HpaWorld, step: &Step, name: String) ->
 #[then(expr = "the HPA controller's scale events for {string} are:")]
 async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> StepResult {
     let table = Table::of(step, &["age", "direction", "pods"])?;
+    // The flag is compared only when the table has the column.
+    let with_flag = table.col("outdated").is_some();
     let mut want = Vec::new();
     for row in &table.rows {
         want.push((
@@ -568,11 +570,12 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
                 table.cell(row, "pods").unwrap_or_default(),
                 "scale event pods",
             )?,
+            with_flag && super::controller::outdated(table.cell(row, "outdated"))?,
         ));
     }
     let key = world.hpa_key(&name);
     let (ns, n) = world.qualify(&name);
-    let got: Vec<(SignedDuration, String, i32)> = world
+    let got: Vec<(SignedDuration, String, i32, bool)> = world
         .driver()
         .await?
         .scale_events(&ns, &n)
@@ -586,13 +589,16 @@ async fn scale_events_are(world: &mut HpaWorld, step: &Step, name: String) -> St
                 hpa_controller::Direction::Up => "up",
                 hpa_controller::Direction::Down => "down",
             };
-            (e.age, d.to_owned(), e.pods)
+            (e.age, d.to_owned(), e.pods, with_flag && e.outdated)
         })
         .collect();
     if sorted(&got) != sorted(&want) {
-        let show = |v: &[(SignedDuration, String, i32)]| {
+        let show = |v: &[(SignedDuration, String, i32, bool)]| {
             v.iter()
-                .map(|(a, d, p)| format!("{} ago {d} {p}", Duration(*a)))
+                .map(|(a, d, p, o)| {
+                    let flag = if *o { " (outdated)" } else { "" };
+                    format!("{} ago {d} {p}{flag}", Duration(*a))
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };

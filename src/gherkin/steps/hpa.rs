@@ -56,6 +56,49 @@ async fn refuses_the_hpa(world: &mut HpaWorld, step: &Step, text: String) -> Ste
     }
 }
 
+/// Reads the HPA through autoscaling/v1 and writes it back unchanged, as
+/// every autoscaling/v1 client's update does (`kubectl edit
+/// hpa.v1.autoscaling`, an older client library).
+async fn written_back_through_v1(world: &mut HpaWorld, name: &str) -> StepResult {
+    let (ns, n) = world.qualify(name);
+    let env = world.env().await?;
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(env.client.clone(), &ns, &hpa_resource("v1"));
+    let read = api.get(&n).await.map_err(StepError::kube(format!(
+        "reading HPA {ns}/{n} through autoscaling/v1"
+    )))?;
+    api.replace(&n, &PostParams::default(), &read)
+        .await
+        .map_err(StepError::kube(format!(
+            "writing HPA {ns}/{n} back through autoscaling/v1"
+        )))?;
+    Ok(())
+}
+
+#[when(expr = "the HPA {string} is written back through the autoscaling v1 API")]
+async fn v1_write_back(world: &mut HpaWorld, name: String) -> StepResult {
+    written_back_through_v1(world, &name).await
+}
+
+/// The write-back of [`v1_write_back`] is refused with a message that
+/// contains TEXT.
+#[then(
+    expr = "writing the HPA {string} back through the autoscaling v1 API is refused saying {string}"
+)]
+async fn v1_write_back_refused(world: &mut HpaWorld, name: String, text: String) -> StepResult {
+    match written_back_through_v1(world, &name).await {
+        Ok(()) => Err(StepError::Expectation(format!(
+            "expected the API server to refuse the HPA {name} written back through autoscaling/v1 saying {text:?}; it stored it"
+        ))),
+        Err(StepError::Env(e)) if e.to_string().contains(&text) => Ok(()),
+        Err(StepError::Env(e)) => Err(StepError::Expectation(format!(
+            "the API server refused the HPA {name} saying {:?}, which does not contain {text:?}",
+            e.to_string()
+        ))),
+        Err(other) => Err(other),
+    }
+}
+
 #[given(expr = "an HPA {string} for {kind} {string} with min {int} and max {int} replicas")]
 async fn an_hpa(
     world: &mut HpaWorld,

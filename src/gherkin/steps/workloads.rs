@@ -11,7 +11,9 @@ use serde_json::json;
 use super::Table;
 use crate::gherkin::params::{Duration, WorkloadKind};
 use crate::gherkin::world::{HpaWorld, StepError, StepResult, workload_api};
-use hpa_sim::admin::{CountedFault, FaultAction, ReplicasOverride, SelectorOverride, ToggleFault};
+use hpa_sim::admin::{
+    CountedFault, FaultAction, ReplicasOverride, SelectorOverride, ToggleFault, WatchLag,
+};
 
 use crate::gherkin::pods::*;
 
@@ -178,6 +180,22 @@ async fn scale_conflicts(world: &mut HpaWorld, name: String, times: u32) -> Step
             namespace: ns,
             name: n,
             times,
+        }))
+        .await?;
+    Ok(())
+}
+
+/// HPA changes reach watchers (the controller's informer) DURATION after
+/// they are written, and lists of HPAs answer as of then, as from a watch
+/// cache that far behind; `0s` catches up.
+#[given(expr = "the HPA watch lags {duration}")]
+#[when(expr = "the HPA watch lags {duration}")]
+async fn hpa_watch_lags(world: &mut HpaWorld, lag: Duration) -> StepResult {
+    world
+        .env()
+        .await?
+        .fault(FaultAction::LagHpaWatch(WatchLag {
+            lag: hpa_core::go_duration::format(lag.0),
         }))
         .await?;
     Ok(())
