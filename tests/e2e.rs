@@ -44,6 +44,11 @@ struct Servers {
 
 impl Servers {
     async fn start(name: &str, virtual_clock: bool) -> Self {
+        Self::start_with(name, virtual_clock, &[]).await
+    }
+
+    /// [`Servers::start`] with more flags for `hpa-harness sim`.
+    async fn start_with(name: &str, virtual_clock: bool, sim_flags: &[&str]) -> Self {
         let dir = temp_dir(name);
         let mut fms_args = vec!["metrics-server", "--http", "--listen", "127.0.0.1:0"];
         if virtual_clock {
@@ -64,6 +69,7 @@ impl Servers {
         if virtual_clock {
             sim_args.extend(["--virtual-clock", START]);
         }
+        sim_args.extend(sim_flags);
         let (sim, _) = spawn(&sim_args, "api-server:", Stdio::inherit()).await;
         Self {
             _metrics: metrics,
@@ -163,6 +169,45 @@ async fn every_feature_passes_against_a_sim_process_and_a_metrics_server_process
     );
     assert!(!summary.failed(), "{summary:?}");
     // Every scenario ran (none skipped by a filter or lost).
+    assert_eq!(
+        summary.scenarios.len(),
+        count_scenarios(&root().join("features"))
+    );
+}
+
+/// The library through the controller users deploy: each scenario starts
+/// the `hpa-controller` binary as a process of its own, at its defaults
+/// (caches, client budget, leader election) with the scenario's flags, and
+/// syncs it on demand on the scenario's clock, against `hpa-harness sim`
+/// naming its pods as kube-controller-manager does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_feature_passes_through_the_hpa_controller_binary_as_a_process() {
+    let binary = support::controller_binary();
+    let servers = Servers::start_with("binary", true, &["--generated-pod-names"]).await;
+    let summary = runner::run(&RunOptions {
+        paths: vec![root().join("features")],
+        backend: BackendKind::Kubeconfig,
+        exclude_known_bugs: true,
+        testbed: TestbedOptions {
+            controller_binary: Some(binary),
+            ..servers.remote(ControllerKind::Ours, Duration::from_secs(15))
+        },
+        ..RunOptions::default()
+    })
+    .await
+    .unwrap();
+    let failed: Vec<String> = summary
+        .scenarios
+        .iter()
+        .filter(|s| s.verdict != Verdict::Passed)
+        .map(|s| format!("{} ({}): {:?}", s.scenario, s.location, s.verdict))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "scenarios not passing through the binary:\n{}",
+        failed.join("\n")
+    );
+    assert!(!summary.failed(), "{summary:?}");
     assert_eq!(
         summary.scenarios.len(),
         count_scenarios(&root().join("features"))

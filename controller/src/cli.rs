@@ -180,6 +180,11 @@ pub struct Args {
     /// clusters.
     #[arg(long, hide = true)]
     pub sync_on_demand: bool,
+
+    /// With --sync-on-demand: where its clock starts (RFC 3339; default:
+    /// now), the caller's time when it starts the process.
+    #[arg(long, hide = true, requires = "sync_on_demand", value_name = "TIME")]
+    pub clock_start: Option<jiff::Timestamp>,
 }
 
 impl Args {
@@ -337,9 +342,9 @@ pub async fn run(args: Args) -> CliResult {
     let metrics = ControllerMetrics::register(prometheus_client::registry::Registry::default());
     // On demand, the clock is the harness's: it starts at the host's time
     // and each request moves it.
-    let virtual_clock = args
-        .sync_on_demand
-        .then(|| hpa_core::clock::VirtualClock::new(jiff::Timestamp::now()));
+    let virtual_clock = args.sync_on_demand.then(|| {
+        hpa_core::clock::VirtualClock::new(args.clock_start.unwrap_or_else(jiff::Timestamp::now))
+    });
     let clock: Arc<dyn hpa_core::clock::Clock> = match &virtual_clock {
         Some(clock) => Arc::new(clock.clone()),
         None => Arc::new(SystemClock),

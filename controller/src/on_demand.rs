@@ -96,16 +96,14 @@ fn failure(status: StatusCode, message: String) -> Response {
     (status, message).into_response()
 }
 
-/// Moves the clock to `now`; a time before the clock's is refused.
-fn move_to(clock: &VirtualClock, now: Timestamp) -> Result<(), Response> {
+/// Moves the clock to `now`; a time before the clock's is refused (the
+/// refusal's text).
+fn move_to(clock: &VirtualClock, now: Timestamp) -> Result<(), String> {
     let by = now.duration_since(clock.now());
     if by.is_negative() {
-        return Err(failure(
-            StatusCode::CONFLICT,
-            format!(
-                "now {now} is before the controller's clock {}: time only moves forward",
-                clock.now()
-            ),
+        return Err(format!(
+            "now {now} is before the controller's clock {}: time only moves forward",
+            clock.now()
         ));
     }
     clock.advance(by);
@@ -114,7 +112,7 @@ fn move_to(clock: &VirtualClock, now: Timestamp) -> Result<(), Response> {
 
 async fn sync(State(s): State<OnDemand>, Json(request): Json<SyncRequest>) -> Response {
     if let Err(refused) = move_to(&s.clock, request.now) {
-        return refused;
+        return failure(StatusCode::CONFLICT, refused);
     }
     let result = if request.queued_only {
         s.handle.sync_queued_now().await
@@ -129,7 +127,7 @@ async fn sync(State(s): State<OnDemand>, Json(request): Json<SyncRequest>) -> Re
 
 async fn seed(State(s): State<OnDemand>, Json(request): Json<SeedRequest>) -> Response {
     if let Err(refused) = move_to(&s.clock, request.now) {
-        return refused;
+        return failure(StatusCode::CONFLICT, refused);
     }
     if let Some(entries) = &request.recommendations {
         s.handle
@@ -144,7 +142,7 @@ async fn seed(State(s): State<OnDemand>, Json(request): Json<SeedRequest>) -> Re
 
 async fn history(State(s): State<OnDemand>, Query(q): Query<HistoryQuery>) -> Response {
     if let Err(refused) = move_to(&s.clock, q.now) {
-        return refused;
+        return failure(StatusCode::CONFLICT, refused);
     }
     Json(History {
         recommendations: s.handle.recommendations(&q.namespace, &q.name),

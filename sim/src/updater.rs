@@ -148,10 +148,25 @@ struct Resizer<'a> {
 impl Resizer<'_> {
     /// Brings the pods of one revision to `target`: new ones from its
     /// template; going ones Pending first, then unready, then the
-    /// highest-numbered (the ReplicaSet controller's order).
+    /// highest-numbered (the ReplicaSet controller's order), and among
+    /// generated names, which carry no number, the last by name (as a
+    /// scale-down in `workloads` does, and as the harness numbers them).
     fn resize(&self, st: &mut State, revision: &str, mut pods: Vec<Member>, target: usize) {
         if pods.len() > target {
-            pods.sort_by_key(|m| (m.running, m.ready, std::cmp::Reverse(m.index)));
+            pods.sort_by(|a, b| {
+                (
+                    a.running,
+                    a.ready,
+                    std::cmp::Reverse(a.index),
+                    std::cmp::Reverse(&a.name),
+                )
+                    .cmp(&(
+                        b.running,
+                        b.ready,
+                        std::cmp::Reverse(b.index),
+                        std::cmp::Reverse(&b.name),
+                    ))
+            });
             for m in pods.iter().take(pods.len() - target) {
                 st.store.remove(Storage::Pods, &self.ns, &m.name);
             }

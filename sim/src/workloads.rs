@@ -162,12 +162,23 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
         }
         st.next_index.insert(key, next);
     } else if active.len() > want {
-        // Highest-numbered first; pods not named NAME-k go before numbered ones.
-        active.sort_by(|a, b| match (a.0, b.0) {
-            (Some(x), Some(y)) => y.cmp(&x),
-            (None, Some(_)) => std::cmp::Ordering::Less,
-            (Some(_), None) => std::cmp::Ordering::Greater,
-            (None, None) => b.1.cmp(&a.1),
+        // Pending first, as the ReplicaSet controller ranks them, then the
+        // highest-numbered; pods not named NAME-k go before numbered ones,
+        // the last by name first.
+        let state = |p: &str| {
+            st.store
+                .table(Storage::Pods)
+                .get(ns, p)
+                .is_some_and(|e| phase(&e.value()) != "Pending")
+        };
+        active.sort_by(|a, b| {
+            let (sa, sb) = (state(&a.1), state(&b.1));
+            sa.cmp(&sb).then_with(|| match (a.0, b.0) {
+                (Some(x), Some(y)) => y.cmp(&x),
+                (None, Some(_)) => std::cmp::Ordering::Less,
+                (Some(_), None) => std::cmp::Ordering::Greater,
+                (None, None) => b.1.cmp(&a.1),
+            })
         });
         let extra = active.len() - want;
         for (_, p) in active.into_iter().take(extra) {

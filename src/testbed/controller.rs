@@ -174,9 +174,9 @@ pub enum DriverError {
 #[derive(Debug)]
 enum Running {
     /// In this process.
-    InProcess(ControllerHandle),
+    InProcess(Box<ControllerHandle>),
     /// The `hpa-controller` binary as a process of its own.
-    Process(ControllerProcess),
+    Process(Box<ControllerProcess>),
 }
 
 /// A running controller for one scenario; stopped when dropped.
@@ -206,7 +206,7 @@ impl Driver {
             },
         );
         Ok(Self {
-            running: Some(Running::InProcess(handle)),
+            running: Some(Running::InProcess(Box::new(handle))),
         })
     }
 
@@ -222,7 +222,7 @@ impl Driver {
     ) -> Result<Self, DriverError> {
         let process = ControllerProcess::start(binary, kubeconfig, context, flags, clock).await?;
         Ok(Self {
-            running: Some(Running::Process(process)),
+            running: Some(Running::Process(Box::new(process))),
         })
     }
 

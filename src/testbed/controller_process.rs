@@ -67,6 +67,7 @@ impl ControllerProcess {
         }
         command
             .args(["--sync-on-demand", "--bind-address", "127.0.0.1:0"])
+            .arg(format!("--clock-start={}", clock.now()))
             .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

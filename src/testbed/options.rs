@@ -31,6 +31,9 @@ pub struct TestbedOptions {
     /// real-cluster path be tested against `hpa-harness sim` (on its wall
     /// clock) where no real cluster is at hand.
     pub assume_real: bool,
+    /// Run our controller as this `hpa-controller` binary, one process per
+    /// scenario synced on demand, rather than in this process.
+    pub controller_binary: Option<PathBuf>,
 }
 
 impl Default for TestbedOptions {
@@ -44,6 +47,7 @@ impl Default for TestbedOptions {
             metrics_service: MetricsServerRef::default(),
             skip_preflight: false,
             assume_real: false,
+            controller_binary: None,
         }
     }
 }
@@ -91,6 +95,13 @@ pub struct TestbedArgs {
     /// For testing the real-cluster path without one.
     #[arg(long, hide = true)]
     pub assume_real: bool,
+    /// Run our controller as the `hpa-controller` binary at PATH, as it is
+    /// deployed (its defaults, its client, its caches, its leader
+    /// election), one process per scenario, synced on demand on the
+    /// scenario's clock through its debug server (`--sync-on-demand`).
+    /// With --backend kubeconfig on `hpa-harness sim`, or sim-process.
+    #[arg(long, value_name = "PATH")]
+    pub controller_binary: Option<PathBuf>,
 }
 
 impl TestbedArgs {
@@ -112,6 +123,7 @@ impl TestbedArgs {
             },
             skip_preflight: self.skip_preflight,
             assume_real: self.assume_real,
+            controller_binary: self.controller_binary.clone(),
         }
     }
 }

@@ -163,6 +163,14 @@ impl Testbed {
         options: &TestbedOptions,
         purpose: &Purpose,
     ) -> Result<Self, TestbedError> {
+        if options.controller_binary.is_some()
+            && (backend == BackendKind::Sim || !matches!(purpose, Purpose::Scenarios))
+        {
+            return Err(TestbedError::Cluster {
+                backend,
+                reason: "--controller-binary runs scenarios' controllers as processes: it needs a simulated cluster they can reach (--backend sim-process, or --backend kubeconfig on `hpa-harness sim`)".to_owned(),
+            });
+        }
         match (backend, purpose) {
             (BackendKind::Sim, Purpose::Scenarios) => Ok(Self::new(backend, Parts::PerScenario)),
             (BackendKind::Sim, Purpose::Load { namespaces, gates }) => {
@@ -348,6 +356,12 @@ impl Testbed {
         .await
         .map_err(|error| TestbedError::Connect { backend, error })?;
         let admin = connected.shared_admin();
+        if options.controller_binary.is_some() && admin.is_none() {
+            return Err(TestbedError::Cluster {
+                backend,
+                reason: "--controller-binary needs a simulated cluster (`hpa-harness sim`): on a real one scenarios run side by side, and a controller process per scenario would act in every namespace".to_owned(),
+            });
+        }
         Ok(Parts::Remote {
             target: Box::new(RemoteTarget {
                 client: connected.client,
@@ -357,6 +371,13 @@ impl Testbed {
                 upstream_sync_period: options.upstream_sync_period,
                 fake_node: connected.fake_node.map(Arc::new),
                 shared: Arc::default(),
+                controller_binary: options.controller_binary.as_ref().map(|path| {
+                    super::target::ControllerBinary {
+                        path: path.clone(),
+                        kubeconfig: options.kubeconfig.clone(),
+                        context: options.context.clone(),
+                    }
+                }),
             }),
             metrics: connected.metrics,
             kubeconfig: options.kubeconfig.clone(),

@@ -32,6 +32,17 @@ pub struct RemoteTarget {
     pub fake_node: Option<Arc<FakeNode>>,
     /// What the run's scenarios share on the cluster.
     pub shared: Arc<super::shared::RunShared>,
+    /// Our controller as a binary of its own, when asked.
+    pub controller_binary: Option<ControllerBinary>,
+}
+
+/// The `hpa-controller` binary each scenario runs as a process, and how it
+/// reaches the cluster.
+#[derive(Debug, Clone)]
+pub struct ControllerBinary {
+    pub path: std::path::PathBuf,
+    pub kubeconfig: Option<std::path::PathBuf>,
+    pub context: Option<String>,
 }
 
 impl std::fmt::Debug for RemoteTarget {

@@ -103,3 +103,40 @@ pub async fn spawn_generated_sim(
 ) -> (tokio::process::Child, std::path::PathBuf, String) {
     spawn_sim(dir, &["--generated-pod-names"]).await
 }
+
+/// The `hpa-controller` binary users deploy, built now from this checkout
+/// (beside [`BIN`], in the same target directory and profile) so that a
+/// test never drives a stale one.
+pub fn controller_binary() -> std::path::PathBuf {
+    let bin = std::path::Path::new(BIN);
+    let dir = bin.parent().unwrap();
+    if let Ok(cargo) = std::env::var("CARGO") {
+        let profile = dir.file_name().and_then(|p| p.to_str()).unwrap_or("debug");
+        let target = dir.parent().unwrap();
+        let mut build = std::process::Command::new(cargo);
+        build
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "hpa-controller",
+                "--bin",
+                "hpa-controller",
+            ])
+            .arg("--target-dir")
+            .arg(target)
+            .current_dir(env!("CARGO_MANIFEST_DIR"));
+        if profile == "release" {
+            build.arg("--release");
+        }
+        let status = build.status().unwrap();
+        assert!(status.success(), "building hpa-controller failed: {status}");
+    }
+    let path = dir.join(format!("hpa-controller{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "no hpa-controller binary at {}",
+        path.display()
+    );
+    path
+}

@@ -751,7 +751,11 @@ async fn check_condition(
     message: Option<&str>,
 ) -> StepResult {
     let hpa = world.hpa(name).await?;
-    let conds = conditions(&hpa);
+    let (ns, _) = world.qualify(name);
+    let mut conds = conditions(&hpa);
+    for c in &mut conds {
+        c.message = c.message.as_deref().map(|m| world.in_step_names(&ns, m));
+    }
     let found = conds.iter().find(|c| c.type_ == type_);
     let ok = found.is_some_and(|c| {
         c.status == status
@@ -797,9 +801,13 @@ async fn check_event(
     let (ns, n) = world.qualify(name);
     let all = events(world, &ns).await?;
     let uid = hpa_uid(world, &ns, &n).await?;
-    let of_hpa: Vec<&Event> = all
+    let of_hpa: Vec<Event> = all
         .iter()
         .filter(|e| regards(e, &n) && same_object(e, uid.as_deref()))
+        .map(|e| Event {
+            note: e.note.as_deref().map(|m| world.in_step_names(&ns, m)),
+            ..e.clone()
+        })
         .collect();
     let matching = of_hpa.iter().any(|e| {
         e.reason.as_deref() == Some(reason) && message.is_none_or(|m| e.note.as_deref() == Some(m))

@@ -124,6 +124,9 @@ pub struct HpaWorld {
     named_turn: Option<crate::testbed::shared::NamespaceTurn>,
     /// Which configuration of `hpa-controller` ours runs with.
     pub requests: crate::testbed::controller::Requests,
+    /// The controller flags steps gave (`kubernetes-version` included), in
+    /// order: what a controller process is started with.
+    flags: Vec<(String, String)>,
     /// The metrics APIs the scenario made fail: on a cluster the run's
     /// scenarios share, the fault is the shared fake metrics server's, and
     /// it goes when the scenario ends.
@@ -167,6 +170,7 @@ impl HpaWorld {
             named_turn: None,
             requests: crate::testbed::controller::Requests::default(),
             scale_bent: false,
+            flags: Vec::new(),
             failing_apis: Vec::new(),
         }
     }
@@ -352,13 +356,30 @@ impl HpaWorld {
                 let scope = env.is_real().then_some(namespace);
                 (env.client.clone(), env.clock(), scope)
             };
-            let mut extensions = self.requests.extensions(&self.config);
-            if self.scale_bent {
-                extensions.scale_from_cache = false;
-            }
-            let driver = Driver::start(self.config.clone(), client, clock, scope, extensions)
+            let binary = match &self.target {
+                Target::Remote(r) => r.controller_binary.clone(),
+                Target::Embedded => None,
+            };
+            let driver = match binary {
+                Some(binary) => Driver::start_process(
+                    &binary.path,
+                    binary.kubeconfig.as_deref(),
+                    binary.context.as_deref(),
+                    &self.process_flags(),
+                    clock,
+                )
                 .await
-                .map_err(StepError::controller("starting the HPA controller"))?;
+                .map_err(StepError::controller("starting the hpa-controller process"))?,
+                None => {
+                    let mut extensions = self.requests.extensions(&self.config);
+                    if self.scale_bent {
+                        extensions.scale_from_cache = false;
+                    }
+                    Driver::start(self.config.clone(), client, clock, scope, extensions)
+                        .await
+                        .map_err(StepError::controller("starting the HPA controller"))?
+                }
+            };
             self.driver = Some(driver);
         }
         let seeds = std::mem::take(&mut self.seeds);
@@ -446,11 +467,35 @@ impl HpaWorld {
                 "flag {flag}: the cluster's own HPA controller acts in this run; its flags are kube-controller-manager's"
             )));
         }
+        self.flags.push((flag.to_owned(), value.to_owned()));
         if let Some(env) = &self.env {
             env.set_feature_gates(&self.config.decision.feature_gates)
                 .await?;
         }
         Ok(())
+    }
+
+    /// The command line of a controller process: the release, then the
+    /// flags the steps gave (the last value of each), and upstream's
+    /// requests when asked or when the scenario bends `/scale`.
+    fn process_flags(&self) -> Vec<String> {
+        let mut last: Vec<(String, String)> = Vec::new();
+        for (flag, value) in &self.flags {
+            last.retain(|(f, _)| f != flag);
+            last.push((flag.clone(), value.clone()));
+        }
+        let mut args = Vec::new();
+        if !last.iter().any(|(f, _)| f == "kubernetes-version") {
+            args.push(format!(
+                "--kubernetes-version={}",
+                self.config.decision.feature_gates.version()
+            ));
+        }
+        args.extend(last.iter().map(|(f, v)| format!("--{f}={v}")));
+        if self.requests == Requests::Upstream || self.scale_bent {
+            args.push("--upstream-requests".to_owned());
+        }
+        args
     }
 
     /// Whose controller acts in this scenario.
@@ -627,6 +672,20 @@ impl HpaWorld {
             .get(&(ns.to_owned(), workload.to_owned()))
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// `text` with the names of the pods of namespace `ns` that the cluster
+    /// named itself (`web-7d4b9-xk2zq`) replaced by their step names
+    /// (`web-2`), so that a condition's or an event's message reads as on
+    /// the simulated cluster.
+    pub fn in_step_names(&self, ns: &str, text: &str) -> String {
+        let mut out = text.to_owned();
+        for ((pod_ns, real), alias) in &self.alias_of {
+            if pod_ns == ns && real != alias && out.contains(real.as_str()) {
+                out = out.replace(real.as_str(), alias);
+            }
+        }
+        out
     }
 
     /// The creation index a step name stands for: its row in the pod table,
