@@ -164,6 +164,11 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
         None
     };
     let status = obj.get("status").cloned();
+    if ns.is_some() && world.fake_node().is_some() {
+        // On a real cluster the chart's pods go where the harness's own do:
+        // else they wait, Pending, for a node with room.
+        crate::testbed::workload::place_manifest_on_fake_node(&mut obj);
+    }
     match &ns {
         Some(ns) => {
             world.create_dynamic(ns, &resource, obj.clone()).await?;

@@ -1,31 +1,43 @@
 //! A fake node for real clusters, in the manner of kwok.
 //!
 //! Scenarios give pods exact states ("started 10 minutes ago, ready since
-//! 5 minutes ago") that no kubelet would honour, and load tests run thousands
-//! of pods no real node could hold. So the harness registers a Node whose
-//! Lease it renews, schedules scenario workloads onto it (a node selector and
-//! a toleration in the pod template), binds their pods when no scheduler does,
-//! writes their status as a kubelet would, and confirms their deletion. The
-//! cluster's own deployment and replicaset controllers still create and
-//! delete the pods.
+//! 5 minutes ago", "ready 30 s after it starts", "pending until 3 run") that
+//! no kubelet would honour, and load tests run thousands of pods no real
+//! node could hold. So the harness registers a Node whose Lease it renews
+//! and sends the pods of its workloads there (a node selector, a toleration
+//! and a scheduler name of the node's own in the pod template, see
+//! [`crate::testbed::workload::place_on_fake_node`]), so that no other
+//! scheduler takes them. The node is then their scheduler and kubelet: it
+//! binds them when their workload has room, writes their status as the
+//! simulated cluster's kubelet does, moves them through their delays on the
+//! wall clock, and confirms their deletion ([`kubelet`] decides, this module
+//! makes the calls). The cluster's own deployment, replicaset and
+//! statefulset controllers still create and delete the pods.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+mod kubelet;
+mod status;
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{StreamExt, TryStreamExt};
 use hpa_core::clock::Clock;
+use hpa_sim::PodDelays;
 use jiff::Timestamp;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{
-    Binding, ContainerStatus, Node, NodeCondition, NodeSpec, NodeStatus, ObjectReference, Pod,
-    PodCondition, PodStatus, Taint, Toleration,
+    Binding, Node, NodeCondition, NodeSpec, NodeStatus, ObjectReference, Pod, Taint, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::runtime::{WatchStreamExt, watcher};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
+
+use kubelet::{Action, Kubelet, PodKey, PodView};
+pub use status::PodState;
 
 /// The label on the fake node, and the node selector scenario pods carry.
 pub const NODE_LABEL: &str = "hpa-harness.io/fake-node";
@@ -37,6 +49,9 @@ pub const TAINT_KEY: &str = "hpa-harness.io/fake-node";
 pub const DEFAULT_NODE_NAME: &str = "hpa-harness-fake-node";
 /// How often the node's Lease is renewed (the kubelet default is 10 s).
 pub const LEASE_RENEW: Duration = Duration::from_secs(10);
+/// The scheduler name of the pods placed on the fake node: no other
+/// scheduler binds them, so the node decides when they have room.
+pub const SCHEDULER_NAME: &str = "hpa-harness-fake-node";
 /// The field manager of every write.
 const MANAGER: &str = "hpa-harness-fake-node";
 
@@ -52,6 +67,23 @@ pub enum FakeNodeError {
         #[source]
         source: kube::Error,
     },
+    /// The node's kubelet loop has stopped.
+    #[error("the fake node {node} no longer runs")]
+    Stopped {
+        /// The node.
+        node: String,
+    },
+    /// A pod's status could not be written.
+    #[error("cannot write the status of pod {namespace}/{pod}")]
+    WriteStatus {
+        /// The pod's namespace.
+        namespace: String,
+        /// The pod.
+        pod: String,
+        /// Why.
+        #[source]
+        source: kube::Error,
+    },
     /// Removing the node failed.
     #[error("cannot remove fake node {node}")]
     Remove {
@@ -61,74 +93,6 @@ pub enum FakeNodeError {
         #[source]
         source: kube::Error,
     },
-}
-
-/// The state a scenario gives one pod; the fake kubelet writes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PodState {
-    /// `Running`, `Pending`, `Succeeded` or `Failed`.
-    pub phase: String,
-    /// The Ready condition: `Some(true)`, `Some(false)`, or `None` for no
-    /// Ready condition at all.
-    pub ready: Option<bool>,
-    /// `status.startTime`; `None` leaves it unset.
-    pub started: Option<Timestamp>,
-    /// The Ready condition's lastTransitionTime.
-    pub ready_since: Option<Timestamp>,
-}
-
-impl PodState {
-    /// Running and Ready since `now`: what a new pod gets.
-    pub fn running_since(now: Timestamp) -> Self {
-        Self {
-            phase: "Running".to_string(),
-            ready: Some(true),
-            started: Some(now),
-            ready_since: Some(now),
-        }
-    }
-
-    /// The pod status a kubelet would report for this state.
-    pub fn to_status(&self, pod_ip: &str) -> PodStatus {
-        let ready_str = |b: bool| if b { "True" } else { "False" }.to_string();
-        let transition = self.ready_since.or(self.started).map(Time);
-        let mut conditions = vec![PodCondition {
-            type_: "PodScheduled".to_string(),
-            status: "True".to_string(),
-            last_transition_time: self.started.map(Time),
-            ..PodCondition::default()
-        }];
-        if let Some(ready) = self.ready {
-            conditions.push(PodCondition {
-                type_: "ContainersReady".to_string(),
-                status: ready_str(ready),
-                last_transition_time: transition.clone(),
-                ..PodCondition::default()
-            });
-            conditions.push(PodCondition {
-                type_: "Ready".to_string(),
-                status: ready_str(ready),
-                last_transition_time: transition,
-                ..PodCondition::default()
-            });
-        }
-        PodStatus {
-            phase: Some(self.phase.clone()),
-            start_time: self.started.map(Time),
-            conditions: Some(conditions),
-            pod_ip: Some(pod_ip.to_string()),
-            container_statuses: Some(vec![ContainerStatus {
-                name: "app".to_string(),
-                ready: self.ready.unwrap_or(false),
-                image: "registry.k8s.io/pause:3.10".to_string(),
-                image_id: String::new(),
-                restart_count: 0,
-                started: Some(self.phase == "Running"),
-                ..ContainerStatus::default()
-            }]),
-            ..PodStatus::default()
-        }
-    }
 }
 
 /// The node selector scenario pod templates carry to land on the fake node.
@@ -189,9 +153,24 @@ pub fn node_object(name: &str, now: Timestamp) -> Node {
     }
 }
 
-/// A pod IP in 10.244.0.0/16 derived from a counter, as a kubelet's CNI would hand out.
-fn pod_ip(n: u32) -> String {
-    format!("10.244.{}.{}", (n / 250) % 256, n % 250 + 2)
+/// What the harness asks of the node's kubelet loop.
+enum Command {
+    /// Give a pod a state (a scenario's), and say whether it was written.
+    SetState {
+        namespace: String,
+        name: String,
+        state: PodState,
+        reply: oneshot::Sender<Result<(), kube::Error>>,
+    },
+    /// Delay or hold a workload's new pods.
+    SetDelays {
+        namespace: String,
+        workload: String,
+        delays: PodDelays,
+        reply: oneshot::Sender<()>,
+    },
+    /// Forget the delays of a namespace.
+    ForgetNamespace { namespace: String },
 }
 
 /// A registered fake node and its kubelet loops. Dropping it stops the loops;
@@ -199,13 +178,14 @@ fn pod_ip(n: u32) -> String {
 pub struct FakeNode {
     client: kube::Client,
     name: String,
-    states: Arc<Mutex<HashMap<(String, String), PodState>>>,
+    commands: mpsc::UnboundedSender<Command>,
     tasks: Vec<JoinHandle<()>>,
 }
 
 impl FakeNode {
     /// Registers the node (or takes over an existing one of that name) and
-    /// starts renewing its Lease and acting as kubelet for managed pods.
+    /// starts renewing its Lease and acting as scheduler and kubelet for
+    /// managed pods, on `clock`.
     pub async fn start(
         client: kube::Client,
         name: &str,
@@ -230,7 +210,6 @@ impl FakeNode {
             .await
             .map_err(register)?;
 
-        let states = Arc::new(Mutex::new(HashMap::new()));
         let lease_task = {
             let client = client.clone();
             let name = name.to_string();
@@ -245,16 +224,17 @@ impl FakeNode {
                 }
             })
         };
-        let kubelet_task = {
-            let client = client.clone();
-            let name = name.to_string();
-            let states = states.clone();
-            tokio::spawn(async move { kubelet_loop(client, name, states, clock).await })
+        let (commands, receiver) = mpsc::unbounded_channel();
+        let shell = Shell {
+            client: client.clone(),
+            kubelet: Kubelet::new(name),
+            clock,
         };
+        let kubelet_task = tokio::spawn(shell.run(receiver));
         Ok(Self {
             client,
             name: name.to_string(),
-            states,
+            commands,
             tasks: vec![lease_task, kubelet_task],
         })
     }
@@ -264,18 +244,66 @@ impl FakeNode {
         &self.name
     }
 
-    /// Gives a pod the state a scenario asks for, and writes it now.
+    fn stopped(&self) -> FakeNodeError {
+        FakeNodeError::Stopped {
+            node: self.name.clone(),
+        }
+    }
+
+    /// Gives a pod the state a scenario asks for, and writes it now (binding
+    /// the pod first if the node has not yet); the node keeps it.
     pub async fn set_pod_state(
         &self,
         namespace: &str,
         pod: &str,
         state: PodState,
-    ) -> Result<(), kube::Error> {
-        if let Ok(mut states) = self.states.lock() {
-            states.insert((namespace.to_string(), pod.to_string()), state.clone());
-        }
-        let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
-        write_status(&pods, pod, &state, &pod_ip(0)).await
+    ) -> Result<(), FakeNodeError> {
+        let (reply, written) = oneshot::channel();
+        self.commands
+            .send(Command::SetState {
+                namespace: namespace.to_owned(),
+                name: pod.to_owned(),
+                state,
+                reply,
+            })
+            .map_err(|_| self.stopped())?;
+        written
+            .await
+            .map_err(|_| self.stopped())?
+            .map_err(|source| FakeNodeError::WriteStatus {
+                namespace: namespace.to_owned(),
+                pod: pod.to_owned(),
+                source,
+            })
+    }
+
+    /// How the pods workload `namespace/workload` creates from now on start
+    /// and become Ready, and how many of its pods may run at once (the
+    /// simulated cluster's [`PodDelays`]). Returns once the node has them.
+    pub async fn set_pod_delays(
+        &self,
+        namespace: &str,
+        workload: &str,
+        delays: PodDelays,
+    ) -> Result<(), FakeNodeError> {
+        let (reply, done) = oneshot::channel();
+        self.commands
+            .send(Command::SetDelays {
+                namespace: namespace.to_owned(),
+                workload: workload.to_owned(),
+                delays,
+                reply,
+            })
+            .map_err(|_| self.stopped())?;
+        done.await.map_err(|_| self.stopped())
+    }
+
+    /// Forgets the pod delays given in `namespace` (its scenario ended; a
+    /// later scenario may use the namespace again).
+    pub fn forget_namespace(&self, namespace: &str) {
+        let _ = self.commands.send(Command::ForgetNamespace {
+            namespace: namespace.to_owned(),
+        });
     }
 
     /// Stops the loops and deletes the Node and its Lease.
@@ -342,120 +370,234 @@ async fn renew_lease(client: &kube::Client, node: &str, now: Timestamp) -> Resul
         .map(|_| ())
 }
 
-async fn write_status(
-    pods: &Api<Pod>,
-    pod: &str,
-    state: &PodState,
-    ip: &str,
-) -> Result<(), kube::Error> {
-    let patch = serde_json::json!({ "status": state.to_status(ip) });
-    pods.patch_status(pod, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map(|_| ())
-}
-
-/// Watches managed pods: binds the unbound ones that want this node, writes
-/// the status of those bound to it, and confirms their deletion.
-async fn kubelet_loop(
-    client: kube::Client,
-    node: String,
-    states: Arc<Mutex<HashMap<(String, String), PodState>>>,
-    clock: Arc<dyn Clock>,
-) {
-    let all: Api<Pod> = Api::all(client.clone());
-    let config = watcher::Config::default().labels(&format!("{MANAGED_POD_LABEL}=true"));
-    let mut ips = 0_u32;
-    let mut seen: HashSet<(String, String)> = HashSet::new();
-    let mut stream = watcher(all, config)
-        .default_backoff()
-        .applied_objects()
-        .boxed();
-    loop {
-        let pod = match stream.try_next().await {
-            Ok(Some(pod)) => pod,
-            Ok(None) => return,
-            Err(err) => {
-                tracing::warn!(%err, "fake kubelet watch failed; retrying");
-                tokio::time::sleep(Duration::from_secs(1)).await;
-                continue;
-            }
-        };
-        let (Some(ns), Some(name)) = (pod.metadata.namespace.clone(), pod.metadata.name.clone())
-        else {
-            continue;
-        };
-        let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
-        let spec = pod.spec.clone().unwrap_or_default();
-        let bound_here = spec.node_name.as_deref() == Some(node.as_str());
-        let wants_here = spec
+/// Whether a pod asks for the fake node: its scheduler is the node's, or
+/// its node selector picks the node.
+fn wants_fake_node(pod: &Pod) -> bool {
+    let Some(spec) = pod.spec.as_ref() else {
+        return false;
+    };
+    spec.scheduler_name.as_deref() == Some(SCHEDULER_NAME)
+        || spec
             .node_selector
             .as_ref()
-            .is_some_and(|s| s.get(NODE_LABEL).map(String::as_str) == Some("true"));
-        if pod.metadata.deletion_timestamp.is_some() {
-            if bound_here || wants_here {
-                let dp = DeleteParams {
-                    grace_period_seconds: Some(0),
-                    ..DeleteParams::default()
-                };
-                if let Err(err) = pods.delete(&name, &dp).await {
-                    tracing::debug!(pod = %name, %err, "cannot confirm pod deletion");
+            .is_some_and(|s| s.get(NODE_LABEL).map(String::as_str) == Some("true"))
+}
+
+/// The longest the loop sleeps with no transition due.
+const IDLE: Duration = Duration::from_secs(3600);
+
+/// The kubelet loop: the node's decisions ([`Kubelet`]) and the API calls
+/// they take, one at a time, so that its writes land in the order it made
+/// them and a scenario's state is never overwritten by an older one.
+struct Shell {
+    client: kube::Client,
+    kubelet: Kubelet,
+    clock: Arc<dyn Clock>,
+}
+
+impl Shell {
+    /// Watches managed pods and the harness's commands, and makes the due
+    /// transitions, until the node goes.
+    async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
+        let all: Api<Pod> = Api::all(self.client.clone());
+        let config = watcher::Config::default().labels(&format!("{MANAGED_POD_LABEL}=true"));
+        let mut events = watcher(all, config).default_backoff().boxed();
+        // The pods a relist brought, until it is done.
+        let mut relisted: Option<HashSet<PodKey>> = None;
+        loop {
+            let wait = self.kubelet.next_due().map_or(IDLE, |at| {
+                let left = at.duration_since(self.clock.now());
+                if left.is_positive() {
+                    left.unsigned_abs().min(IDLE)
+                } else {
+                    Duration::ZERO
                 }
-                seen.remove(&(ns.clone(), name.clone()));
-                if let Ok(mut states) = states.lock() {
-                    states.remove(&(ns, name));
-                }
-            }
-            continue;
-        }
-        if spec.node_name.is_none() && wants_here {
-            let binding = Binding {
-                metadata: ObjectMeta {
-                    name: Some(name.clone()),
-                    namespace: Some(ns.clone()),
-                    ..ObjectMeta::default()
-                },
-                target: ObjectReference {
-                    api_version: Some("v1".to_string()),
-                    kind: Some("Node".to_string()),
-                    name: Some(node.clone()),
-                    ..ObjectReference::default()
-                },
-            };
-            let bound: Result<serde_json::Value, _> = pods
-                .create_subresource("binding", &name, &PostParams::default(), &binding)
-                .await;
-            if let Err(err) = bound {
-                tracing::debug!(pod = %name, %err, "binding failed (a scheduler may have won)");
-            }
-            continue;
-        }
-        if !bound_here {
-            continue;
-        }
-        let key = (ns.clone(), name.clone());
-        let wanted = states
-            .lock()
-            .ok()
-            .and_then(|s| s.get(&key).cloned())
-            .unwrap_or_else(|| {
-                // A pod seen for the first time starts now unless a scenario
-                // already said otherwise.
-                let state = PodState::running_since(clock.now());
-                if let Ok(mut s) = states.lock() {
-                    s.insert(key.clone(), state.clone());
-                }
-                state
             });
-        let needs_write = pod.status.as_ref().and_then(|s| s.phase.as_deref())
-            != Some(wanted.phase.as_str())
-            || !seen.contains(&key);
-        if needs_write {
-            ips += 1;
-            if let Err(err) = write_status(&pods, &name, &wanted, &pod_ip(ips)).await {
-                tracing::debug!(pod = %name, %err, "cannot write pod status");
+            tokio::select! {
+                command = commands.recv() => match command {
+                    Some(command) => self.command(command).await,
+                    None => return,
+                },
+                event = events.try_next() => match event {
+                    Ok(Some(event)) => self.event(event, &mut relisted).await,
+                    Ok(None) => return,
+                    Err(err) => {
+                        tracing::warn!(%err, "fake kubelet watch failed; retrying");
+                    }
+                },
+                () = tokio::time::sleep(wait) => {
+                    let actions = self.kubelet.due(self.clock.now());
+                    self.act(actions).await;
+                }
             }
-            seen.insert(key);
         }
+    }
+
+    async fn command(&mut self, command: Command) {
+        match command {
+            Command::SetState {
+                namespace,
+                name,
+                state,
+                reply,
+            } => {
+                let result = self.set_state(&namespace, &name, state).await;
+                let _ = reply.send(result);
+            }
+            Command::SetDelays {
+                namespace,
+                workload,
+                delays,
+                reply,
+            } => {
+                let now = self.clock.now();
+                let actions = self.kubelet.set_delays(&namespace, &workload, delays, now);
+                self.act(actions).await;
+                let _ = reply.send(());
+            }
+            Command::ForgetNamespace { namespace } => self.kubelet.forget_namespace(&namespace),
+        }
+    }
+
+    /// A scenario's state for a pod: the node reads a pod it has not seen
+    /// yet first (so that it knows its workload and containers), then
+    /// writes the state.
+    async fn set_state(
+        &mut self,
+        namespace: &str,
+        name: &str,
+        state: PodState,
+    ) -> Result<(), kube::Error> {
+        if !self.kubelet.knows(namespace, name) {
+            let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
+            let pod = pods.get(name).await?;
+            if let Some(view) = PodView::of(&pod, wants_fake_node) {
+                let actions = self.kubelet.observe(view, self.clock.now());
+                self.act(actions).await;
+            }
+        }
+        let actions = self
+            .kubelet
+            .set_state(namespace, name, state, self.clock.now());
+        self.execute(actions).await
+    }
+
+    async fn event(&mut self, event: watcher::Event<Pod>, relisted: &mut Option<HashSet<PodKey>>) {
+        let now = self.clock.now();
+        let actions = match event {
+            watcher::Event::Init => {
+                *relisted = Some(HashSet::new());
+                return;
+            }
+            watcher::Event::InitApply(pod) | watcher::Event::Apply(pod) => {
+                let Some(view) = PodView::of(&pod, wants_fake_node) else {
+                    return;
+                };
+                if let Some(seen) = relisted.as_mut() {
+                    seen.insert((view.namespace.clone(), view.name.clone()));
+                }
+                self.kubelet.observe(view, now)
+            }
+            watcher::Event::Delete(pod) => {
+                let (Some(ns), Some(name)) = (pod.metadata.namespace, pod.metadata.name) else {
+                    return;
+                };
+                self.kubelet.gone(&ns, &name, now)
+            }
+            watcher::Event::InitDone => {
+                // Pods that went while the watch was down.
+                let seen = relisted.take().unwrap_or_default();
+                let mut actions = Vec::new();
+                for (ns, name) in self.kubelet.known() {
+                    if !seen.contains(&(ns.clone(), name.clone())) {
+                        actions.extend(self.kubelet.gone(&ns, &name, now));
+                    }
+                }
+                actions
+            }
+        };
+        self.act(actions).await;
+    }
+
+    /// Makes the calls in order; failures are logged (the watch brings the
+    /// pod again).
+    async fn act(&mut self, actions: Vec<Action>) {
+        if let Err(err) = self.execute(actions).await {
+            tracing::debug!(%err, "a fake kubelet write failed");
+        }
+    }
+
+    /// Makes the calls in order; a status write's failure is returned (the
+    /// first), the others are logged: the watch brings the pod again.
+    async fn execute(&mut self, actions: Vec<Action>) -> Result<(), kube::Error> {
+        let mut first_error = None;
+        for action in actions {
+            match action {
+                Action::Bind { namespace, name } => {
+                    let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+                    let bound: Result<serde_json::Value, _> = pods
+                        .create_subresource(
+                            "binding",
+                            &name,
+                            &PostParams::default(),
+                            &binding(&namespace, &name, self.kubelet.node()),
+                        )
+                        .await;
+                    if let Err(err) = bound {
+                        tracing::debug!(pod = %name, %err, "binding failed (another scheduler may have won)");
+                    }
+                }
+                Action::WriteStatus {
+                    namespace,
+                    name,
+                    status,
+                } => {
+                    let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+                    let patch = serde_json::json!({ "status": status });
+                    match pods
+                        .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                    {
+                        Ok(pod) => {
+                            self.kubelet
+                                .written(&namespace, &name, pod.metadata.resource_version)
+                        }
+                        Err(err) => {
+                            tracing::debug!(pod = %name, %err, "cannot write pod status");
+                            first_error.get_or_insert(err);
+                        }
+                    }
+                }
+                Action::ConfirmDeletion { namespace, name } => {
+                    let pods: Api<Pod> = Api::namespaced(self.client.clone(), &namespace);
+                    let dp = DeleteParams {
+                        grace_period_seconds: Some(0),
+                        ..DeleteParams::default()
+                    };
+                    if let Err(err) = pods.delete(&name, &dp).await {
+                        tracing::debug!(pod = %name, %err, "cannot confirm pod deletion");
+                    }
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// The Binding of a pod to node `node`.
+fn binding(namespace: &str, pod: &str, node: &str) -> Binding {
+    Binding {
+        metadata: ObjectMeta {
+            name: Some(pod.to_owned()),
+            namespace: Some(namespace.to_owned()),
+            ..ObjectMeta::default()
+        },
+        target: ObjectReference {
+            api_version: Some("v1".to_owned()),
+            kind: Some("Node".to_owned()),
+            name: Some(node.to_owned()),
+            ..ObjectReference::default()
+        },
     }
 }
 
@@ -465,42 +607,6 @@ mod tests {
 
     fn at(secs: i64) -> Timestamp {
         Timestamp::from_second(1_767_225_600 + secs).unwrap()
-    }
-
-    #[test]
-    fn a_ready_pod_reports_running_with_ready_conditions_at_its_transition() {
-        let state = PodState {
-            phase: "Running".into(),
-            ready: Some(true),
-            started: Some(at(-600)),
-            ready_since: Some(at(-300)),
-        };
-        let status = state.to_status("10.244.0.2");
-        assert_eq!(status.phase.as_deref(), Some("Running"));
-        assert_eq!(status.start_time, Some(Time(at(-600))));
-        let conditions = status.conditions.unwrap();
-        let ready = conditions.iter().find(|c| c.type_ == "Ready").unwrap();
-        assert_eq!(ready.status, "True");
-        assert_eq!(ready.last_transition_time, Some(Time(at(-300))));
-    }
-
-    #[test]
-    fn a_pod_without_ready_condition_has_none_and_no_start_time_when_never_started() {
-        let state = PodState {
-            phase: "Pending".into(),
-            ready: None,
-            started: None,
-            ready_since: None,
-        };
-        let status = state.to_status("10.244.0.3");
-        assert!(status.start_time.is_none());
-        assert!(
-            !status
-                .conditions
-                .unwrap()
-                .iter()
-                .any(|c| c.type_ == "Ready")
-        );
     }
 
     #[test]
@@ -518,16 +624,6 @@ mod tests {
         assert_eq!(
             (ready.type_.as_str(), ready.status.as_str()),
             ("Ready", "True")
-        );
-    }
-
-    #[test]
-    fn pod_ips_are_distinct_and_valid() {
-        let ips: std::collections::HashSet<String> = (0..1000).map(pod_ip).collect();
-        assert_eq!(ips.len(), 1000);
-        assert!(
-            ips.iter()
-                .all(|ip| ip.split('.').all(|o| o.parse::<u8>().is_ok()))
         );
     }
 }
