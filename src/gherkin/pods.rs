@@ -387,6 +387,11 @@ pub(crate) async fn create_workload(
     let api: Api<Pod> = world.api(&ns).await?;
     for (pod, shape) in pods.into_iter().zip(rows) {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        if shape.spec() != template.spec() && world.env().await?.is_real() {
+            return Err(StepError::unsupported(format!(
+                "{kind} {ns}/{n}: pod {pod_name} with requests of its own needs the simulated cluster; a real API server does not change a pod's requests"
+            )));
+        }
         if shape.spec() != template.spec() {
             let mut value = serde_json::to_value(&pod)
                 .map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
