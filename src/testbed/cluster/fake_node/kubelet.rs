@@ -14,7 +14,7 @@
 //! Every decision is a list of [`Action`]s (API calls) the shell makes in
 //! order.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use hpa_sim::PodDelays;
 use jiff::Timestamp;
@@ -201,6 +201,9 @@ pub struct Kubelet {
     node: String,
     settings: HashMap<(String, String), Setting>,
     pods: HashMap<PodKey, Record>,
+    /// The pods of each workload, by (namespace, workload): the room and
+    /// the queue of one workload are counted without a look at the others.
+    members: HashMap<(String, String), BTreeSet<String>>,
     due: BTreeMap<(Timestamp, u64), (PodKey, Transition)>,
     seq: u64,
     ips: u32,
@@ -213,6 +216,7 @@ impl Kubelet {
             node: node.to_owned(),
             settings: HashMap::new(),
             pods: HashMap::new(),
+            members: HashMap::new(),
             due: BTreeMap::new(),
             seq: 0,
             ips: 0,
@@ -295,6 +299,32 @@ impl Kubelet {
             .unwrap_or_default()
     }
 
+    /// Counts a pod among its workload's.
+    fn enrol(&mut self, key: &PodKey, workload: Option<&str>) {
+        if let Some(w) = workload {
+            self.members
+                .entry((key.0.clone(), w.to_owned()))
+                .or_default()
+                .insert(key.1.clone());
+        }
+    }
+
+    /// The pods of workload `namespace/workload` the node knows, by name.
+    fn members_of<'a>(
+        &'a self,
+        namespace: &'a str,
+        workload: &str,
+    ) -> impl Iterator<Item = (&'a String, &'a Record)> + 'a {
+        self.members
+            .get(&(namespace.to_owned(), workload.to_owned()))
+            .into_iter()
+            .flatten()
+            .filter_map(move |name| {
+                let record = self.pods.get(&(namespace.to_owned(), name.clone()))?;
+                Some((name, record))
+            })
+    }
+
     /// Whether workload `namespace/workload` has room for one more running
     /// pod.
     fn has_room(&self, namespace: &str, workload: Option<&str>) -> bool {
@@ -309,9 +339,7 @@ impl Kubelet {
             return true;
         };
         let taken = self
-            .pods
-            .iter()
-            .filter(|((ns, _), r)| ns == namespace && r.workload.as_deref() == Some(w))
+            .members_of(namespace, w)
             .filter(|(_, r)| r.takes_room())
             .count();
         taken < usize::try_from(limit).unwrap_or(usize::MAX)
@@ -333,9 +361,13 @@ impl Kubelet {
             if record.containers.is_empty() {
                 record.containers = pod.containers;
             }
-            if record.workload.is_none() {
-                record.workload = pod.workload;
+            if record.workload.is_none() && pod.workload.is_some() {
+                record.workload.clone_from(&pod.workload);
+                self.enrol(&key, pod.workload.as_deref());
             }
+            let Some(record) = self.pods.get_mut(&key) else {
+                return Vec::new();
+            };
             if is_stale(pod.resource_version.as_deref(), record.written.as_deref())
                 || pod.phase.as_deref() == Some(record.phase())
             {
@@ -354,6 +386,7 @@ impl Kubelet {
             now,
         );
         let room = self.has_room(&key.0, record.workload.as_deref());
+        self.enrol(&key, record.workload.clone().as_deref());
         self.pods.insert(key.clone(), record);
         if room {
             self.place(&key, now)
@@ -397,6 +430,15 @@ impl Kubelet {
         let Some(record) = self.pods.remove(&(namespace.to_owned(), name.to_owned())) else {
             return Vec::new();
         };
+        if let Some(w) = &record.workload {
+            let group = (namespace.to_owned(), w.clone());
+            if let Some(names) = self.members.get_mut(&group) {
+                names.remove(name);
+                if names.is_empty() {
+                    self.members.remove(&group);
+                }
+            }
+        }
         self.admit(namespace, record.workload.as_deref(), now)
     }
 
@@ -488,15 +530,9 @@ impl Kubelet {
             return Vec::new();
         };
         let mut waiting: Vec<(Timestamp, String)> = self
-            .pods
-            .iter()
-            .filter(|((ns, _), r)| {
-                ns == namespace
-                    && r.workload.as_deref() == Some(w)
-                    && r.stage == Stage::Waiting
-                    && !r.deleting
-            })
-            .map(|((_, name), r)| (r.created, name.clone()))
+            .members_of(namespace, w)
+            .filter(|(_, r)| r.stage == Stage::Waiting && !r.deleting)
+            .map(|(name, r)| (r.created, name.clone()))
             .collect();
         waiting.sort();
         let mut actions = Vec::new();
@@ -904,6 +940,21 @@ mod tests {
             ..pod("web-a", 0)
         };
         assert!(k.observe(seen, at(1)).is_empty());
+    }
+
+    #[test]
+    fn a_pod_gone_leaves_nothing_behind() {
+        let mut k = Kubelet::new(NODE);
+        k.set_delays("ns", "web", delays(30, None), at(0));
+        k.observe(pod("web-a", 0), at(0));
+        k.observe(pod("web-b", 0), at(0));
+        k.gone("ns", "web-a", at(1));
+        k.gone("ns", "web-b", at(1));
+        k.forget_namespace("ns");
+        assert!(k.pods.is_empty() && k.members.is_empty() && k.settings.is_empty());
+        // Their due transitions find no pod and go.
+        assert!(k.due(at(60)).is_empty());
+        assert!(k.next_due().is_none());
     }
 
     #[test]

@@ -527,10 +527,13 @@ impl Shell {
         }
     }
 
-    /// Makes the calls in order; a status write's failure is returned (the
-    /// first), the others are logged: the watch brings the pod again.
+    /// Makes the calls in order; the first failure of a binding or a status
+    /// write is returned (and logged, as the others): the watch brings the
+    /// pod again.
     async fn execute(&mut self, actions: Vec<Action>) -> Result<(), kube::Error> {
         let mut first_error = None;
+        // Pods whose binding failed in this batch: no status of theirs.
+        let mut unbound: HashSet<PodKey> = HashSet::new();
         for action in actions {
             match action {
                 Action::Bind { namespace, name } => {
@@ -544,9 +547,20 @@ impl Shell {
                         )
                         .await;
                     if let Err(err) = bound {
-                        tracing::debug!(pod = %name, %err, "binding failed (another scheduler may have won)");
+                        // Another scheduler may have won, or the pod went:
+                        // it is not this node's to run. The watch brings it
+                        // again if it is still waiting for one.
+                        tracing::debug!(pod = %name, %err, "binding failed");
+                        let now = self.clock.now();
+                        let freed = self.kubelet.gone(&namespace, &name, now);
+                        unbound.insert((namespace, name));
+                        first_error.get_or_insert(err);
+                        Box::pin(self.act(freed)).await;
                     }
                 }
+                Action::WriteStatus {
+                    namespace, name, ..
+                } if unbound.contains(&(namespace.clone(), name.clone())) => {}
                 Action::WriteStatus {
                     namespace,
                     name,
