@@ -306,6 +306,12 @@ fn resource_list(sim: &Sim, group: &str, version: &str) -> Value {
                 "namespaced": d.namespaced, "kind": d.kind, "verbs": ["get", "patch", "update"]}),
             );
         }
+        if d.storage == Storage::Pods {
+            out.push(
+                json!({"name": "pods/binding", "singularName": "", "namespaced": true,
+                "kind": "Binding", "verbs": ["create"]}),
+            );
+        }
         if d.scale {
             out.push(
                 json!({"name": format!("{}/scale", d.plural), "singularName": "",
@@ -452,6 +458,7 @@ fn parse_target_with<'a>(
         None => {}
         Some("status") if t.def.status => {}
         Some("scale") if t.def.scale => {}
+        Some("binding") if t.def.storage == Storage::Pods => {}
         Some(_) => return Err(not_found_path()),
     }
     Ok(t)
@@ -542,6 +549,13 @@ async fn resource(
             return Ok(json_bytes(
                 StatusCode::CREATED,
                 serde_json::to_vec(&created).unwrap_or_default(),
+            ));
+        }
+        (Method::POST, Some(name)) if t.sub == Some("binding") => {
+            let bound = sim.bind_pod(ns, name, &parse_json(&body)?)?;
+            return Ok(json_bytes(
+                StatusCode::CREATED,
+                serde_json::to_vec(&bound).unwrap_or_default(),
             ));
         }
         (Method::PUT, Some(name)) if scale => {

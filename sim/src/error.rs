@@ -96,6 +96,17 @@ pub enum ApiError {
         /// Object name.
         name: String,
     },
+    /// 409 Conflict for a reason of the API server's own (a pod already
+    /// bound to a node: `pods/binding`).
+    #[error("Operation cannot be fulfilled on {resource} \"{name}\": {reason}")]
+    Refused {
+        /// Resource (plural, with group and subresource).
+        resource: String,
+        /// Object name.
+        name: String,
+        /// Why, in the API server's words.
+        reason: String,
+    },
     /// 422 Invalid, with the failing fields.
     #[error("{kind} \"{name}\" is invalid: {}", summary(.causes))]
     Invalid {
@@ -169,7 +180,9 @@ impl ApiError {
     pub fn code(&self) -> StatusCode {
         match self {
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
-            Self::AlreadyExists { .. } | Self::Conflict { .. } => StatusCode::CONFLICT,
+            Self::AlreadyExists { .. } | Self::Conflict { .. } | Self::Refused { .. } => {
+                StatusCode::CONFLICT
+            }
             Self::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             Self::Gone { .. } => StatusCode::GONE,
             Self::BadRequest(_) => StatusCode::BAD_REQUEST,
@@ -188,7 +201,7 @@ impl ApiError {
         match self {
             Self::NotFound { .. } => "NotFound",
             Self::AlreadyExists { .. } => "AlreadyExists",
-            Self::Conflict { .. } => "Conflict",
+            Self::Conflict { .. } | Self::Refused { .. } => "Conflict",
             Self::Invalid { .. } => "Invalid",
             Self::Gone { .. } => "Expired",
             Self::BadRequest(_) => "BadRequest",
@@ -213,7 +226,8 @@ impl ApiError {
         let details = match self {
             Self::NotFound { resource, name }
             | Self::AlreadyExists { resource, name }
-            | Self::Conflict { resource, name } => {
+            | Self::Conflict { resource, name }
+            | Self::Refused { resource, name, .. } => {
                 let (kind, group) = split_resource(resource);
                 Some(StatusDetails {
                     name: Some(name.clone()),

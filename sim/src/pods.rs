@@ -53,6 +53,27 @@ pub(crate) fn pod_name_at(names: &[String], workload: &str, k: u64) -> String {
         .unwrap_or_else(|| format!("{workload}-{k}"))
 }
 
+/// The node whose kubelet the sim plays.
+pub const SIM_NODE: &str = "sim-node-0";
+
+/// The scheduler the sim plays: the one a pod without `schedulerName` has.
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// Whether the sim schedules and runs a pod of this spec on its node: it
+/// has one, the pod is for `default-scheduler`, and it is bound to no
+/// other node. Any other pod is left, Pending, to its own scheduler and
+/// the kubelet of the node it is bound to.
+pub(crate) fn runs_here(st: &State, spec: &Value) -> bool {
+    let text = |k: &str| {
+        spec.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    st.own_node
+        && text("schedulerName").is_none_or(|s| s == DEFAULT_SCHEDULER)
+        && text("nodeName").is_none_or(|n| n == SIM_NODE)
+}
+
 /// The delays of the pods of workload `ns/name`.
 pub(crate) fn delays_of(st: &State, ns: &str, name: &str) -> PodDelays {
     st.delays
@@ -157,8 +178,21 @@ pub(crate) fn create_pod(
         );
     }
     let mut spec = template.get("spec").cloned().unwrap_or_else(|| json!({}));
+    if !runs_here(st, &spec) {
+        // Another scheduler's pod, or one for a node the sim does not
+        // have: as the API server stores it, until others act on it.
+        let pod = json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": meta,
+            "spec": spec,
+            "status": {"phase": "Pending", "qosClass": "BestEffort"},
+        });
+        st.store.put(Storage::Pods, pod, EventType::Added);
+        return;
+    }
     if let Some(sp) = spec.as_object_mut() {
-        sp.insert("nodeName".into(), json!("sim-node-0"));
+        sp.insert("nodeName".into(), json!(SIM_NODE));
     }
     let mut pod = json!({
         "apiVersion": "v1",
@@ -197,7 +231,7 @@ fn schedule(st: &mut State, at: Timestamp, ns: &str, pod: &str, to: PodPhase) {
 /// Binds and starts a pod now (Running; Ready now or after its delay).
 pub(crate) fn start(st: &mut State, pod: &mut Value, now: Timestamp, delays: PodDelays) {
     if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
-        spec.insert("nodeName".into(), json!("sim-node-0"));
+        spec.insert("nodeName".into(), json!(SIM_NODE));
     }
     if let Some(c) = pod
         .pointer_mut("/status/conditions/0")

@@ -72,6 +72,15 @@ pub struct SimConfig {
     /// How long an Event lives after its last write, as `kube-apiserver
     /// --event-ttl` (default 1h), on [`SimConfig::clock`]; `None`: forever.
     pub event_ttl: Option<SignedDuration>,
+    /// The cluster has a node of its own (`sim-node-0`) whose scheduler
+    /// and kubelet the sim plays for the pods of `default-scheduler`.
+    /// Without it the cluster is an API server with kube-controller-manager
+    /// alone: every pod stays Pending and unscheduled until another
+    /// scheduler binds it (`pods/binding`) and its node's kubelet writes
+    /// its status, as the harness's fake node does on a real cluster.
+    /// Either way, pods of another scheduler, or bound to another node,
+    /// are left to it.
+    pub own_node: bool,
 }
 
 impl Default for SimConfig {
@@ -90,6 +99,7 @@ impl Default for SimConfig {
             generated_pod_names: false,
             pod_creation_delay: SignedDuration::ZERO,
             event_ttl: Some(DEFAULT_EVENT_TTL),
+            own_node: true,
         }
     }
 }
@@ -158,6 +168,7 @@ impl Sim {
         );
         state.generated_names = config.generated_pod_names;
         state.creation_delay = config.pod_creation_delay;
+        state.own_node = config.own_node;
         let sim = Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
@@ -761,6 +772,83 @@ impl Sim {
             self.finish_delete(st, def, &entry.ns, &name);
         }
         Ok(view)
+    }
+
+    /// `POST pods/NAME/binding`: a scheduler assigns the pod to a node, as
+    /// the API server's binding storage does: the pod gets the node and a
+    /// `PodScheduled` condition; a pod already assigned, or being deleted,
+    /// is refused (409). Answers the `Status` the API server sends.
+    pub fn bind_pod(&self, ns: &str, name: &str, binding: &Value) -> Result<Value, ApiError> {
+        let def = Storage::Pods.def();
+        if binding
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n != name)
+        {
+            return Err(ApiError::BadRequest(
+                "name in URL does not match name in Binding object".to_owned(),
+            ));
+        }
+        let Some(node) = binding
+            .pointer("/target/name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        else {
+            return Err(ApiError::Invalid {
+                kind: "Binding".to_owned(),
+                name: name.to_owned(),
+                group: String::new(),
+                causes: vec![FieldError::required("target.name", "")],
+            });
+        };
+        let now = self.now();
+        let mut st = self.lock();
+        let old = find(&st, def, ns, name)?.value();
+        let refused = |reason: String| ApiError::Refused {
+            resource: "pods/binding".to_owned(),
+            name: name.to_owned(),
+            reason,
+        };
+        if is_terminating(&old) {
+            return Err(refused(format!(
+                "pod {name} is being deleted, cannot be assigned to a host"
+            )));
+        }
+        if let Some(assigned) = old
+            .pointer("/spec/nodeName")
+            .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
+        {
+            return Err(refused(format!(
+                "pod {name} is already assigned to node \"{assigned}\""
+            )));
+        }
+        let mut pod = old.clone();
+        pod["spec"]["nodeName"] = json!(node);
+        let scheduled = json!({"type": "PodScheduled", "status": "True",
+            "lastTransitionTime": k8s_time(now)});
+        if !pod.get("status").is_some_and(Value::is_object) {
+            pod["status"] = json!({});
+        }
+        match pod
+            .pointer_mut("/status/conditions")
+            .and_then(Value::as_array_mut)
+        {
+            Some(conds) => match conds
+                .iter_mut()
+                .find(|c| c.get("type") == Some(&json!("PodScheduled")))
+            {
+                // An unchanged status keeps its transition time.
+                Some(c) if c.get("status") == Some(&json!("True")) => {}
+                Some(c) => *c = scheduled,
+                None => conds.push(scheduled),
+            },
+            None => pod["status"]["conditions"] = json!([scheduled]),
+        }
+        let entry = st.store.put(Storage::Pods, pod, EventType::Modified);
+        self.after_write(&mut st, Storage::Pods, Some(&old), &entry, now);
+        Ok(json!({"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Success", "code": 201}))
     }
 
     /// DELETE. Objects go at once (no graceful termination); a workload's

@@ -126,6 +126,13 @@ pub struct Args {
     /// Events forever.
     #[arg(long, default_value = "1h")]
     pub event_ttl: SignedDuration,
+    /// A cluster without a node (or scheduler) of its own, as an API server
+    /// with kube-controller-manager alone: every pod stays Pending and
+    /// unscheduled until another scheduler binds it and its node's kubelet
+    /// runs it, as the harness's fake node does on a real cluster. For
+    /// testing that path without one.
+    #[arg(long)]
+    pub without_node: bool,
 }
 
 /// The sim configuration `args` describe (metrics backend from
@@ -155,6 +162,7 @@ pub fn config_from_args(args: &Args) -> Result<SimConfig, StandaloneError> {
         generated_pod_names: args.generated_pod_names,
         pod_creation_delay: args.pod_creation_delay.max(SignedDuration::ZERO),
         event_ttl: (args.event_ttl > SignedDuration::ZERO).then_some(args.event_ttl),
+        own_node: !args.without_node,
         ..SimConfig::default()
     })
 }

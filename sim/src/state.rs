@@ -83,6 +83,9 @@ pub(crate) struct State {
     /// When each workload that owes pods creates them, by (storage, ns,
     /// name).
     pub creation_due: BTreeMap<(Storage, String, String), Timestamp>,
+    /// The cluster has its node (`sim-node-0`) and plays its scheduler and
+    /// kubelet (`SimConfig::own_node`).
+    pub own_node: bool,
 }
 
 impl State {
@@ -107,6 +110,7 @@ impl State {
             event_expiry: Default::default(),
             creation_delay: SignedDuration::ZERO,
             creation_due: BTreeMap::new(),
+            own_node: true,
         }
     }
 

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 
 use crate::pods::{
     create_pod, delays_of, has_room, index_in, mark_unschedulable, named_pods, nanos, phase,
-    running_count, set_ready, start, terminating,
+    running_count, runs_here, set_ready, start, terminating,
 };
 use crate::resources::Storage;
 use crate::revision::revision_label;
@@ -249,7 +249,10 @@ pub(crate) fn start_waiting(st: &mut State, ns: &str, name: &str, owner_uid: &st
         .filter_map(|p| {
             let e = st.store.table(Storage::Pods).get(ns, &p)?;
             let v = e.value();
-            (!terminating(e) && unschedulable(&v)).then(|| (created_at(&v), p))
+            // Pods of another scheduler wait for that one, whatever their
+            // status says.
+            let ours = runs_here(st, v.get("spec").unwrap_or(&Value::Null));
+            (ours && !terminating(e) && unschedulable(&v)).then(|| (created_at(&v), p))
         })
         .collect();
     waiting.sort();

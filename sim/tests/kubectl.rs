@@ -68,6 +68,7 @@ async fn start(tag: &str) -> Server {
         generated_pod_names: false,
         pod_creation_delay: jiff::SignedDuration::ZERO,
         event_ttl: jiff::SignedDuration::from_hours(1),
+        without_node: false,
     };
     let sim = Sim::new(config_from_args(&args).unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

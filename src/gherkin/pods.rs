@@ -288,15 +288,13 @@ pub(crate) async fn update_pod_status(
     let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
     change(&mut status);
     if let Some(node) = world.fake_node() {
-        // The fake kubelet owns the status of its pods and keeps writing the
-        // state it was last given: hand it over (a patch, so a write of its
-        // own in between cannot make ours conflict).
+        // The fake kubelet owns the status of its pods and keeps the state
+        // it was last given: hand it over, and it writes it in turn with
+        // its own writes.
         return node
             .set_pod_state(ns, name, pod_state(&status))
             .await
-            .map_err(StepError::kube(format!(
-                "giving pod {ns}/{name} its state on the fake node"
-            )));
+            .map_err(|e| fake_node_error(&format!("giving pod {ns}/{name} its state"), e));
     }
     value["status"] = status;
     let pod: Pod = serde_json::from_value(value)
@@ -389,6 +387,11 @@ pub(crate) async fn create_workload(
     let api: Api<Pod> = world.api(&ns).await?;
     for (pod, shape) in pods.into_iter().zip(rows) {
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        if shape.spec() != template.spec() && world.env().await?.is_real() {
+            return Err(StepError::unsupported(format!(
+                "{kind} {ns}/{n}: pod {pod_name} with requests of its own needs the simulated cluster; a real API server does not change a pod's requests"
+            )));
+        }
         if shape.spec() != template.spec() {
             let mut value = serde_json::to_value(&pod)
                 .map_err(|e| StepError::State(format!("pod {ns}/{pod_name}: {e}")))?;
@@ -436,6 +439,21 @@ pub(crate) async fn mark_terminating(world: &mut HpaWorld, ns: &str, pod: &str) 
             "marking pod {ns}/{pod} as terminating"
         )))?;
     Ok(())
+}
+
+/// A fake node's failure as a step's: an API error as the cluster's,
+/// anything else (the node stopped) as it is.
+pub(crate) fn fake_node_error(
+    action: &str,
+    error: crate::testbed::cluster::fake_node::FakeNodeError,
+) -> StepError {
+    use crate::testbed::cluster::fake_node::FakeNodeError;
+    match error {
+        FakeNodeError::WriteStatus { source, .. } => {
+            StepError::kube(format!("{action} on the fake node"))(source)
+        }
+        other => StepError::State(format!("{action}: {other}")),
+    }
 }
 
 /// The fake kubelet's view of a pod status the steps wrote.

@@ -256,6 +256,9 @@ pub(super) async fn build(
     } else {
         pods.len()
     };
+    if on_fake_node {
+        pods_running(&client, namespaces, options.hpas * options.pods_per_hpa).await?;
+    }
     // The harness's own state should not be counted as the controller's
     // memory: a steady load never rescripts pods.
     if options.profile == MetricProfile::Steady {
@@ -314,6 +317,49 @@ async fn pods_with_metrics(cluster: &LoadCluster, want: usize) -> Result<usize, 
                     ""
                 }
             )));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// On a real cluster: waits until the fake node runs `want` of the load's
+/// pods (it binds and starts them one after another), so that the first
+/// syncs do not find them Pending.
+async fn pods_running(
+    client: &kube::Client,
+    namespaces: &[String],
+    want: usize,
+) -> Result<(), LoadError> {
+    use k8s_openapi::api::core::v1::Pod;
+    let deadline = Instant::now() + PODS_KNOWN_TIMEOUT;
+    let managed = format!(
+        "{}=true",
+        crate::testbed::cluster::fake_node::MANAGED_POD_LABEL
+    );
+    loop {
+        let mut running = 0;
+        for ns in namespaces {
+            let list = Api::<Pod>::namespaced(client.clone(), ns)
+                .list(&kube::api::ListParams::default().labels(&managed))
+                .await
+                .map_err(setup(format!("list the pods of {ns}")))?;
+            running += list
+                .items
+                .iter()
+                .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running"))
+                .count();
+        }
+        if running >= want {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(LoadError::Cluster {
+                action: "run the load's pods on the fake node".to_owned(),
+                message: format!(
+                    "after {}s {running} of the load's {want} pods run",
+                    PODS_KNOWN_TIMEOUT.as_secs()
+                ),
+            });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }

@@ -241,7 +241,9 @@ impl Env {
         }
     }
 
-    /// How long new pods of workload `ns/name` stay Pending and unready.
+    /// How long new pods of workload `ns/name` stay Pending and unready, on
+    /// a simulated cluster (on a real one the fake node has them:
+    /// `FakeNode::set_pod_delays`).
     pub async fn set_pod_delays(
         &self,
         ns: &str,
@@ -254,7 +256,7 @@ impl Env {
                 .await
                 .map_err(|e| EnvError::State(format!("pod delays of {ns}/{name}: {e}"))),
             None => Err(EnvError::Unsupported(format!(
-                "delaying the readiness of new pods of {ns}/{name} needs the simulated cluster's kubelet"
+                "delaying or holding the new pods of {ns}/{name} needs the simulated cluster's kubelet or the harness's fake node, not a real node's kubelet"
             ))),
         }
     }

@@ -27,10 +27,58 @@ async fn the_manifests_in(world: &mut HpaWorld, path: String) -> StepResult {
             "the manifests in {path:?}: no Kubernetes object found"
         )));
     }
+    let mut workloads = Vec::new();
     for m in in_apply_order(manifests) {
-        apply(world, &m).await?;
+        workloads.extend(apply(world, &m).await?);
+    }
+    if world.fake_node().is_some() {
+        for (ns, name, kind) in workloads {
+            wait_placed(world, &ns, &name, kind).await?;
+        }
     }
     Ok(())
+}
+
+/// On a real cluster: waits until the cluster made a workload's pods and
+/// the fake node placed each (a `PodScheduled` condition, true, or false
+/// for a pod without room), so that the next steps, and the HPA
+/// controller, see them as the scenario set them up.
+async fn wait_placed(world: &mut HpaWorld, ns: &str, name: &str, kind: WorkloadKind) -> StepResult {
+    let api = crate::gherkin::world::workload_api(&world.env().await?.client, ns, kind);
+    world
+        .eventually(async |w: &mut HpaWorld| {
+            let replicas = api
+                .get(name)
+                .await
+                .map_err(StepError::kube(format!("reading {kind} {ns}/{name}")))?
+                .data
+                .pointer("/spec/replicas")
+                .and_then(Value::as_u64)
+                .unwrap_or(1);
+            let pods = w.pods_of(ns, name).await?;
+            let live: Vec<_> = pods
+                .iter()
+                .filter(|p| p.metadata.deletion_timestamp.is_none())
+                .collect();
+            let placed = live
+                .iter()
+                .filter(|p| {
+                    p.status
+                        .as_ref()
+                        .and_then(|s| s.conditions.as_ref())
+                        .is_some_and(|c| c.iter().any(|c| c.type_ == "PodScheduled"))
+                })
+                .count();
+            if u64::try_from(live.len()) == Ok(replicas) && placed == live.len() {
+                return Ok(());
+            }
+            Err(StepError::Expectation(format!(
+                "{kind} {ns}/{name} should have {replicas} pods on the fake node; the cluster made {}, {placed} placed",
+                live.len()
+            )))
+        })
+        .await
+        .map_err(|e| StepError::State(e.to_string()))
 }
 
 /// The documents of a YAML file, or of every `.yaml`/`.yml` file under a
@@ -104,7 +152,11 @@ pub fn in_apply_order(mut manifests: Vec<Manifest>) -> Vec<Manifest> {
 /// establishes it a moment after the create).
 const ESTABLISH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
-async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
+/// Applies one object; a workload's namespace, name and kind.
+async fn apply(
+    world: &mut HpaWorld,
+    m: &Manifest,
+) -> Result<Option<(String, String, WorkloadKind)>, StepError> {
     let text = |k: &str| m.object.get(k).and_then(Value::as_str).unwrap_or_default();
     let (api_version, kind) = (text("apiVersion"), text("kind"));
     if api_version.is_empty() || kind.is_empty() {
@@ -115,7 +167,8 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
     }
     if (api_version, kind) == ("keda.sh/v1alpha1", "ScaledObject") {
         // KEDA runs in the scenario itself (`world/keda.rs`).
-        return world.add_scaled_object(&m.object, &m.origin).await;
+        world.add_scaled_object(&m.object, &m.origin).await?;
+        return Ok(None);
     }
     let (group, version) = match api_version.split_once('/') {
         Some((g, v)) => (g, v),
@@ -164,6 +217,11 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
         None
     };
     let status = obj.get("status").cloned();
+    if ns.is_some() && world.fake_node().is_some() {
+        // On a real cluster the chart's pods go where the harness's own do:
+        // else they wait, Pending, for a node with room.
+        crate::testbed::workload::place_manifest_on_fake_node(&mut obj);
+    }
     match &ns {
         Some(ns) => {
             world.create_dynamic(ns, &resource, obj.clone()).await?;
@@ -187,7 +245,8 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
         world.forget_served_kinds();
     }
     let ns_name = ns.clone().unwrap_or_default();
-    if let Some(workload) = workload_kind(group, kind) {
+    let workload = workload_kind(group, kind);
+    if let Some(workload) = workload {
         world.workloads.insert(
             (ns_name.clone(), name.clone()),
             Workload {
@@ -227,7 +286,7 @@ async fn apply(world: &mut HpaWorld, m: &Manifest) -> StepResult {
             }
         }
     }
-    Ok(())
+    Ok(workload.map(|w| (ns_name, name, w)))
 }
 
 fn workload_kind(group: &str, kind: &str) -> Option<WorkloadKind> {

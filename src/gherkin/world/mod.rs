@@ -285,6 +285,7 @@ impl HpaWorld {
                 tracing::warn!(namespace = %ns, error = %e, "clearing the scenario's metrics");
             }
         }
+        self.forget_pod_delays();
         self.named_turn = None;
         self.turn = None;
     }

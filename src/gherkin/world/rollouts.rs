@@ -185,7 +185,27 @@ impl HpaWorld {
         let delays = self.pod_delays.entry((ns.clone(), n.clone())).or_default();
         change(delays);
         let delays = *delays;
+        if let Some(node) = self.fake_node() {
+            // On a real cluster the harness's fake node is the pods' kubelet.
+            return node.set_pod_delays(&ns, &n, delays).await.map_err(|e| {
+                crate::gherkin::pods::fake_node_error(
+                    &format!("delaying the new pods of {ns}/{n}"),
+                    e,
+                )
+            });
+        }
         self.env().await?.set_pod_delays(&ns, &n, delays).await?;
         Ok(())
+    }
+
+    /// When the scenario ends: the fake node forgets the pod delays it
+    /// gave, so that a later scenario in the same namespace starts without.
+    pub(crate) fn forget_pod_delays(&self) {
+        if let Some(node) = self.fake_node() {
+            let namespaces: BTreeSet<&String> = self.pod_delays.keys().map(|(ns, _)| ns).collect();
+            for ns in namespaces {
+                node.forget_namespace(ns);
+            }
+        }
     }
 }
