@@ -10,7 +10,7 @@
 //! scheduler takes them. The node is then their scheduler and kubelet: it
 //! binds them when their workload has room, writes their status as the
 //! simulated cluster's kubelet does, moves them through their delays on the
-//! wall clock, and confirms their deletion ([`kubelet`] decides, this module
+//! wall clock, and confirms their deletion (its `kubelet` module decides, this module
 //! makes the calls). The cluster's own deployment, replicaset and
 //! statefulset controllers still create and delete the pods.
 
