@@ -5,7 +5,8 @@
 //! All are off by default ([`ControllerHandle::start`] uses
 //! `Extensions::default()`), so the controller's upstream behaviour and API
 //! traffic are unchanged unless a caller asks
-//! ([`ControllerHandle::start_with`]).
+//! ([`ControllerHandle::start_with`]). The deployed binary's are
+//! [`crate::cli::extensions`].
 //!
 //! [`ControllerHandle::start`]: super::ControllerHandle::start
 //! [`ControllerHandle::start_with`]: super::ControllerHandle::start_with
@@ -72,8 +73,10 @@ pub struct Extensions {
     /// selector; `None`: one list per HPA and metric, as upstream.
     pub metrics_cache: Option<Duration>,
     /// With `metrics_cache`: also list external metric series once per
-    /// namespace and metric and filter them by their labels (for servers
-    /// that return every series without a selector; not KEDA).
+    /// namespace and metric and filter them by their labels, for each HPA
+    /// whose share of that list was found equal to its own request's
+    /// answer (a server that refuses the list, as KEDA's adapter does, or
+    /// answers it differently, leaves each HPA its own request).
     pub share_external: bool,
 }
 
