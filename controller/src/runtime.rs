@@ -25,6 +25,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::config::ControllerConfig;
@@ -37,6 +38,7 @@ use super::leader::{LeaderElector, LeaseTiming};
 use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
 use super::queue::{Backoff, WorkQueue};
+use super::ratelimit::WaitSignal;
 use super::reconcile::{Reconciled, reconcile};
 use super::server::ServerState;
 use super::slim_pod::SlimPod;
@@ -960,6 +962,7 @@ async fn run_main(
     let mut result = Ok(());
     if caches_synced {
         ctx.metrics.is_leader.set(1);
+        let waiting = Waiting::default();
         let workers: Vec<JoinHandle<()>> = (0..options.config.workers.max(1))
             .map(|i| {
                 tokio::spawn(worker(
@@ -968,6 +971,7 @@ async fn run_main(
                     queue.clone(),
                     options.mode,
                     Arc::clone(&progress),
+                    waiting.clone(),
                 ))
             })
             .collect();
@@ -987,6 +991,7 @@ async fn run_main(
                 WorkerExit::Panicked(err) => tracing::error!(error = %err, "a worker panicked"),
             }
         }
+        waiting.stop().await;
         ctx.metrics.is_leader.set(0);
     } else {
         queue.shut_down();
@@ -1015,43 +1020,104 @@ fn worker_exit(result: Result<(), tokio::task::JoinError>) -> WorkerExit {
     }
 }
 
+/// The reconciles the workers left waiting for a token, and what stops
+/// them.
+#[derive(Clone, Default)]
+struct Waiting {
+    tasks: TaskTracker,
+    cancel: CancellationToken,
+}
+
+impl Waiting {
+    /// Runs `sync` in a task of its own until it ends or [`Self::stop`].
+    fn spawn(&self, sync: impl Future<Output = ()> + Send + 'static) {
+        self.tasks
+            .spawn(self.cancel.clone().run_until_cancelled_owned(sync));
+    }
+
+    /// Drops the reconciles still running, and waits until they are gone:
+    /// upstream's end their waits with their context, and fail.
+    async fn stop(&self) {
+        self.cancel.cancel();
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+}
+
+/// Takes HPAs off the queue and reconciles them, one at a time. A
+/// reconcile whose request has to wait for its clientset's bucket is left
+/// to wait in a task of its own (in `waiting`), and the worker takes the
+/// next HPA: one rate-limited API (an External metrics server asked once
+/// per HPA, say) holds up no HPA that does not use it. Upstream's workers
+/// wait instead; the HPA's key stays taken either way, so no decision
+/// changes, only when the others are made.
 async fn worker(
     index: usize,
     ctx: Context,
     queue: WorkQueue<String>,
     mode: SyncMode,
     progress: Arc<Progress>,
+    waiting: Waiting,
 ) {
+    let ctx = Arc::new(ctx);
     while let Some(key) = queue.get().await {
-        let seq = progress.start(&key);
-        let started = std::time::Instant::now();
-        let span = tracing::debug_span!("reconcile", hpa = %key, worker = index);
-        let result = reconcile(&key, &ctx).instrument(span).await;
-        ctx.metrics
-            .queue
-            .work_duration
-            .observe(started.elapsed().as_secs_f64());
-        let gone = matches!(result, Ok(Reconciled::Deleted));
-        let error = match &result {
-            Ok(_) => None,
-            Err(err) => {
-                tracing::warn!(hpa = %key, error = %err, "reconcile failed");
-                Some(err.to_string())
-            }
-        };
-        if mode == SyncMode::Periodic {
-            match result {
-                Ok(Reconciled::Deleted) => queue.remove(&key),
-                Ok(Reconciled::Synced { .. }) => {
-                    queue.forget(&key);
-                    queue.add_after(key.clone(), ctx.config.sync_period);
-                }
-                Err(_) => queue.add_rate_limited(key.clone()),
+        let signal = WaitSignal::default();
+        let mut sync = Box::pin(signal.around(sync_key(
+            index,
+            key,
+            Arc::clone(&ctx),
+            queue.clone(),
+            mode,
+            Arc::clone(&progress),
+        )));
+        tokio::select! {
+            biased;
+            () = &mut sync => {}
+            () = signal.waited() => {
+                waiting.spawn(sync);
             }
         }
-        queue.done(&key);
-        progress.complete(&key, seq, error, gone);
     }
+}
+
+/// One HPA's reconcile and what follows it: the metrics, its next turn in
+/// the queue (periodic mode), and its progress.
+async fn sync_key(
+    index: usize,
+    key: String,
+    ctx: Arc<Context>,
+    queue: WorkQueue<String>,
+    mode: SyncMode,
+    progress: Arc<Progress>,
+) {
+    let seq = progress.start(&key);
+    let started = std::time::Instant::now();
+    let span = tracing::debug_span!("reconcile", hpa = %key, worker = index);
+    let result = reconcile(&key, &ctx).instrument(span).await;
+    ctx.metrics
+        .queue
+        .work_duration
+        .observe(started.elapsed().as_secs_f64());
+    let gone = matches!(result, Ok(Reconciled::Deleted));
+    let error = match &result {
+        Ok(_) => None,
+        Err(err) => {
+            tracing::warn!(hpa = %key, error = %err, "reconcile failed");
+            Some(err.to_string())
+        }
+    };
+    if mode == SyncMode::Periodic {
+        match result {
+            Ok(Reconciled::Deleted) => queue.remove(&key),
+            Ok(Reconciled::Synced { .. }) => {
+                queue.forget(&key);
+                queue.add_after(key.clone(), ctx.config.sync_period);
+            }
+            Err(_) => queue.add_rate_limited(key.clone()),
+        }
+    }
+    queue.done(&key);
+    progress.complete(&key, seq, error, gone);
 }
 
 #[cfg(test)]
