@@ -311,6 +311,58 @@ async fn a_server_that_refuses_the_list_gets_each_hpas_own_request() {
     );
 }
 
+/// Ten HPAs of one metric synced together for the first time, the
+/// refusal slow to come: one of them asks for the list, the others learn
+/// its refusal.
+#[tokio::test]
+async fn the_first_syncs_of_a_metrics_hpas_send_one_refused_list() {
+    use fake_metrics_server::script::{Duration as ScriptDuration, Fault, Faults};
+    let (metrics, client) = with_two_queues(true, ListAnswer::Refused, Duration::ZERO);
+    metrics.set_faults(Faults {
+        external: Some(Fault {
+            status: Some(500),
+            latency: Some(ScriptDuration::parse("100ms").unwrap()),
+            unselected: true,
+            ..Fault::default()
+        }),
+        ..Faults::default()
+    });
+    let selectors: Vec<String> = (0..10).map(|i| format!("queue in (a,x{i})")).collect();
+    let answers = futures::future::join_all(selectors.iter().map(|s| queue(&client, s))).await;
+    assert!(
+        answers.iter().all(|a| *a == quantities(&["3"])),
+        "{answers:?}"
+    );
+    assert_eq!(external_requests(&metrics), (1, 10));
+}
+
+/// The whole external metrics API down: the list's failure says nothing
+/// of lists, and once the API is back, the list is checked and shared.
+#[tokio::test]
+async fn an_api_down_is_no_refusal_of_the_list() {
+    use fake_metrics_server::script::{Fault, Faults};
+    let (metrics, client) = with_two_queues(true, ListAnswer::Every, Duration::ZERO);
+    metrics.set_faults(Faults {
+        external: Some(Fault {
+            status: Some(503),
+            ..Fault::default()
+        }),
+        ..Faults::default()
+    });
+    let a = Selector::parse("queue=a").unwrap();
+    assert!(client.external("ns", "queue_depth", &a).await.is_err());
+    assert_eq!(external_requests(&metrics), (1, 1));
+    metrics.set_faults(Faults::default());
+    for _ in 0..3 {
+        assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    }
+    assert_eq!(
+        external_requests(&metrics),
+        (4, 2),
+        "checked again (a list and its own), then the list"
+    );
+}
+
 #[tokio::test]
 async fn a_list_refused_after_it_was_answered_leaves_the_hpa_its_own_answer() {
     use fake_metrics_server::script::{Fault, Faults};

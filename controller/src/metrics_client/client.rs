@@ -535,6 +535,37 @@ impl MetricsClient {
             .await
     }
 
+    /// The namespace-wide external list `list`, shared within the window,
+    /// unless the server refuses it: the error (the refusal is then
+    /// remembered at once, before another HPA waiting for this request
+    /// sends its own: the first syncs of a metric's HPAs send one refused
+    /// list, not one each), or `None` when such a refusal was found while
+    /// this waited. A caller whose own request fails too forgets the
+    /// refusal ([`ExternalChecks::answered`]): an API down tells nothing of
+    /// the list.
+    async fn namespace_list(
+        &self,
+        shared: &SharedLists,
+        list: &str,
+    ) -> Result<Arc<ExternalMetricValueList>, Option<kube::Error>> {
+        let checks = &shared.external_checks;
+        let mut refused_before = false;
+        let fetch = async {
+            if checks.list_refused(list) {
+                refused_before = true;
+                return Err(kube::Error::Service("refused before".into()));
+            }
+            let answer = self.get::<ExternalMetricValueList>(list).await;
+            if let Err(err) = &answer {
+                tracing::debug!(list, error = %error_text(err), "the external metrics server refuses a namespace-wide list");
+                checks.refused(list);
+            }
+            answer
+        };
+        let answer = shared.get(&shared.external, list, fetch).await;
+        answer.map_err(|err| (!refused_before).then_some(err))
+    }
+
     /// An HPA's external series, from its metric's namespace-wide list
     /// (`list`) filtered by `metric_selector` on the series' labels where
     /// that gives what the HPA's own request gives, else from its own
@@ -572,16 +603,14 @@ impl MetricsClient {
             );
         }
         match checks.route(&list, &own) {
-            ExternalRoute::Shared => match self.shared_external(shared, &list).await {
+            ExternalRoute::Shared => match self.namespace_list(shared, &list).await {
                 Ok(every) => share(&every),
-                Err(err) => {
+                Err(_) => {
                     // Answered before, refused now: the HPA asks on its own.
-                    let answer = self
-                        .shared_external(shared, &own)
-                        .await
-                        .map_err(external_failed)?;
-                    tracing::debug!(list, error = %error_text(&err), "an external metrics list answered before is refused");
-                    checks.refused(&list);
+                    let answer = self.shared_external(shared, &own).await.map_err(|e| {
+                        checks.answered(&list);
+                        external_failed(e)
+                    })?;
                     external_sample(answer.items.iter())
                 }
             },
@@ -594,18 +623,20 @@ impl MetricsClient {
             }
             ExternalRoute::Unchecked => {
                 let (every, answer) = tokio::join!(
-                    self.shared_external(shared, &list),
+                    self.namespace_list(shared, &list),
                     self.shared_external(shared, &own)
                 );
                 // Upstream's answer, whatever the list says; a failed own
                 // request tells nothing of the list.
-                let answer = answer.map_err(external_failed)?;
+                let answer = answer.map_err(|e| {
+                    if matches!(every, Err(Some(_))) {
+                        checks.answered(&list);
+                    }
+                    external_failed(e)
+                })?;
                 let mine = external_sample(answer.items.iter());
                 match every {
-                    Err(err) => {
-                        tracing::debug!(list, error = %error_text(&err), "the external metrics server refuses the namespace-wide list; its HPAs ask on their own");
-                        checks.refused(&list);
-                    }
+                    Err(_) => {}
                     Ok(every) => {
                         let same = matches!((share(&every), &mine), (Ok(a), Ok(b)) if a.values == b.values);
                         if !same {

@@ -116,13 +116,13 @@ pub(super) enum ExternalRoute {
 }
 
 /// What checking namespace-wide external lists against the HPAs' own
-/// requests found, per metric (is the list answered?) and per request
-/// (does the HPA's share of it equal its own answer?), each for
-/// [`RECHECK_AFTER`].
+/// requests found, per metric (is the list refused while the HPAs' own
+/// requests are answered?) and per request (does the HPA's share of the
+/// list equal its own answer?), each for [`RECHECK_AFTER`].
 #[derive(Debug, Default)]
 pub(super) struct ExternalChecks {
     /// Namespace-wide list paths (namespace and metric) the server refused
-    /// while it answered an HPA's own request.
+    /// (and answered an HPA's own request since, or none asked yet).
     refused: Mutex<Expiring<()>>,
     /// Per HPA request path (namespace, metric, metric selector): whether
     /// its share of the list was what its own request returned.
@@ -133,7 +133,7 @@ impl ExternalChecks {
     /// Where the series of `own` (an HPA's request) come from, `list`
     /// being its metric's namespace-wide list.
     pub(super) fn route(&self, list: &str, own: &str) -> ExternalRoute {
-        if lock(&self.refused).fresh(list).is_some() {
+        if self.list_refused(list) {
             return ExternalRoute::Own;
         }
         match lock(&self.matched).fresh(own) {
@@ -143,9 +143,20 @@ impl ExternalChecks {
         }
     }
 
-    /// The server refused `list` and answered an HPA's own request.
+    /// Whether the server was found to refuse `list`.
+    pub(super) fn list_refused(&self, list: &str) -> bool {
+        lock(&self.refused).fresh(list).is_some()
+    }
+
+    /// The server refused `list`.
     pub(super) fn refused(&self, list: &str) {
         lock(&self.refused).set(list, ());
+    }
+
+    /// Forgets that the server refused `list` (it refused an HPA's own
+    /// request too: down, not refusing lists).
+    pub(super) fn answered(&self, list: &str) {
+        lock(&self.refused).by_key.remove(list);
     }
 
     /// Whether the share of the list of `own` was what `own` returned.
