@@ -4,9 +4,10 @@
 //! The permit is taken in `poll_ready`, so the kube client's request buffer
 //! waits for it, and every request (watch starts included) counts once.
 //!
-//! A request that has to wait for its token says so to whoever runs it
-//! ([`WaitSignal`]): the workers then leave that reconcile to wait on its
-//! own and take the next HPA, so one slow clientset holds up no other.
+//! A read for one HPA (its scale, its metrics) that has to wait for its
+//! token says so to whoever runs it ([`WaitSignal`]): the workers then
+//! leave that reconcile to wait on its own and take the next HPA, so one
+//! slow clientset holds up no other.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -80,6 +81,12 @@ impl TokenBucket {
     /// Waits for a token. A wait given up (the future dropped) hands its
     /// token back.
     pub async fn acquire(&self) {
+        self.acquire_telling(false).await;
+    }
+
+    /// [`Self::acquire`]; with `tell`, a wait is told to the [`WaitSignal`]
+    /// around the running future.
+    async fn acquire_telling(&self, tell: bool) {
         if self.qps <= 0.0 {
             return;
         }
@@ -95,7 +102,9 @@ impl TokenBucket {
             }
             Duration::from_secs_f64(-tokens / self.qps)
         };
-        WaitSignal::notify_current();
+        if tell {
+            WaitSignal::notify_current();
+        }
         let mut reserved = Reserved(Some(self));
         tokio::time::sleep(wait).await;
         reserved.0 = None;
@@ -264,6 +273,23 @@ impl Clientset {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// Whether the clientset serves one HPA's reads (its scale, its
+    /// metrics), which other HPAs may not need: a reconcile waiting for
+    /// its token tells its worker, which leaves it to wait on its own
+    /// ([`WaitSignal`]). The HPA clientset's writes (statuses, events) are
+    /// waited for in the worker, as upstream: every HPA whose status
+    /// changed needs one, so a first pass would otherwise hold every HPA's
+    /// reconcile in memory at once, waiting for its write.
+    pub fn reads_for_one_hpa(self) -> bool {
+        matches!(
+            self,
+            Clientset::Scale
+                | Clientset::ResourceMetrics
+                | Clientset::CustomMetrics
+                | Clientset::ExternalMetrics
+        )
+    }
 }
 
 /// A token bucket per [`Clientset`], all at the same qps and burst, as a
@@ -346,7 +372,9 @@ where
         let buckets = Arc::clone(&self.buckets);
         let inner = self.inner.clone();
         Box::pin(async move {
-            buckets[clientset.index()].acquire().await;
+            buckets[clientset.index()]
+                .acquire_telling(clientset.reads_for_one_hpa())
+                .await;
             tower::ServiceExt::oneshot(inner, req).await
         })
     }
@@ -433,19 +461,43 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_request_that_waits_for_its_token_tells_the_signal_around_it() {
-        let bucket = TokenBucket::new(1.0, 1);
+    async fn a_read_for_one_hpa_that_waits_for_its_token_tells_the_signal_around_it() {
+        let service = tower::service_fn(|_: http::Request<kube::client::Body>| async move {
+            Ok::<_, std::convert::Infallible>(())
+        });
+        let limited = PerClientsetLayer::new(1.0, 1).layer(service);
+        let send = |method: &str, uri: &str| {
+            let request = http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .body(kube::client::Body::empty())
+                .unwrap();
+            tower::ServiceExt::oneshot(limited.clone(), request)
+        };
+        let told = |signal: &WaitSignal| {
+            let signal = signal.clone();
+            async move {
+                tokio::time::timeout(Duration::ZERO, signal.waited())
+                    .await
+                    .is_ok()
+            }
+        };
+        let external = "/apis/external.metrics.k8s.io/v1beta1/namespaces/d/q";
+        let status = "/apis/autoscaling/v2/namespaces/d/horizontalpodautoscalers/w/status";
         let signal = WaitSignal::default();
-        signal.around(bucket.acquire()).await;
-        let told = tokio::time::timeout(Duration::ZERO, signal.waited()).await;
-        assert!(told.is_err(), "a token at once tells nothing");
+        signal.around(send("GET", external)).await.unwrap();
+        assert!(!told(&signal).await, "a token at once tells nothing");
         let start = Instant::now();
-        signal.around(bucket.acquire()).await;
+        signal.around(send("GET", external)).await.unwrap();
         assert_eq!(start.elapsed(), Duration::from_secs(1));
-        let told = tokio::time::timeout(Duration::ZERO, signal.waited()).await;
-        assert!(told.is_ok(), "a wait is told");
+        assert!(told(&signal).await, "a metrics read that waits is told");
+        // A status write waits in place, untold.
+        let signal = WaitSignal::default();
+        signal.around(send("PUT", status)).await.unwrap();
+        signal.around(send("PUT", status)).await.unwrap();
+        assert!(!told(&signal).await);
         // Outside any signal's future a wait tells nobody, and works.
-        bucket.acquire().await;
+        send("GET", external).await.unwrap();
     }
 
     fn of(method: &str, uri: &str) -> Clientset {

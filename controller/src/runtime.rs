@@ -22,7 +22,7 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -1020,19 +1020,48 @@ fn worker_exit(result: Result<(), tokio::task::JoinError>) -> WorkerExit {
     }
 }
 
+/// At most this many reconciles wait for a token in tasks of their own;
+/// beyond, a worker waits with its reconcile, as upstream's do. A waiting
+/// reconcile holds its HPA's inputs, so this bounds the memory one slow
+/// API can take, whatever the number of HPAs.
+const MAX_WAITING: usize = 1024;
+
 /// The reconciles the workers left waiting for a token, and what stops
 /// them.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 struct Waiting {
     tasks: TaskTracker,
     cancel: CancellationToken,
+    room: Arc<Semaphore>,
+}
+
+impl Default for Waiting {
+    fn default() -> Self {
+        Self {
+            tasks: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+            room: Arc::new(Semaphore::new(MAX_WAITING)),
+        }
+    }
 }
 
 impl Waiting {
-    /// Runs `sync` in a task of its own until it ends or [`Self::stop`].
-    fn spawn(&self, sync: impl Future<Output = ()> + Send + 'static) {
+    /// Runs `sync` in a task of its own until it ends or [`Self::stop`];
+    /// gives it back when [`MAX_WAITING`] already wait.
+    fn spawn<F>(&self, sync: F) -> Result<(), F>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let Ok(permit) = Arc::clone(&self.room).try_acquire_owned() else {
+            return Err(sync);
+        };
+        let sync = async move {
+            sync.await;
+            drop(permit);
+        };
         self.tasks
             .spawn(self.cancel.clone().run_until_cancelled_owned(sync));
+        Ok(())
     }
 
     /// Drops the reconciles still running, and waits until they are gone:
@@ -1045,12 +1074,13 @@ impl Waiting {
 }
 
 /// Takes HPAs off the queue and reconciles them, one at a time. A
-/// reconcile whose request has to wait for its clientset's bucket is left
-/// to wait in a task of its own (in `waiting`), and the worker takes the
-/// next HPA: one rate-limited API (an External metrics server asked once
-/// per HPA, say) holds up no HPA that does not use it. Upstream's workers
-/// wait instead; the HPA's key stays taken either way, so no decision
-/// changes, only when the others are made.
+/// reconcile whose read (its scale, a metric) has to wait for its
+/// clientset's bucket is left to wait in a task of its own (in `waiting`,
+/// up to [`MAX_WAITING`] of them), and the worker takes the next HPA: one
+/// rate-limited API (an External metrics server asked once per HPA, say)
+/// holds up no HPA that does not use it. Upstream's workers wait instead;
+/// the HPA's key stays taken either way, so no decision changes, only when
+/// the others are made.
 async fn worker(
     index: usize,
     ctx: Context,
@@ -1074,7 +1104,9 @@ async fn worker(
             biased;
             () = &mut sync => {}
             () = signal.waited() => {
-                waiting.spawn(sync);
+                if let Err(sync) = waiting.spawn(sync) {
+                    sync.await;
+                }
             }
         }
     }
@@ -1212,6 +1244,27 @@ mod tests {
         progress.complete("ns/web", progress.start("ns/web"), None, true);
         assert!(!progress.pending("ns/web", seq, || false), "deleted");
         assert!(progress.pending("ns/new", 0, || true), "not run yet");
+    }
+
+    #[tokio::test]
+    async fn reconciles_left_waiting_are_bounded_and_dropped_at_the_stop() {
+        let waiting = Waiting::default();
+        let (tx, rx) = tokio::sync::watch::channel(0);
+        for _ in 0..MAX_WAITING {
+            let mut rx = rx.clone();
+            let left = waiting.spawn(async move {
+                let _ = rx.wait_for(|n| *n > 0).await;
+            });
+            assert!(left.is_ok());
+        }
+        assert!(
+            waiting.spawn(std::future::pending()).is_err(),
+            "one more is given back to its worker"
+        );
+        tokio::time::timeout(Duration::from_secs(10), waiting.stop())
+            .await
+            .unwrap();
+        drop(tx);
     }
 
     #[tokio::test]
