@@ -79,7 +79,7 @@ impl PodWait {
             None => String::new(),
         };
         let hint = if known == 0 {
-            ": it learns no pods; start it with --watch-pods (and the RBAC of fake-metrics-server/deploy/rbac.yaml)"
+            ": the cluster created none, or the server learns no pods (start it with --watch-pods and the RBAC of fake-metrics-server/deploy/rbac.yaml)"
         } else {
             ""
         };
@@ -149,12 +149,12 @@ mod tests {
     }
 
     #[test]
-    fn a_server_that_learns_no_pods_is_named_as_the_cause() {
+    fn a_cluster_without_pods_names_both_causes() {
         use PodProgress::*;
         let wait = run(10, &[(0, 0, Waiting), (119, 0, Waiting), (120, 0, Stalled)]);
         assert_eq!(wait.rate(), None);
         let text = wait.stalled(wait.started + Duration::from_secs(120), 0);
-        assert!(text.starts_with("after 120s the fake metrics server gives values to 0 of the load's 10 pods, none more in the last 120s (it knows 0 pods of the cluster): it learns no pods; start it with --watch-pods"), "{text}");
+        assert!(text.starts_with("after 120s the fake metrics server gives values to 0 of the load's 10 pods, none more in the last 120s (it knows 0 pods of the cluster): the cluster created none, or the server learns no pods (start it with --watch-pods"), "{text}");
     }
 
     #[test]
