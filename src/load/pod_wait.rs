@@ -60,10 +60,12 @@ impl PodWait {
     }
 
     /// Pods a second from the start to the last one that came; `None`
-    /// before any came.
+    /// before any came, and when they all came within the first second
+    /// (there at the first look: no pace to tell).
     pub fn rate(&self) -> Option<f64> {
         let took = self.last_gain.saturating_duration_since(self.started);
-        (self.have > 0).then(|| self.have as f64 / took.as_secs_f64().max(0.001))
+        (self.have > 0 && took >= Duration::from_secs(1))
+            .then(|| self.have as f64 / took.as_secs_f64())
     }
 
     /// What a stalled wait says: how many pods came, how fast, and since
@@ -155,6 +157,12 @@ mod tests {
         assert_eq!(wait.rate(), None);
         let text = wait.stalled(wait.started + Duration::from_secs(120), 0);
         assert!(text.starts_with("after 120s the fake metrics server gives values to 0 of the load's 10 pods, none more in the last 120s (it knows 0 pods of the cluster): the cluster created none, or the server learns no pods (start it with --watch-pods"), "{text}");
+    }
+
+    #[test]
+    fn pods_there_at_the_first_look_have_no_pace() {
+        let wait = run(3_000, &[(0, 3_000, PodProgress::Done)]);
+        assert_eq!(wait.rate(), None);
     }
 
     #[test]
