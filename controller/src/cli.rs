@@ -108,17 +108,17 @@ pub struct Args {
     /// one window (a tenth of the sync period, at most 1s) the HPAs of a
     /// namespace share one `metrics.k8s.io` pod list, one custom metrics
     /// list per Pods metric (each HPA's pods picked with the pod cache,
-    /// else its own request) and identical external requests; none changes
+    /// else its own request), identical external requests, and one list
+    /// per External metric where the server answers it as it answers each
+    /// HPA's own request (checked per metric and HPA, so KEDA's adapter,
+    /// which refuses that list, gets each HPA's own request); none changes
     /// a decision (docs/fidelity.md says why).
     #[arg(long)]
     pub upstream_requests: bool,
 
-    /// List each external metric's series once per namespace and window
-    /// and filter them by each HPA's metric selector on the series' labels.
-    /// Only for external metrics servers that return every series of a
-    /// metric, with its labels, when asked without a selector (not KEDA,
-    /// which needs the selector). Ignored with --upstream-requests.
-    #[arg(long)]
+    /// Accepted for old command lines: external lists are shared wherever
+    /// the server answers them (see --upstream-requests).
+    #[arg(long, hide = true)]
     pub share_external_lists: bool,
 
     /// Decide and record, never write scales, statuses or events: shadow the
@@ -201,12 +201,13 @@ impl Args {
         Ok(config)
     }
 
-    /// The request-saving caches, unless `--upstream-requests`.
+    /// The request-saving caches, unless `--upstream-requests`: see
+    /// [`Extensions::shipped`].
     pub fn extensions(&self) -> Extensions {
         if self.upstream_requests {
             return Extensions::default();
         }
-        Extensions::shipped(self.hpa.sync_period, self.share_external_lists)
+        Extensions::shipped(self.hpa.sync_period)
     }
 
     /// A kube client from the kubeconfig (or the environment), rate limited,
@@ -469,11 +470,12 @@ mod tests {
     }
 
     #[test]
-    fn the_caches_are_on_by_default_and_external_lists_only_when_asked() {
+    fn the_caches_and_external_lists_are_on_unless_upstreams_requests_are_asked() {
         let default = args(&[]).extensions();
         assert!(default.scale_from_cache);
         assert_eq!(default.metrics_cache, Some(Duration::from_secs(1)));
-        assert!(!default.share_external);
+        assert!(default.share_external);
+        // The old flag is still accepted, and changes nothing.
         assert!(
             args(&["--share-external-lists"])
                 .extensions()

@@ -72,23 +72,27 @@ pub struct Extensions {
     /// selector; `None`: one list per HPA and metric, as upstream.
     pub metrics_cache: Option<Duration>,
     /// With `metrics_cache`: also list external metric series once per
-    /// namespace and metric and filter them by their labels (for servers
-    /// that return every series without a selector; not KEDA).
+    /// namespace and metric and filter them by their labels, for each HPA
+    /// whose share of that list was found equal to its own request's
+    /// answer (a server that refuses the list, as KEDA's adapter does, or
+    /// answers it differently, leaves each HPA its own request).
     pub share_external: bool,
 }
 
 impl Extensions {
     /// What `hpa-controller` runs with when no flag says otherwise: scale
     /// targets from the Deployment watch, and the metrics lists shared
-    /// within [`shared_list_window`] of `sync_period`. External series are
-    /// shared only when `share_external` is set (a server may need the
-    /// selector, as KEDA's does).
-    pub fn shipped(sync_period: Duration, share_external: bool) -> Self {
+    /// within [`shared_list_window`] of `sync_period`, external series
+    /// lists too wherever the server answers them as it answers each HPA's
+    /// own request (KEDA's adapter refuses them: its HPAs keep their own).
+    /// One definition, so that the binary, the scenarios and the loads all
+    /// drive the configuration users deploy.
+    pub fn shipped(sync_period: Duration) -> Self {
         Self {
             observer: None,
             scale_from_cache: true,
             metrics_cache: Some(shared_list_window(sync_period)),
-            share_external,
+            share_external: true,
         }
     }
 

@@ -3,6 +3,11 @@
 //!
 //! The permit is taken in `poll_ready`, so the kube client's request buffer
 //! waits for it, and every request (watch starts included) counts once.
+//!
+//! A read for one HPA (its scale, its metrics) that has to wait for its
+//! token says so to whoever runs it ([`WaitSignal`]): the workers then
+//! leave that reconcile to wait on its own and take the next HPA, so one
+//! slow clientset holds up no other.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,14 +15,49 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tower::{Layer, Service};
 
-/// A token bucket: `qps` tokens a second, at most `burst` saved up.
+tokio::task_local! {
+    /// Set around a reconcile by its worker: told when one of its requests
+    /// waits for a token.
+    static WAITING: WaitSignal;
+}
+
+/// Tells the code running a future (through [`WaitSignal::around`]) that a
+/// request of that future waits for its bucket.
+#[derive(Debug, Clone, Default)]
+pub struct WaitSignal(Arc<Notify>);
+
+impl WaitSignal {
+    /// `future`, with requests it makes that wait for a token telling this
+    /// signal (also once `future` is moved to another task).
+    pub fn around<F: Future>(&self, future: F) -> impl Future<Output = F::Output> + use<F> {
+        WAITING.scope(self.clone(), future)
+    }
+
+    /// Resolves once a request of the future has waited for a token
+    /// (at once if one did before this was called).
+    pub async fn waited(&self) {
+        self.0.notified().await;
+    }
+
+    /// Tells the signal of the running future, if any.
+    fn notify_current() {
+        let _ = WAITING.try_with(|signal| signal.0.notify_one());
+    }
+}
+
+/// A token bucket: `qps` tokens a second, at most `burst` saved up. Waiters
+/// reserve their token and sleep until its time, as client-go's limiter
+/// (`golang.org/x/time/rate`'s `Wait`) does: first come, first served, one
+/// wake-up each, however many wait.
 #[derive(Debug)]
 pub struct TokenBucket {
     qps: f64,
     burst: f64,
+    /// Tokens (negative: reserved ahead) as of the instant.
     state: Mutex<(f64, Instant)>,
 }
 
@@ -32,29 +72,53 @@ impl TokenBucket {
         }
     }
 
-    /// Waits for a token.
+    fn lock(&self) -> std::sync::MutexGuard<'_, (f64, Instant)> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for a token. A wait given up (the future dropped) hands its
+    /// token back.
     pub async fn acquire(&self) {
+        self.acquire_telling(false).await;
+    }
+
+    /// [`Self::acquire`]; with `tell`, a wait is told to the [`WaitSignal`]
+    /// around the running future.
+    async fn acquire_telling(&self, tell: bool) {
         if self.qps <= 0.0 {
             return;
         }
-        loop {
-            let wait = {
-                let mut state = self
-                    .state
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                let now = Instant::now();
-                let (tokens, last) = *state;
-                let tokens =
-                    (tokens + now.duration_since(last).as_secs_f64() * self.qps).min(self.burst);
-                if tokens >= 1.0 {
-                    *state = (tokens - 1.0, now);
-                    return;
-                }
-                *state = (tokens, now);
-                Duration::from_secs_f64((1.0 - tokens) / self.qps)
-            };
-            tokio::time::sleep(wait).await;
+        let wait = {
+            let mut state = self.lock();
+            let now = Instant::now();
+            let (tokens, last) = *state;
+            let tokens =
+                (tokens + now.duration_since(last).as_secs_f64() * self.qps).min(self.burst) - 1.0;
+            *state = (tokens, now);
+            if tokens >= 0.0 {
+                return;
+            }
+            Duration::from_secs_f64(-tokens / self.qps)
+        };
+        if tell {
+            WaitSignal::notify_current();
+        }
+        let mut reserved = Reserved(Some(self));
+        tokio::time::sleep(wait).await;
+        reserved.0 = None;
+    }
+}
+
+/// A token reserved and not yet used: handed back if its wait is dropped.
+struct Reserved<'a>(Option<&'a TokenBucket>);
+
+impl Drop for Reserved<'_> {
+    fn drop(&mut self) {
+        if let Some(bucket) = self.0 {
+            let mut state = bucket.lock();
+            state.0 = (state.0 + 1.0).min(bucket.burst);
         }
     }
 }
@@ -209,6 +273,23 @@ impl Clientset {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// Whether the clientset serves one HPA's reads (its scale, its
+    /// metrics), which other HPAs may not need: a reconcile waiting for
+    /// its token tells its worker, which leaves it to wait on its own
+    /// ([`WaitSignal`]). The HPA clientset's writes (statuses, events) are
+    /// waited for in the worker, as upstream: every HPA whose status
+    /// changed needs one, so a first pass would otherwise hold every HPA's
+    /// reconcile in memory at once, waiting for its write.
+    pub fn reads_for_one_hpa(self) -> bool {
+        matches!(
+            self,
+            Clientset::Scale
+                | Clientset::ResourceMetrics
+                | Clientset::CustomMetrics
+                | Clientset::ExternalMetrics
+        )
+    }
 }
 
 /// A token bucket per [`Clientset`], all at the same qps and burst, as a
@@ -228,8 +309,18 @@ impl PerClientsetLayer {
     /// Seven buckets of `qps` requests a second, bursts of `burst`
     /// (`qps <= 0`: no limit).
     pub fn new(qps: f64, burst: u32) -> Self {
+        Self::with_rates(|_| (qps, burst))
+    }
+
+    /// A bucket per clientset at the `(qps, burst)` that `rate` gives it
+    /// (kube-controller-manager gives them all the same; tests and loads
+    /// slow down one).
+    pub fn with_rates(rate: impl Fn(Clientset) -> (f64, u32)) -> Self {
         Self {
-            buckets: Arc::new(Clientset::ALL.map(|_| TokenBucket::new(qps, burst))),
+            buckets: Arc::new(Clientset::ALL.map(|c| {
+                let (qps, burst) = rate(c);
+                TokenBucket::new(qps, burst)
+            })),
         }
     }
 }
@@ -281,7 +372,9 @@ where
         let buckets = Arc::clone(&self.buckets);
         let inner = self.inner.clone();
         Box::pin(async move {
-            buckets[clientset.index()].acquire().await;
+            buckets[clientset.index()]
+                .acquire_telling(clientset.reads_for_one_hpa())
+                .await;
             tower::ServiceExt::oneshot(inner, req).await
         })
     }
@@ -328,6 +421,83 @@ mod tests {
             assert_eq!(out, i);
         }
         assert!(start.elapsed() >= Duration::from_millis(1000));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiters_are_served_in_turn_at_qps() {
+        let bucket = Arc::new(TokenBucket::new(10.0, 1));
+        bucket.acquire().await;
+        let start = Instant::now();
+        let waiters: Vec<_> = (0..5)
+            .map(|_| {
+                let bucket = Arc::clone(&bucket);
+                tokio::spawn(async move {
+                    bucket.acquire().await;
+                    start.elapsed()
+                })
+            })
+            .collect();
+        let mut took = Vec::new();
+        for w in waiters {
+            took.push(w.await.unwrap().as_millis());
+        }
+        assert_eq!(took, [100, 200, 300, 400, 500]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_given_up_hands_its_token_back() {
+        let bucket = TokenBucket::new(1.0, 1);
+        bucket.acquire().await;
+        // Given up after 0.1 s of the second's wait.
+        let given_up = tokio::time::timeout(Duration::from_millis(100), bucket.acquire()).await;
+        assert!(given_up.is_err());
+        let start = Instant::now();
+        bucket.acquire().await;
+        assert_eq!(
+            start.elapsed(),
+            Duration::from_millis(900),
+            "the next waits for the first token, not a second one"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_read_for_one_hpa_that_waits_for_its_token_tells_the_signal_around_it() {
+        let service = tower::service_fn(|_: http::Request<kube::client::Body>| async move {
+            Ok::<_, std::convert::Infallible>(())
+        });
+        let limited = PerClientsetLayer::new(1.0, 1).layer(service);
+        let send = |method: &str, uri: &str| {
+            let request = http::Request::builder()
+                .method(method)
+                .uri(uri)
+                .body(kube::client::Body::empty())
+                .unwrap();
+            tower::ServiceExt::oneshot(limited.clone(), request)
+        };
+        let told = |signal: &WaitSignal| {
+            let signal = signal.clone();
+            async move {
+                tokio::time::timeout(Duration::ZERO, signal.waited())
+                    .await
+                    .is_ok()
+            }
+        };
+        let external = "/apis/external.metrics.k8s.io/v1beta1/namespaces/d/q";
+        let status = "/apis/autoscaling/v2/namespaces/d/horizontalpodautoscalers/w/status";
+        let signal = WaitSignal::default();
+        signal.around(send("GET", external)).await.unwrap();
+        assert!(!told(&signal).await, "a token at once tells nothing");
+        let start = Instant::now();
+        signal.around(send("GET", external)).await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        assert!(told(&signal).await, "a metrics read that waits is told");
+        // A status write waits in place, untold.
+        let signal = WaitSignal::default();
+        signal.around(send("PUT", status)).await.unwrap();
+        signal.around(send("PUT", status)).await.unwrap();
+        assert!(!told(&signal).await);
+        // Outside any signal's future a wait tells nobody, and works.
+        send("GET", external).await.unwrap();
     }
 
     fn of(method: &str, uri: &str) -> Clientset {

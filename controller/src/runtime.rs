@@ -22,9 +22,10 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, ListParams};
 use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use tracing::Instrument;
 
 use super::config::ControllerConfig;
@@ -39,6 +40,7 @@ use super::leader::{LeaderElector, LeaseTiming};
 use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
 use super::queue::{Backoff, WorkQueue};
+use super::ratelimit::WaitSignal;
 use super::reconcile::{Reconciled, reconcile};
 use super::server::ServerState;
 use super::slim_pod::SlimPod;
@@ -994,6 +996,7 @@ async fn run_main(
     let mut result = Ok(());
     if caches_synced {
         ctx.metrics.is_leader.set(1);
+        let waiting = Waiting::default();
         let workers: Vec<JoinHandle<()>> = (0..options.config.workers.max(1))
             .map(|i| {
                 tokio::spawn(worker(
@@ -1002,6 +1005,7 @@ async fn run_main(
                     queue.clone(),
                     options.mode,
                     Arc::clone(&progress),
+                    waiting.clone(),
                 ))
             })
             .collect();
@@ -1021,6 +1025,7 @@ async fn run_main(
                 WorkerExit::Panicked(err) => tracing::error!(error = %err, "a worker panicked"),
             }
         }
+        waiting.stop().await;
         ctx.metrics.is_leader.set(0);
     } else {
         queue.shut_down();
@@ -1049,43 +1054,136 @@ fn worker_exit(result: Result<(), tokio::task::JoinError>) -> WorkerExit {
     }
 }
 
+/// At most this many reconciles wait for a token in tasks of their own;
+/// beyond, a worker waits with its reconcile, as upstream's do. A waiting
+/// reconcile holds its HPA's inputs, so this bounds the memory one slow
+/// API can take, whatever the number of HPAs.
+const MAX_WAITING: usize = 1024;
+
+/// The reconciles the workers left waiting for a token, and what stops
+/// them.
+#[derive(Clone)]
+struct Waiting {
+    tasks: TaskTracker,
+    cancel: CancellationToken,
+    room: Arc<Semaphore>,
+}
+
+impl Default for Waiting {
+    fn default() -> Self {
+        Self {
+            tasks: TaskTracker::new(),
+            cancel: CancellationToken::new(),
+            room: Arc::new(Semaphore::new(MAX_WAITING)),
+        }
+    }
+}
+
+impl Waiting {
+    /// Runs `sync` in a task of its own until it ends or [`Self::stop`];
+    /// gives it back when [`MAX_WAITING`] already wait.
+    fn spawn<F>(&self, sync: F) -> Result<(), F>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let Ok(permit) = Arc::clone(&self.room).try_acquire_owned() else {
+            return Err(sync);
+        };
+        let sync = async move {
+            sync.await;
+            drop(permit);
+        };
+        self.tasks
+            .spawn(self.cancel.clone().run_until_cancelled_owned(sync));
+        Ok(())
+    }
+
+    /// Drops the reconciles still running, and waits until they are gone:
+    /// upstream's end their waits with their context, and fail.
+    async fn stop(&self) {
+        self.cancel.cancel();
+        self.tasks.close();
+        self.tasks.wait().await;
+    }
+}
+
+/// Takes HPAs off the queue and reconciles them, one at a time. A
+/// reconcile whose read (its scale, a metric) has to wait for its
+/// clientset's bucket is left to wait in a task of its own (in `waiting`,
+/// up to [`MAX_WAITING`] of them), and the worker takes the next HPA: one
+/// rate-limited API (an External metrics server asked once per HPA, say)
+/// holds up no HPA that does not use it. Upstream's workers wait instead;
+/// the HPA's key stays taken either way, so no decision changes, only when
+/// the others are made.
 async fn worker(
     index: usize,
     ctx: Context,
     queue: WorkQueue<String>,
     mode: SyncMode,
     progress: Arc<Progress>,
+    waiting: Waiting,
 ) {
+    let ctx = Arc::new(ctx);
     while let Some(key) = queue.get().await {
-        let seq = progress.start(&key);
-        let started = std::time::Instant::now();
-        let span = tracing::debug_span!("reconcile", hpa = %key, worker = index);
-        let result = reconcile(&key, &ctx).instrument(span).await;
-        ctx.metrics
-            .queue
-            .work_duration
-            .observe(started.elapsed().as_secs_f64());
-        let gone = matches!(result, Ok(Reconciled::Deleted));
-        let error = match &result {
-            Ok(_) => None,
-            Err(err) => {
-                tracing::warn!(hpa = %key, error = %err, "reconcile failed");
-                Some(err.to_string())
-            }
-        };
-        if mode == SyncMode::Periodic {
-            match result {
-                Ok(Reconciled::Deleted) => queue.remove(&key),
-                Ok(Reconciled::Synced { .. }) => {
-                    queue.forget(&key);
-                    queue.add_after(key.clone(), ctx.config.sync_period);
+        let signal = WaitSignal::default();
+        let mut sync = Box::pin(signal.around(sync_key(
+            index,
+            key,
+            Arc::clone(&ctx),
+            queue.clone(),
+            mode,
+            Arc::clone(&progress),
+        )));
+        tokio::select! {
+            biased;
+            () = &mut sync => {}
+            () = signal.waited() => {
+                if let Err(sync) = waiting.spawn(sync) {
+                    sync.await;
                 }
-                Err(_) => queue.add_rate_limited(key.clone()),
             }
         }
-        queue.done(&key);
-        progress.complete(&key, seq, error, gone);
     }
+}
+
+/// One HPA's reconcile and what follows it: the metrics, its next turn in
+/// the queue (periodic mode), and its progress.
+async fn sync_key(
+    index: usize,
+    key: String,
+    ctx: Arc<Context>,
+    queue: WorkQueue<String>,
+    mode: SyncMode,
+    progress: Arc<Progress>,
+) {
+    let seq = progress.start(&key);
+    let started = std::time::Instant::now();
+    let span = tracing::debug_span!("reconcile", hpa = %key, worker = index);
+    let result = reconcile(&key, &ctx).instrument(span).await;
+    ctx.metrics
+        .queue
+        .work_duration
+        .observe(started.elapsed().as_secs_f64());
+    let gone = matches!(result, Ok(Reconciled::Deleted));
+    let error = match &result {
+        Ok(_) => None,
+        Err(err) => {
+            tracing::warn!(hpa = %key, error = %err, "reconcile failed");
+            Some(err.to_string())
+        }
+    };
+    if mode == SyncMode::Periodic {
+        match result {
+            Ok(Reconciled::Deleted) => queue.remove(&key),
+            Ok(Reconciled::Synced { .. }) => {
+                queue.forget(&key);
+                queue.add_after(key.clone(), ctx.config.sync_period);
+            }
+            Err(_) => queue.add_rate_limited(key.clone()),
+        }
+    }
+    queue.done(&key);
+    progress.complete(&key, seq, error, gone);
 }
 
 #[cfg(test)]
@@ -1154,6 +1252,27 @@ mod tests {
         progress.complete("ns/web", progress.start("ns/web"), None, true);
         assert!(!progress.pending("ns/web", seq, || false), "deleted");
         assert!(progress.pending("ns/new", 0, || true), "not run yet");
+    }
+
+    #[tokio::test]
+    async fn reconciles_left_waiting_are_bounded_and_dropped_at_the_stop() {
+        let waiting = Waiting::default();
+        let (tx, rx) = tokio::sync::watch::channel(0);
+        for _ in 0..MAX_WAITING {
+            let mut rx = rx.clone();
+            let left = waiting.spawn(async move {
+                let _ = rx.wait_for(|n| *n > 0).await;
+            });
+            assert!(left.is_ok());
+        }
+        assert!(
+            waiting.spawn(std::future::pending()).is_err(),
+            "one more is given back to its worker"
+        );
+        tokio::time::timeout(Duration::from_secs(10), waiting.stop())
+            .await
+            .unwrap();
+        drop(tx);
     }
 
     #[tokio::test]

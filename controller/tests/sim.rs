@@ -1118,7 +1118,7 @@ async fn repeated_failures_are_counted_on_one_event_and_rate_limited_as_client_g
 async fn a_sync_on_demand_reads_the_scale_a_user_set_just_before_from_the_watch() {
     let env = Env::new();
     let config = ControllerConfig::default();
-    let extensions = hpa_controller::Extensions::shipped(config.sync_period, false);
+    let extensions = hpa_controller::Extensions::shipped(config.sync_period);
     assert!(extensions.scale_from_cache);
     // The Deployment watch's events arrive 300 ms late, as a busy API
     // server's may: a sync that did not wait would read the old replicas.

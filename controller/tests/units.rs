@@ -13,6 +13,7 @@ use hpa_controller::reconcile::{ReconcileError, Reconciled, reconcile};
 use hpa_core::clock::{SystemClock, VirtualClock};
 use hpa_core::{Quantity, Selector};
 mod support;
+use fake_metrics_server::AppState;
 use hpa_sim::SimConfig;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
 use support::Embedded;
@@ -179,69 +180,281 @@ async fn a_shared_pod_metrics_list_gives_what_each_hpas_own_request_gives() {
     assert!(err.starts_with(r#"invalid quantity "lots": "#), "{err}");
 }
 
+/// How the external metrics server of [`with_two_queues`] answers a
+/// namespace-wide list (no `labelSelector`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListAnswer {
+    /// Every series, with its labels (the fake metrics server,
+    /// prometheus-adapter's external rules).
+    Every,
+    /// A 500, as KEDA's adapter answers a list naming no ScaledObject.
+    Refused,
+}
+
 /// A client on a simulated cluster whose metrics APIs are a fake
-/// metrics server serving two `queue_depth` series in `ns`.
-fn with_two_queues(share_external: bool) -> (hpa_sim::Sim, MetricsClient) {
-    use fake_metrics_server::script::{ExternalSpec, Script, Value};
+/// metrics server serving two `queue_depth` series in `ns`, answering
+/// lists without a selector as `lists` says; each shared answer is fresh
+/// for `window`.
+fn with_two_queues(
+    share_external: bool,
+    lists: ListAnswer,
+    window: Duration,
+) -> (AppState, MetricsClient) {
+    use fake_metrics_server::script::{Fault, Faults, Script};
     let Embedded { sim, metrics } =
         Embedded::new(Some(VirtualClock::default()), SimConfig::default());
-    let series = |queue: &str, value: &str| ExternalSpec {
-        namespace: "ns".into(),
-        metric: "queue_depth".into(),
-        labels: [("queue".to_string(), queue.to_string())].into(),
-        value: Value(value.into()),
-        timestamp: None,
-        window: None,
+    let keda = Fault {
+        status: Some(500),
+        message: Some("scaledObject name is not specified".into()),
+        unselected: true,
+        ..Fault::default()
     };
     metrics
         .load(&Script {
-            external: vec![series("a", "3"), series("b", "7")],
+            external: vec![queue_series("a", "3"), queue_series("b", "7")],
+            faults: Faults {
+                external: (lists == ListAnswer::Refused).then_some(keda),
+                ..Faults::default()
+            },
             ..Script::default()
         })
         .unwrap();
     let client = MetricsClient::new(sim.client(), Duration::from_secs(15)).with_shared_lists(
-        Duration::from_secs(60),
+        window,
         share_external,
         Arc::new(SystemClock),
     );
-    (sim, client)
+    (metrics, client)
 }
 
-async fn external_requests(sim: &hpa_sim::Sim) -> u64 {
-    sim.requests()
-        .snapshot()
+/// A `queue_depth` series of `ns` labelled `queue`.
+fn queue_series(queue: &str, value: &str) -> fake_metrics_server::script::ExternalSpec {
+    fake_metrics_server::script::ExternalSpec {
+        namespace: "ns".into(),
+        metric: "queue_depth".into(),
+        labels: [("queue".to_string(), queue.to_string())].into(),
+        value: fake_metrics_server::script::Value(value.into()),
+        timestamp: None,
+        window: None,
+    }
+}
+
+/// External metrics requests the fake metrics server has answered, by
+/// whether they carried a `labelSelector`: (lists without one, requests
+/// with one).
+fn external_requests(metrics: &AppState) -> (usize, usize) {
+    let page = metrics.log().page(&fake_metrics_server::log::LogFilter {
+        group: Some(fake_metrics_server::log::Group::External),
+        ..Default::default()
+    });
+    let selected = page
+        .entries
         .iter()
-        .filter(|((_, resource), _)| resource.starts_with("external.metrics"))
-        .map(|(_, n)| *n)
-        .sum()
+        .filter(|e| {
+            e.query
+                .as_deref()
+                .is_some_and(|q| q.contains("labelSelector="))
+        })
+        .count();
+    (page.entries.len() - selected, selected)
+}
+
+/// The values of the `queue_depth` series `selector` selects.
+async fn queue(client: &MetricsClient, selector: &str) -> Vec<Quantity> {
+    client
+        .external("ns", "queue_depth", &Selector::parse(selector).unwrap())
+        .await
+        .unwrap()
+        .values
+}
+
+fn quantities(values: &[&str]) -> Vec<Quantity> {
+    values.iter().map(|v| Quantity::parse(v).unwrap()).collect()
 }
 
 #[tokio::test]
-async fn shared_external_series_are_listed_once_and_filtered_by_labels() {
-    let (sim, client) = with_two_queues(true);
+async fn shared_external_series_are_listed_once_and_filtered_by_labels_once_checked() {
+    let (metrics, client) = with_two_queues(true, ListAnswer::Every, Duration::from_secs(60));
+    // First syncs: each HPA gets its own answer, and its share of the one
+    // list is checked against it.
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(queue(&client, "queue=b").await, quantities(&["7"]));
+    assert_eq!(external_requests(&metrics), (1, 2));
+    // Then they read the list, filtered by their labels.
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(queue(&client, "queue=b").await, quantities(&["7"]));
+    assert_eq!(external_requests(&metrics), (1, 2));
+    assert!(queue(&client, "queue=c").await.is_empty());
+    assert!(queue(&client, "queue=c").await.is_empty());
+    assert_eq!(external_requests(&metrics), (1, 3), "queue=c checked once");
+}
+
+#[tokio::test]
+async fn once_checked_each_sync_lists_the_metric_and_sends_no_selector() {
+    // A window of zero: every sync asks again.
+    let (metrics, client) = with_two_queues(true, ListAnswer::Every, Duration::ZERO);
+    for _ in 0..3 {
+        assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    }
+    assert_eq!(
+        external_requests(&metrics),
+        (3, 1),
+        "one own request, to check; then the list"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_list_gets_each_hpas_own_request() {
+    let (metrics, client) = with_two_queues(true, ListAnswer::Refused, Duration::ZERO);
+    for _ in 0..3 {
+        assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+        assert_eq!(queue(&client, "queue=b").await, quantities(&["7"]));
+    }
+    assert_eq!(
+        external_requests(&metrics),
+        (1, 6),
+        "the list is asked once per metric, then each HPA asks on its own"
+    );
+}
+
+/// Ten HPAs of one metric synced together for the first time, the
+/// refusal slow to come: one of them asks for the list, the others learn
+/// its refusal.
+#[tokio::test]
+async fn the_first_syncs_of_a_metrics_hpas_send_one_refused_list() {
+    use fake_metrics_server::script::{Duration as ScriptDuration, Fault, Faults};
+    let (metrics, client) = with_two_queues(true, ListAnswer::Refused, Duration::ZERO);
+    metrics.set_faults(Faults {
+        external: Some(Fault {
+            status: Some(500),
+            latency: Some(ScriptDuration::parse("100ms").unwrap()),
+            unselected: true,
+            ..Fault::default()
+        }),
+        ..Faults::default()
+    });
+    let selectors: Vec<String> = (0..10).map(|i| format!("queue in (a,x{i})")).collect();
+    let answers = futures::future::join_all(selectors.iter().map(|s| queue(&client, s))).await;
+    assert!(
+        answers.iter().all(|a| *a == quantities(&["3"])),
+        "{answers:?}"
+    );
+    assert_eq!(external_requests(&metrics), (1, 10));
+}
+
+/// The whole external metrics API down: the list's failure says nothing
+/// of lists, and once the API is back, the list is checked and shared.
+#[tokio::test]
+async fn an_api_down_is_no_refusal_of_the_list() {
+    use fake_metrics_server::script::{Fault, Faults};
+    let (metrics, client) = with_two_queues(true, ListAnswer::Every, Duration::ZERO);
+    metrics.set_faults(Faults {
+        external: Some(Fault {
+            status: Some(503),
+            ..Fault::default()
+        }),
+        ..Faults::default()
+    });
     let a = Selector::parse("queue=a").unwrap();
-    let b = Selector::parse("queue=b").unwrap();
-    let got_a = client.external("ns", "queue_depth", &a).await.unwrap();
-    let got_b = client.external("ns", "queue_depth", &b).await.unwrap();
-    assert_eq!(got_a.values, vec![Quantity::parse("3").unwrap()]);
-    assert_eq!(got_b.values, vec![Quantity::parse("7").unwrap()]);
-    let none = client
-        .external("ns", "queue_depth", &Selector::parse("queue=c").unwrap())
-        .await
-        .unwrap();
-    assert!(none.values.is_empty());
-    assert_eq!(external_requests(&sim).await, 1);
+    assert!(client.external("ns", "queue_depth", &a).await.is_err());
+    assert_eq!(external_requests(&metrics), (1, 1));
+    metrics.set_faults(Faults::default());
+    for _ in 0..3 {
+        assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    }
+    assert_eq!(
+        external_requests(&metrics),
+        (4, 2),
+        "checked again (a list and its own), then the list"
+    );
+}
+
+#[tokio::test]
+async fn a_list_refused_after_it_was_answered_leaves_the_hpa_its_own_answer() {
+    use fake_metrics_server::script::{Fault, Faults};
+    let (metrics, client) = with_two_queues(true, ListAnswer::Every, Duration::ZERO);
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(external_requests(&metrics), (2, 1));
+    metrics.set_faults(Faults {
+        external: Some(Fault {
+            status: Some(500),
+            unselected: true,
+            ..Fault::default()
+        }),
+        ..Faults::default()
+    });
+    for _ in 0..3 {
+        assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    }
+    assert_eq!(
+        external_requests(&metrics),
+        (3, 4),
+        "one list refused, then the HPA's own requests"
+    );
+}
+
+/// A server answering a namespace-wide list with its series but without
+/// their labels (as KEDA's adapter did before it required the selector,
+/// for a namespace of one ScaledObject): an HPA's share of that list is
+/// not what its own request returns.
+#[tokio::test]
+async fn a_list_answered_differently_leaves_each_hpa_its_own_request() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let lists = Arc::new(AtomicU64::new(0));
+    let own = Arc::new(AtomicU64::new(0));
+    let (counted_lists, counted_own) = (Arc::clone(&lists), Arc::clone(&own));
+    let answer = move |query: axum::extract::RawQuery| {
+        let selected = query.0.is_some_and(|q| q.contains("labelSelector="));
+        let labels = if selected {
+            counted_own.fetch_add(1, Ordering::SeqCst);
+            serde_json::json!({"scaledobject.keda.sh/name": "orders"})
+        } else {
+            counted_lists.fetch_add(1, Ordering::SeqCst);
+            serde_json::Value::Null
+        };
+        async move {
+            axum::Json(serde_json::json!({
+                "kind": "ExternalMetricValueList",
+                "apiVersion": "external.metrics.k8s.io/v1beta1",
+                "metadata": {},
+                "items": [{
+                    "metricName": "s0-rabbitmq-orders",
+                    "metricLabels": labels,
+                    "timestamp": "2026-01-01T00:00:00Z",
+                    "value": "12"
+                }]
+            }))
+        }
+    };
+    let router = axum::Router::new().route(
+        "/apis/external.metrics.k8s.io/v1beta1/namespaces/ns/s0-rabbitmq-orders",
+        axum::routing::get(answer),
+    );
+    let sim = hpa_sim::Sim::new(SimConfig {
+        metrics: Some(hpa_sim::Backend::Router(router)),
+        ..SimConfig::default()
+    });
+    let client = MetricsClient::new(sim.client(), Duration::from_secs(15))
+        .with_shared_lists(Duration::ZERO, true);
+    let orders = Selector::parse("scaledobject.keda.sh/name=orders").unwrap();
+    for _ in 0..3 {
+        let got = client
+            .external("ns", "s0-rabbitmq-orders", &orders)
+            .await
+            .unwrap();
+        assert_eq!(got.values, quantities(&["12"]));
+    }
+    assert_eq!(lists.load(Ordering::SeqCst), 1, "the list, checked once");
+    assert_eq!(own.load(Ordering::SeqCst), 3, "then each sync its own");
 }
 
 #[tokio::test]
 async fn without_sharing_each_external_fetch_sends_its_selector() {
-    let (sim, client) = with_two_queues(false);
-    let b = Selector::parse("queue=b").unwrap();
-    let got = client.external("ns", "queue_depth", &b).await.unwrap();
-    assert_eq!(got.values, vec![Quantity::parse("7").unwrap()]);
-    let a = Selector::parse("queue=a").unwrap();
-    client.external("ns", "queue_depth", &a).await.unwrap();
-    assert_eq!(external_requests(&sim).await, 2);
+    let (metrics, client) = with_two_queues(false, ListAnswer::Every, Duration::from_secs(60));
+    assert_eq!(queue(&client, "queue=b").await, quantities(&["7"]));
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(external_requests(&metrics), (0, 2));
 }
 
 /// Pods of two apps in `ns` with a `rps` custom metric, known to the
@@ -346,18 +559,14 @@ async fn a_pod_the_cache_does_not_hold_sends_each_hpa_its_own_request() {
 
 #[tokio::test]
 async fn identical_external_requests_share_one_answer_without_listing_every_series() {
-    let (sim, client) = with_two_queues(false);
-    let a = Selector::parse("queue=a").unwrap();
-    let b = Selector::parse("queue=b").unwrap();
-    client.external("ns", "queue_depth", &a).await.unwrap();
-    let again = client.external("ns", "queue_depth", &a).await.unwrap();
-    assert_eq!(again.values, vec![Quantity::parse("3").unwrap()]);
-    assert_eq!(external_requests(&sim).await, 1);
-    let got_b = client.external("ns", "queue_depth", &b).await.unwrap();
-    assert_eq!(got_b.values, vec![Quantity::parse("7").unwrap()]);
+    let (metrics, client) = with_two_queues(false, ListAnswer::Every, Duration::from_secs(60));
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(queue(&client, "queue=a").await, quantities(&["3"]));
+    assert_eq!(external_requests(&metrics), (0, 1));
+    assert_eq!(queue(&client, "queue=b").await, quantities(&["7"]));
     assert_eq!(
-        external_requests(&sim).await,
-        2,
+        external_requests(&metrics),
+        (0, 2),
         "another selector, another request"
     );
 }

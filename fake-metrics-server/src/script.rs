@@ -238,6 +238,30 @@ pub struct Fault {
     /// Message of the error Status body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Only requests without a `labelSelector` (namespace-wide lists) get
+    /// the fault. KEDA's metrics adapter is such a server for External
+    /// metrics: a list whose selector names no ScaledObject gets a 500
+    /// (`scaledObject name is not specified`), the HPAs' own requests
+    /// their series.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unselected: bool,
+}
+
+impl Fault {
+    /// Whether the fault hits a request with this query string.
+    pub fn hits(&self, query: Option<&str>) -> bool {
+        !self.unselected || !has_label_selector(query)
+    }
+}
+
+/// Whether a query string carries a non-empty `labelSelector`.
+fn has_label_selector(query: Option<&str>) -> bool {
+    query.is_some_and(|q| {
+        q.split('&').any(|kv| {
+            kv.strip_prefix("labelSelector=")
+                .is_some_and(|v| !v.is_empty())
+        })
+    })
 }
 
 /// Changes applied together when the clock passes `at` after loading.
@@ -404,6 +428,9 @@ pub struct SetFault {
     /// Message of the error body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Only requests without a `labelSelector` (see [`Fault::unselected`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unselected: bool,
 }
 
 /// See [`Change::ClearFault`].

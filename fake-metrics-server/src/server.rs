@@ -112,7 +112,9 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
     let path = request.uri().path().to_owned();
     let query = request.uri().query().map(str::to_owned);
     let group = Group::of_path(&path);
-    let fault = api_of(group).and_then(|api| state.read(|m, _| m.faults.get(api).cloned()));
+    let fault = api_of(group)
+        .and_then(|api| state.read(|m, _| m.faults.get(api).cloned()))
+        .filter(|fault| fault.hits(query.as_deref()));
     let mut answer = None;
     if let Some(fault) = fault {
         if let Some(latency) = fault.latency {

@@ -240,6 +240,7 @@ impl Model {
                     status: f.status,
                     latency: f.latency,
                     message: f.message.clone(),
+                    unselected: f.unselected,
                 }),
             ),
             Change::ClearFault(f) => self.faults.set(f.api, None),

@@ -135,6 +135,58 @@ async fn faults_answer_500_or_404_until_cleared_and_only_for_their_api() {
     s.stop().await;
 }
 
+/// KEDA's adapter: an External list without a selector (naming no
+/// ScaledObject) is refused, a list with one is answered.
+#[tokio::test]
+async fn an_unselected_fault_refuses_only_lists_without_a_selector() {
+    let s = start(SCRIPT).await;
+    let keda = "scaledObject name is not specified";
+    s.control
+        .set_fault(
+            Api::External,
+            &Fault {
+                status: Some(500),
+                message: Some(keda.into()),
+                unselected: true,
+                ..Fault::default()
+            },
+        )
+        .await
+        .unwrap();
+    let all = "/apis/external.metrics.k8s.io/v1beta1/namespaces/default/queue_messages_ready";
+    let (status, body) = s.get(all).await;
+    assert_eq!(status, 500, "{body}");
+    assert_eq!(body["message"], keda);
+    let (status, _) = s.get(&format!("{all}?labelSelector=")).await;
+    assert_eq!(status, 500, "an empty selector selects nothing out");
+    let list: ExternalMetricValueList = s
+        .get_as(&format!("{all}?labelSelector=queue%3Dworker"))
+        .await;
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].value.0, "30");
+    // The same fault set by a change, on another API.
+    s.control
+        .apply_json(
+            serde_json::json!({"setFault": {"api": "resource", "status": 503, "unselected": true}}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        s.control
+            .faults()
+            .await
+            .unwrap()
+            .resource
+            .unwrap()
+            .unselected
+    );
+    let (status, _) = s.get(PODS).await;
+    assert_eq!(status, 503);
+    let (status, _) = s.get(&format!("{PODS}?labelSelector=app%3Dweb")).await;
+    assert_eq!(status, 200);
+    s.stop().await;
+}
+
 #[tokio::test]
 async fn a_latency_fault_delays_the_answer() {
     let s = start(SCRIPT).await;

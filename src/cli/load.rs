@@ -89,6 +89,12 @@ pub struct Args {
     /// HPAs per namespace.
     #[arg(long, default_value_t = 100)]
     pub hpas_per_namespace: usize,
+    /// The fake metrics server refuses External lists without a label
+    /// selector (a 500), as KEDA's metrics adapter does: every External HPA
+    /// then asks for its own series at each sync, and only they wait when
+    /// the external metrics clientset's --kube-api-qps runs out.
+    #[arg(long)]
+    pub refuse_external_lists: bool,
     /// Run the matrix of --sweep-hpas x --sweep-workers (each run in its own
     /// process, so memory and CPU are per run) plus one run without caches.
     #[arg(long)]
@@ -192,6 +198,7 @@ impl Args {
             kube_api_qps: self.kube_api_qps,
             kube_api_burst: self.kube_api_burst,
             controller_metrics_url: self.controller_metrics_url.clone(),
+            refuse_external_lists: self.refuse_external_lists,
         })
     }
 
@@ -427,6 +434,9 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             .arg(&json);
         if !optimize {
             cmd.arg("--no-cache");
+        }
+        if args.refuse_external_lists {
+            cmd.arg("--refuse-external-lists");
         }
         if let Some(url) = &args.testbed.metrics_url {
             cmd.args(["--metrics-url", url]);

@@ -3,7 +3,7 @@
 //! sync intervals and latencies, and its core inputs are replayed through
 //! the pure core (on a thread of its own) to count disagreements.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -12,6 +12,7 @@ use hpa_core::decide::RescaleOutcome;
 
 use super::agree::disagreement;
 use super::failures::Failures;
+use super::workload::MetricKind;
 use hpa_controller::{ReconcileObservation, ReconcileObserver};
 
 /// Why a reconcile failed, if it did: a metric not read (the core's
@@ -34,6 +35,8 @@ pub(super) struct Tally {
     pub(super) syncs: u64,
     pub(super) failures: Failures,
     pub(super) intervals: Vec<f64>,
+    /// The same, by the metric of their HPA (`cpu`, `external`, ...).
+    pub(super) intervals_by_metric: BTreeMap<&'static str, Vec<f64>>,
     pub(super) latencies: Vec<f64>,
     pub(super) synced: HashSet<String>,
     pub(super) synced_after_warmup: HashSet<String>,
@@ -70,8 +73,14 @@ impl Tally {
             self.syncs += 1;
             self.latencies.push(o.duration.as_secs_f64());
             if let Some(prev) = prev {
-                self.intervals
-                    .push(o.started.saturating_duration_since(prev).as_secs_f64());
+                let interval = o.started.saturating_duration_since(prev).as_secs_f64();
+                self.intervals.push(interval);
+                if let Some(metric) = MetricKind::name_of_key(&o.key) {
+                    self.intervals_by_metric
+                        .entry(metric)
+                        .or_default()
+                        .push(interval);
+                }
             }
             if !self.synced_after_warmup.contains(&o.key) {
                 self.synced_after_warmup.insert(o.key.clone());

@@ -10,6 +10,7 @@ mod collect;
 pub mod endpoint;
 pub mod failures;
 pub mod options;
+pub mod pod_wait;
 pub mod report;
 pub mod run;
 pub mod stats;

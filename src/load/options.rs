@@ -103,6 +103,9 @@ pub struct LoadOptions {
     /// (and from `/debug/syncs` beside it, when served) where the fake
     /// metrics server's request log does not see them all.
     pub controller_metrics_url: Option<String>,
+    /// The fake metrics server refuses External lists without a label
+    /// selector, as KEDA's metrics adapter does (`--refuse-external-lists`).
+    pub refuse_external_lists: bool,
 }
 
 impl Default for LoadOptions {
@@ -123,6 +126,7 @@ impl Default for LoadOptions {
             kube_api_qps: 0.0,
             kube_api_burst: 30,
             controller_metrics_url: None,
+            refuse_external_lists: false,
         }
     }
 }

@@ -43,6 +43,11 @@ pub struct LoadReport {
     pub syncs_per_second: f64,
     /// Time between two consecutive syncs of the same HPA.
     pub sync_interval_seconds: Summary,
+    /// The same, by the metric of the HPA: `cpu`, `memory`, `pods`
+    /// (custom) and `external`, so that one slow metrics API shows apart.
+    /// Empty when the intervals are unknown, and in reports from before it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sync_interval_by_metric_seconds: BTreeMap<String, Summary>,
     /// Wall time of one reconcile, from dequeue to status written.
     pub reconcile_latency_seconds: Summary,
     /// API requests (cluster and metrics APIs) per reconcile, on average.
@@ -405,6 +410,18 @@ fn notes(reports: &[LoadReport], out: &mut String) {
                 by_kind.join(", ")
             );
         }
+        if reports.len() == 1 && !first.sync_interval_by_metric_seconds.is_empty() {
+            let by_metric: Vec<String> = first
+                .sync_interval_by_metric_seconds
+                .iter()
+                .map(|(metric, s)| format!("{metric} {} / {}", seconds(s.p50), seconds(s.p99)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "sync interval p50 / p99 by metric: {}",
+                by_metric.join(", ")
+            );
+        }
         if reports.len() == 1 && first.failed_syncs > 0 {
             let _ = writeln!(
                 out,
@@ -639,6 +656,7 @@ pub(crate) fn sample(hpas: u64, workers: u64) -> LoadReport {
             max: 15.5,
             count: hpas * 3,
         },
+        sync_interval_by_metric_seconds: BTreeMap::new(),
         reconcile_latency_seconds: Summary {
             p50: 0.001,
             p99: 0.004,
@@ -748,6 +766,34 @@ mod tests {
         assert!(
             table.contains("the controller, the simulated cluster and the load's own state"),
             "{table}"
+        );
+    }
+
+    #[test]
+    fn intervals_by_metric_are_listed_under_the_table_and_kept_in_json() {
+        let mut r = report(100, 1);
+        assert!(!to_table(&[r.clone()]).contains("by metric"));
+        let at = |p50, p99| Summary {
+            p50,
+            p99,
+            max: p99,
+            count: 10,
+        };
+        r.sync_interval_by_metric_seconds = BTreeMap::from([
+            ("cpu".into(), at(15.0, 15.02)),
+            ("external".into(), at(37.3, 41.0)),
+        ]);
+        let table = to_table(&[r.clone()]);
+        assert!(
+            table.contains(
+                "sync interval p50 / p99 by metric: cpu 15.00s / 15.02s, external 37.30s / 41.00s"
+            ),
+            "{table}"
+        );
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            json["sync_interval_by_metric_seconds"]["external"]["p50"],
+            37.3
         );
     }
 

@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use fake_metrics_server::script::{
-    Defaults, Duration as ScriptDuration, ExternalSpec, Script, Value,
+    Defaults, Duration as ScriptDuration, ExternalSpec, Fault, Faults, Script, Value,
 };
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::apps::v1::Deployment;
@@ -23,6 +23,7 @@ use super::cluster::LoadCluster;
 use super::collect::{Collector, Tally};
 use super::endpoint::{ControllerEndpoint, CounterWatch, SyncsWatch, syncs_poll};
 use super::options::{LoadError, LoadOptions, MetricProfile};
+use super::pod_wait::{PodProgress, PodWait};
 use super::report::{self, LoadReport};
 use super::stats::Summary;
 use super::upstream::{LogWatch, Seen, SyncSource};
@@ -176,6 +177,7 @@ async fn run_on(
             tally.syncs = seen.syncs;
             tally.failures = seen.failures;
             tally.intervals = seen.intervals;
+            tally.intervals_by_metric = seen.intervals_by_metric;
             tally.synced = seen.synced;
             tally.synced_after_warmup = seen.synced_after_warmup;
             source
@@ -252,7 +254,12 @@ pub(super) async fn build(
     }
     cluster.load_script(&initial).await?;
     let pod_count = if rules {
-        pods_with_metrics(cluster, options.hpas * options.pods_per_hpa).await?
+        pods_with_metrics(
+            cluster,
+            options.hpas * options.pods_per_hpa,
+            options.progress,
+        )
+        .await?
     } else {
         pods.len()
     };
@@ -291,32 +298,41 @@ pub(super) async fn build(
     })
 }
 
-/// How long the fake metrics server may take to learn the load's pods.
-const PODS_KNOWN_TIMEOUT: Duration = Duration::from_secs(120);
-
 /// Waits until the fake metrics server's rules give values to `want` pods
-/// (it learns them from the cluster as its Deployments create them), and
-/// answers how many they are. A server that learns no pods (started
-/// without `--watch-pods`) is named as the cause.
-async fn pods_with_metrics(cluster: &LoadCluster, want: usize) -> Result<usize, LoadError> {
-    let deadline = Instant::now() + PODS_KNOWN_TIMEOUT;
+/// (it learns them from the cluster as its Deployments create them), as
+/// long as they keep coming ([`pod_wait`](super::pod_wait)), and answers
+/// how many they are. A progress bar shows them come; a server that learns
+/// no pods (started without `--watch-pods`) is named as the cause.
+async fn pods_with_metrics(
+    cluster: &LoadCluster,
+    want: usize,
+    progress: bool,
+) -> Result<usize, LoadError> {
+    let bar = pods_bar(progress, want);
+    let mut wait = PodWait::new(want, Instant::now());
     loop {
         let summary = cluster.metrics_summary().await?.unwrap_or_default();
-        if summary.pods_from_rules >= want {
-            return Ok(summary.pods_from_rules);
-        }
-        if Instant::now() >= deadline {
-            return Err(LoadError::MetricsNotReady(format!(
-                "after {}s the fake metrics server gives values to {} of the load's {want} pods (it knows {} pods of the cluster){}",
-                PODS_KNOWN_TIMEOUT.as_secs(),
-                summary.pods_from_rules,
-                summary.known_pods,
-                if summary.known_pods == 0 {
-                    ": it learns no pods; start it with --watch-pods (and the RBAC of fake-metrics-server/deploy/rbac.yaml)"
-                } else {
-                    ""
+        let now = Instant::now();
+        bar.set_position(summary.pods_from_rules.min(want) as u64);
+        match wait.observe(summary.pods_from_rules, now) {
+            PodProgress::Done => {
+                bar.finish_and_clear();
+                if let Some(rate) = wait.rate() {
+                    tracing::info!(
+                        pods = want,
+                        per_second = rate,
+                        "the cluster created the load's pods"
+                    );
                 }
-            )));
+                return Ok(summary.pods_from_rules);
+            }
+            PodProgress::Stalled => {
+                bar.abandon();
+                return Err(LoadError::MetricsNotReady(
+                    wait.stalled(now, summary.known_pods),
+                ));
+            }
+            PodProgress::Waiting => {}
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
@@ -365,9 +381,40 @@ async fn pods_running(
     }
 }
 
+
+/// The bar of the pods that have metrics (hidden unless `progress`).
+fn pods_bar(progress: bool, want: usize) -> indicatif::ProgressBar {
+    if !progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(want as u64),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{elapsed_precise} [{bar:40}] {pos}/{len} pods with metrics, {per_sec}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// What KEDA's metrics adapter answers an External list whose selector
+/// names no ScaledObject (its `pkg/provider`), a 500 through the API server.
+const KEDA_REFUSAL: &str = "scaledObject name is not specified";
+
 /// The fake metrics server's script of the load at its start.
 fn script(options: &LoadOptions, pods: &[LoadPod], externals: &[Target]) -> Script {
     Script {
+        faults: Faults {
+            external: options.refuse_external_lists.then(|| Fault {
+                status: Some(500),
+                message: Some(KEDA_REFUSAL.into()),
+                unselected: true,
+                ..Fault::default()
+            }),
+            ..Faults::default()
+        },
         pods: pods
             .iter()
             .map(|(ns, name, labels)| pod_metrics(ns, name, labels, 1.0))
@@ -594,6 +641,7 @@ fn choose_source(
             None => {
                 // The intervals between the syncs it did see are too long.
                 log.intervals.clear();
+                log.intervals_by_metric.clear();
                 (log, SyncSource::RequestLogLowerBound)
             }
         }
@@ -636,7 +684,7 @@ async fn start_controller(
         observer: Some(Arc::clone(collector) as Arc<dyn ReconcileObserver>),
         ..if options.optimize {
             // The fake metrics server returns every series of a metric.
-            Extensions::shipped(options.settings.sync_period, true)
+            Extensions::shipped(options.settings.sync_period)
         } else {
             Extensions::default()
         }
@@ -788,6 +836,11 @@ fn load_report(
         syncs: tally.syncs,
         syncs_per_second: tally.syncs as f64 / run_seconds.max(1e-9),
         sync_interval_seconds: Summary::of(&tally.intervals),
+        sync_interval_by_metric_seconds: tally
+            .intervals_by_metric
+            .iter()
+            .map(|(metric, intervals)| ((*metric).to_owned(), Summary::of(intervals)))
+            .collect(),
         reconcile_latency_seconds: Summary::of(&tally.latencies),
         api_requests_per_sync: total as f64 / syncs,
         api_requests_by_kind: by_kind,

@@ -11,13 +11,14 @@
 //! latency and agreement with the core cannot be seen from outside and are
 //! not reported.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::log::{Group, LogEntry, LogFilter};
 
 use super::failures::Failures;
+use super::workload::MetricKind;
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 
@@ -153,6 +154,8 @@ pub struct Seen {
     pub syncs: u64,
     /// Seconds between two syncs of one HPA (both measured).
     pub intervals: Vec<f64>,
+    /// The same, by the metric of the load's HPA (`cpu`, `external`, ...).
+    pub intervals_by_metric: BTreeMap<&'static str, Vec<f64>>,
     /// HPAs synced at all.
     pub synced: HashSet<String>,
     /// HPAs synced after the warm-up.
@@ -203,11 +206,18 @@ impl Seen {
             return;
         }
         self.syncs += 1;
+        if let Some(prev) = prev.filter(|p| *p >= measure_from) {
+            let interval = time.duration_since(prev).as_secs_f64();
+            self.intervals.push(interval);
+            if let Some(metric) = MetricKind::name_of_key(&key) {
+                self.intervals_by_metric
+                    .entry(metric)
+                    .or_default()
+                    .push(interval);
+            }
+        }
         self.synced_after_warmup.insert(key.clone());
         self.synced.insert(key);
-        if let Some(prev) = prev.filter(|p| *p >= measure_from) {
-            self.intervals.push(time.duration_since(prev).as_secs_f64());
-        }
     }
 
     /// When `key` was last seen syncing.

@@ -25,6 +25,24 @@ pub(super) enum MetricKind {
 }
 
 impl MetricKind {
+    /// The metric of the load's HPA `key` (`load-N/wI`, see [`targets`]),
+    /// as reports name it: `cpu`, `memory`, `pods` or `external`.
+    pub(super) fn name_of_key(key: &str) -> Option<&'static str> {
+        let (_, name) = key.split_once('/')?;
+        let index: usize = name.strip_prefix('w')?.parse().ok()?;
+        Some(Self::of(index).name())
+    }
+
+    /// How reports name the kind.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Memory => "memory",
+            Self::PodsCustom => "pods",
+            Self::External => "external",
+        }
+    }
+
     pub(super) fn of(index: usize) -> Self {
         match index % 4 {
             0 => Self::Cpu,
@@ -255,6 +273,9 @@ mod tests {
 
     #[test]
     fn metric_kinds_are_mixed_round_robin() {
+        assert_eq!(MetricKind::name_of_key("load-3/w307"), Some("external"));
+        assert_eq!(MetricKind::name_of_key("load-0/w4"), Some("cpu"));
+        assert_eq!(MetricKind::name_of_key("default/web"), None);
         let kinds: Vec<MetricKind> = (0..8).map(MetricKind::of).collect();
         assert_eq!(kinds[0], MetricKind::Cpu);
         assert_eq!(kinds[3], MetricKind::External);

@@ -41,7 +41,7 @@ impl Requests {
     /// The controller's extensions for this configuration under `config`.
     pub fn extensions(self, config: &ControllerConfig) -> Extensions {
         match self {
-            Self::Shipped => Extensions::shipped(config.sync_period, false),
+            Self::Shipped => Extensions::shipped(config.sync_period),
             Self::Upstream => Extensions::default(),
         }
     }

@@ -21,7 +21,7 @@ use tokio::time::Instant;
 
 use super::decode::{self, CustomValues, NamespaceResources, decode_failed, quantity};
 use super::raw::CustomVersion;
-use super::shared::{NamespacePodValues, SharedLists};
+use super::shared::{ExternalRoute, NamespacePodValues, SharedLists};
 use crate::pod_index::{ListedPods, PodIndex};
 use crate::scale::parse_group_version;
 
@@ -102,10 +102,9 @@ impl MetricsClient {
     /// This client, sharing one namespace-wide pod metrics list among the
     /// HPAs of a namespace synced within `window` (see [`crate::observe::Extensions`]).
     /// With `share_external`, external series are also listed once per
-    /// namespace and metric and filtered by their labels: right for servers
-    /// that return every series of a metric without a selector (the fake
-    /// metrics server, prometheus-adapter's external rules), wrong for
-    /// those that need the selector to answer (KEDA).
+    /// namespace and metric and filtered by their labels, for each request
+    /// where that was found to give what the request itself gives (see
+    /// [`Self::external`]).
     /// The window is measured on `clock`, the controller's.
     #[must_use]
     pub fn with_shared_lists(
@@ -515,54 +514,171 @@ impl MetricsClient {
         metric_selector: &Selector,
     ) -> Result<ExternalSample, String> {
         let all = format!("/apis/{EXTERNAL_GROUP}/v1beta1/namespaces/{namespace}/{metric}");
-        let failed = |e: kube::Error| {
-            format!(
-                "unable to fetch metrics from external metrics API: {}",
-                error_text(&e)
-            )
-        };
-        // Shared answers are read in place, never copied.
-        let list: Arc<ExternalMetricValueList> = match &self.shared {
+        match &self.shared {
             Some(shared) if shared.share_external => {
-                let every = shared
-                    .get(
-                        &shared.external,
-                        &all,
-                        self.get::<ExternalMetricValueList>(&all),
-                    )
-                    .await
-                    .map_err(failed)?;
-                return external_sample(
-                    every
-                        .items
-                        .iter()
-                        .filter(|v| metric_selector.matches(&v.metric_labels)),
-                );
+                self.external_from_list(shared, all, metric_selector).await
             }
+            // The same request (namespace, metric, metric selector) within
+            // the window: one answer, read in place, never copied.
             Some(shared) => {
-                // The same request (namespace, metric, metric selector)
-                // within the window: one answer.
                 let path = with_selectors(all, Some(metric_selector), None);
-                shared
-                    .get(
-                        &shared.external,
-                        &path,
-                        self.get::<ExternalMetricValueList>(&path),
-                    )
+                let list = self
+                    .shared_external(shared, &path)
                     .await
-                    .map_err(failed)?
+                    .map_err(external_failed)?;
+                external_sample(list.items.iter())
             }
             None => {
                 let path = with_selectors(all, Some(metric_selector), None);
-                Arc::new(
-                    self.get::<ExternalMetricValueList>(&path)
-                        .await
-                        .map_err(failed)?,
-                )
+                let list = self
+                    .get::<ExternalMetricValueList>(&path)
+                    .await
+                    .map_err(external_failed)?;
+                external_sample(list.items.iter())
             }
-        };
-        external_sample(list.items.iter())
+        }
     }
+
+    /// The answer to the external request `path`, shared within the window.
+    async fn shared_external(
+        &self,
+        shared: &SharedLists,
+        path: &str,
+    ) -> Result<Arc<ExternalMetricValueList>, kube::Error> {
+        shared
+            .get(
+                &shared.external,
+                path,
+                self.get::<ExternalMetricValueList>(path),
+            )
+            .await
+    }
+
+    /// The namespace-wide external list `list`, shared within the window,
+    /// unless the server refuses it: the error (the refusal is then
+    /// remembered at once, before another HPA waiting for this request
+    /// sends its own: the first syncs of a metric's HPAs send one refused
+    /// list, not one each), or `None` when such a refusal was found while
+    /// this waited. A caller whose own request fails too forgets the
+    /// refusal ([`ExternalChecks::answered`]): an API down tells nothing of
+    /// the list.
+    async fn namespace_list(
+        &self,
+        shared: &SharedLists,
+        list: &str,
+    ) -> Result<Arc<ExternalMetricValueList>, Option<kube::Error>> {
+        let checks = &shared.external_checks;
+        let mut refused_before = false;
+        let fetch = async {
+            if checks.list_refused(list) {
+                refused_before = true;
+                return Err(kube::Error::Service("refused before".into()));
+            }
+            let answer = self.get::<ExternalMetricValueList>(list).await;
+            if let Err(err) = &answer {
+                tracing::debug!(list, error = %error_text(err), "the external metrics server refuses a namespace-wide list");
+                checks.refused(list);
+            }
+            answer
+        };
+        let answer = shared.get(&shared.external, list, fetch).await;
+        answer.map_err(|err| (!refused_before).then_some(err))
+    }
+
+    /// An HPA's external series, from its metric's namespace-wide list
+    /// (`list`) filtered by `metric_selector` on the series' labels where
+    /// that gives what the HPA's own request gives, else from its own
+    /// request. Servers differ: the fake metrics server and
+    /// prometheus-adapter's external rules answer the list with every
+    /// series and its labels; KEDA's adapter refuses it (the selector names
+    /// the ScaledObject); another may answer it with series its own
+    /// requests would not return. So each request is checked once
+    /// ([`ExternalRoute::Unchecked`]: both are asked and the HPA gets its
+    /// own answer), and what was found holds per metric (the list refused)
+    /// and per request (the share equal to the own answer, or not).
+    async fn external_from_list(
+        &self,
+        shared: &SharedLists,
+        list: String,
+        metric_selector: &Selector,
+    ) -> Result<ExternalSample, String> {
+        let own = with_selectors(list.clone(), Some(metric_selector), None);
+        let share = |every: &ExternalMetricValueList| {
+            external_sample(
+                every
+                    .items
+                    .iter()
+                    .filter(|v| metric_selector.matches(&v.metric_labels)),
+            )
+        };
+        let checks = &shared.external_checks;
+        if own == list {
+            // Its own request is the list.
+            return share(
+                &*self
+                    .shared_external(shared, &list)
+                    .await
+                    .map_err(external_failed)?,
+            );
+        }
+        match checks.route(&list, &own) {
+            ExternalRoute::Shared => match self.namespace_list(shared, &list).await {
+                Ok(every) => share(&every),
+                Err(_) => {
+                    // Answered before, refused now: the HPA asks on its own.
+                    let answer = self.shared_external(shared, &own).await.map_err(|e| {
+                        checks.answered(&list);
+                        external_failed(e)
+                    })?;
+                    external_sample(answer.items.iter())
+                }
+            },
+            ExternalRoute::Own => {
+                let answer = self
+                    .shared_external(shared, &own)
+                    .await
+                    .map_err(external_failed)?;
+                external_sample(answer.items.iter())
+            }
+            ExternalRoute::Unchecked => {
+                let (every, answer) = tokio::join!(
+                    self.namespace_list(shared, &list),
+                    self.shared_external(shared, &own)
+                );
+                // Upstream's answer, whatever the list says; a failed own
+                // request tells nothing of the list.
+                let answer = answer.map_err(|e| {
+                    if matches!(every, Err(Some(_))) {
+                        checks.answered(&list);
+                    }
+                    external_failed(e)
+                })?;
+                let mine = external_sample(answer.items.iter());
+                match every {
+                    Err(_) => {}
+                    Ok(every) => {
+                        let same = matches!((share(&every), &mine), (Ok(a), Ok(b)) if a.values == b.values);
+                        if !same {
+                            tracing::debug!(
+                                request = own,
+                                "an HPA's share of the namespace-wide external list differs from its own answer; it asks on its own"
+                            );
+                        }
+                        checks.matched(&own, same);
+                    }
+                }
+                mine
+            }
+        }
+    }
+}
+
+/// The error text of a failed external metrics request, upstream's.
+fn external_failed(e: kube::Error) -> String {
+    format!(
+        "unable to fetch metrics from external metrics API: {}",
+        error_text(&e)
+    )
 }
 
 /// The core's external sample of the series `items`: their values, and the

@@ -1,5 +1,7 @@
 //! Responses shared by the HPAs synced within a window, per namespace or
-//! per request: one slot per key, fetched once while it is fresh.
+//! per request: one slot per key, fetched once while it is fresh; and what
+//! checking a namespace-wide external list against the HPAs' own requests
+//! found.
 //!
 //! Freshness is measured on the controller's clock, not on the host's: a
 //! scenario's controller runs on a virtual clock, where two syncs a period
@@ -51,7 +53,8 @@ pub(super) type NamespacePodValues = Option<(CustomValues, Arc<ListedPods>)>;
 /// - `external.metrics.k8s.io` responses per exact request path (same
 ///   namespace, metric and metric selector), or with `share_external` the
 ///   series per namespace and metric, each HPA filtering them by its
-///   metric selector on the series' labels.
+///   metric selector on the series' labels where that was found to give
+///   what its own request gives ([`ExternalChecks`]).
 #[derive(Debug)]
 pub(super) struct SharedLists {
     /// The controller's clock.
@@ -60,6 +63,8 @@ pub(super) struct SharedLists {
     round: AtomicU64,
     pub(super) window: Duration,
     pub(super) share_external: bool,
+    /// Which external requests the namespace-wide lists answer.
+    pub(super) external_checks: ExternalChecks,
     /// How long a slot no HPA asks for is kept (two sync periods): its
     /// response helps decode the next one, but a slot of a deleted HPA's
     /// request would otherwise stay for good.
@@ -122,6 +127,121 @@ fn younger(at: Timestamp, now: Timestamp, age: Duration) -> bool {
     !elapsed.is_negative() && elapsed.unsigned_abs() < age
 }
 
+/// How long what a check found holds: then the next sync of the request
+/// checks again (a server upgraded, an adapter replaced), at the cost of one
+/// extra request per HPA and External metric every so often.
+pub(super) const RECHECK_AFTER: Duration = Duration::from_secs(600);
+
+/// Where an HPA's external series come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ExternalRoute {
+    /// Not known yet: ask both, answer with its own request, and compare.
+    Unchecked,
+    /// Its share of the namespace-wide list, which matched its own answer.
+    Shared,
+    /// Its own request: the server refuses the namespace-wide list of the
+    /// metric (KEDA's adapter needs the selector to name a ScaledObject),
+    /// or its share of that list differed from its own answer.
+    Own,
+}
+
+/// What checking namespace-wide external lists against the HPAs' own
+/// requests found, per metric (is the list refused while the HPAs' own
+/// requests are answered?) and per request (does the HPA's share of the
+/// list equal its own answer?), each for [`RECHECK_AFTER`].
+#[derive(Debug, Default)]
+pub(super) struct ExternalChecks {
+    /// Namespace-wide list paths (namespace and metric) the server refused
+    /// (and answered an HPA's own request since, or none asked yet).
+    refused: Mutex<Expiring<()>>,
+    /// Per HPA request path (namespace, metric, metric selector): whether
+    /// its share of the list was what its own request returned.
+    matched: Mutex<Expiring<bool>>,
+}
+
+impl ExternalChecks {
+    /// Where the series of `own` (an HPA's request) come from, `list`
+    /// being its metric's namespace-wide list.
+    pub(super) fn route(&self, list: &str, own: &str) -> ExternalRoute {
+        if self.list_refused(list) {
+            return ExternalRoute::Own;
+        }
+        match lock(&self.matched).fresh(own) {
+            None => ExternalRoute::Unchecked,
+            Some(true) => ExternalRoute::Shared,
+            Some(false) => ExternalRoute::Own,
+        }
+    }
+
+    /// Whether the server was found to refuse `list`.
+    pub(super) fn list_refused(&self, list: &str) -> bool {
+        lock(&self.refused).fresh(list).is_some()
+    }
+
+    /// The server refused `list`.
+    pub(super) fn refused(&self, list: &str) {
+        lock(&self.refused).set(list, ());
+    }
+
+    /// Forgets that the server refused `list` (it refused an HPA's own
+    /// request too: down, not refusing lists).
+    pub(super) fn answered(&self, list: &str) {
+        lock(&self.refused).by_key.remove(list);
+    }
+
+    /// Whether the share of the list of `own` was what `own` returned.
+    pub(super) fn matched(&self, own: &str, matched: bool) {
+        lock(&self.matched).set(own, matched);
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Findings by key, each holding for [`RECHECK_AFTER`]; stale ones are
+/// swept each time their number has doubled (a deleted HPA's request
+/// leaves nothing for good).
+#[derive(Debug)]
+struct Expiring<T> {
+    by_key: HashMap<String, (Instant, T)>,
+    sweep_at: usize,
+}
+
+impl<T> Default for Expiring<T> {
+    fn default() -> Self {
+        Self {
+            by_key: HashMap::new(),
+            sweep_at: SLOTS_SWEPT_FROM,
+        }
+    }
+}
+
+impl<T> Expiring<T> {
+    /// What was found for `key`, unless it is older than [`RECHECK_AFTER`].
+    fn fresh(&self, key: &str) -> Option<&T> {
+        self.by_key
+            .get(key)
+            .filter(|(at, _)| at.elapsed() < RECHECK_AFTER)
+            .map(|(_, found)| found)
+    }
+
+    fn set(&mut self, key: &str, found: T) {
+        if let Some(entry) = self.by_key.get_mut(key) {
+            *entry = (Instant::now(), found);
+            return;
+        }
+        if self.by_key.len() >= self.sweep_at {
+            self.by_key
+                .retain(|_, (at, _)| at.elapsed() < RECHECK_AFTER);
+            self.sweep_at = SLOTS_SWEPT_FROM.max(2 * self.by_key.len());
+        }
+        self.by_key.insert(key.to_owned(), (Instant::now(), found));
+    }
+}
+
 impl SharedLists {
     /// Empty lists, each response fresh for `window` of `clock`, a slot
     /// nobody asks for kept for `retain`.
@@ -136,6 +256,7 @@ impl SharedLists {
             round: AtomicU64::new(0),
             window,
             share_external,
+            external_checks: ExternalChecks::default(),
             retain,
             pods: Mutex::default(),
             pod_values: Mutex::default(),
@@ -277,5 +398,51 @@ mod tests {
         // The recent ones are kept, with their responses.
         let recent = slots.slot(&key(9_999), retain, clock.now());
         assert_eq!(recent.lock().await.as_ref().map(|h| *h.value), Some(9_999));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_finding_holds_until_it_is_checked_again() {
+        let checks = ExternalChecks::default();
+        let (list, own) = ("/ns/queue", "/ns/queue?labelSelector=q%3Da");
+        assert_eq!(checks.route(list, own), ExternalRoute::Unchecked);
+        checks.matched(own, true);
+        assert_eq!(checks.route(list, own), ExternalRoute::Shared);
+        assert_eq!(
+            checks.route(list, "/ns/queue?labelSelector=q%3Db"),
+            ExternalRoute::Unchecked,
+            "each request is checked on its own"
+        );
+        checks.refused(list);
+        assert_eq!(
+            checks.route(list, own),
+            ExternalRoute::Own,
+            "a refused list wins over an earlier match"
+        );
+        tokio::time::advance(RECHECK_AFTER).await;
+        assert_eq!(checks.route(list, own), ExternalRoute::Unchecked);
+        checks.matched(own, false);
+        assert_eq!(checks.route(list, own), ExternalRoute::Own);
+    }
+
+    /// A churn of HPAs each checked once: the findings nobody renewed
+    /// within [`RECHECK_AFTER`] go.
+    #[tokio::test(start_paused = true)]
+    async fn findings_of_requests_nobody_repeats_are_swept() {
+        let mut found = Expiring::<bool>::default();
+        for i in 0..10_000 {
+            found.set(&format!("/ns/queue?labelSelector=hpa%3D{i}"), true);
+            tokio::time::advance(Duration::from_millis(600)).await;
+            // 1,000 findings a recheck period, twice that before a sweep.
+            assert!(
+                found.by_key.len() <= 2 * 1_001 + 1,
+                "{i}: {}",
+                found.by_key.len()
+            );
+        }
+        assert_eq!(
+            found.fresh("/ns/queue?labelSelector=hpa%3D9999"),
+            Some(&true)
+        );
+        assert_eq!(found.fresh("/ns/queue?labelSelector=hpa%3D0"), None);
     }
 }

@@ -1,14 +1,26 @@
 #!/usr/bin/env python3
-# CPU per sync and peak memory from run.sh's samples (unix_s cpu_ticks rss_kB hwm_kB reconciliations),
-# from the second full pass of the HPAs to the last one.
+# CPU per sync and peak memory from run.sh's (or defaults.sh's) samples
+# (unix_s cpu_ticks rss_kB hwm_kB reconciliations [user_ticks system_ticks]).
+# By default from the second full pass of 10,000 HPAs to the last sample;
+# with --built W, over the 60 s that start W seconds after defaults.sh's
+# "built" mark (the load's measured minute, to the nearest samples).
 import sys
-# samples: unix_s cpu_ticks rss_kB hwm_kB reconciliations [user_ticks system_ticks]
-rows=[list(map(int,l.split())) for l in open(sys.argv[1]) if len(l.split()) in (5,7)]
-def first(n): return next(r for r in rows if r[4]>=n)
-top=max(r[4] for r in rows)
-a,b=first(20000),first(top)
-syncs=b[4]-a[4]; cpu=(b[2-1]-a[1])/100; secs=b[0]-a[0]
-print(f"from the 2nd to the last full pass: {secs} s, {syncs} syncs, {cpu:.1f} s CPU, {1000*cpu/syncs:.3f} ms CPU/sync; peak RSS {max(r[3] for r in rows)/1024:.0f} MiB")
+lines=[l.split() for l in open(sys.argv[1])]
+rows=[list(map(int,l)) for l in lines if len(l) in (5,7)]
+if '--built' in sys.argv:
+    warmup=int(sys.argv[sys.argv.index('--built')+1])
+    built=next(int(l[1]) for l in lines if l and l[0]=='built')
+    start=built+warmup
+    a=min(rows, key=lambda r: abs(r[0]-start))
+    b=min(rows, key=lambda r: abs(r[0]-(start+60)))
+    what=f"the measured minute ({b[0]-a[0]} s sampled)"
+else:
+    def first(n): return next(r for r in rows if r[4]>=n)
+    top=max(r[4] for r in rows)
+    a,b=first(20000),first(top)
+    what=f"from the 2nd to the last full pass: {b[0]-a[0]} s"
+syncs=b[4]-a[4]; cpu=(b[1]-a[1])/100
+print(f"{what}, {syncs} syncs, {cpu:.1f} s CPU, {1000*cpu/syncs:.3f} ms CPU/sync; peak RSS {max(r[3] for r in rows)/1024:.0f} MiB")
 if len(a)==7 and len(b)==7:
     user,system=(b[5]-a[5])/100,(b[6]-a[6])/100
     print(f"of which user {1000*user/syncs:.3f} ms/sync, system (kernel) {1000*system/syncs:.3f} ms/sync")
