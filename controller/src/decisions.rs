@@ -2,16 +2,24 @@
 //! status showed when each was taken. `/debug/decisions` serves it so that a
 //! dry-run controller shadowing the cluster's own shows where the two
 //! disagree; the harness reads it for `explain`.
+//!
+//! Every HPA has its latest decision here, so a record is kept compact
+//! ([`Kept`]): the observed HPA as the cache's entry (shared with the
+//! cache while the HPA has not changed), a computed status equal to the
+//! observed one not copied, the rest boxed and without spare room; a
+//! [`DecisionRecord`] is made again when read.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::{Deserialize, Serialize};
 
 use hpa_core::DecisionTrace;
 
 use super::events::HpaEvent;
+use super::hpa_cache::CachedHpa;
+use super::memory::{Footprint, Meter, table_bytes};
 
 /// One reconciliation's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -29,10 +37,10 @@ pub struct DecisionRecord {
     pub status_written: bool,
     /// Whether the controller runs with `--dry-run`.
     pub dry_run: bool,
-    /// The HPA as the controller read it (shared with the watch cache, not
-    /// copied); the document shows its status as `observedStatus`.
+    /// The HPA as the controller read it (the watch cache's entry, shared,
+    /// not copied); the document shows its status as `observedStatus`.
     #[serde(rename = "observedStatus", serialize_with = "observed_status")]
-    pub observed: Option<Arc<HorizontalPodAutoscaler>>,
+    pub observed: Option<Arc<CachedHpa>>,
     /// The status the controller computed (written unless dry run).
     pub computed_status: Option<HorizontalPodAutoscalerStatus>,
     /// Events emitted (or, in dry run, that would have been).
@@ -47,19 +55,22 @@ pub struct DecisionRecord {
 
 /// Serializes the observed HPA as its status only.
 fn observed_status<S: serde::Serializer>(
-    observed: &Option<Arc<HorizontalPodAutoscaler>>,
+    observed: &Option<Arc<CachedHpa>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    observed
-        .as_ref()
-        .and_then(|hpa| hpa.status.as_ref())
-        .serialize(serializer)
+    status_of(observed.as_deref()).serialize(serializer)
+}
+
+/// The status of an observed HPA (`None` when it has none, or when its
+/// text does not decode, which would be a bug: it was encoded here).
+fn status_of(observed: Option<&CachedHpa>) -> Option<HorizontalPodAutoscalerStatus> {
+    observed?.status().ok().flatten()
 }
 
 impl DecisionRecord {
     /// The status the HPA showed when the controller read it.
-    pub fn observed_status(&self) -> Option<&HorizontalPodAutoscalerStatus> {
-        self.observed.as_ref()?.status.as_ref()
+    pub fn observed_status(&self) -> Option<HorizontalPodAutoscalerStatus> {
+        status_of(self.observed.as_deref())
     }
 
     /// Whether this decision's desired replicas equals the one the HPA's
@@ -79,12 +90,100 @@ pub struct DecisionLog {
 }
 
 /// The pushes the journal keeps at least (more with more HPAs: twice their
-/// number, two sync periods' worth).
-const JOURNAL_MIN: usize = 65_536;
+/// number, two sync periods' worth, which is what a reader polling within
+/// a period needs).
+const JOURNAL_MIN: usize = 4_096;
+
+/// A [`DecisionRecord`] as the log keeps it (see the module documentation).
+#[derive(Debug, Clone)]
+struct Kept {
+    at: jiff::Timestamp,
+    current_replicas: Option<i32>,
+    desired_replicas: Option<i32>,
+    rescaled: bool,
+    status_written: bool,
+    dry_run: bool,
+    observed: Option<Arc<CachedHpa>>,
+    computed: Computed,
+    events: Box<[HpaEvent]>,
+    error: Option<Box<str>>,
+    trace: Option<Box<DecisionTrace>>,
+}
+
+/// The computed status of a kept decision.
+#[derive(Debug, Clone)]
+enum Computed {
+    None,
+    /// The same as the observed one (the status did not change): not copied.
+    Observed,
+    Own(Box<HorizontalPodAutoscalerStatus>),
+}
+
+impl Kept {
+    /// `record`, kept; `unchanged`: its computed status is the observed one.
+    fn new(record: DecisionRecord, unchanged: bool) -> Self {
+        let computed = match record.computed_status {
+            Some(_) if unchanged && record.observed.is_some() => Computed::Observed,
+            Some(mut status) => {
+                shrink(&mut status.conditions);
+                shrink(&mut status.current_metrics);
+                Computed::Own(Box::new(status))
+            }
+            None => Computed::None,
+        };
+        let trace = record.trace.map(|mut trace| {
+            trace.metrics.shrink_to_fit();
+            for metric in &mut trace.metrics {
+                metric.pods.shrink_to_fit();
+            }
+            Box::new(trace)
+        });
+        Self {
+            at: record.at,
+            current_replicas: record.current_replicas,
+            desired_replicas: record.desired_replicas,
+            rescaled: record.rescaled,
+            status_written: record.status_written,
+            dry_run: record.dry_run,
+            observed: record.observed,
+            computed,
+            events: record.events.into_boxed_slice(),
+            error: record.error.map(String::into_boxed_str),
+            trace,
+        }
+    }
+
+    /// The record again.
+    fn record(&self) -> DecisionRecord {
+        DecisionRecord {
+            at: self.at,
+            current_replicas: self.current_replicas,
+            desired_replicas: self.desired_replicas,
+            rescaled: self.rescaled,
+            status_written: self.status_written,
+            dry_run: self.dry_run,
+            observed: self.observed.clone(),
+            computed_status: match &self.computed {
+                Computed::None => None,
+                Computed::Observed => status_of(self.observed.as_deref()),
+                Computed::Own(status) => Some((**status).clone()),
+            },
+            events: self.events.to_vec(),
+            error: self.error.as_deref().map(str::to_owned),
+            trace: self.trace.as_deref().cloned(),
+        }
+    }
+}
+
+fn shrink<T>(list: &mut Option<Vec<T>>) {
+    if let Some(list) = list {
+        list.shrink_to_fit();
+    }
+}
 
 #[derive(Debug, Default)]
 struct Entries {
-    by_key: HashMap<Arc<str>, VecDeque<DecisionRecord>>,
+    by_key: HashMap<Arc<str>, VecDeque<Kept>>,
     /// Every push, oldest first: its sequence number (from 1), its
     /// decision's time and its key. `/debug/syncs?after=N` reads the pushes
     /// after the N-th here, without visiting every HPA's decisions.
@@ -110,6 +209,19 @@ impl DecisionLog {
 
     /// Adds a decision for `key`, dropping the oldest beyond the limit.
     pub fn push(&self, key: &str, record: DecisionRecord) {
+        self.keep(key, Kept::new(record, false));
+    }
+
+    /// [`push`](Self::push) for a decision whose computed status is the
+    /// status observed (the core found it unchanged, so it was not written):
+    /// kept as the observed HPA's, not copied. A status the core calls
+    /// unchanged is semantically equal to the observed one; read back, the
+    /// record shows the observed one, as the API server holds it.
+    pub fn push_unchanged(&self, key: &str, record: DecisionRecord) {
+        self.keep(key, Kept::new(record, true));
+    }
+
+    fn keep(&self, key: &str, record: Kept) {
         let mut guard = self.lock();
         let entries = &mut *guard;
         // The key is allocated once per HPA, not once per sync.
@@ -125,7 +237,11 @@ impl DecisionLog {
         entries
             .journal
             .push_back((entries.last, record.at, Arc::clone(&key)));
-        let list = entries.by_key.entry(key).or_default();
+        // Room for the decisions kept, no more (a deque grows by four).
+        let list = entries
+            .by_key
+            .entry(key)
+            .or_insert_with(|| VecDeque::with_capacity(self.keep.min(16)));
         while list.len() >= self.keep {
             list.pop_front();
         }
@@ -140,7 +256,7 @@ impl DecisionLog {
             .map(|list| {
                 list.iter()
                     .skip(list.len().saturating_sub(n))
-                    .cloned()
+                    .map(Kept::record)
                     .collect()
             })
             .unwrap_or_default()
@@ -230,7 +346,7 @@ impl DecisionLog {
             hpas: sorted
                 .into_iter()
                 .map(|(key, list)| {
-                    let latest = list.back().cloned();
+                    let latest = list.back().map(Kept::record);
                     HpaDecisions {
                         key: key.to_string(),
                         agrees_with_status: latest.as_ref().and_then(|r| r.agrees_with_status()),
@@ -241,10 +357,52 @@ impl DecisionLog {
                         controller_desired_replicas: latest
                             .as_ref()
                             .and_then(|r| r.desired_replicas),
-                        decisions: list.iter().cloned().collect(),
+                        decisions: list.iter().map(Kept::record).collect(),
                     }
                 })
                 .collect(),
+        }
+    }
+}
+
+impl DecisionLog {
+    /// What the log holds ([`crate::memory`]): the records, their keys and
+    /// the journal. An observed HPA counts here only when the HPA cache no
+    /// longer holds it (`cached` says whether it does).
+    pub fn footprint(
+        &self,
+        meter: &Meter,
+        cached: impl Fn(&str, &Arc<CachedHpa>) -> bool,
+    ) -> Footprint {
+        let entries = self.lock();
+        let mut bytes = table_bytes(
+            entries.by_key.capacity(),
+            std::mem::size_of::<(Arc<str>, VecDeque<Kept>)>(),
+        ) + meter
+            .buffer::<(u64, jiff::Timestamp, Arc<str>)>(entries.journal.capacity());
+        for (key, records) in &entries.by_key {
+            bytes += meter.arc_str(key) + meter.buffer::<Kept>(records.capacity());
+            for record in records {
+                bytes += meter.heap(record);
+                if let Some(observed) = record.observed.as_ref().filter(|o| !cached(key, o)) {
+                    bytes += observed.footprint(meter);
+                }
+            }
+        }
+        // Journal keys of HPAs no longer in the log (deleted ones).
+        let mut gone: Vec<&Arc<str>> = entries
+            .journal
+            .iter()
+            .map(|(_, _, key)| key)
+            .filter(|key| !entries.by_key.contains_key(&***key))
+            .collect();
+        gone.sort_unstable_by_key(|key| Arc::as_ptr(key));
+        gone.dedup_by_key(|key| Arc::as_ptr(key));
+        bytes += gone.iter().map(|key| meter.arc_str(key)).sum::<u64>();
+        Footprint {
+            structure: std::borrow::Cow::Borrowed("decision log (statuses, events, traces)"),
+            entries: entries.by_key.len(),
+            bytes,
         }
     }
 }
@@ -317,13 +475,15 @@ mod tests {
             rescaled: false,
             status_written: false,
             dry_run: true,
-            observed: Some(Arc::new(HorizontalPodAutoscaler {
-                status: Some(HorizontalPodAutoscalerStatus {
-                    desired_replicas: status_desired,
+            observed: Some(Arc::new(CachedHpa::new(
+                &k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler {
+                    status: Some(HorizontalPodAutoscalerStatus {
+                        desired_replicas: status_desired,
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            })),
+                },
+            ))),
             computed_status: None,
             events: vec![],
             error: None,

@@ -20,7 +20,6 @@ use hpa_core::clock::Clock;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, ListParams};
-use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -33,7 +32,9 @@ use super::context::{Context, key_of};
 use super::decisions::DecisionRecord;
 use super::deployment_scales::DeploymentScales;
 use super::history::{AgedRecommendation, AgedScaleEvent};
+use super::hpa_cache::HpaCache;
 use super::leader::{LeaderElector, LeaseTiming};
+use super::memory::{MemoryReport, MemorySource};
 use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
 use super::queue::{Backoff, WorkQueue};
@@ -314,13 +315,13 @@ impl ControllerHandle {
         extensions: Extensions,
         metrics: ControllerMetrics,
     ) -> Self {
-        let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
+        let hpa_cache = HpaCache::default();
         let mut ctx = Context::new(
             client.clone(),
             options.config.clone(),
             Arc::clone(&options.clock),
             &options.identity,
-            hpa_store.clone(),
+            hpa_cache.clone(),
             metrics,
         );
         ctx.observer = extensions.observer.clone();
@@ -369,7 +370,6 @@ impl ControllerHandle {
         let pod_progress = Arc::new(WatchProgress::default());
         let hpa_task = tokio::spawn(watch_hpas(
             options.api(client.clone()),
-            hpa_writer,
             ctx.clone(),
             queue.clone(),
             options.mode,
@@ -409,7 +409,8 @@ impl ControllerHandle {
             let ready = Arc::clone(&ready);
             let pods_ready = ctx.pod_index.clone();
             async move {
-                if hpa_store.wait_until_ready().await.is_ok() {
+                {
+                    hpa_cache.wait_until_ready().await;
                     pods_ready.wait_until_ready().await;
                     ready.store(true, Ordering::SeqCst);
                     let _ = caches_ready_tx.send(true);
@@ -460,7 +461,15 @@ impl ControllerHandle {
             metrics: self.ctx.metrics.clone(),
             decisions: self.ctx.decisions.clone(),
             ready: Arc::clone(&self.ready),
+            memory: Some(MemorySource::new(self.ctx.clone(), self.queue.clone())),
         }
+    }
+
+    /// Where the controller's memory goes now: each structure's bytes and
+    /// the allocator's totals ([`crate::memory`]); `None` where jemalloc is
+    /// not the allocator. Measured on the calling thread.
+    pub fn memory_report(&self) -> Option<MemoryReport> {
+        MemorySource::new(self.ctx.clone(), self.queue.clone()).report()
     }
 
     /// Whether the caches have synced.
@@ -554,7 +563,7 @@ impl ControllerHandle {
         let deadline = tokio::time::Instant::now() + self.sync_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
-            let have_hpas = versions(self.ctx.hpas.state().iter().map(|h| &h.metadata));
+            let have_hpas = self.ctx.hpas.versions();
             let have_pods = self.ctx.pod_index.versions();
             if caught_up(&want_hpas, hpas_rv, &have_hpas, self.hpa_progress.get())
                 && caught_up(&want_pods, pods_rv, &have_pods, self.pod_progress.get())
@@ -577,13 +586,7 @@ impl ControllerHandle {
             return Err(RunError::NotLeader);
         }
         self.wait_for_caches().await?;
-        let keys: BTreeSet<String> = self
-            .ctx
-            .hpas
-            .state()
-            .iter()
-            .map(|h| key_of(&h.metadata))
-            .collect();
+        let keys: BTreeSet<String> = self.ctx.hpas.keys();
         for stale in self
             .ctx
             .history
@@ -616,15 +619,14 @@ impl ControllerHandle {
             let synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
             self.ctx
                 .hpas
-                .state()
-                .iter()
-                .filter_map(|h| {
-                    let key = key_of(&h.metadata);
+                .entries()
+                .into_iter()
+                .filter_map(|(key, h)| {
                     let before = match synced.get(&key) {
-                        Some((uid, generation)) if *uid == h.metadata.uid => Some(*generation),
+                        Some((uid, generation)) if *uid == h.uid() => Some(*generation),
                         _ => None,
                     };
-                    queued_at_once(&gates, before, h.metadata.generation).then_some(key)
+                    queued_at_once(&gates, before, h.generation()).then_some(key)
                 })
                 .collect()
         };
@@ -637,10 +639,10 @@ impl ControllerHandle {
     /// Remembers what each HPA of `keys` looked like when synced now.
     fn note_synced(&self, keys: &BTreeSet<String>) {
         let mut synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
-        synced.retain(|k, _| keys.contains(k) || self.ctx.cached_hpa(k).is_some());
+        synced.retain(|k, _| keys.contains(k) || self.ctx.hpas.contains(k));
         for key in keys {
-            if let Some(h) = self.ctx.cached_hpa(key) {
-                synced.insert(key.clone(), (h.metadata.uid.clone(), h.metadata.generation));
+            if let Some(h) = self.ctx.hpas.get(key) {
+                synced.insert(key.clone(), (h.uid(), h.generation()));
             }
         }
     }
@@ -648,7 +650,7 @@ impl ControllerHandle {
     /// Whether a run of `key` after run `mark` is still to complete.
     fn pending(&self, key: &str, mark: u64) -> bool {
         self.progress
-            .pending(key, mark, || self.ctx.cached_hpa(key).is_some())
+            .pending(key, mark, || self.ctx.hpas.contains(key))
     }
 
     /// Reconciles `keys` once, now, and returns when all are done.
@@ -793,7 +795,6 @@ fn caught_up(
 /// (periodic mode) and forgets deleted ones.
 async fn watch_hpas(
     api: Api<HorizontalPodAutoscaler>,
-    writer: reflector::store::Writer<HorizontalPodAutoscaler>,
     ctx: Context,
     queue: WorkQueue<String>,
     mode: SyncMode,
@@ -802,10 +803,7 @@ async fn watch_hpas(
     let mut generations: HashMap<String, Option<i64>> = HashMap::new();
     let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
     let mut queued_at_init_done: Vec<(String, bool)> = Vec::new();
-    let stream = reflector::reflector(
-        writer,
-        watcher(api, watcher::Config::default()).default_backoff(),
-    );
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
     while let Some(event) = stream.next().await {
         let event = match event {
@@ -821,14 +819,17 @@ async fn watch_hpas(
         {
             progress.observe(hpa.metadata.resource_version.as_deref());
         }
-        // The reflector's store holds a (re)list's objects only from
+        ctx.hpas.apply(&event);
+        // The cache holds a (re)list's objects only from
         // InitDone on: an HPA queued at its InitApply could be dequeued
         // before, look deleted, and never be requeued. Queue them at InitDone.
         let initial = matches!(event, watcher::Event::InitApply(_));
         match event {
             watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa) => {
                 let key = key_of(&hpa.metadata);
-                seen_in_init.insert(key.clone());
+                if initial {
+                    seen_in_init.insert(key.clone());
+                }
                 let generation = hpa.metadata.generation;
                 let before = generations.insert(key.clone(), generation);
                 let changed = before != Some(generation);
@@ -874,6 +875,10 @@ async fn watch_hpas(
                     generations.remove(&key);
                     forget_deleted(&ctx, &queue, &key, mode);
                 }
+                // Kept for this check only: a deleted HPA's key must not
+                // stay here until the next relist.
+                seen_in_init = BTreeSet::new();
+                queued_at_init_done = Vec::new();
             }
         }
         ctx.metrics

@@ -1,6 +1,8 @@
 //! The controller's HTTP endpoints: `/metrics` (Prometheus text),
 //! `/healthz` (the process serves), `/readyz` (caches synced),
 //! `/debug/decisions` (JSON: the latest decisions next to each HPA's status),
+//! `/debug/memory` (JSON: the bytes each structure holds and the
+//! allocator's totals, [`crate::memory`]),
 //! `/debug/syncs` (JSON: when each HPA's kept decisions were taken,
 //! `?since=RFC 3339 time` for the recent ones only, `?after=N` for those
 //! logged after the read whose `next` was N; what `hpa-harness load
@@ -27,6 +29,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::decisions::DecisionLog;
+use super::memory::MemorySource;
 use super::metrics::ControllerMetrics;
 
 /// The default `--bind-address`.
@@ -39,6 +42,8 @@ pub struct ServerState {
     pub decisions: DecisionLog,
     /// Set once the HPA and pod caches have synced.
     pub ready: Arc<AtomicBool>,
+    /// What `/debug/memory` measures (`None`: answers 404).
+    pub memory: Option<MemorySource>,
 }
 
 /// The router.
@@ -50,6 +55,7 @@ pub fn app(state: ServerState) -> Router {
         .route("/readyz", get(readyz))
         .route("/debug/decisions", get(decisions))
         .route("/debug/syncs", get(syncs))
+        .route("/debug/memory", get(memory))
         .with_state(state)
 }
 
@@ -108,6 +114,24 @@ async fn decisions(State(state): State<ServerState>) -> Response {
     axum::Json(state.decisions.report()).into_response()
 }
 
+/// Where the memory goes: each structure's bytes and the allocator's
+/// totals ([`crate::memory`]), measured on a blocking thread (copying every
+/// entry once takes a while at 100,000 HPAs).
+async fn memory(State(state): State<ServerState>) -> Response {
+    let Some(source) = state.memory else {
+        return (StatusCode::NOT_FOUND, "no memory source").into_response();
+    };
+    match tokio::task::spawn_blocking(move || source.report()).await {
+        Ok(Some(report)) => axum::Json(report).into_response(),
+        Ok(None) => (
+            StatusCode::NOT_IMPLEMENTED,
+            "memory is measured only with jemalloc as the allocator",
+        )
+            .into_response(),
+        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
+    }
+}
+
 /// The query of `/debug/syncs`.
 #[derive(Debug, serde::Deserialize)]
 struct SyncsQuery {
@@ -132,6 +156,7 @@ mod tests {
             metrics: ControllerMetrics::new(),
             decisions: DecisionLog::new(3),
             ready: Arc::new(AtomicBool::new(false)),
+            memory: None,
         }
     }
 

@@ -165,6 +165,7 @@ async fn run_on(
     )
     .await?;
     let run_seconds = measure_from.elapsed().as_secs_f64();
+    let memory = controller.memory_report();
     let watched = controller.stop().await?;
     let usage = usage.since(cluster);
     collector.close();
@@ -186,15 +187,18 @@ async fn run_on(
         tracing::warn!(%example, "decision disagrees with the pure core");
     }
     let counted = cluster.request_counts().await?;
-    Ok(load_report(
-        options,
-        &tally,
-        counted_by,
-        counted,
-        run_seconds,
-        usage,
-        setup,
-    ))
+    Ok(LoadReport {
+        memory,
+        ..load_report(
+            options,
+            &tally,
+            counted_by,
+            counted,
+            run_seconds,
+            usage,
+            setup,
+        )
+    })
 }
 
 /// The load as built: the pods the metrics script knows and the external
@@ -420,6 +424,15 @@ enum Measured {
 }
 
 impl Measured {
+    /// Where our controller's memory goes now (`None`: not ours, or not
+    /// measurable). Measured on this thread, after the measured window.
+    fn memory_report(&self) -> Option<hpa_controller::memory::MemoryReport> {
+        match self {
+            Self::Ours(controller) => controller.memory_report(),
+            Self::Upstream(_) => None,
+        }
+    }
+
     /// Stops ours, or stops watching and answers what was seen and which
     /// source counted it.
     async fn stop(self) -> Result<Option<(Seen, SyncSource)>, LoadError> {
@@ -755,6 +768,7 @@ fn load_report(
         syncs_counted_by: counted_by.name().into(),
         failed_syncs: tally.failures.total,
         failed_sync_reasons: tally.failures.by_reason.clone(),
+        memory: None,
         warmup_seconds: options.warmup.as_secs_f64(),
         cluster_peak_rss_bytes: used.cluster_peak_rss_bytes,
         cluster_cpu_seconds: used.cluster_cpu_seconds,
