@@ -1,49 +1,36 @@
-//! Scratch: what reading a cached HPA costs per sync, kept whole or as text.
+//! What the HPA cache costs a sync: each reconcile decodes its HPA from the
+//! cache's compact text ([`hpa_controller::hpa_cache`]), where a cache of
+//! decoded HPAs would hand out a shared one. Also what a watch event costs
+//! (encoding), and, for scale, a copy of a decoded HPA. The HPA is one of
+//! the load's, as the API server returns it with its status.
 #![allow(clippy::unwrap_used, reason = "benchmark fixtures")]
-use criterion::{Criterion, criterion_group, criterion_main};
-use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+
 use std::hint::black_box;
-use std::sync::Arc;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use hpa_controller::hpa_cache::CachedHpa;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 
 fn hpa() -> HorizontalPodAutoscaler {
-    serde_json::from_value(serde_json::json!({
-        "apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "w123", "namespace": "load-1", "labels": {"hpa-harness.io/load": "true"},
-            "uid": "9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d", "resourceVersion": "123456", "generation": 1,
-            "creationTimestamp": "2026-11-28T01:39:42Z"},
-        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "w123"},
-            "minReplicas": 1, "maxReplicas": 2,
-            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
-            "behavior": {"scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [
-                {"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
-              "scaleDown": {"stabilizationWindowSeconds": 300, "selectPolicy": "Max", "policies": [
-                {"type": "Percent", "value": 100, "periodSeconds": 15}]}}},
-        "status": {"observedGeneration": 1, "currentReplicas": 1, "desiredReplicas": 1,
-            "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageValue": "100m", "averageUtilization": 50}}}],
-            "conditions": [
-              {"type": "AbleToScale", "status": "True", "lastTransitionTime": "2026-11-28T01:40:12Z", "reason": "ReadyForNewScale", "message": "recommended size matches current size"},
-              {"type": "ScalingActive", "status": "True", "lastTransitionTime": "2026-11-28T01:40:12Z", "reason": "ValidMetricFound", "message": "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)"},
-              {"type": "ScalingLimited", "status": "False", "lastTransitionTime": "2026-11-28T01:40:12Z", "reason": "DesiredWithinRange", "message": "the desired count is within the acceptable range"}]}
-    })).unwrap()
+    serde_json::from_str(r#"{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"creationTimestamp":"2026-01-01T00:00:00Z","generation":1,"labels":{"hpa-harness.io/load":"true"},"name":"w0","namespace":"load-0","resourceVersion":"1611","uid":"00000000-0000-4000-8000-000000000008"},"spec":{"maxReplicas":2,"metrics":[{"resource":{"name":"cpu","target":{"averageUtilization":50,"type":"Utilization"}},"type":"Resource"}],"minReplicas":1,"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"w0"}},"status":{"conditions":[{"lastTransitionTime":"2026-01-01T00:01:15Z","message":"recommended size matches current size","observedGeneration":1,"reason":"ReadyForNewScale","status":"True","type":"AbleToScale"},{"lastTransitionTime":"2026-01-01T00:01:15Z","message":"the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)","observedGeneration":1,"reason":"ValidMetricFound","status":"True","type":"ScalingActive"},{"lastTransitionTime":"2026-01-01T00:01:15Z","message":"the desired count is within the acceptable range","observedGeneration":1,"reason":"DesiredWithinRange","status":"False","type":"ScalingLimited"}],"currentMetrics":[{"resource":{"current":{"averageUtilization":50,"averageValue":"100m"},"name":"cpu"},"type":"Resource"}],"currentReplicas":1,"desiredReplicas":1,"observedGeneration":1}}"#).unwrap()
 }
 
 fn bench(c: &mut Criterion) {
-    let h = hpa();
-    let json = serde_json::to_vec(&h).unwrap();
-    println!("json {} bytes", json.len());
-    c.bench_function("decode_hpa_json", |b| {
-        b.iter(|| {
-            black_box(Arc::new(
-                serde_json::from_slice::<HorizontalPodAutoscaler>(black_box(&json)).unwrap(),
-            ))
-        })
+    let hpa = hpa();
+    let cached = CachedHpa::new(&hpa);
+    assert_eq!(cached.hpa().unwrap(), hpa);
+    let mut group = c.benchmark_group("hpa_cache");
+    group.bench_function("read_per_sync", |b| {
+        b.iter(|| black_box(black_box(&cached).hpa().unwrap()));
     });
-    c.bench_function("clone_hpa", |b| {
-        b.iter(|| black_box(Arc::new(black_box(&h).clone())))
+    group.bench_function("write_per_watch_event", |b| {
+        b.iter(|| black_box(CachedHpa::new(black_box(&hpa))));
     });
-    c.bench_function("encode_hpa_json", |b| {
-        b.iter(|| black_box(serde_json::to_vec(black_box(&h)).unwrap()))
+    group.bench_function("copy_of_a_decoded_hpa", |b| {
+        b.iter(|| black_box(black_box(&hpa).clone()));
     });
+    group.finish();
 }
+
 criterion_group!(benches, bench);
 criterion_main!(benches);

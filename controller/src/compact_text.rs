@@ -1,6 +1,7 @@
-//! The JSON text of a cached HPA, shortened by a fixed dictionary of the
-//! fragments every HPA's text repeats: its field names, its kinds and
-//! types, its conditions' reasons and upstream's condition messages.
+//! The JSON text of a cached HPA (or of a kept decision trace), shortened
+//! by a fixed dictionary of the fragments every such text repeats: field
+//! names, kinds and types, conditions' reasons and upstream's condition
+//! messages.
 //!
 //! An HPA's text is about 1.3 KB, of which a few hundred bytes are its
 //! own (names, uid, times, values); the rest is the same in every HPA. Each
@@ -186,6 +187,58 @@ const FRAGMENTS: &[&str] = &[
     "did not receive metrics for targeted pods (pods might be unready)",
     "invalid metrics (1 invalid out of 1), first error is: ",
     "failed to get ",
+    // A decision trace (hpa_core::DecisionTrace).
+    r#"{"hpa":""#,
+    r#"","now":""#,
+    r#"","scale":{"spec_replicas":"#,
+    r#","status_replicas":"#,
+    r#","selector":""#,
+    r#""},"min_replicas":"#,
+    r#","max_replicas":"#,
+    r#","tolerances":{"scale_down":0.1,"scale_up":0.1},"rule":""#,
+    r#","tolerances":{"scale_down":"#,
+    r#","scale_up":"#,
+    r#"},"rule":""#,
+    r#"","metrics":[{"index":0,"type_":""#,
+    r#"","metrics":[],"chosen_metric":""#,
+    r#",{"index":"#,
+    r#","type_":""#,
+    r#"","name":""#,
+    r#"","target":""#,
+    r#"","current":""#,
+    r#"","ratio":"#,
+    r#","new_ratio":null,"ready_pods":null,"proposal":"#,
+    r#","new_ratio":"#,
+    r#","ready_pods":"#,
+    r#","proposal":"#,
+    r#","error":null,"pods":[{"pod":""#,
+    r#","error":null,"pods":[]}"#,
+    r#","error":""#,
+    r#"","pods":["#,
+    r#"","class":"ready","sample":"#,
+    r#"","class":"unready","sample":"#,
+    r#"","class":"missing","sample":"#,
+    r#"","class":"ignored","sample":"#,
+    r#","assumed":null}"#,
+    r#","assumed":"#,
+    r#",{"pod":""#,
+    r#"}]}],"chosen_metric":""#,
+    r#"],"chosen_metric":""#,
+    r#"","prenormalized":"#,
+    r#","stabilized":"#,
+    r#","stabilization":"ReadyForNewScale","limited":"#,
+    r#","stabilization":""#,
+    r#"","limited":"#,
+    r#","limit_reason":"DesiredWithinRange","desired":"#,
+    r#","limit_reason":""#,
+    r#"","desired":"#,
+    r#","rescale":false,"reason":""}"#,
+    r#","rescale":true,"reason":""#,
+    r#","rescale":"#,
+    "% utilization",
+    " (average value)",
+    "m average value",
+    "m average",
     // Frequent values.
     "T00:00:00Z",
     ":00Z",

@@ -101,6 +101,11 @@ impl ConsistencyStore {
         let read = self.watch.get();
         if read == 0 || read >= wrote {
             written.remove(key);
+            // Every HPA writes its first status at once: the table grown
+            // for them all is given back once they are confirmed.
+            if written.capacity() > 64 && written.len() < written.capacity() / 8 {
+                written.shrink_to_fit();
+            }
             return Ok(());
         }
         Err(NotReady { read, wrote })

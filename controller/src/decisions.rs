@@ -6,8 +6,10 @@
 //! Every HPA has its latest decision here, so a record is kept compact
 //! ([`Kept`]): the observed HPA as the cache's entry (shared with the
 //! cache while the HPA has not changed), a computed status equal to the
-//! observed one not copied, the rest boxed and without spare room; a
-//! [`DecisionRecord`] is made again when read.
+//! observed one not copied, the trace as its JSON text shortened
+//! ([`CompactText`]: a typed trace is 900 bytes, its text 200), the rest
+//! boxed and without spare room; a [`DecisionRecord`] is made again when
+//! read.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use hpa_core::DecisionTrace;
 
+use super::compact_text::CompactText;
 use super::events::HpaEvent;
 use super::hpa_cache::CachedHpa;
 use super::memory::{Footprint, Meter, table_bytes};
@@ -107,7 +110,38 @@ struct Kept {
     computed: Computed,
     events: Box<[HpaEvent]>,
     error: Option<Box<str>>,
-    trace: Option<Box<DecisionTrace>>,
+    trace: Option<KeptTrace>,
+}
+
+/// A kept decision trace: its text, or itself where the text would not
+/// read back the same (a ratio that is not a finite number).
+#[derive(Debug, Clone)]
+enum KeptTrace {
+    Text(CompactText),
+    Whole(Box<DecisionTrace>),
+}
+
+impl KeptTrace {
+    fn new(trace: DecisionTrace) -> Self {
+        let finite = |x: Option<f64>| x.is_none_or(f64::is_finite);
+        let reads_back = trace.tolerances.scale_down.is_finite()
+            && trace.tolerances.scale_up.is_finite()
+            && trace
+                .metrics
+                .iter()
+                .all(|m| finite(m.ratio) && finite(m.new_ratio));
+        match serde_json::to_string(&trace) {
+            Ok(text) if reads_back => Self::Text(CompactText::new(&text)),
+            _ => Self::Whole(Box::new(trace)),
+        }
+    }
+
+    fn trace(&self) -> Option<DecisionTrace> {
+        match self {
+            Self::Text(text) => serde_json::from_str(&text.text()).ok(),
+            Self::Whole(trace) => Some((**trace).clone()),
+        }
+    }
 }
 
 /// The computed status of a kept decision.
@@ -131,13 +165,7 @@ impl Kept {
             }
             None => Computed::None,
         };
-        let trace = record.trace.map(|mut trace| {
-            trace.metrics.shrink_to_fit();
-            for metric in &mut trace.metrics {
-                metric.pods.shrink_to_fit();
-            }
-            Box::new(trace)
-        });
+        let trace = record.trace.map(KeptTrace::new);
         Self {
             at: record.at,
             current_replicas: record.current_replicas,
@@ -170,7 +198,7 @@ impl Kept {
             },
             events: self.events.to_vec(),
             error: self.error.as_deref().map(str::to_owned),
-            trace: self.trace.as_deref().cloned(),
+            trace: self.trace.as_ref().and_then(KeptTrace::trace),
         }
     }
 }
@@ -489,6 +517,76 @@ mod tests {
             error: None,
             trace: None,
         }
+    }
+
+    /// A trace as a pod-based sync makes it, every field set.
+    fn trace() -> DecisionTrace {
+        serde_json::from_value(serde_json::json!({
+            "hpa": "ns/web", "now": "2026-01-01T00:01:45.123456789Z",
+            "scale": {"spec_replicas": 3, "status_replicas": 2, "selector": "app=web"},
+            "min_replicas": 1, "max_replicas": 10,
+            "tolerances": {"scale_down": 0.1, "scale_up": 0.05},
+            "rule": "",
+            "metrics": [{"index": 0, "type_": "Resource",
+                "name": "cpu resource utilization (percentage of request)",
+                "target": "50% utilization", "current": "61% (122m)",
+                "ratio": 1.2222222222222223, "new_ratio": 0.3333333333333333,
+                "ready_pods": 2, "proposal": 4, "error": "none \u{1} here",
+                "pods": [{"pod": "web-0", "class": "ready", "sample": 100, "assumed": null},
+                         {"pod": "web-1", "class": "unready", "sample": null, "assumed": 0},
+                         {"pod": "web-2", "class": "missing", "sample": null, "assumed": 200},
+                         {"pod": "web-3", "class": "ignored", "sample": 7, "assumed": null}]}],
+            "chosen_metric": "cpu resource utilization (percentage of request)",
+            "prenormalized": 4, "stabilized": 4, "stabilization": "ScaleUpStabilized",
+            "limited": 3, "limit_reason": "ScaleUpLimit", "desired": 3, "rescale": true,
+            "reason": "cpu resource utilization (percentage of request) above target"
+        }))
+        .unwrap()
+    }
+
+    /// A trace kept as its text reads back as it was; one whose ratio is
+    /// not a number (its text would say null) is kept whole.
+    #[test]
+    fn a_kept_trace_reads_back_as_it_was() {
+        let log = DecisionLog::new(1);
+        let mut odd = trace();
+        odd.metrics[0].ratio = Some(f64::NAN);
+        for trace in [trace(), odd] {
+            let record = DecisionRecord {
+                trace: Some(trace.clone()),
+                ..record(3, 2)
+            };
+            log.push("ns/web", record);
+            let read = log.latest("ns/web", 1).remove(0).trace.unwrap();
+            // NaN is not equal to itself: compare what it prints.
+            assert_eq!(format!("{read:?}"), format!("{trace:?}"));
+        }
+        assert!(matches!(
+            KeptTrace::new(trace()),
+            KeptTrace::Text(text) if text.len() * 2 < serde_json::to_string(&trace()).unwrap().len()
+        ));
+    }
+
+    /// A status the core found unchanged is kept as the observed one: read
+    /// back, the record holds the observed status as computed status.
+    #[test]
+    fn an_unchanged_status_is_read_back_as_the_observed_one() {
+        let log = DecisionLog::new(1);
+        let record = record(3, 3);
+        let observed = record.observed_status();
+        log.push_unchanged(
+            "ns/web",
+            DecisionRecord {
+                computed_status: observed.clone(),
+                ..record
+            },
+        );
+        let read = log.latest("ns/web", 1).remove(0);
+        assert_eq!(read.computed_status, observed);
+        assert!(matches!(
+            log.lock().by_key["ns/web"][0].computed,
+            Computed::Observed
+        ));
     }
 
     #[test]

@@ -209,6 +209,33 @@ mod tests {
         assert!(doc["hpas"].is_array());
     }
 
+    /// Without a source there is nothing to measure; with one, where
+    /// jemalloc is not the allocator (these tests), it says so.
+    #[tokio::test]
+    async fn debug_memory_answers_only_what_it_can_measure() {
+        let (code, _) = get_path(app(state()), "/debug/memory").await;
+        assert_eq!(code, StatusCode::NOT_FOUND);
+        let client =
+            kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap()))
+                .unwrap();
+        let ctx =
+            crate::Context::for_tests(client, Arc::new(hpa_core::clock::VirtualClock::default()));
+        let queue = crate::queue::WorkQueue::new(
+            crate::queue::Backoff {
+                base: std::time::Duration::from_secs(1),
+                max: std::time::Duration::from_secs(1),
+            },
+            crate::metrics::QueueMetrics::default(),
+        );
+        let state = ServerState {
+            memory: Some(MemorySource::new(ctx, queue)),
+            ..state()
+        };
+        let (code, body) = get_path(app(state), "/debug/memory").await;
+        assert_eq!(code, StatusCode::NOT_IMPLEMENTED, "{body}");
+        assert!(body.contains("jemalloc"), "{body}");
+    }
+
     #[tokio::test]
     async fn debug_syncs_lists_decision_times_since_a_time() {
         let state = state();
