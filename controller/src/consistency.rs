@@ -64,6 +64,16 @@ impl ConsistencyStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// What the store holds ([`crate::memory`]).
+    pub fn footprint(&self, meter: &super::memory::Meter) -> super::memory::Footprint {
+        let written = self.lock();
+        super::memory::Footprint {
+            structure: std::borrow::Cow::Borrowed("status writes awaiting the watch"),
+            entries: written.len(),
+            bytes: meter.heap(&*written),
+        }
+    }
+
     /// Remembers that the status of `key` (object `uid`) was written at
     /// `resource_version` (ignored unless a number). A later write of the
     /// same object keeps the larger version; a new object replaces the record.
@@ -91,6 +101,11 @@ impl ConsistencyStore {
         let read = self.watch.get();
         if read == 0 || read >= wrote {
             written.remove(key);
+            // Every HPA writes its first status at once: the table grown
+            // for them all is given back once they are confirmed.
+            if written.capacity() > 64 && written.len() < written.capacity() / 8 {
+                written.shrink_to_fit();
+            }
             return Ok(());
         }
         Err(NotReady { read, wrote })

@@ -10,12 +10,14 @@ use hpa_core::pod::Labels;
 use hpa_core::selector::{Operator, Requirement};
 use hpa_core::{CorePod, Selector};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use kube::runtime::reflector::{ObjectRef, Store};
 
 use super::config::ControllerConfig;
 use super::decisions::DecisionLog;
 use super::events::EventRecorder;
 use super::history::HistoryStore;
+use super::hpa_cache::HpaCache;
+use super::label_index::Sorted;
+use super::memory::{Footprint, Meter, table_bytes};
 use super::metrics::ControllerMetrics;
 use super::metrics_client::MetricsClient;
 use super::scale::ScaleResolver;
@@ -42,12 +44,16 @@ type SelectorsByNamespace = FastMap<String, NamespaceSelectors>;
 /// needs no second lookup by key.
 type SelectorsByKey = BTreeMap<Arc<str>, Arc<Selector>>;
 
+/// label key → label value → the HPAs whose anchor clause admits it.
+type AnchorIndex = FastMap<String, FastMap<String, Sorted<Arc<str>, Arc<Selector>>>>;
+
 /// One namespace's selectors by HPA key, and the index of their anchors.
 #[derive(Debug, Default)]
 struct NamespaceSelectors {
     by_key: SelectorsByKey,
-    /// label key → label value → the HPAs whose anchor clause admits it.
-    anchored: FastMap<String, FastMap<String, SelectorsByKey>>,
+    /// The HPAs whose anchor clause admits each label value. (Most values
+    /// admit one HPA: held without a map.)
+    anchored: AnchorIndex,
     /// HPAs whose selector has no equality or `in` clause: any pod may match.
     unanchored: SelectorsByKey,
     /// The text each selector was parsed from, with that selector, when
@@ -212,9 +218,14 @@ impl SelectorStore {
                 selector
             }
         };
+        // The key as the selectors hold it, shared.
+        let shared = match selectors.by_key.get_key_value(key) {
+            Some((held, _)) => Arc::clone(held),
+            None => Arc::from(key),
+        };
         selectors
             .texts
-            .insert(Arc::from(key), (text.into(), Arc::clone(&selector)));
+            .insert(shared, (text.into(), Arc::clone(&selector)));
         Some(selector)
     }
 
@@ -235,6 +246,42 @@ impl SelectorStore {
                 entries.remove(namespace);
             }
         }
+    }
+
+    /// What the selector store holds ([`crate::memory`]): each selector
+    /// and key once, the anchor index, the texts, the tables.
+    pub fn footprint(&self, meter: &Meter) -> Footprint {
+        let entries = self.lock();
+        let mut footprint = Footprint::new("selectors (ambiguity check)");
+        footprint.bytes = table_bytes(
+            entries.capacity(),
+            std::mem::size_of::<(String, NamespaceSelectors)>(),
+        );
+        for (namespace, selectors) in entries.iter() {
+            footprint.entries += selectors.by_key.len();
+            footprint.bytes += meter.block(namespace.capacity())
+                + meter.heap(&selectors.by_key)
+                + meter.heap(&selectors.unanchored)
+                + meter.heap(&selectors.anchored)
+                + meter.heap(&selectors.texts)
+                + selectors
+                    .by_key
+                    .iter()
+                    .map(|(key, selector)| meter.arc_str(key) + meter.arc(&**selector))
+                    .sum::<u64>()
+                + selectors
+                    .texts
+                    .keys()
+                    .filter(|key| {
+                        !selectors
+                            .by_key
+                            .get_key_value(&***key)
+                            .is_some_and(|(held, _)| Arc::ptr_eq(held, key))
+                    })
+                    .map(|key| meter.arc_str(key))
+                    .sum::<u64>();
+        }
+        footprint
     }
 
     /// The selectors of the other HPAs in `namespace` that may select one
@@ -260,7 +307,8 @@ pub struct Context {
     pub history: HistoryStore,
     pub decisions: DecisionLog,
     pub selectors: SelectorStore,
-    pub hpas: Store<HorizontalPodAutoscaler>,
+    /// The HPA watch cache.
+    pub hpas: HpaCache,
     /// Opt-in: sees every reconcile's core inputs and decision (load runs).
     pub observer: Option<Arc<dyn super::observe::ReconcileObserver>>,
     /// Opt-in: Deployments' scales from a watch cache, read instead of GET
@@ -289,7 +337,7 @@ impl Context {
         config: ControllerConfig,
         clock: Arc<dyn Clock>,
         identity: &str,
-        hpas: Store<HorizontalPodAutoscaler>,
+        hpas: HpaCache,
         metrics: ControllerMetrics,
     ) -> Self {
         let decisions = DecisionLog::new(config.decisions_kept);
@@ -315,21 +363,20 @@ impl Context {
     /// A context on `client` and `clock` with the default configuration and
     /// empty caches (nothing watches them): for tests of single reconciles.
     pub fn for_tests(client: kube::Client, clock: Arc<dyn Clock>) -> Self {
-        let (hpas, _) = kube::runtime::reflector::store();
         Self::new(
             client,
             ControllerConfig::default(),
             clock,
             "test",
-            hpas,
+            HpaCache::default(),
             ControllerMetrics::new(),
         )
     }
 
-    /// The HPA `namespace/name` from the cache.
+    /// The HPA `namespace/name` from the cache, decoded (`None` when it is
+    /// not cached).
     pub fn cached_hpa(&self, key: &str) -> Option<Arc<HorizontalPodAutoscaler>> {
-        let (namespace, name) = split_key(key)?;
-        self.hpas.get(&ObjectRef::new(name).within(namespace))
+        self.hpas.get(key)?.hpa().ok().map(Arc::new)
     }
 
     /// The cached pods of `namespace` that `selector` selects (all of the

@@ -2,16 +2,27 @@
 //! status showed when each was taken. `/debug/decisions` serves it so that a
 //! dry-run controller shadowing the cluster's own shows where the two
 //! disagree; the harness reads it for `explain`.
+//!
+//! Every HPA has its latest decision here, so a record is kept compact
+//! ([`Kept`]): the observed HPA as the cache's entry (shared with the
+//! cache while the HPA has not changed), a computed status equal to the
+//! observed one not copied, the trace as its JSON text shortened
+//! ([`CompactText`]: a typed trace is 900 bytes, its text 200), the rest
+//! boxed and without spare room; a [`DecisionRecord`] is made again when
+//! read.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
 use serde::{Deserialize, Serialize};
 
 use hpa_core::DecisionTrace;
 
+use super::compact_text::CompactText;
 use super::events::HpaEvent;
+use super::hpa_cache::CachedHpa;
+use super::memory::{Footprint, Meter, table_bytes};
 
 /// One reconciliation's outcome.
 #[derive(Debug, Clone, Serialize)]
@@ -29,10 +40,10 @@ pub struct DecisionRecord {
     pub status_written: bool,
     /// Whether the controller runs with `--dry-run`.
     pub dry_run: bool,
-    /// The HPA as the controller read it (shared with the watch cache, not
-    /// copied); the document shows its status as `observedStatus`.
+    /// The HPA as the controller read it (the watch cache's entry, shared,
+    /// not copied); the document shows its status as `observedStatus`.
     #[serde(rename = "observedStatus", serialize_with = "observed_status")]
-    pub observed: Option<Arc<HorizontalPodAutoscaler>>,
+    pub observed: Option<Arc<CachedHpa>>,
     /// The status the controller computed (written unless dry run).
     pub computed_status: Option<HorizontalPodAutoscalerStatus>,
     /// Events emitted (or, in dry run, that would have been).
@@ -47,19 +58,22 @@ pub struct DecisionRecord {
 
 /// Serializes the observed HPA as its status only.
 fn observed_status<S: serde::Serializer>(
-    observed: &Option<Arc<HorizontalPodAutoscaler>>,
+    observed: &Option<Arc<CachedHpa>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    observed
-        .as_ref()
-        .and_then(|hpa| hpa.status.as_ref())
-        .serialize(serializer)
+    status_of(observed.as_deref()).serialize(serializer)
+}
+
+/// The status of an observed HPA (`None` when it has none, or when its
+/// text does not decode, which would be a bug: it was encoded here).
+fn status_of(observed: Option<&CachedHpa>) -> Option<HorizontalPodAutoscalerStatus> {
+    observed?.status().ok().flatten()
 }
 
 impl DecisionRecord {
     /// The status the HPA showed when the controller read it.
-    pub fn observed_status(&self) -> Option<&HorizontalPodAutoscalerStatus> {
-        self.observed.as_ref()?.status.as_ref()
+    pub fn observed_status(&self) -> Option<HorizontalPodAutoscalerStatus> {
+        status_of(self.observed.as_deref())
     }
 
     /// Whether this decision's desired replicas equals the one the HPA's
@@ -79,12 +93,125 @@ pub struct DecisionLog {
 }
 
 /// The pushes the journal keeps at least (more with more HPAs: twice their
-/// number, two sync periods' worth).
-const JOURNAL_MIN: usize = 65_536;
+/// number, two sync periods' worth, which is what a reader polling within
+/// a period needs).
+const JOURNAL_MIN: usize = 4_096;
+
+/// A [`DecisionRecord`] as the log keeps it (see the module documentation).
+#[derive(Debug, Clone)]
+struct Kept {
+    at: jiff::Timestamp,
+    current_replicas: Option<i32>,
+    desired_replicas: Option<i32>,
+    rescaled: bool,
+    status_written: bool,
+    dry_run: bool,
+    observed: Option<Arc<CachedHpa>>,
+    computed: Computed,
+    events: Box<[HpaEvent]>,
+    error: Option<Box<str>>,
+    trace: Option<KeptTrace>,
+}
+
+/// A kept decision trace: its text, or itself where the text would not
+/// read back the same (a ratio that is not a finite number).
+#[derive(Debug, Clone)]
+enum KeptTrace {
+    Text(CompactText),
+    Whole(Box<DecisionTrace>),
+}
+
+impl KeptTrace {
+    fn new(trace: DecisionTrace) -> Self {
+        let finite = |x: Option<f64>| x.is_none_or(f64::is_finite);
+        let reads_back = trace.tolerances.scale_down.is_finite()
+            && trace.tolerances.scale_up.is_finite()
+            && trace
+                .metrics
+                .iter()
+                .all(|m| finite(m.ratio) && finite(m.new_ratio));
+        match serde_json::to_string(&trace) {
+            Ok(text) if reads_back => Self::Text(CompactText::new(&text)),
+            _ => Self::Whole(Box::new(trace)),
+        }
+    }
+
+    fn trace(&self) -> Option<DecisionTrace> {
+        match self {
+            Self::Text(text) => serde_json::from_str(&text.text()).ok(),
+            Self::Whole(trace) => Some((**trace).clone()),
+        }
+    }
+}
+
+/// The computed status of a kept decision.
+#[derive(Debug, Clone)]
+enum Computed {
+    None,
+    /// The same as the observed one (the status did not change): not copied.
+    Observed,
+    Own(Box<HorizontalPodAutoscalerStatus>),
+}
+
+impl Kept {
+    /// `record`, kept; `unchanged`: its computed status is the observed one.
+    fn new(record: DecisionRecord, unchanged: bool) -> Self {
+        let computed = match record.computed_status {
+            Some(_) if unchanged && record.observed.is_some() => Computed::Observed,
+            Some(mut status) => {
+                shrink(&mut status.conditions);
+                shrink(&mut status.current_metrics);
+                Computed::Own(Box::new(status))
+            }
+            None => Computed::None,
+        };
+        let trace = record.trace.map(KeptTrace::new);
+        Self {
+            at: record.at,
+            current_replicas: record.current_replicas,
+            desired_replicas: record.desired_replicas,
+            rescaled: record.rescaled,
+            status_written: record.status_written,
+            dry_run: record.dry_run,
+            observed: record.observed,
+            computed,
+            events: record.events.into_boxed_slice(),
+            error: record.error.map(String::into_boxed_str),
+            trace,
+        }
+    }
+
+    /// The record again.
+    fn record(&self) -> DecisionRecord {
+        DecisionRecord {
+            at: self.at,
+            current_replicas: self.current_replicas,
+            desired_replicas: self.desired_replicas,
+            rescaled: self.rescaled,
+            status_written: self.status_written,
+            dry_run: self.dry_run,
+            observed: self.observed.clone(),
+            computed_status: match &self.computed {
+                Computed::None => None,
+                Computed::Observed => status_of(self.observed.as_deref()),
+                Computed::Own(status) => Some((**status).clone()),
+            },
+            events: self.events.to_vec(),
+            error: self.error.as_deref().map(str::to_owned),
+            trace: self.trace.as_ref().and_then(KeptTrace::trace),
+        }
+    }
+}
+
+fn shrink<T>(list: &mut Option<Vec<T>>) {
+    if let Some(list) = list {
+        list.shrink_to_fit();
+    }
+}
 
 #[derive(Debug, Default)]
 struct Entries {
-    by_key: HashMap<Arc<str>, VecDeque<DecisionRecord>>,
+    by_key: HashMap<Arc<str>, VecDeque<Kept>>,
     /// Every push, oldest first: its sequence number (from 1), its
     /// decision's time and its key. `/debug/syncs?after=N` reads the pushes
     /// after the N-th here, without visiting every HPA's decisions.
@@ -110,6 +237,19 @@ impl DecisionLog {
 
     /// Adds a decision for `key`, dropping the oldest beyond the limit.
     pub fn push(&self, key: &str, record: DecisionRecord) {
+        self.keep(key, Kept::new(record, false));
+    }
+
+    /// [`push`](Self::push) for a decision whose computed status is the
+    /// status observed (the core found it unchanged, so it was not written):
+    /// kept as the observed HPA's, not copied. A status the core calls
+    /// unchanged is semantically equal to the observed one; read back, the
+    /// record shows the observed one, as the API server holds it.
+    pub fn push_unchanged(&self, key: &str, record: DecisionRecord) {
+        self.keep(key, Kept::new(record, true));
+    }
+
+    fn keep(&self, key: &str, record: Kept) {
         let mut guard = self.lock();
         let entries = &mut *guard;
         // The key is allocated once per HPA, not once per sync.
@@ -125,7 +265,11 @@ impl DecisionLog {
         entries
             .journal
             .push_back((entries.last, record.at, Arc::clone(&key)));
-        let list = entries.by_key.entry(key).or_default();
+        // Room for the decisions kept, no more (a deque grows by four).
+        let list = entries
+            .by_key
+            .entry(key)
+            .or_insert_with(|| VecDeque::with_capacity(self.keep.min(16)));
         while list.len() >= self.keep {
             list.pop_front();
         }
@@ -140,7 +284,7 @@ impl DecisionLog {
             .map(|list| {
                 list.iter()
                     .skip(list.len().saturating_sub(n))
-                    .cloned()
+                    .map(Kept::record)
                     .collect()
             })
             .unwrap_or_default()
@@ -230,7 +374,7 @@ impl DecisionLog {
             hpas: sorted
                 .into_iter()
                 .map(|(key, list)| {
-                    let latest = list.back().cloned();
+                    let latest = list.back().map(Kept::record);
                     HpaDecisions {
                         key: key.to_string(),
                         agrees_with_status: latest.as_ref().and_then(|r| r.agrees_with_status()),
@@ -241,10 +385,52 @@ impl DecisionLog {
                         controller_desired_replicas: latest
                             .as_ref()
                             .and_then(|r| r.desired_replicas),
-                        decisions: list.iter().cloned().collect(),
+                        decisions: list.iter().map(Kept::record).collect(),
                     }
                 })
                 .collect(),
+        }
+    }
+}
+
+impl DecisionLog {
+    /// What the log holds ([`crate::memory`]): the records, their keys and
+    /// the journal. An observed HPA counts here only when the HPA cache no
+    /// longer holds it (`cached` says whether it does).
+    pub fn footprint(
+        &self,
+        meter: &Meter,
+        cached: impl Fn(&str, &Arc<CachedHpa>) -> bool,
+    ) -> Footprint {
+        let entries = self.lock();
+        let mut bytes = table_bytes(
+            entries.by_key.capacity(),
+            std::mem::size_of::<(Arc<str>, VecDeque<Kept>)>(),
+        ) + meter
+            .buffer::<(u64, jiff::Timestamp, Arc<str>)>(entries.journal.capacity());
+        for (key, records) in &entries.by_key {
+            bytes += meter.arc_str(key) + meter.buffer::<Kept>(records.capacity());
+            for record in records {
+                bytes += meter.heap(record);
+                if let Some(observed) = record.observed.as_ref().filter(|o| !cached(key, o)) {
+                    bytes += observed.footprint(meter);
+                }
+            }
+        }
+        // Journal keys of HPAs no longer in the log (deleted ones).
+        let mut gone: Vec<&Arc<str>> = entries
+            .journal
+            .iter()
+            .map(|(_, _, key)| key)
+            .filter(|key| !entries.by_key.contains_key(&***key))
+            .collect();
+        gone.sort_unstable_by_key(|key| Arc::as_ptr(key));
+        gone.dedup_by_key(|key| Arc::as_ptr(key));
+        bytes += gone.iter().map(|key| meter.arc_str(key)).sum::<u64>();
+        Footprint {
+            structure: std::borrow::Cow::Borrowed("decision log (statuses, events, traces)"),
+            entries: entries.by_key.len(),
+            bytes,
         }
     }
 }
@@ -317,18 +503,90 @@ mod tests {
             rescaled: false,
             status_written: false,
             dry_run: true,
-            observed: Some(Arc::new(HorizontalPodAutoscaler {
-                status: Some(HorizontalPodAutoscalerStatus {
-                    desired_replicas: status_desired,
+            observed: Some(Arc::new(CachedHpa::new(
+                &k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler {
+                    status: Some(HorizontalPodAutoscalerStatus {
+                        desired_replicas: status_desired,
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            })),
+                },
+            ))),
             computed_status: None,
             events: vec![],
             error: None,
             trace: None,
         }
+    }
+
+    /// A trace as a pod-based sync makes it, every field set.
+    fn trace() -> DecisionTrace {
+        serde_json::from_value(serde_json::json!({
+            "hpa": "ns/web", "now": "2026-01-01T00:01:45.123456789Z",
+            "scale": {"spec_replicas": 3, "status_replicas": 2, "selector": "app=web"},
+            "min_replicas": 1, "max_replicas": 10,
+            "tolerances": {"scale_down": 0.1, "scale_up": 0.05},
+            "rule": "",
+            "metrics": [{"index": 0, "type_": "Resource",
+                "name": "cpu resource utilization (percentage of request)",
+                "target": "50% utilization", "current": "61% (122m)",
+                "ratio": 1.2222222222222223, "new_ratio": 0.3333333333333333,
+                "ready_pods": 2, "proposal": 4, "error": "none \u{1} here",
+                "pods": [{"pod": "web-0", "class": "ready", "sample": 100, "assumed": null},
+                         {"pod": "web-1", "class": "unready", "sample": null, "assumed": 0},
+                         {"pod": "web-2", "class": "missing", "sample": null, "assumed": 200},
+                         {"pod": "web-3", "class": "ignored", "sample": 7, "assumed": null}]}],
+            "chosen_metric": "cpu resource utilization (percentage of request)",
+            "prenormalized": 4, "stabilized": 4, "stabilization": "ScaleUpStabilized",
+            "limited": 3, "limit_reason": "ScaleUpLimit", "desired": 3, "rescale": true,
+            "reason": "cpu resource utilization (percentage of request) above target"
+        }))
+        .unwrap()
+    }
+
+    /// A trace kept as its text reads back as it was; one whose ratio is
+    /// not a number (its text would say null) is kept whole.
+    #[test]
+    fn a_kept_trace_reads_back_as_it_was() {
+        let log = DecisionLog::new(1);
+        let mut odd = trace();
+        odd.metrics[0].ratio = Some(f64::NAN);
+        for trace in [trace(), odd] {
+            let record = DecisionRecord {
+                trace: Some(trace.clone()),
+                ..record(3, 2)
+            };
+            log.push("ns/web", record);
+            let read = log.latest("ns/web", 1).remove(0).trace.unwrap();
+            // NaN is not equal to itself: compare what it prints.
+            assert_eq!(format!("{read:?}"), format!("{trace:?}"));
+        }
+        assert!(matches!(
+            KeptTrace::new(trace()),
+            KeptTrace::Text(text) if text.len() * 2 < serde_json::to_string(&trace()).unwrap().len()
+        ));
+    }
+
+    /// A status the core found unchanged is kept as the observed one: read
+    /// back, the record holds the observed status as computed status.
+    #[test]
+    fn an_unchanged_status_is_read_back_as_the_observed_one() {
+        let log = DecisionLog::new(1);
+        let record = record(3, 3);
+        let observed = record.observed_status();
+        log.push_unchanged(
+            "ns/web",
+            DecisionRecord {
+                computed_status: observed.clone(),
+                ..record
+            },
+        );
+        let read = log.latest("ns/web", 1).remove(0);
+        assert_eq!(read.computed_status, observed);
+        assert!(matches!(
+            log.lock().by_key["ns/web"][0].computed,
+            Computed::Observed
+        ));
     }
 
     #[test]

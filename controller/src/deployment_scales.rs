@@ -9,6 +9,10 @@
 //! (a sync then GETs `/scale`, which says why), so that the cache's
 //! resourceVersions match a list of Deployments: the harness waits for
 //! that before a sync on demand, as it waits for the HPA and pod caches.
+//!
+//! Each is kept as the parts of its scale that differ between Deployments
+//! ([`CachedScale`]), a third of a whole `Scale`'s bytes, and becomes a
+//! `Scale` again when read.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,13 +20,65 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use foldhash::HashMap as FastMap;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v1::{Scale, ScaleSpec, ScaleStatus};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::runtime::watcher;
 
+use super::memory::{Footprint, Meter, table_bytes};
 use crate::consistency::WatchProgress;
 
 /// namespace → name → scale.
-type Scales = FastMap<String, FastMap<String, Arc<Scale>>>;
+type Scales = FastMap<String, FastMap<String, CachedScale>>;
+
+/// What a Deployment's `/scale` holds besides its name and namespace: its
+/// identity (the update's optimistic lock), replicas and selector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CachedScale {
+    uid: Option<Box<str>>,
+    resource_version: Option<Box<str>>,
+    creation_timestamp: Option<Time>,
+    spec_replicas: i32,
+    status_replicas: i32,
+    /// `None` when the Deployment's selector does not parse.
+    selector: Option<Box<str>>,
+}
+
+impl CachedScale {
+    fn of(scale: Scale) -> Self {
+        let meta = scale.metadata;
+        Self {
+            uid: meta.uid.map(String::into_boxed_str),
+            resource_version: meta.resource_version.map(String::into_boxed_str),
+            creation_timestamp: meta.creation_timestamp,
+            spec_replicas: scale.spec.and_then(|s| s.replicas).unwrap_or(0),
+            status_replicas: scale.status.as_ref().map_or(0, |s| s.replicas),
+            selector: scale
+                .status
+                .and_then(|s| s.selector)
+                .map(String::into_boxed_str),
+        }
+    }
+
+    /// The `/scale` of the Deployment `namespace/name`.
+    fn to_scale(&self, namespace: &str, name: &str) -> Scale {
+        Scale {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some(namespace.to_owned()),
+                uid: self.uid.as_deref().map(str::to_owned),
+                resource_version: self.resource_version.as_deref().map(str::to_owned),
+                creation_timestamp: self.creation_timestamp.clone(),
+                ..ObjectMeta::default()
+            },
+            spec: Some(ScaleSpec {
+                replicas: Some(self.spec_replicas),
+            }),
+            status: Some(ScaleStatus {
+                replicas: self.status_replicas,
+                selector: self.selector.as_deref().map(str::to_owned),
+            }),
+        }
+    }
+}
 
 /// The scales of the watched Deployments (see the module doc).
 #[derive(Debug, Clone, Default)]
@@ -48,10 +104,13 @@ impl DeploymentScales {
     /// The scale of the Deployment `namespace/name`; `None` when it is not
     /// cached or its selector does not parse (a GET of `/scale` then says
     /// why).
-    pub fn get(&self, namespace: &str, name: &str) -> Option<Arc<Scale>> {
-        let scale = self.lock().live.get(namespace)?.get(name).cloned()?;
-        let has_selector = scale.status.as_ref().is_some_and(|s| s.selector.is_some());
-        has_selector.then_some(scale)
+    pub fn get(&self, namespace: &str, name: &str) -> Option<Scale> {
+        let state = self.lock();
+        let cached = state.live.get(namespace)?.get(name)?;
+        cached
+            .selector
+            .is_some()
+            .then(|| cached.to_scale(namespace, name))
     }
 
     /// The resourceVersion of every cached Deployment, by `namespace/name`.
@@ -63,7 +122,11 @@ impl DeploymentScales {
                 scales.iter().map(move |(name, scale)| {
                     (
                         format!("{namespace}/{name}"),
-                        scale.metadata.resource_version.clone().unwrap_or_default(),
+                        scale
+                            .resource_version
+                            .as_deref()
+                            .unwrap_or_default()
+                            .to_owned(),
                     )
                 })
             })
@@ -109,6 +172,33 @@ impl DeploymentScales {
     }
 }
 
+impl DeploymentScales {
+    /// What the scale cache holds ([`crate::memory`]).
+    pub fn footprint(&self, meter: &Meter) -> Footprint {
+        let state = self.lock();
+        let mut footprint = Footprint::new("scale cache (Deployments)");
+        for scales in std::iter::once(&state.live).chain(state.relisting.as_ref()) {
+            footprint.bytes += table_bytes(
+                scales.capacity(),
+                std::mem::size_of::<(String, FastMap<String, CachedScale>)>(),
+            );
+            for (namespace, by_name) in scales {
+                footprint.entries += by_name.len();
+                footprint.bytes += meter.block(namespace.capacity())
+                    + table_bytes(
+                        by_name.capacity(),
+                        std::mem::size_of::<(String, CachedScale)>(),
+                    )
+                    + by_name
+                        .iter()
+                        .map(|(name, scale)| meter.block(name.capacity()) + meter.heap(scale))
+                        .sum::<u64>();
+            }
+        }
+        footprint
+    }
+}
+
 fn names(deployment: &Deployment) -> (&str, &str) {
     (
         deployment.metadata.namespace.as_deref().unwrap_or_default(),
@@ -123,7 +213,10 @@ fn set(scales: &mut Scales, deployment: &Deployment) {
         Some(found) => found,
         None => scales.entry(namespace.to_owned()).or_default(),
     };
-    in_namespace.insert(name.to_owned(), Arc::new(scale_of_deployment(deployment)));
+    in_namespace.insert(
+        name.to_owned(),
+        CachedScale::of(scale_of_deployment(deployment)),
+    );
 }
 
 /// The `/scale` a Deployment would serve, from the Deployment itself: spec
@@ -167,7 +260,7 @@ pub(crate) fn cached_scale(
     if target.resource.group != "apps" || target.resource.kind != "Deployment" {
         return None;
     }
-    scales.get(&target.namespace, &target.name)
+    scales.get(&target.namespace, &target.name).map(Arc::new)
 }
 
 #[cfg(test)]
@@ -196,6 +289,16 @@ mod tests {
         assert_eq!(status.replicas, 2);
         assert_eq!(status.selector.as_deref(), Some("a=1,b=2"));
         assert_eq!(scale.metadata.resource_version.as_deref(), Some("7"));
+    }
+
+    /// The cache gives back the scale the Deployment would serve, whole.
+    #[test]
+    fn a_cached_scale_reads_back_as_the_deployment_s_scale() {
+        let mut d = deployment("web", serde_json::json!({"matchLabels": {"app": "web"}}), 3);
+        d.metadata.uid = Some("u-1".into());
+        let scales = DeploymentScales::default();
+        scales.apply(watcher::Event::Apply(d.clone()));
+        assert_eq!(scales.get("ns", "web"), Some(scale_of_deployment(&d)));
     }
 
     /// A Deployment whose selector stops parsing gives no scale (a GET

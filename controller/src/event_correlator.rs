@@ -153,7 +153,26 @@ impl<V> Lru<V> {
     }
 }
 
+impl<V: Clone> Lru<V> {
+    /// The bytes the cache holds ([`crate::memory`]).
+    fn footprint(&self, meter: &super::memory::Meter) -> u64 {
+        meter.heap(&self.entries) + meter.heap(&self.order)
+    }
+}
+
 impl EventCorrelator {
+    /// What the correlator's caches hold ([`crate::memory`]): bounded, at
+    /// most 4,096 entries each.
+    pub fn footprint(&self, meter: &super::memory::Meter) -> super::memory::Footprint {
+        super::memory::Footprint {
+            structure: std::borrow::Cow::Borrowed("event correlator"),
+            entries: self.aggregates.entries.len(),
+            bytes: self.aggregates.footprint(meter)
+                + self.observations.footprint(meter)
+                + self.buckets.footprint(meter),
+        }
+    }
+
     /// Correlates `event` observed at `now`.
     pub fn correlate(&mut self, event: &Incoming<'_>, now: Timestamp) -> Correlated {
         let aggregate_key = format!("{}\u{0}{}\u{0}{}", event.object, event.type_, event.reason);

@@ -53,6 +53,14 @@ impl EventRecorder {
         }
     }
 
+    /// What the event correlator holds ([`crate::memory`]).
+    pub fn footprint(&self, meter: &super::memory::Meter) -> super::memory::Footprint {
+        self.correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .footprint(meter)
+    }
+
     /// Records `event` about `regarding`. Failures are logged, never
     /// returned: as upstream's broadcaster, events are best effort.
     pub async fn publish(&self, regarding: &ObjectReference, event: &HpaEvent) {

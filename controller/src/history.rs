@@ -15,6 +15,8 @@ use hpa_core::HpaHistory;
 use hpa_core::normalize::{Recommendation, ScaleEvent};
 use jiff::{SignedDuration, Timestamp};
 
+use super::memory::{Footprint, Meter, table_bytes};
+
 /// A recommendation as the harness sees it: how long ago, how many replicas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AgedRecommendation {
@@ -44,11 +46,75 @@ pub struct AgedScaleEvent {
 /// Histories by HPA key (`namespace/name`).
 #[derive(Debug, Clone, Default)]
 pub struct HistoryStore {
-    entries: Arc<Mutex<HashMap<String, HpaHistory>>>,
+    entries: Arc<Mutex<HashMap<Box<str>, Kept>>>,
+}
+
+/// A history as the store keeps it: every HPA has one, with a
+/// recommendation per sync of the stabilization window (21 with the
+/// default 300 s and 15 s syncs), so its lists are kept at their length and
+/// its recommendations packed (16 bytes each, not 24).
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Kept {
+    recommendations: Option<Box<[Packed]>>,
+    scale_up_events: Box<[ScaleEvent]>,
+    scale_down_events: Box<[ScaleEvent]>,
+}
+
+/// A recommendation: its time as seconds and nanoseconds, its replicas.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Packed {
+    second: i64,
+    nanosecond: i32,
+    replicas: i32,
+}
+
+impl From<&Recommendation> for Packed {
+    fn from(r: &Recommendation) -> Self {
+        Self {
+            second: r.timestamp.as_second(),
+            nanosecond: r.timestamp.subsec_nanosecond(),
+            replicas: r.replicas,
+        }
+    }
+}
+
+impl Packed {
+    fn recommendation(self) -> Recommendation {
+        Recommendation {
+            replicas: self.replicas,
+            // The parts of a timestamp make it again.
+            timestamp: Timestamp::new(self.second, self.nanosecond).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<HpaHistory> for Kept {
+    fn from(history: HpaHistory) -> Self {
+        Self {
+            recommendations: history
+                .recommendations
+                .map(|list| list.iter().map(Packed::from).collect()),
+            scale_up_events: history.scale_up_events.into_boxed_slice(),
+            scale_down_events: history.scale_down_events.into_boxed_slice(),
+        }
+    }
+}
+
+impl Kept {
+    fn history(&self) -> HpaHistory {
+        HpaHistory {
+            recommendations: self
+                .recommendations
+                .as_ref()
+                .map(|list| list.iter().map(|p| p.recommendation()).collect()),
+            scale_up_events: self.scale_up_events.to_vec(),
+            scale_down_events: self.scale_down_events.to_vec(),
+        }
+    }
 }
 
 impl HistoryStore {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, HpaHistory>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Box<str>, Kept>> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -56,7 +122,7 @@ impl HistoryStore {
 
     /// The history of `key` (empty, with no recommendation entry, if unknown).
     pub fn get(&self, key: &str) -> HpaHistory {
-        self.lock().get(key).cloned().unwrap_or_default()
+        self.lock().get(key).map(Kept::history).unwrap_or_default()
     }
 
     /// Whether `key` has any history.
@@ -66,7 +132,14 @@ impl HistoryStore {
 
     /// Replaces the history of `key`.
     pub fn set(&self, key: &str, history: HpaHistory) {
-        self.lock().insert(key.to_string(), history);
+        let kept = Kept::from(history);
+        let mut entries = self.lock();
+        match entries.get_mut(key) {
+            Some(held) => *held = kept,
+            None => {
+                entries.insert(Box::from(key), kept);
+            }
+        }
     }
 
     /// Drops the history of a deleted HPA.
@@ -76,20 +149,22 @@ impl HistoryStore {
 
     /// Every key with a history.
     pub fn keys(&self) -> Vec<String> {
-        self.lock().keys().cloned().collect()
+        self.lock().keys().map(|k| k.to_string()).collect()
     }
 
     /// Seeds the recommendations of `key`; an empty list means an existing,
     /// empty history (the next sync adds no entry for the current replicas).
     pub fn seed_recommendations(&self, key: &str, now: Timestamp, seeds: &[AgedRecommendation]) {
         let mut entries = self.lock();
-        let history = entries.entry(key.to_string()).or_default();
+        let history = entries.entry(Box::from(key)).or_default();
         history.recommendations = Some(
             seeds
                 .iter()
-                .map(|s| Recommendation {
-                    replicas: s.replicas,
-                    timestamp: now - s.age,
+                .map(|s| {
+                    Packed::from(&Recommendation {
+                        replicas: s.replicas,
+                        timestamp: now - s.age,
+                    })
                 })
                 .collect(),
         );
@@ -98,7 +173,7 @@ impl HistoryStore {
     /// Seeds the scale events of `key` (both directions are replaced).
     pub fn seed_scale_events(&self, key: &str, now: Timestamp, seeds: &[AgedScaleEvent]) {
         let mut entries = self.lock();
-        let history = entries.entry(key.to_string()).or_default();
+        let history = entries.entry(Box::from(key)).or_default();
         let event = |s: &AgedScaleEvent| ScaleEvent {
             replica_change: s.pods,
             timestamp: now - s.age,
@@ -125,9 +200,12 @@ impl HistoryStore {
             .recommendations
             .as_ref()?
             .iter()
-            .map(|r| AgedRecommendation {
-                age: now.duration_since(r.timestamp),
-                replicas: r.replicas,
+            .map(|p| {
+                let r = p.recommendation();
+                AgedRecommendation {
+                    age: now.duration_since(r.timestamp),
+                    replicas: r.replicas,
+                }
             })
             .collect();
         list.sort_by_key(|r| std::cmp::Reverse(r.age));
@@ -157,11 +235,69 @@ impl HistoryStore {
             .chain(history.scale_down_events.iter().map(aged(Direction::Down)))
             .collect()
     }
+
+    /// What the histories hold ([`crate::memory`]): the table, the keys,
+    /// each history's lists at their capacity.
+    pub fn footprint(&self, meter: &Meter) -> Footprint {
+        let entries = self.lock();
+        let lists = |h: &Kept| {
+            meter.buffer::<Packed>(h.recommendations.as_ref().map_or(0, |r| r.len()))
+                + meter.buffer::<ScaleEvent>(h.scale_up_events.len())
+                + meter.buffer::<ScaleEvent>(h.scale_down_events.len())
+        };
+        Footprint {
+            structure: std::borrow::Cow::Borrowed("histories"),
+            entries: entries.len(),
+            bytes: table_bytes(entries.capacity(), std::mem::size_of::<(Box<str>, Kept)>())
+                + entries
+                    .iter()
+                    .map(|(key, history)| meter.block(key.len()) + lists(history))
+                    .sum::<u64>(),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What is set is what is got, to the nanosecond, though kept packed.
+    #[test]
+    fn a_history_reads_back_as_it_was_set() {
+        let store = HistoryStore::default();
+        assert_eq!(store.get("ns/web"), HpaHistory::default());
+        let at = |s: i64, ns: i32| Timestamp::new(s, ns).unwrap();
+        let history = HpaHistory {
+            recommendations: Some(vec![
+                Recommendation {
+                    replicas: 3,
+                    timestamp: at(1_767_225_600, 123_456_789),
+                },
+                Recommendation {
+                    replicas: 0,
+                    timestamp: at(-5, -999_999_999),
+                },
+            ]),
+            scale_up_events: vec![ScaleEvent {
+                replica_change: 2,
+                timestamp: at(1_767_225_615, 1),
+                outdated: true,
+            }],
+            scale_down_events: vec![],
+        };
+        store.set("ns/web", history.clone());
+        assert_eq!(store.get("ns/web"), history);
+        let empty = HpaHistory {
+            recommendations: Some(vec![]),
+            ..HpaHistory::default()
+        };
+        store.set("ns/web", empty.clone());
+        assert_eq!(
+            store.get("ns/web"),
+            empty,
+            "an existing, empty entry stays one"
+        );
+    }
 
     #[test]
     fn seeded_recommendations_read_back_with_their_ages() {

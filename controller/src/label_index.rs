@@ -22,7 +22,10 @@ use std::collections::BTreeMap;
 
 use foldhash::HashMap as FastMap;
 use hpa_core::Selector;
+use hpa_core::pod::Labels;
 use hpa_core::selector::Operator;
+
+use super::memory::{Meter, table_bytes};
 
 /// The entries carrying one label: how many there are.
 pub trait Posting {
@@ -47,6 +50,138 @@ impl<K, V> Posting for BTreeMap<K, V> {
     }
 }
 
+impl<K: Ord, V> Posting for Sorted<K, V> {
+    fn len(&self) -> usize {
+        Sorted::len(self)
+    }
+}
+
+/// Entries by key, in key order: one held in place, more in a B-tree.
+/// Most postings of a workload's labels hold one entry (each label of a
+/// one-pod workload; an HPA's anchor value), and a B-tree's first node
+/// has room for eleven entries: a few hundred bytes for one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sorted<K, V> {
+    /// One entry.
+    One(K, V),
+    /// None, or more than one.
+    Many(BTreeMap<K, V>),
+}
+
+impl<K, V> Default for Sorted<K, V> {
+    fn default() -> Self {
+        Self::Many(BTreeMap::new())
+    }
+}
+
+impl<K: Ord, V> Sorted<K, V> {
+    /// The entries.
+    pub fn len(&self) -> usize {
+        match self {
+            Self::One(..) => 1,
+            Self::Many(map) => map.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value of `key`, to change.
+    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        match self {
+            Self::One(k, v) => (k.borrow() == key).then_some(v),
+            Self::Many(map) => map.get_mut(key),
+        }
+    }
+
+    /// Sets the value of `key`.
+    pub fn insert(&mut self, key: K, value: V) {
+        match self {
+            Self::One(k, v) if *k == key => *v = value,
+            Self::Many(map) if map.is_empty() => *self = Self::One(key, value),
+            Self::Many(map) => {
+                map.insert(key, value);
+            }
+            Self::One(..) => {
+                let Self::One(k, v) = std::mem::take(self) else {
+                    return;
+                };
+                *self = Self::Many(BTreeMap::from([(k, v), (key, value)]));
+            }
+        }
+    }
+
+    /// Removes `key`; whether it was there.
+    pub fn remove<Q>(&mut self, key: &Q) -> bool
+    where
+        K: std::borrow::Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        match self {
+            Self::One(k, _) if (*k).borrow() == key => {
+                *self = Self::default();
+                true
+            }
+            Self::One(..) => false,
+            Self::Many(map) => {
+                let removed = map.remove(key).is_some();
+                if map.len() == 1
+                    && let Some((k, v)) = map.pop_first()
+                {
+                    *self = Self::One(k, v);
+                }
+                removed
+            }
+        }
+    }
+
+    /// The entries, in key order.
+    pub fn iter(&self) -> SortedIter<'_, K, V> {
+        match self {
+            Self::One(k, v) => SortedIter::One(Some((k, v))),
+            Self::Many(map) => SortedIter::Many(map.iter()),
+        }
+    }
+
+    /// The values, in key order.
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.iter().map(|(_, v)| v)
+    }
+}
+
+/// The entries of a [`Sorted`], in key order.
+#[derive(Debug)]
+pub enum SortedIter<'a, K, V> {
+    One(Option<(&'a K, &'a V)>),
+    Many(std::collections::btree_map::Iter<'a, K, V>),
+}
+
+impl<'a, K, V> Iterator for SortedIter<'a, K, V> {
+    type Item = (&'a K, &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Self::One(one) => one.take(),
+            Self::Many(iter) => iter.next(),
+        }
+    }
+}
+
+impl<'a, K: Ord, V> IntoIterator for &'a Sorted<K, V> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = SortedIter<'a, K, V>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
 /// Label key → label value → the posting of the entries carrying it.
 #[derive(Debug, PartialEq)]
 pub struct Postings<P> {
@@ -58,6 +193,30 @@ impl<P> Default for Postings<P> {
         Self {
             by_key: FastMap::default(),
         }
+    }
+}
+
+impl<P> Postings<P> {
+    /// The bytes the index holds ([`crate::memory`]): its tables, keys and
+    /// values, and each posting as `posting` counts it.
+    pub fn footprint(&self, meter: &Meter, posting: impl Fn(&P) -> u64) -> u64 {
+        let outer = table_bytes(
+            self.by_key.capacity(),
+            std::mem::size_of::<(String, FastMap<String, P>)>(),
+        );
+        outer
+            + self
+                .by_key
+                .iter()
+                .map(|(key, by_value)| {
+                    meter.block(key.capacity())
+                        + table_bytes(by_value.capacity(), std::mem::size_of::<(String, P)>())
+                        + by_value
+                            .iter()
+                            .map(|(value, p)| meter.block(value.capacity()) + posting(p))
+                            .sum::<u64>()
+                })
+                .sum::<u64>()
     }
 }
 
@@ -130,7 +289,8 @@ impl<P: Posting> Postings<P> {
 /// A fixed list's entries by label (see the module documentation).
 #[derive(Debug, Default, PartialEq)]
 pub struct LabelIndex {
-    labels: Vec<BTreeMap<String, String>>,
+    /// Each entry's labels, compact: a list holds hundreds of entries.
+    labels: Vec<Labels>,
     /// Positions of the entries carrying each label, ascending.
     postings: Postings<Vec<usize>>,
 }
@@ -141,8 +301,8 @@ impl LabelIndex {
     pub fn new(labels: impl IntoIterator<Item = Option<BTreeMap<String, String>>>) -> Self {
         let mut index = Self::default();
         for (at, labels) in labels.into_iter().enumerate() {
-            let labels = labels.unwrap_or_default();
-            for (key, value) in &labels {
+            let labels = labels.map(Labels::from).unwrap_or_default();
+            for (key, value) in labels.iter() {
                 match index.postings.get_mut(key, value) {
                     Some(positions) => positions.push(at),
                     None => index.postings.insert(key, value, vec![at]),
@@ -151,6 +311,25 @@ impl LabelIndex {
             index.labels.push(labels);
         }
         index
+    }
+
+    /// The bytes the index holds ([`crate::memory`]).
+    pub fn footprint(&self, meter: &Meter) -> u64 {
+        meter.buffer::<Labels>(self.labels.capacity())
+            + self
+                .labels
+                .iter()
+                .map(|labels| {
+                    meter.block(labels.slots_bytes())
+                        + labels
+                            .iter()
+                            .map(|(k, v)| meter.block(k.len()) + meter.block(v.len()))
+                            .sum::<u64>()
+                })
+                .sum::<u64>()
+            + self.postings.footprint(meter, |positions| {
+                meter.buffer::<usize>(positions.capacity())
+            })
     }
 
     /// The positions of the entries `selector` matches, ascending: what
@@ -176,6 +355,46 @@ impl LabelIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One entry, then more, then fewer: always what a B-tree map of the
+    /// same entries holds, in its order, one entry held in place.
+    #[test]
+    fn sorted_entries_hold_what_a_map_holds() {
+        let mut sorted: Sorted<String, u32> = Sorted::default();
+        let mut map: BTreeMap<String, u32> = BTreeMap::new();
+        let steps: [(&str, Option<u32>); 9] = [
+            ("b", Some(1)),
+            ("b", Some(2)),
+            ("a", Some(3)),
+            ("c", Some(4)),
+            ("a", None),
+            ("c", None),
+            ("x", None),
+            ("b", None),
+            ("d", Some(5)),
+        ];
+        for (key, value) in steps {
+            match value {
+                Some(v) => {
+                    sorted.insert(key.to_string(), v);
+                    map.insert(key.to_string(), v);
+                }
+                None => assert_eq!(sorted.remove(key), map.remove(key).is_some(), "{key}"),
+            }
+            let got: Vec<(&String, &u32)> = sorted.iter().collect();
+            let want: Vec<(&String, &u32)> = map.iter().collect();
+            assert_eq!(got, want, "after {key}");
+            assert_eq!(sorted.len(), map.len());
+            assert_eq!(
+                matches!(sorted, Sorted::One(..)),
+                map.len() == 1,
+                "after {key}"
+            );
+        }
+        *sorted.get_mut("d").unwrap() = 6;
+        assert_eq!(sorted.values().collect::<Vec<_>>(), [&6]);
+        assert!(sorted.get_mut("z").is_none());
+    }
 
     /// Every kind of clause, with and without an equality clause to narrow
     /// the candidates, selects what matching every entry selects, in order.

@@ -17,6 +17,8 @@
 //! - [`queue`]: the deduplicating, per-key exclusive work queue;
 //! - [`scale`]: scale targets by discovery and the `/scale` subresource;
 //! - [`slim_pod`]: the pod watch's object, only what the HPA reads;
+//! - [`hpa_cache`]: the HPA watch cache, each HPA as its text;
+//! - [`compact_text`]: that text, shortened by a dictionary of common fragments;
 //! - [`pod_index`]: the pod cache (the core's pods) by namespace and label, read by reconciles;
 //! - [`metrics_client`]: the aggregated metrics APIs: the client, the window's
 //!   shared lists, and the one decoder of their bodies;
@@ -27,13 +29,15 @@
 //! - [`decisions`]: the decision log behind `/debug/decisions` and
 //!   `/debug/syncs`;
 //! - [`metrics`]: Prometheus metrics with upstream's names;
+//! - [`memory`]: where the memory goes (`/debug/memory`);
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`,
-//!   `/debug/syncs`;
+//!   `/debug/syncs`, `/debug/memory`;
 //! - [`leader`]: Lease-based leader election;
 //! - [`observe`]: opt-in reconcile observer and request-saving caches (load runs).
 
 pub mod cli;
 pub mod client;
+pub mod compact_text;
 pub mod config;
 pub mod consistency;
 pub mod context;
@@ -44,9 +48,11 @@ pub mod events;
 pub mod flags;
 pub mod generations;
 pub mod history;
+pub mod hpa_cache;
 pub mod kubeconfig;
 pub mod label_index;
 pub mod leader;
+pub mod memory;
 pub mod metrics;
 pub mod metrics_client;
 pub mod observe;

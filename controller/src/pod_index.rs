@@ -27,7 +27,8 @@ use hpa_core::{CorePod, Selector};
 use kube::runtime::watcher;
 use tokio::sync::watch;
 
-use super::label_index::Postings;
+use super::label_index::{Postings, Sorted};
+use super::memory::{Footprint, Meter, table_bytes};
 use super::slim_pod::SlimPod;
 
 /// See the module documentation. Cloning shares the index.
@@ -59,10 +60,10 @@ struct IndexState {
 
 /// The pods carrying one label `key=value`, by name (the order a
 /// selection returns them in).
-type Posting = BTreeMap<Arc<str>, Arc<CorePod>>;
+type Posting = Sorted<Arc<str>, Arc<CorePod>>;
 
 /// One cached pod and the resource version it was seen at.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Cached {
     pod: Arc<CorePod>,
     resource_version: Box<str>,
@@ -92,13 +93,16 @@ impl NamespacePods {
     /// The pod as the core reads it, with labels and spec shared with the
     /// namespace's other pods holding the same.
     fn core_pod(&mut self, pod: &SlimPod) -> CorePod {
-        let labels = match self
-            .label_sets
-            .get(pod.metadata.labels.as_ref().unwrap_or(&Labels::new()))
-        {
+        let labels = pod
+            .metadata
+            .labels
+            .as_ref()
+            .map(Labels::from)
+            .unwrap_or_default();
+        let labels = match self.label_sets.get(&labels) {
             Some(shared) => Arc::clone(shared),
             None => {
-                let labels = Arc::new(pod.metadata.labels.clone().unwrap_or_default());
+                let labels = Arc::new(labels);
                 self.label_sets.insert(Arc::clone(&labels));
                 labels
             }
@@ -164,13 +168,41 @@ impl NamespacePods {
                 Some(posting) => {
                     posting.insert(name, pod);
                 }
-                None => self
-                    .postings
-                    .insert(key, value, BTreeMap::from([(name, pod)])),
+                None => self.postings.insert(key, value, Sorted::One(name, pod)),
             }
         }
         self.pods.insert(name, pod);
         true
+    }
+
+    /// The bytes this namespace's pods hold (see [`PodIndex::footprint`]).
+    fn footprint(&self, meter: &Meter) -> u64 {
+        // The map's nodes and the versions it holds (names and pods are
+        // shared: counted below, once).
+        let mut bytes = meter.heap(&self.pods);
+        for (name, cached) in &self.pods {
+            bytes += meter.arc_str(name) + meter.arc(&*cached.pod);
+        }
+        bytes += self
+            .postings
+            .footprint(meter, |posting| meter.heap(posting));
+        bytes += table_bytes(
+            self.label_sets.capacity(),
+            std::mem::size_of::<Arc<Labels>>(),
+        ) + self
+            .label_sets
+            .iter()
+            .map(|labels| meter.arc(&**labels))
+            .sum::<u64>();
+        bytes += table_bytes(
+            self.specs.capacity(),
+            std::mem::size_of::<(String, Arc<CorePodSpec>)>(),
+        ) + self
+            .specs
+            .iter()
+            .map(|(key, spec)| meter.block(key.capacity()) + meter.arc(&**spec))
+            .sum::<u64>();
+        bytes
     }
 
     /// Removes a pod; whether it was there.
@@ -293,11 +325,27 @@ pub struct ListedPods {
 }
 
 impl ListedPods {
+    /// The bytes it holds ([`crate::memory`]).
+    pub fn footprint(&self, meter: &Meter) -> u64 {
+        table_bytes(
+            self.positions.capacity(),
+            std::mem::size_of::<(String, Vec<usize>)>(),
+        ) + self
+            .positions
+            .iter()
+            .map(|(name, at)| meter.block(name.capacity()) + meter.buffer::<usize>(at.capacity()))
+            .sum::<u64>()
+    }
+
     /// The names of an answer's entries, in its order.
     pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
         let mut positions: FastMap<String, Vec<usize>> = FastMap::default();
         for (at, name) in names.into_iter().enumerate() {
-            positions.entry(name.to_string()).or_default().push(at);
+            // Most names are listed once: room for one.
+            positions
+                .entry(name.to_string())
+                .or_insert_with(|| Vec::with_capacity(1))
+                .push(at);
         }
         Self {
             positions,
@@ -421,6 +469,28 @@ impl PodIndex {
         }
         picked.sort_unstable();
         Some(picked)
+    }
+
+    /// What the pod cache holds ([`crate::memory`]): each pod once, its
+    /// name, the shared label sets and specs once each, the label index
+    /// and the tables (a relist in progress included).
+    pub fn footprint(&self, meter: &Meter) -> Footprint {
+        let state = self
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut footprint = Footprint::new("pod cache");
+        for map in std::iter::once(&state.live).chain(state.relisting.as_ref()) {
+            footprint.bytes += table_bytes(
+                map.capacity(),
+                std::mem::size_of::<(String, NamespacePods)>(),
+            );
+            for (namespace, pods) in map {
+                footprint.entries += pods.pods.len();
+                footprint.bytes += meter.block(namespace.capacity()) + pods.footprint(meter);
+            }
+        }
+        footprint
     }
 
     /// The pods of `namespace` that `selector` selects (all when `None`),
@@ -619,7 +689,7 @@ mod tests {
                         &labels
                             .iter()
                             .map(|(k, v)| (k.to_string(), v.to_string()))
-                            .collect(),
+                            .collect::<BTreeMap<_, _>>(),
                     )
                 })
                 .map(|(name, _)| *name)
@@ -676,7 +746,7 @@ mod tests {
                         &labels
                             .iter()
                             .map(|(k, v)| (k.to_string(), v.to_string()))
-                            .collect(),
+                            .collect::<BTreeMap<_, _>>(),
                     )
                 })
                 .map(|(name, _)| name.as_str())

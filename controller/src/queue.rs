@@ -284,6 +284,23 @@ where
         self.state().waiting.contains_key(key)
     }
 
+    /// What the queue holds ([`crate::memory`]): its sets, maps and timers,
+    /// each key's copies included.
+    pub fn footprint(&self, meter: &super::memory::Meter) -> super::memory::Footprint {
+        let state = self.state();
+        let mut footprint = super::memory::Footprint::new("work queue");
+        footprint.entries = state.waiting.len() + state.dirty.len() + state.processing.len();
+        footprint.bytes = meter.heap(&state.queue)
+            + meter.heap(&state.dirty)
+            + meter.heap(&state.processing)
+            + meter.heap(&state.added_at)
+            + meter.heap(&state.waiting)
+            + meter.heap(&state.timers)
+            + meter.heap(&state.timer_keys)
+            + meter.heap(&state.failures);
+        footprint
+    }
+
     /// Stops the queue: [`WorkQueue::get`] returns `None` from now on.
     pub fn shut_down(&self) {
         self.state().shut_down = true;

@@ -18,6 +18,7 @@ use kube::api::{Api, PostParams};
 use super::context::{Context, split_key};
 use super::decisions::DecisionRecord;
 use super::events::HpaEvent;
+use super::hpa_cache::CachedHpa;
 use super::metrics::{ErrorLabel, HpaLabels};
 use super::scale::ScaleError;
 
@@ -37,6 +38,13 @@ pub enum ReconcileError {
         key: String,
         #[source]
         source: super::consistency::NotReady,
+    },
+    /// The cached HPA did not decode (a bug: the cache encoded it).
+    #[error("HPA {key}: cannot read it from the cache")]
+    Cache {
+        key: String,
+        #[source]
+        source: super::hpa_cache::DecodeError,
     },
     /// The status could not be written.
     #[error("HPA {key}: failed to update status")]
@@ -101,11 +109,16 @@ pub fn kube_error_text(err: &kube::Error) -> String {
 pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, ReconcileError> {
     let started = Instant::now();
     let (namespace, _) = split_key(key).ok_or_else(|| ReconcileError::InvalidKey(key.into()))?;
-    // The cached HPA itself, shared: a reconcile never changes it.
-    let Some(hpa) = ctx.cached_hpa(key) else {
+    // The cached HPA, decoded for this reconcile (shared with its
+    // observation; the decision log keeps the cache's entry).
+    let Some(cached) = ctx.hpas.get(key) else {
         ctx.forget(key);
         return Ok(Reconciled::Deleted);
     };
+    let hpa = Arc::new(cached.hpa().map_err(|source| ReconcileError::Cache {
+        key: key.to_owned(),
+        source,
+    })?);
     if ctx
         .config
         .decision
@@ -148,7 +161,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             return apply(
                 key,
                 ctx,
-                &hpa,
+                (&hpa, &cached),
                 outcome,
                 false,
                 false,
@@ -235,7 +248,14 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let (desired_replicas, status_changed) =
         (outcome.status.desired_replicas, outcome.status_changed);
     let result = apply(
-        key, ctx, &input.hpa, outcome, true, rescaled, &durations, started,
+        key,
+        ctx,
+        (&input.hpa, &cached),
+        outcome,
+        true,
+        rescaled,
+        &durations,
+        started,
     )
     .await;
     if let (Some(observer), Some(decision)) = (&ctx.observer, observed_decision) {
@@ -262,7 +282,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
 async fn apply(
     key: &str,
     ctx: &Context,
-    hpa: &Arc<HorizontalPodAutoscaler>,
+    (hpa, cached): (&Arc<HorizontalPodAutoscaler>, &Arc<CachedHpa>),
     outcome: Outcome,
     got_scale: bool,
     rescaled: bool,
@@ -337,22 +357,26 @@ async fn apply(
             .set(i64::from(desired));
     }
 
-    ctx.decisions.push(
-        key,
-        DecisionRecord {
-            at: ctx.clock.now(),
-            current_replicas: got_scale.then(|| status.current_replicas.unwrap_or(0)),
-            desired_replicas: got_scale.then_some(desired),
-            rescaled,
-            status_written,
-            dry_run,
-            observed: Some(Arc::clone(hpa)),
-            computed_status: Some(status),
-            events,
-            error: error.as_ref().map(ToString::to_string),
-            trace,
-        },
-    );
+    let record = DecisionRecord {
+        at: ctx.clock.now(),
+        current_replicas: got_scale.then(|| status.current_replicas.unwrap_or(0)),
+        desired_replicas: got_scale.then_some(desired),
+        rescaled,
+        status_written,
+        dry_run,
+        observed: Some(Arc::clone(cached)),
+        computed_status: Some(status),
+        events,
+        error: error.as_ref().map(ToString::to_string),
+        trace,
+    };
+    // A status the core found unchanged is the observed one: the log keeps
+    // the cache's entry for both.
+    if status_changed {
+        ctx.decisions.push(key, record);
+    } else {
+        ctx.decisions.push_unchanged(key, record);
+    }
     tracing::debug!(hpa = key, desired, rescaled, status_written, "reconciled");
     match error {
         Some(err) => Err(err),

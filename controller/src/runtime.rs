@@ -20,7 +20,6 @@ use hpa_core::clock::Clock;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, ListParams};
-use kube::runtime::reflector;
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
@@ -36,7 +35,9 @@ use super::deployment_scales::DeploymentScales;
 use super::generations::Generations;
 pub use super::generations::queued_at_once;
 use super::history::{AgedRecommendation, AgedScaleEvent};
+use super::hpa_cache::HpaCache;
 use super::leader::{LeaderElector, LeaseTiming};
+use super::memory::{MemoryReport, MemorySource};
 use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
 use super::queue::{Backoff, WorkQueue};
@@ -315,13 +316,13 @@ impl ControllerHandle {
         extensions: Extensions,
         metrics: ControllerMetrics,
     ) -> Self {
-        let (hpa_store, hpa_writer) = reflector::store::<HorizontalPodAutoscaler>();
+        let hpa_cache = HpaCache::default();
         let mut ctx = Context::new(
             client.clone(),
             options.config.clone(),
             Arc::clone(&options.clock),
             &options.identity,
-            hpa_store.clone(),
+            hpa_cache.clone(),
             metrics,
         );
         ctx.observer = extensions.observer.clone();
@@ -375,7 +376,6 @@ impl ControllerHandle {
         let generations = Arc::new(Mutex::new(Generations::default()));
         let hpa_task = tokio::spawn(watch_hpas(
             options.api(client.clone()),
-            hpa_writer,
             ctx.clone(),
             queue.clone(),
             options.mode,
@@ -416,7 +416,8 @@ impl ControllerHandle {
             let ready = Arc::clone(&ready);
             let pods_ready = ctx.pod_index.clone();
             async move {
-                if hpa_store.wait_until_ready().await.is_ok() {
+                {
+                    hpa_cache.wait_until_ready().await;
                     pods_ready.wait_until_ready().await;
                     ready.store(true, Ordering::SeqCst);
                     let _ = caches_ready_tx.send(true);
@@ -467,7 +468,15 @@ impl ControllerHandle {
             metrics: self.ctx.metrics.clone(),
             decisions: self.ctx.decisions.clone(),
             ready: Arc::clone(&self.ready),
+            memory: Some(MemorySource::new(self.ctx.clone(), self.queue.clone())),
         }
+    }
+
+    /// Where the controller's memory goes now: each structure's bytes and
+    /// the allocator's totals ([`crate::memory`]); `None` where jemalloc is
+    /// not the allocator. Measured on the calling thread.
+    pub fn memory_report(&self) -> Option<MemoryReport> {
+        MemorySource::new(self.ctx.clone(), self.queue.clone()).report()
     }
 
     /// Whether the caches have synced.
@@ -577,7 +586,7 @@ impl ControllerHandle {
         let deadline = tokio::time::Instant::now() + self.sync_timeout;
         let mut pause = Duration::from_micros(200);
         loop {
-            let have_hpas = versions(self.ctx.hpas.state().iter().map(|h| &h.metadata));
+            let have_hpas = self.ctx.hpas.versions();
             let have_pods = self.ctx.pod_index.versions();
             let deployments_caught_up = deployments.as_ref().is_none_or(|(scales, want, rv)| {
                 caught_up(want, *rv, &scales.versions(), scales.progress())
@@ -604,13 +613,7 @@ impl ControllerHandle {
             return Err(RunError::NotLeader);
         }
         self.wait_for_caches().await?;
-        let keys: BTreeSet<String> = self
-            .ctx
-            .hpas
-            .state()
-            .iter()
-            .map(|h| key_of(&h.metadata))
-            .collect();
+        let keys: BTreeSet<String> = self.ctx.hpas.keys();
         for stale in self
             .ctx
             .history
@@ -643,16 +646,11 @@ impl ControllerHandle {
             let mut generations = self.generations();
             self.ctx
                 .hpas
-                .state()
-                .iter()
-                .filter_map(|h| {
-                    let key = key_of(&h.metadata);
-                    let at_once = generations.note(
-                        &gates,
-                        &key,
-                        h.metadata.uid.as_deref(),
-                        h.metadata.generation,
-                    );
+                .entries()
+                .into_iter()
+                .filter_map(|(key, h)| {
+                    let at_once =
+                        generations.note(&gates, &key, h.uid().as_deref(), h.generation());
                     (at_once == Some(true)).then_some(key)
                 })
                 .collect()
@@ -674,13 +672,8 @@ impl ControllerHandle {
         let gates = self.ctx.config.decision.feature_gates;
         let mut generations = self.generations();
         for key in keys {
-            if let Some(h) = self.ctx.cached_hpa(key) {
-                generations.note(
-                    &gates,
-                    key,
-                    h.metadata.uid.as_deref(),
-                    h.metadata.generation,
-                );
+            if let Some(h) = self.ctx.hpas.get(key) {
+                generations.note(&gates, key, h.uid().as_deref(), h.generation());
             }
         }
     }
@@ -688,7 +681,7 @@ impl ControllerHandle {
     /// Whether a run of `key` after run `mark` is still to complete.
     fn pending(&self, key: &str, mark: u64) -> bool {
         self.progress
-            .pending(key, mark, || self.ctx.cached_hpa(key).is_some())
+            .pending(key, mark, || self.ctx.hpas.contains(key))
     }
 
     /// Reconciles `keys` once, now, and returns when all are done. They
@@ -835,7 +828,6 @@ fn caught_up(
 /// (periodic mode) and forgets deleted ones.
 async fn watch_hpas(
     api: Api<HorizontalPodAutoscaler>,
-    writer: reflector::store::Writer<HorizontalPodAutoscaler>,
     ctx: Context,
     queue: WorkQueue<String>,
     mode: SyncMode,
@@ -850,10 +842,7 @@ async fn watch_hpas(
     let gates = ctx.config.decision.feature_gates;
     let mut seen_in_init: BTreeSet<String> = BTreeSet::new();
     let mut queued_at_init_done: Vec<(String, bool)> = Vec::new();
-    let stream = reflector::reflector(
-        writer,
-        watcher(api, watcher::Config::default()).default_backoff(),
-    );
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
     futures::pin_mut!(stream);
     while let Some(event) = stream.next().await {
         let event = match event {
@@ -869,14 +858,17 @@ async fn watch_hpas(
         {
             progress.observe(hpa.metadata.resource_version.as_deref());
         }
-        // The reflector's store holds a (re)list's objects only from
+        ctx.hpas.apply(&event);
+        // The cache holds a (re)list's objects only from
         // InitDone on: an HPA queued at its InitApply could be dequeued
         // before, look deleted, and never be requeued. Queue them at InitDone.
         let initial = matches!(event, watcher::Event::InitApply(_));
         match event {
             watcher::Event::Apply(hpa) | watcher::Event::InitApply(hpa) => {
                 let key = key_of(&hpa.metadata);
-                seen_in_init.insert(key.clone());
+                if initial {
+                    seen_in_init.insert(key.clone());
+                }
                 // On demand, the syncs note what they queue.
                 let changed = match mode {
                     SyncMode::Periodic => generations().note(
@@ -930,6 +922,10 @@ async fn watch_hpas(
                     generations().forget(&key);
                     forget_deleted(&ctx, &queue, &key, mode);
                 }
+                // Kept for this check only: a deleted HPA's key must not
+                // stay here until the next relist.
+                seen_in_init = BTreeSet::new();
+                queued_at_init_done = Vec::new();
             }
         }
         ctx.metrics

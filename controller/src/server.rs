@@ -1,6 +1,8 @@
 //! The controller's HTTP endpoints: `/metrics` (Prometheus text),
 //! `/healthz` (the process serves), `/readyz` (caches synced),
 //! `/debug/decisions` (JSON: the latest decisions next to each HPA's status),
+//! `/debug/memory` (JSON: the bytes each structure holds and the
+//! allocator's totals, [`crate::memory`]),
 //! `/debug/syncs` (JSON: when each HPA's kept decisions were taken,
 //! `?since=RFC 3339 time` for the recent ones only, `?after=N` for those
 //! logged after the read whose `next` was N; what `hpa-harness load
@@ -27,6 +29,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::decisions::DecisionLog;
+use super::memory::MemorySource;
 use super::metrics::ControllerMetrics;
 
 /// The default `--bind-address`.
@@ -39,6 +42,8 @@ pub struct ServerState {
     pub decisions: DecisionLog,
     /// Set once the HPA and pod caches have synced.
     pub ready: Arc<AtomicBool>,
+    /// What `/debug/memory` measures (`None`: answers 404).
+    pub memory: Option<MemorySource>,
 }
 
 /// The router.
@@ -50,6 +55,7 @@ pub fn app(state: ServerState) -> Router {
         .route("/readyz", get(readyz))
         .route("/debug/decisions", get(decisions))
         .route("/debug/syncs", get(syncs))
+        .route("/debug/memory", get(memory))
         .with_state(state)
 }
 
@@ -118,6 +124,24 @@ async fn decisions(State(state): State<ServerState>) -> Response {
     axum::Json(state.decisions.report()).into_response()
 }
 
+/// Where the memory goes: each structure's bytes and the allocator's
+/// totals ([`crate::memory`]), measured on a blocking thread (copying every
+/// entry once takes a while at 100,000 HPAs).
+async fn memory(State(state): State<ServerState>) -> Response {
+    let Some(source) = state.memory else {
+        return (StatusCode::NOT_FOUND, "no memory source").into_response();
+    };
+    match tokio::task::spawn_blocking(move || source.report()).await {
+        Ok(Some(report)) => axum::Json(report).into_response(),
+        Ok(None) => (
+            StatusCode::NOT_IMPLEMENTED,
+            "memory is measured only with jemalloc as the allocator",
+        )
+            .into_response(),
+        Err(err) => (StatusCode::INTERNAL_SERVER_ERROR, err.to_string()).into_response(),
+    }
+}
+
 /// The query of `/debug/syncs`.
 #[derive(Debug, serde::Deserialize)]
 struct SyncsQuery {
@@ -142,6 +166,7 @@ mod tests {
             metrics: ControllerMetrics::new(),
             decisions: DecisionLog::new(3),
             ready: Arc::new(AtomicBool::new(false)),
+            memory: None,
         }
     }
 
@@ -208,6 +233,33 @@ mod tests {
             let (code, _) = get_path(debug_app(state()), path).await;
             assert_eq!(code, StatusCode::NOT_FOUND, "{path}");
         }
+    }
+
+    /// Without a source there is nothing to measure; with one, where
+    /// jemalloc is not the allocator (these tests), it says so.
+    #[tokio::test]
+    async fn debug_memory_answers_only_what_it_can_measure() {
+        let (code, _) = get_path(app(state()), "/debug/memory").await;
+        assert_eq!(code, StatusCode::NOT_FOUND);
+        let client =
+            kube::Client::try_from(kube::Config::new("http://127.0.0.1:1".parse().unwrap()))
+                .unwrap();
+        let ctx =
+            crate::Context::for_tests(client, Arc::new(hpa_core::clock::VirtualClock::default()));
+        let queue = crate::queue::WorkQueue::new(
+            crate::queue::Backoff {
+                base: std::time::Duration::from_secs(1),
+                max: std::time::Duration::from_secs(1),
+            },
+            crate::metrics::QueueMetrics::default(),
+        );
+        let state = ServerState {
+            memory: Some(MemorySource::new(ctx, queue)),
+            ..state()
+        };
+        let (code, body) = get_path(app(state), "/debug/memory").await;
+        assert_eq!(code, StatusCode::NOT_IMPLEMENTED, "{body}");
+        assert!(body.contains("jemalloc"), "{body}");
     }
 
     #[tokio::test]

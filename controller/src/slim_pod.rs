@@ -193,7 +193,13 @@ impl SlimPod {
     /// `CorePod::from(&Pod)` would build it from the full pod).
     pub fn to_core(&self) -> CorePod {
         self.to_core_with(
-            Arc::new(self.metadata.labels.clone().unwrap_or_default()),
+            Arc::new(
+                self.metadata
+                    .labels
+                    .as_ref()
+                    .map(Labels::from)
+                    .unwrap_or_default(),
+            ),
             Arc::new(self.core_spec()),
         )
     }

@@ -435,8 +435,11 @@ async fn a_list_answered_differently_leaves_each_hpa_its_own_request() {
         metrics: Some(hpa_sim::Backend::Router(router)),
         ..SimConfig::default()
     });
-    let client = MetricsClient::new(sim.client(), Duration::from_secs(15))
-        .with_shared_lists(Duration::ZERO, true);
+    let client = MetricsClient::new(sim.client(), Duration::from_secs(15)).with_shared_lists(
+        Duration::ZERO,
+        true,
+        Arc::new(SystemClock),
+    );
     let orders = Selector::parse("scaledobject.keda.sh/name=orders").unwrap();
     for _ in 0..3 {
         let got = client

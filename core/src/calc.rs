@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::pod::{CoreContainer, CorePod, CorePodSpec};
 use crate::quantity::Quantity;
@@ -118,7 +118,7 @@ pub struct PodMetric {
 pub type PodMetricsInfo = BTreeMap<Arc<str>, PodMetric>;
 
 /// The tolerance band `[1 - scale_down, 1 + scale_up]` inside which nothing changes.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Tolerances {
     /// Fraction below 1.0 still tolerated.
     pub scale_down: f64,
@@ -630,6 +630,35 @@ pub struct PodShare {
     pub sample: Option<i64>,
     /// The value used in the second pass (missing/unready substitution), if any.
     pub assumed: Option<i64>,
+}
+
+/// The classes of [`PodShare::class`].
+pub const POD_CLASSES: [&str; 4] = ["ready", "unready", "missing", "ignored"];
+
+/// A share read back: its class one of [`POD_CLASSES`].
+impl<'de> Deserialize<'de> for PodShare {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct Wire {
+            pod: Arc<str>,
+            class: String,
+            sample: Option<i64>,
+            assumed: Option<i64>,
+        }
+        let wire = Wire::deserialize(deserializer)?;
+        let class = POD_CLASSES
+            .into_iter()
+            .find(|class| *class == wire.class)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("unknown pod class {:?}", wire.class))
+            })?;
+        Ok(Self {
+            pod: wire.pod,
+            class,
+            sample: wire.sample,
+            assumed: wire.assumed,
+        })
+    }
 }
 
 /// A pod-based proposal (Resource, ContainerResource, Pods).

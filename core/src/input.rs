@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::calc::{PodCustomSample, PodResourceSample};
 use crate::pod::CorePod;
@@ -14,7 +14,7 @@ use crate::quantity::Quantity;
 use crate::selector::{Selector, SelectorError};
 
 /// What the shell read from the target's `/scale` subresource.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScaleInfo {
     /// `spec.replicas`: upstream's "current replicas".
     pub spec_replicas: i32,

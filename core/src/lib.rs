@@ -36,6 +36,7 @@ pub mod decide;
 pub mod gates;
 pub mod go_duration;
 pub mod input;
+pub mod labels;
 pub mod normalize;
 pub mod pod;
 pub mod quantity;

@@ -21,8 +21,8 @@ use serde::Serialize;
 /// A resource list (`requests`, `overhead`); an absent list is empty.
 pub type ResourceList = BTreeMap<String, Quantity>;
 
-/// A pod's labels.
-pub type Labels = BTreeMap<String, String>;
+/// A pod's labels, compact ([`crate::labels`]).
+pub use crate::labels::Labels;
 
 /// See the module documentation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -228,7 +228,13 @@ impl From<&Container> for CoreContainer {
 
 impl From<&Pod> for CorePod {
     fn from(pod: &Pod) -> Self {
-        let labels = Arc::new(pod.metadata.labels.clone().unwrap_or_default());
+        let labels = Arc::new(
+            pod.metadata
+                .labels
+                .as_ref()
+                .map(Labels::from)
+                .unwrap_or_default(),
+        );
         Self::from_source(pod, labels, Arc::new(CorePodSpec::from_source(pod)))
     }
 }
@@ -274,7 +280,7 @@ mod tests {
         let ts = |s: &str| s.parse::<Timestamp>().unwrap();
         assert_eq!(core.name, "web-1");
         assert_eq!(core.namespace, "ns");
-        assert_eq!(core.labels["app"], "web");
+        assert_eq!(core.labels.get("app"), Some("web"));
         assert_eq!(core.deletion_timestamp, Some(ts("2026-01-01T00:00:09Z")));
         assert_eq!(core.phase, "Running");
         assert_eq!(core.start_time, Some(ts("2026-01-01T00:00:00Z")));

@@ -7,13 +7,13 @@ use std::fmt;
 
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::calc::{PodShare, Tolerances};
 use crate::input::ScaleInfo;
 
 /// One metric's part in the decision.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricTrace {
     /// Index in `spec.metrics`.
     pub index: usize,
@@ -68,8 +68,9 @@ impl MetricTrace {
     }
 }
 
-/// The whole explanation of one decision.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The whole explanation of one decision. Read back from its JSON as it
+/// was (a controller keeps its latest traces as their text).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecisionTrace {
     /// `namespace/name` of the HPA.
     pub hpa: String,

@@ -326,7 +326,9 @@ pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release
         rescaled: false,
         status_written: false,
         dry_run: true,
-        observed: Some(Arc::clone(&snapshot.hpa)),
+        observed: Some(Arc::new(hpa_controller::hpa_cache::CachedHpa::new(
+            &snapshot.hpa,
+        ))),
         computed_status: Some(outcome.status),
         events: outcome.events,
         error: error.clone(),

@@ -3,6 +3,7 @@
 //! sync intervals and latencies, and its core inputs are replayed through
 //! the pure core (on a thread of its own) to count disagreements.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -47,12 +48,7 @@ pub(super) struct Tally {
 impl Tally {
     /// Counts one observation and replays it through the core; reconciles
     /// that start before `measure_from` are checked, not measured.
-    fn check(
-        &mut self,
-        o: ReconcileObservation,
-        measure_from: Instant,
-        last: &mut HashMap<String, Instant>,
-    ) {
+    fn check(&mut self, o: ReconcileObservation, measure_from: Instant, seen: &mut Seen) {
         let measured = o.started >= measure_from;
         if let Some(what) = disagreement(&o) {
             self.disagreements += 1;
@@ -68,27 +64,47 @@ impl Tally {
             }
             return;
         }
-        let prev = last.insert(o.key.clone(), o.started);
+        let metric = MetricKind::name_of_key(&o.key);
+        let (prev, after_warmup) = match seen.entry(o.key.into_boxed_str()) {
+            Entry::Occupied(held) => {
+                let last = held.into_mut();
+                (Some(std::mem::replace(&mut last.0, o.started)), &mut last.1)
+            }
+            Entry::Vacant(new) => (None, &mut new.insert((o.started, false)).1),
+        };
         if measured {
             self.syncs += 1;
             self.latencies.push(o.duration.as_secs_f64());
             if let Some(prev) = prev {
                 let interval = o.started.saturating_duration_since(prev).as_secs_f64();
                 self.intervals.push(interval);
-                if let Some(metric) = MetricKind::name_of_key(&o.key) {
+                if let Some(metric) = metric {
                     self.intervals_by_metric
                         .entry(metric)
                         .or_default()
                         .push(interval);
                 }
             }
-            if !self.synced_after_warmup.contains(&o.key) {
-                self.synced_after_warmup.insert(o.key.clone());
-            }
+            *after_warmup = true;
         }
-        self.synced.insert(o.key);
+    }
+
+    /// The HPAs synced, and those synced after the warm-up, from what the
+    /// checker kept per HPA.
+    fn close(&mut self, seen: Seen) {
+        for (key, (_, after_warmup)) in seen {
+            if after_warmup {
+                self.synced_after_warmup.insert(key.to_string());
+            }
+            self.synced.insert(key.into_string());
+        }
     }
 }
+
+/// Per HPA synced: its last sync's start and whether one was measured
+/// (after the warm-up). One key per HPA for the whole run: the load's own
+/// memory counts against the controller's (see docs/load-report.md).
+type Seen = HashMap<Box<str>, (Instant, bool)>;
 
 /// How often the checker thread drains the observations sent to it.
 const DRAIN_EVERY: Duration = Duration::from_millis(20);
@@ -132,14 +148,14 @@ impl Collector {
                 .map(|p| p.to_string_lossy().into_owned());
             let _ = task_tx.send(task);
             let mut tally = Tally::default();
-            let mut last: HashMap<String, Instant> = HashMap::new();
+            let mut seen = Seen::new();
             // Drained on a timer rather than woken per observation: a
             // blocked receiver costs every send a futex wake-up on the
             // controller's worker, which the controller's CPU would count.
             loop {
                 let closed = loop {
                     match rx.try_recv() {
-                        Ok(o) => tally.check(*o, measure_from, &mut last),
+                        Ok(o) => tally.check(*o, measure_from, &mut seen),
                         Err(mpsc::TryRecvError::Empty) => break false,
                         Err(mpsc::TryRecvError::Disconnected) => break true,
                     }
@@ -149,6 +165,7 @@ impl Collector {
                 }
                 std::thread::sleep(DRAIN_EVERY);
             }
+            tally.close(seen);
             tally
         });
         let collector = Arc::new(Self {

@@ -131,6 +131,12 @@ pub struct LoadReport {
     /// Failed syncs by reason (`load-N` stands for any load namespace).
     #[serde(default)]
     pub failed_sync_reasons: BTreeMap<String, u64>,
+    /// Where our controller's memory went at the end of the run: each of
+    /// its structures' bytes and the allocator's totals
+    /// (`hpa_controller::memory`). Absent with `--controller upstream` and
+    /// in reports from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<hpa_controller::memory::MemoryReport>,
 }
 
 fn counted_default() -> bool {
@@ -473,6 +479,13 @@ fn notes(reports: &[LoadReport], out: &mut String) {
                 );
             }
         }
+        if let (Some(memory), 1) = (&first.memory, reports.len()) {
+            let _ = writeln!(
+                out,
+                "where the controller's memory went at the end of the run:\n{}",
+                memory.table()
+            );
+        }
         if first.checker_cpu_seconds > 0.0 && reports.len() == 1 {
             let _ = writeln!(
                 out,
@@ -683,6 +696,7 @@ pub(crate) fn sample(hpas: u64, workers: u64) -> LoadReport {
         syncs_counted_by: "observer".into(),
         failed_syncs: 0,
         failed_sync_reasons: BTreeMap::new(),
+        memory: None,
     }
 }
 

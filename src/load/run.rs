@@ -166,6 +166,7 @@ async fn run_on(
     )
     .await?;
     let run_seconds = measure_from.elapsed().as_secs_f64();
+    let memory = controller.memory_report();
     let watched = controller.stop().await?;
     let usage = usage.since(cluster);
     collector.close();
@@ -188,15 +189,18 @@ async fn run_on(
         tracing::warn!(%example, "decision disagrees with the pure core");
     }
     let counted = cluster.request_counts().await?;
-    Ok(load_report(
-        options,
-        &tally,
-        counted_by,
-        counted,
-        run_seconds,
-        usage,
-        setup,
-    ))
+    Ok(LoadReport {
+        memory,
+        ..load_report(
+            options,
+            &tally,
+            counted_by,
+            counted,
+            run_seconds,
+            usage,
+            setup,
+        )
+    })
 }
 
 /// The load as built: the pods the metrics script knows and the external
@@ -338,6 +342,9 @@ async fn pods_with_metrics(
     }
 }
 
+/// How long the fake node may take to run the load's pods.
+const PODS_RUNNING_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// On a real cluster: waits until the fake node runs `want` of the load's
 /// pods (it binds and starts them one after another), so that the first
 /// syncs do not find them Pending.
@@ -347,7 +354,7 @@ async fn pods_running(
     want: usize,
 ) -> Result<(), LoadError> {
     use k8s_openapi::api::core::v1::Pod;
-    let deadline = Instant::now() + PODS_KNOWN_TIMEOUT;
+    let deadline = Instant::now() + PODS_RUNNING_TIMEOUT;
     let managed = format!(
         "{}=true",
         crate::testbed::cluster::fake_node::MANAGED_POD_LABEL
@@ -373,14 +380,13 @@ async fn pods_running(
                 action: "run the load's pods on the fake node".to_owned(),
                 message: format!(
                     "after {}s {running} of the load's {want} pods run",
-                    PODS_KNOWN_TIMEOUT.as_secs()
+                    PODS_RUNNING_TIMEOUT.as_secs()
                 ),
             });
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
-
 
 /// The bar of the pods that have metrics (hidden unless `progress`).
 fn pods_bar(progress: bool, want: usize) -> indicatif::ProgressBar {
@@ -513,6 +519,15 @@ enum Measured {
 }
 
 impl Measured {
+    /// Where our controller's memory goes now (`None`: not ours, or not
+    /// measurable). Measured on this thread, after the measured window.
+    fn memory_report(&self) -> Option<hpa_controller::memory::MemoryReport> {
+        match self {
+            Self::Ours(controller) => controller.memory_report(),
+            Self::Upstream(_) => None,
+        }
+    }
+
     /// Stops ours, or stops watching and answers what was seen and which
     /// source counted it.
     async fn stop(self) -> Result<Option<(Seen, SyncSource)>, LoadError> {
@@ -854,6 +869,7 @@ fn load_report(
         syncs_counted_by: counted_by.name().into(),
         failed_syncs: tally.failures.total,
         failed_sync_reasons: tally.failures.by_reason.clone(),
+        memory: None,
         warmup_seconds: options.warmup.as_secs_f64(),
         cluster_peak_rss_bytes: used.cluster_peak_rss_bytes,
         cluster_cpu_seconds: used.cluster_cpu_seconds,

@@ -42,6 +42,13 @@ pub struct MetricsClient {
     pod_cache: Option<PodIndex>,
 }
 
+impl MetricsClient {
+    /// What the shared lists hold ([`crate::memory`]); `None` without them.
+    pub fn footprint(&self, meter: &crate::memory::Meter) -> Option<crate::memory::Footprint> {
+        self.shared.as_ref().map(|shared| shared.footprint(meter))
+    }
+}
+
 impl std::fmt::Debug for MetricsClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MetricsClient").finish_non_exhaustive()

@@ -28,11 +28,21 @@ use super::scan;
 use super::slim::{self, CustomList};
 use crate::config::parse_go_duration;
 use crate::label_index::LabelIndex;
+use crate::memory::{Meter, table_bytes};
 
 /// A custom metrics response: (object name, value, timestamp, window). The
 /// name is shared (`Arc`): a namespace-wide answer's entries are cloned for
 /// every HPA picking its pods' share.
 pub(super) type CustomValues = Vec<(Arc<str>, Quantity, jiff::Timestamp, Option<i64>)>;
+
+/// The bytes a custom metrics answer holds ([`crate::memory`]).
+pub(super) fn custom_values_footprint(values: &CustomValues, meter: &Meter) -> u64 {
+    meter.buffer::<(Arc<str>, Quantity, jiff::Timestamp, Option<i64>)>(values.capacity())
+        + values
+            .iter()
+            .map(|(name, value, ..)| meter.arc_str(name) + meter.heap(value))
+            .sum::<u64>()
+}
 
 /// A namespace's `metrics.k8s.io` pod list, converted and indexed by label
 /// once per window: each HPA takes its pods' samples without matching or
@@ -180,6 +190,54 @@ impl NamespaceResources {
             labels: Arc::new(LabelIndex::new(labels)),
             memo: None,
         })
+    }
+
+    /// The bytes the list holds ([`crate::memory`]): its samples, their
+    /// names and containers, the label index and what the next window may
+    /// reuse. Containers shared by the memo are counted there, once.
+    pub(super) fn footprint(&self, meter: &Meter) -> u64 {
+        let mut bytes = meter.buffer::<Result<PodResourceSample, String>>(self.samples.capacity());
+        for sample in &self.samples {
+            bytes += match sample {
+                Ok(sample) => meter.arc_str(&sample.pod),
+                Err(message) => meter.block(message.capacity()),
+            };
+        }
+        bytes += self.labels.footprint(meter);
+        if let Some(memo) = &self.memo {
+            bytes += meter.block(memo.label_texts.capacity())
+                + table_bytes(
+                    memo.containers.capacity(),
+                    std::mem::size_of::<(Box<str>, Result<Arc<[ContainerUsage]>, String>)>(),
+                );
+            for (text, containers) in &memo.containers {
+                bytes += meter.block(text.len())
+                    + match containers {
+                        Ok(containers) => {
+                            meter.block(
+                                2 * std::mem::size_of::<usize>()
+                                    + std::mem::size_of_val(&**containers),
+                            ) + containers
+                                .iter()
+                                .map(|c| meter.heap(&c.name) + meter.heap(&c.usage))
+                                .sum::<u64>()
+                        }
+                        Err(message) => meter.block(message.capacity()),
+                    };
+            }
+        } else {
+            // Without a memo the containers are the samples' own.
+            for sample in self.samples.iter().flatten() {
+                bytes += meter.block(
+                    2 * std::mem::size_of::<usize>() + std::mem::size_of_val(&*sample.containers),
+                ) + sample
+                    .containers
+                    .iter()
+                    .map(|c| meter.heap(&c.name) + meter.heap(&c.usage))
+                    .sum::<u64>();
+            }
+        }
+        bytes
     }
 
     /// The samples of the entries `selector` selects, in the list's order,

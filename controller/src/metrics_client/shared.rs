@@ -16,11 +16,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use hpa_core::clock::Clock;
 use hpa_metrics_api::ExternalMetricValueList;
 use jiff::Timestamp;
 
-use super::decode::{CustomValues, NamespaceResources};
+use super::decode::{CustomValues, NamespaceResources, custom_values_footprint};
+use crate::memory::{Footprint, Meter, table_bytes};
 use crate::pod_index::ListedPods;
 
 /// One slot per key: its latest response, and when (instant and round) it
@@ -315,6 +318,61 @@ impl SharedLists {
     /// Starts a new round: nothing fetched before is shared after.
     pub(super) fn next_round(&self) {
         self.round.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+impl<T> Slots<T> {
+    /// The bytes the slots hold ([`crate::memory`]), each response as
+    /// `value` counts it: a response is skipped while a fetch holds its
+    /// slot.
+    fn footprint(&self, meter: &Meter, value: impl Fn(&T) -> u64) -> u64 {
+        // A slot: two counters, the lock and its response's time and `Arc`.
+        let slot = 2 * std::mem::size_of::<usize>()
+            + std::mem::size_of::<tokio::sync::Mutex<Option<Held<T>>>>();
+        table_bytes(
+            self.by_key.capacity(),
+            std::mem::size_of::<(String, Slot<T>)>(),
+        ) + self
+            .by_key
+            .iter()
+            .map(|(key, held)| {
+                let response = held.try_lock().ok().and_then(|held| {
+                    held.as_ref().map(|held| {
+                        meter.block(2 * std::mem::size_of::<usize>() + std::mem::size_of::<T>())
+                            + value(&held.value)
+                    })
+                });
+                meter.block(key.capacity()) + meter.block(slot) + response.unwrap_or(0)
+            })
+            .sum::<u64>()
+    }
+}
+
+impl SharedLists {
+    /// What the shared lists hold ([`crate::memory`]).
+    pub(super) fn footprint(&self, meter: &Meter) -> Footprint {
+        fn locked<T>(slots: &Mutex<Slots<T>>) -> std::sync::MutexGuard<'_, Slots<T>> {
+            slots
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        }
+        let pods = locked(&self.pods).footprint(meter, |list| list.footprint(meter));
+        let pod_values = locked(&self.pod_values).footprint(meter, |values| {
+            values.as_ref().map_or(0, |(values, listed)| {
+                custom_values_footprint(values, meter)
+                    + meter
+                        .block(2 * std::mem::size_of::<usize>() + std::mem::size_of::<ListedPods>())
+                    + listed.footprint(meter)
+            })
+        });
+        let custom =
+            locked(&self.custom).footprint(meter, |values| custom_values_footprint(values, meter));
+        let external = locked(&self.external).footprint(meter, |list| meter.heap(list));
+        Footprint {
+            structure: std::borrow::Cow::Borrowed("shared metrics lists"),
+            entries: locked(&self.pods).by_key.len(),
+            bytes: pods + pod_values + custom + external,
+        }
     }
 }
 

@@ -14,6 +14,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+
+use crate::labels::LabelLookup;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Why a selector was refused. The messages are apimachinery's, word for
@@ -70,8 +72,8 @@ pub struct Requirement {
 
 impl Requirement {
     /// Whether `labels` satisfy this clause.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let value = labels.get(&self.key);
+    pub fn matches<L: LabelLookup + ?Sized>(&self, labels: &L) -> bool {
+        let value = labels.label(&self.key);
         match self.operator {
             Operator::Equals | Operator::DoubleEquals | Operator::In => {
                 value.is_some_and(|v| self.values.iter().any(|x| x == v))
@@ -208,8 +210,9 @@ impl Selector {
         &self.requirements
     }
 
-    /// Whether `labels` satisfy every clause.
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    /// Whether `labels` (a map, or a pod's [`Labels`](crate::pod::Labels))
+    /// satisfy every clause.
+    pub fn matches<L: LabelLookup + ?Sized>(&self, labels: &L) -> bool {
         !self.nothing && self.requirements.iter().all(|r| r.matches(labels))
     }
 

@@ -1,14 +1,16 @@
 #!/bin/bash
 # The deployed hpa-controller binary on its own, against `hpa-harness sim`
 # in another process, with `hpa-harness load --controller upstream` building
-# 10,000 HPAs x 10 pods. Every 5 s it samples the controller's CPU ticks,
-# resident memory and reconciliation count (its /metrics), then its user
-# and system ticks apart, into samples.txt;
-# stats.py turns them into CPU per sync and peak memory.
+# HPAS HPAs x PODS pods (10,000 x 10 unless given). Every 5 s it samples the
+# controller's CPU ticks, resident memory and reconciliation count (its
+# /metrics), then its user and system ticks apart, into samples.txt;
+# stats.py turns them into CPU per sync and peak memory. At the end it
+# saves the controller's own account of its memory (/debug/memory) as
+# memory.json.
 # Usage (from the repository, after `cargo build --release`; B=DIR runs the
 # binaries in DIR instead of target/release):
-#   docs/load/controller-binary/run.sh [extra hpa-controller flags]
-#   python3 docs/load/controller-binary/stats.py "$OUT/samples.txt"
+#   [HPAS=100000 PODS=1 WARMUP=90s DURATION=60s] docs/load/controller-binary/run.sh [extra hpa-controller flags]
+#   python3 docs/load/controller-binary/stats.py "$OUT/samples.txt" [--hpas HPAS]
 set -u
 B=${B:-$(cd "$(dirname "$0")/../../.." && pwd)/target/release}
 OUT=${OUT:-$(mktemp -d)}
@@ -24,7 +26,9 @@ CTL=$!; sleep 2
     n=$(curl -s 127.0.0.1:18258/metrics | grep '^horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count' | awk '{s+=$2} END {print s+0}')
     echo "$(date +%s) $(awk '{print $14+$15}' /proc/$CTL/stat) $(grep VmRSS /proc/$CTL/status | awk '{print $2}') $(grep VmHWM /proc/$CTL/status | awk '{print $2}') $n $(awk '{print $14, $15}' /proc/$CTL/stat)" >> samples.txt
     sleep 5; done ) &
-timeout 900 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-url "$MURL" --controller upstream \
+timeout 1800 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-url "$MURL" --controller upstream \
   --controller-metrics-url http://127.0.0.1:18258/metrics \
-  --hpas 10000 --sync-period 15s --warmup 60s --duration 90s --quiet --json load.json > load.out 2>&1
+  --hpas "${HPAS:-10000}" --pods-per-hpa "${PODS:-10}" --sync-period 15s \
+  --warmup "${WARMUP:-60s}" --duration "${DURATION:-90s}" --quiet --json load.json > load.out 2>&1
+curl -s 127.0.0.1:18258/debug/memory > memory.json
 kill $CTL $SIM; wait 2>/dev/null

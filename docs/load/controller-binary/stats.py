@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # CPU per sync and peak memory from run.sh's (or defaults.sh's) samples
 # (unix_s cpu_ticks rss_kB hwm_kB reconciliations [user_ticks system_ticks]).
-# By default from the second full pass of 10,000 HPAs to the last sample;
+# By default from the second full pass of the HPAs (--hpas N, default
+# 10,000) to the last sample;
 # with --built W, over the 60 s that start W seconds after defaults.sh's
 # "built" mark (the load's measured minute, to the nearest samples).
 import sys
@@ -17,7 +18,8 @@ if '--built' in sys.argv:
 else:
     def first(n): return next(r for r in rows if r[4]>=n)
     top=max(r[4] for r in rows)
-    a,b=first(20000),first(top)
+    hpas=int(sys.argv[sys.argv.index('--hpas')+1]) if '--hpas' in sys.argv else 10000
+    a,b=first(2*hpas),first(top)
     what=f"from the 2nd to the last full pass: {b[0]-a[0]} s"
 syncs=b[4]-a[4]; cpu=(b[1]-a[1])/100
 print(f"{what}, {syncs} syncs, {cpu:.1f} s CPU, {1000*cpu/syncs:.3f} ms CPU/sync; peak RSS {max(r[3] for r in rows)/1024:.0f} MiB")

@@ -1,0 +1,310 @@
+//! Bytes per HPA: what the controller holds for each HPA of the load's mix
+//! (one pod each, CPU, memory, Pods and External metrics in turn, 100 per
+//! namespace), counted by the allocator, against a committed baseline.
+//!
+//! The controller runs alone on this test's thread (a current-thread
+//! runtime, at the deployed binary's defaults, syncing on demand in virtual
+//! time); the simulated cluster and the fake metrics server run on threads
+//! of their own and talk to it over a socket, and build the load there. So
+//! what jemalloc counts as allocated and not freed on this thread is what
+//! the controller holds: its caches, histories, decision log, queue,
+//! client, everything. The bytes per HPA are the slope between two sizes
+//! of the same load, so fixed costs cancel out.
+//!
+//! Counted bytes in virtual time, not timed. It fails when the bytes per
+//! HPA of the controller's structures (each entry measured, the same in
+//! every run) grow by more than a tenth over [`STRUCTURES`], or shrink by
+//! more than a fifth (so that the baseline follows improvements and keeps
+//! guarding them); and when everything its thread holds grows by more than
+//! a quarter over [`HELD`] (buffers make that vary between runs).
+//! docs/load-report.md ("Where the bytes go") explains the figures and how
+//! to set the baselines again.
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::sync::mpsc;
+
+use tokio::sync::oneshot;
+
+use clap::Parser;
+use hpa_controller::cli::Args;
+use hpa_controller::memory::{MemoryReport, Meter};
+use hpa_controller::{ControllerHandle, ControllerOptions};
+use hpa_core::clock::VirtualClock;
+use hpa_sim::SimConfig;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+
+mod support;
+use support::Embedded;
+
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
+/// The structures' bytes per HPA when the baseline was set: counted entry
+/// by entry ([`hpa_controller::memory`]), the same in every run.
+const STRUCTURES: f64 = 4_634.0;
+
+/// All the bytes the controller's thread holds per HPA when the baseline
+/// was set: the structures and the rest (the metrics client's and the
+/// runtime's maps, kube's and hyper's buffers). Buffers sized by how much
+/// data arrived at once make it vary by up to a tenth between runs, so it
+/// is held to a quarter.
+const HELD: f64 = 4_600.0;
+
+/// The sizes whose difference gives the slope.
+const SMALL: usize = 400;
+const LARGE: usize = 1_200;
+const PER_NAMESPACE: usize = 100;
+/// Syncs 15 s apart that fill a 300 s stabilization window.
+const SYNCS: usize = 21;
+
+/// What the cluster's thread is asked to do.
+enum Ask {
+    /// Add the load's HPAs `from..to` (Deployments, pods, HPAs, metrics).
+    Build { from: usize, to: usize },
+    /// Move the virtual clock and let the cluster act.
+    Advance(jiff::SignedDuration),
+}
+
+/// The simulated cluster and its fake metrics server on a thread of their
+/// own, serving on a socket; answers each [`Ask`] when done.
+struct Cluster {
+    url: String,
+    clock: VirtualClock,
+    asks: tokio::sync::mpsc::UnboundedSender<(Ask, oneshot::Sender<()>)>,
+}
+
+impl Cluster {
+    fn start() -> Self {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (asks, mut asked) =
+            tokio::sync::mpsc::unbounded_channel::<(Ask, oneshot::Sender<()>)>();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let clock = VirtualClock::default();
+                let Embedded { sim, metrics } =
+                    Embedded::new(Some(clock.clone()), SimConfig::default());
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                let url = format!("http://{}", listener.local_addr().unwrap());
+                tokio::spawn(hpa_sim::serve_router(
+                    sim.clone(),
+                    sim.router(),
+                    listener,
+                    std::future::pending(),
+                ));
+                ready_tx.send((url, clock)).unwrap();
+                let client = sim.client();
+                let mut script = String::from("defaults: {window: 1s}\npods:\n");
+                let mut external = String::from("external:\n");
+                loop {
+                    let Some((ask, done)) = asked.recv().await else {
+                        return;
+                    };
+                    match ask {
+                        Ask::Build { from, to } => {
+                            build(&client, from, to, &mut script, &mut external).await;
+                            let yaml = format!("{script}{external}");
+                            metrics
+                                .load(&fake_metrics_server::script::from_yaml(&yaml).unwrap())
+                                .unwrap();
+                        }
+                        Ask::Advance(by) => sim.advance(by),
+                    }
+                    let _ = done.send(());
+                }
+            });
+        });
+        let (url, clock) = ready_rx.recv().unwrap();
+        Self { url, clock, asks }
+    }
+
+    /// Asks and waits for the answer, the controller's tasks running
+    /// meanwhile (as in a cluster, it follows the changes as they come).
+    async fn ask(&self, ask: Ask) {
+        let (done, wait) = oneshot::channel();
+        self.asks.send((ask, done)).unwrap();
+        wait.await.unwrap();
+    }
+}
+
+fn namespace(i: usize) -> String {
+    format!("load-{}", i / PER_NAMESPACE)
+}
+
+/// HPA `i` of the load: the metric kinds of `hpa-harness load` in turn.
+fn metric(i: usize) -> serde_json::Value {
+    use serde_json::json;
+    match i % 4 {
+        0 => json!({"type": "Resource", "resource": {"name": "cpu",
+            "target": {"type": "Utilization", "averageUtilization": 50}}}),
+        1 => json!({"type": "Resource", "resource": {"name": "memory",
+            "target": {"type": "AverageValue", "averageValue": "64Mi"}}}),
+        2 => json!({"type": "Pods", "pods": {"metric": {"name": "requests_per_second"},
+            "target": {"type": "AverageValue", "averageValue": "10"}}}),
+        _ => json!({"type": "External", "external": {
+            "metric": {"name": "queue_depth", "selector": {"matchLabels": {"queue": format!("w{i}")}}},
+            "target": {"type": "AverageValue", "averageValue": "5"}}}),
+    }
+}
+
+/// Creates the load's objects `from..to` and adds their metrics to the
+/// script: every HPA at its target, as a steady load.
+async fn build(
+    client: &kube::Client,
+    from: usize,
+    to: usize,
+    script: &mut String,
+    external: &mut String,
+) {
+    for i in from..to {
+        let (ns, name) = (namespace(i), format!("w{i}"));
+        if i % PER_NAMESPACE == 0 {
+            let object: Namespace =
+                serde_json::from_value(serde_json::json!({"metadata": {"name": ns}})).unwrap();
+            Api::<Namespace>::all(client.clone())
+                .create(&PostParams::default(), &object)
+                .await
+                .unwrap();
+        }
+        let deployment: Deployment = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}},
+                                  "spec": {"containers": [{"name": "app", "image": "app",
+                                    "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}
+        }))
+        .unwrap();
+        Api::<Deployment>::namespaced(client.clone(), &ns)
+            .create(&PostParams::default(), &deployment)
+            .await
+            .unwrap();
+        let hpa: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                     "minReplicas": 1, "maxReplicas": 2, "metrics": [metric(i)]}
+        }))
+        .unwrap();
+        Api::<HorizontalPodAutoscaler>::namespaced(client.clone(), &ns)
+            .create(&PostParams::default(), &hpa)
+            .await
+            .unwrap();
+        script.push_str(&format!(
+            "  - {{namespace: {ns}, name: {name}-0, labels: {{app: {name}}}, \
+             containers: [{{name: app, cpu: 100m, memory: 64Mi}}], \
+             metrics: {{requests_per_second: 10}}}}\n"
+        ));
+        if i % 4 == 3 {
+            external.push_str(&format!(
+                "  - {{namespace: {ns}, metric: queue_depth, labels: {{queue: {name}}}, value: 5}}\n"
+            ));
+        }
+    }
+}
+
+/// `hpa-controller`'s command line with no flags.
+#[derive(Parser)]
+struct Cli {
+    #[command(flatten)]
+    args: Args,
+}
+
+/// Syncs every HPA a sync period apart until its memory is at its steady
+/// state: the default scale-down stabilization window (300 s) full of
+/// recommendations.
+async fn settle(cluster: &Cluster, controller: &ControllerHandle, hpas: usize) {
+    for _ in 0..SYNCS {
+        cluster
+            .ask(Ask::Advance(jiff::SignedDuration::from_secs(15)))
+            .await;
+        let report = controller.sync_all_now().await.unwrap();
+        assert_eq!(report.reconciled.len(), hpas);
+        assert!(report.errors.is_empty(), "{:?}", report.errors.first());
+    }
+}
+
+/// A controller at `hpa-controller`'s defaults, started on the cluster's
+/// `hpas` HPAs and settled: the bytes its thread then holds (since before
+/// it started) and its own report of its structures.
+async fn measure(cluster: &Cluster, meter: &Meter, hpas: usize) -> (i64, MemoryReport) {
+    let start = meter.net();
+    let cli = Cli::parse_from(["hpa-controller"]);
+    let config = cli.args.config().unwrap();
+    let mut kube_config = kube::Config::new(cluster.url.parse().unwrap());
+    kube_config.default_retry = false;
+    let client = kube::Client::try_from(kube_config).unwrap();
+    let controller = ControllerHandle::start_with(
+        client,
+        ControllerOptions::manual(config, std::sync::Arc::new(cluster.clock.clone())),
+        cli.args.extensions(),
+    );
+    settle(cluster, &controller, hpas).await;
+    let held = meter.net() - start;
+    let report = controller.memory_report().unwrap();
+    controller.shutdown().await.unwrap();
+    (held, report)
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_bytes_per_hpa_stay_within_a_tenth_of_the_baseline() {
+    let meter = Meter::on_this_thread().expect("jemalloc is this test's allocator");
+    let cluster = Cluster::start();
+    // Each size is measured with a controller of its own, started on HPAs
+    // that are there already, as one starting on a cluster: both read the
+    // same way (a paged list), so buffers sized by reads cancel out.
+    let mut measured = Vec::new();
+    for (from, to) in [(0, SMALL), (SMALL, LARGE)] {
+        cluster.ask(Ask::Build { from, to }).await;
+        // Pods ready for longer than a metrics window before the first sync.
+        cluster
+            .ask(Ask::Advance(jiff::SignedDuration::from_secs(60)))
+            .await;
+        measured.push(measure(&cluster, &meter, to).await);
+    }
+    let [(small, small_report), (large, large_report)] = <[_; 2]>::try_from(measured).unwrap();
+    let slope = |small: f64, large: f64| (large - small) / (LARGE - SMALL) as f64;
+    let held = slope(small as f64, large as f64);
+    let structures = slope(
+        small_report.structures_bytes as f64,
+        large_report.structures_bytes as f64,
+    );
+    println!("at {SMALL} HPAs:\n{}", small_report.table());
+    println!("at {LARGE} HPAs:\n{}", large_report.table());
+    println!("bytes per HPA, {SMALL} to {LARGE} HPAs:");
+    for (a, b) in small_report.structures.iter().filter_map(|a| {
+        large_report
+            .structures
+            .iter()
+            .find(|b| b.structure == a.structure)
+            .map(|b| (a, b))
+    }) {
+        println!(
+            "{:<42} {:>8.0}",
+            a.structure,
+            slope(a.bytes as f64, b.bytes as f64)
+        );
+    }
+    println!("{:<42} {structures:>8.0}", "structures, in all");
+    println!(
+        "{:<42} {held:>8.0}  ({small} bytes at {SMALL} HPAs, {large} at {LARGE})",
+        "held by the controller's thread"
+    );
+    assert!(
+        structures <= STRUCTURES * 1.10,
+        "the controller's structures hold {structures:.0} bytes per HPA, more than a tenth over the baseline of {STRUCTURES:.0}"
+    );
+    assert!(
+        structures >= STRUCTURES * 0.80,
+        "the controller's structures hold {structures:.0} bytes per HPA, a fifth under the baseline of {STRUCTURES:.0}: set STRUCTURES to it"
+    );
+    assert!(
+        held <= HELD * 1.25,
+        "the controller holds {held:.0} bytes per HPA, more than a quarter over the baseline of {HELD:.0}"
+    );
+}
