@@ -100,7 +100,10 @@ fn hpa(i: usize) -> HorizontalPodAutoscaler {
 async fn create(client: &kube::Client, hpas: usize) {
     let namespaces = Api::<Namespace>::all(client.clone());
     let ns: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}})).unwrap();
-    namespaces.create(&PostParams::default(), &ns).await.unwrap();
+    namespaces
+        .create(&PostParams::default(), &ns)
+        .await
+        .unwrap();
     let deployments = Api::<Deployment>::namespaced(client.clone(), NAMESPACE);
     let autoscalers = Api::<HorizontalPodAutoscaler>::namespaced(client.clone(), NAMESPACE);
     futures::stream::iter(0..hpas)
@@ -156,7 +159,9 @@ async fn reconciles(http: &reqwest::Client, base: &str) -> u64 {
         .await
         .lines()
         .filter(|l| {
-            l.starts_with("horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count")
+            l.starts_with(
+                "horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count",
+            )
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum::<f64>() as u64

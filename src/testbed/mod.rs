@@ -14,6 +14,8 @@
 //! - [`target`], [`env`](mod@env), [`shared`] and [`cleanup`]: where
 //!   scenarios run, one scenario's running parts, what scenarios running
 //!   side by side on a real cluster share, and clearing what runs left;
+//! - [`controller_manager`]: the flags the cluster's own HPA controller
+//!   runs with, where it shows them;
 //! - [`workload`]: the workloads the harness creates, and their pods' place
 //!   on the fake node.
 //!
@@ -24,6 +26,7 @@ pub mod cleanup;
 pub mod cluster;
 pub mod connect;
 pub mod controller;
+pub mod controller_manager;
 pub mod controller_process;
 pub mod embedded;
 pub mod env;

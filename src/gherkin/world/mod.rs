@@ -464,8 +464,12 @@ impl HpaWorld {
                 source,
             })?;
         if self.target_controller() == ControllerKind::Upstream {
+            let shown = match &self.target {
+                Target::Remote(r) => crate::testbed::controller_manager::describe(&r.client).await,
+                _ => "its flags are not visible here".to_owned(),
+            };
             return Err(StepError::unsupported(format!(
-                "flag {flag}: the cluster's own HPA controller acts in this run; its flags are kube-controller-manager's"
+                "flag {flag}: the cluster's own HPA controller acts in this run, with kube-controller-manager's flags; {shown}"
             )));
         }
         self.flags.push((flag.to_owned(), value.to_owned()));
