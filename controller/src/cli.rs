@@ -238,13 +238,25 @@ pub use hpa_shutdown::shutdown_signal;
 pub type CliResult = Result<ExitCode, Box<dyn std::error::Error + Send + Sync>>;
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
-pub fn init_tracing(verbose: u8) {
-    init_tracing_for(verbose, &["hpa_controller"]);
+pub fn init_tracing(verbose: u8, format: LogFormat) {
+    init_tracing_for(verbose, &["hpa_controller"], format);
+}
+
+/// How log lines are written (Kubernetes components' `--logging-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// One line of text per event; coloured only when stderr is a
+    /// terminal (a file or a pod's log gets plain text).
+    #[default]
+    Text,
+    /// One JSON object per line (timestamp, level, target, fields), for
+    /// log pipelines.
+    Json,
 }
 
 /// Logs to stderr, with `-v` raising the level of `crates` one step above
 /// everything else's; `RUST_LOG` wins. Shared with the harness's binary.
-pub fn init_tracing_for(verbose: u8, crates: &[&str]) {
+pub fn init_tracing_for(verbose: u8, crates: &[&str], format: LogFormat) {
     let (rest, ours) = match verbose {
         0 => ("warn", "info"),
         1 => ("info", "debug"),
@@ -256,10 +268,21 @@ pub fn init_tracing_for(verbose: u8, crates: &[&str]) {
         .join(",");
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    init_subscriber(filter, format);
+}
+
+/// Installs the subscriber of `format` with `filter` (once per process).
+pub fn init_subscriber(filter: tracing_subscriber::EnvFilter, format: LogFormat) {
+    use std::io::IsTerminal;
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init(),
+        LogFormat::Json => builder.json().flatten_event(true).try_init(),
+    };
 }
 
 /// What a binary prints for an error: `error: ` and the error, then each

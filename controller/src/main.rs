@@ -14,7 +14,7 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Kubernetes' HorizontalPodAutoscaler controller (v1.36), outside
+/// Kubernetes' HorizontalPodAutoscaler controller (Kubernetes 1.35 to 1.38, the cluster's release by default), outside
 /// kube-controller-manager.
 #[derive(Debug, Parser)]
 #[command(name = "hpa-controller", version)]
@@ -23,13 +23,17 @@ struct Cli {
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
 
+    /// Log lines as text (coloured on a terminal only) or as JSON objects.
+    #[arg(long, value_enum, default_value_t, alias = "logging-format")]
+    log_format: hpa_controller::cli::LogFormat,
+
     #[command(flatten)]
     args: hpa_controller::cli::Args,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    hpa_controller::cli::init_tracing(cli.verbose);
+    hpa_controller::cli::init_tracing(cli.verbose, cli.log_format);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

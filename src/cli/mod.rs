@@ -52,6 +52,16 @@ pub struct Cli {
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
+    /// Log lines as text (coloured on a terminal only) or as JSON objects.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t,
+        alias = "logging-format"
+    )]
+    pub log_format: hpa_controller::cli::LogFormat,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -102,8 +112,8 @@ pub async fn run(cli: Cli) -> CliResult {
 }
 
 /// Logs to stderr; `RUST_LOG` wins over `-v`.
-pub fn init_tracing(verbose: u8) {
-    hpa_controller::cli::init_tracing_for(verbose, &["hpa_harness", "hpa_controller"]);
+pub fn init_tracing(verbose: u8, format: hpa_controller::cli::LogFormat) {
+    hpa_controller::cli::init_tracing_for(verbose, &["hpa_harness", "hpa_controller"], format);
 }
 
 /// [`init_tracing`] for `cli`: a live `explain`, `capture` and `replay
@@ -120,12 +130,9 @@ pub fn init_tracing_of(cli: &Cli) {
         let filter = tracing_subscriber::EnvFilter::new(
             "warn,kube_client=off,rustls_platform_verifier=off,hpa_harness=info,hpa_controller=info",
         );
-        let _ = tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .try_init();
+        hpa_controller::cli::init_subscriber(filter, cli.log_format);
     } else {
-        init_tracing(cli.verbose);
+        init_tracing(cli.verbose, cli.log_format);
     }
 }
 
