@@ -14,7 +14,7 @@ use clap::Parser;
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// Kubernetes' HorizontalPodAutoscaler controller (Kubernetes 1.35 to 1.38, the cluster's release by default), outside
+/// Kubernetes' HorizontalPodAutoscaler controller (releases 1.35 to 1.38, the cluster's own by default), outside
 /// kube-controller-manager.
 #[derive(Debug, Parser)]
 #[command(name = "hpa-controller", version)]
