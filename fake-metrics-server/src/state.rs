@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use hpa_core::clock::{Clock, ScenarioClock};
 use jiff::Timestamp;
 
+use crate::labels::Labels;
 use crate::log::RequestLog;
 use crate::rules::{Compiled, Inventory, PodEvent, RuleSpec};
 use crate::script::{
@@ -462,6 +463,21 @@ impl AppState {
         let mut live = self.live();
         live.catch_up(now);
         f(&live.model, now)
+    }
+
+    /// Whether the script names pod `namespace/name` itself (`pods:`, or
+    /// a change since), rather than a rule giving it values.
+    pub fn declares(&self, namespace: &str, name: &str) -> bool {
+        self.read(|model, _| model.pod(namespace, name).is_some())
+    }
+
+    /// Whether one of the script's rules gives a pod of `namespace` with
+    /// `labels` its values.
+    pub fn rule_matches(&self, namespace: &str, labels: &Labels) -> bool {
+        self.live()
+            .compiled
+            .resolve(namespace, "", labels)
+            .is_some()
     }
 
     /// Replaces the script; timeline offsets count from now.

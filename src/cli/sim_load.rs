@@ -6,7 +6,9 @@
 //! (`PUT /control/v1/loads/{namespace}/{workload}` with `{"cpu": "350m"}`);
 //! the [`Mirror`] declares every running pod of the sim to the metrics
 //! server with its share, so `kubectl top pods` and the controller see it,
-//! and forgets pods that are gone. A workload without a load reports 0.
+//! and forgets pods that are gone. A workload without a load reports 0,
+//! unless the metrics script gives its pods values (a rule that matches
+//! them, or pods it names): those are the script's.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -273,7 +275,18 @@ impl Mirror {
         let mut changes = Vec::new();
         let mut now_declared = BTreeSet::new();
         for (key, members) in &groups {
-            let demand = demands.get(key).copied().unwrap_or_default();
+            let demand = demands.get(key).copied();
+            // A workload without a load is left to the script where the
+            // script gives its pods values (a rule, or pods it names).
+            let members: Vec<&Pod> = match demand {
+                Some(_) => members.clone(),
+                None => members
+                    .iter()
+                    .copied()
+                    .filter(|pod| !self.scripted(pod, &declared))
+                    .collect(),
+            };
+            let demand = demand.unwrap_or_default();
             let n = i128::try_from(members.len()).unwrap_or(1).max(1);
             for pod in members {
                 let containers: Vec<String> = pod
@@ -310,6 +323,17 @@ impl Mirror {
         self.metrics.apply(&changes).map_err(MirrorError::Metrics)?;
         *declared = now_declared;
         Ok(())
+    }
+
+    /// Whether the metrics script gives `pod` its values (a rule matches
+    /// it, or the script names it, not this mirror: `declared`).
+    fn scripted(&self, pod: &Pod, declared: &BTreeSet<(String, String)>) -> bool {
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let labels = pod.metadata.labels.clone().unwrap_or_default();
+        self.metrics.rule_matches(&namespace, &labels)
+            || (!declared.contains(&(namespace.clone(), name.clone()))
+                && self.metrics.declares(&namespace, &name))
     }
 
     /// Syncs every second of wall time and at once when a load changes,
@@ -356,5 +380,95 @@ mod tests {
             quantity_of(1_073_741_824_000_000_000, false).unwrap().0,
             "1073741824"
         );
+    }
+
+    /// A Deployment `app` of one pod in `default`.
+    async fn deployment(client: &kube::Client, app: &str) {
+        let d: k8s_openapi::api::apps::v1::Deployment = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": app, "namespace": "default"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": app}},
+                "template": {"metadata": {"labels": {"app": app}},
+                    "spec": {"containers": [{"name": "app", "image": "app",
+                        "resources": {"requests": {"cpu": "100m"}}}]}}}
+        }))
+        .unwrap();
+        Api::<k8s_openapi::api::apps::v1::Deployment>::namespaced(client.clone(), "default")
+            .create(&kube::api::PostParams::default(), &d)
+            .await
+            .unwrap();
+    }
+
+    /// The name of the running pod of `app`, once there is one.
+    async fn running_pod_of(pods: &Api<Pod>, app: &str) -> String {
+        for _ in 0..200 {
+            let listed = pods
+                .list(&ListParams::default().labels(&format!("app={app}")))
+                .await
+                .unwrap();
+            if let Some(pod) = listed.items.iter().find(|p| running(p)) {
+                return pod.metadata.name.clone().unwrap();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+        panic!("no running pod of {app}");
+    }
+
+    fn cpu_of(metrics: &AppState, name: &str) -> Option<String> {
+        metrics.read(|model, _| {
+            let pod = model.pod("default", name)?;
+            Some(pod.containers.first()?.cpu.as_ref()?.0.clone())
+        })
+    }
+
+    /// A metrics script's rule gives the pods it matches their values; the
+    /// mirror declares 0 only for pods nothing gives values, and a load
+    /// set on a workload wins over the script.
+    #[tokio::test]
+    async fn the_mirror_leaves_pods_the_script_gives_values_to_the_script() {
+        let sim = hpa_sim::Sim::new(hpa_sim::SimConfig::default());
+        let pods = Api::<Pod>::namespaced(sim.client(), "default");
+        for app in ["web", "batch", "named"] {
+            deployment(&sim.client(), app).await;
+        }
+        let (web, batch, named) = (
+            running_pod_of(&pods, "web").await,
+            running_pod_of(&pods, "batch").await,
+            running_pod_of(&pods, "named").await,
+        );
+        let script = script::Script::parse(
+            &format!("pods:\n  - name: {named}\n    labels: {{app: named}}\n    containers: [{{name: app, cpu: 70m}}]\n\
+             rules:\n  - name: web\n    selector: app=web\n    containers: [{{name: app, cpu: 180m}}]\n"),
+            None,
+        )
+        .unwrap();
+        let metrics = AppState::with_script(hpa_core::clock::ScenarioClock::wall(), &script);
+        let watch = tokio::spawn(fake_metrics_server::watch::watch_pods(
+            sim.client(),
+            metrics.clone(),
+            std::future::pending(),
+        ));
+        let loads = Loads::default();
+        let mirror = Mirror::new(sim.client(), metrics.clone(), loads.clone());
+        for _ in 0..100 {
+            mirror.sync().await.unwrap();
+            if cpu_of(&metrics, &web).is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(cpu_of(&metrics, &web).as_deref(), Some("180m"));
+        assert_eq!(cpu_of(&metrics, &named).as_deref(), Some("70m"));
+        assert_eq!(cpu_of(&metrics, &batch).as_deref(), Some("0m"));
+        loads.set(
+            "default",
+            "web",
+            Load {
+                cpu: Some("300m".into()),
+                memory: None,
+            },
+        );
+        mirror.sync().await.unwrap();
+        assert_eq!(cpu_of(&metrics, &web).as_deref(), Some("300m"));
+        watch.abort();
     }
 }
