@@ -179,7 +179,10 @@ async fn every_feature_passes_against_a_sim_process_and_a_metrics_server_process
 /// the `hpa-controller` binary as a process of its own, at its defaults
 /// (caches, client budget, leader election) with the scenario's flags, and
 /// syncs it on demand on the scenario's clock, against `hpa-harness sim`
-/// naming its pods as kube-controller-manager does.
+/// naming its pods as kube-controller-manager does. Without a pod creation
+/// delay: on the sim's virtual clock a delayed pod appears only when a step
+/// moves the clock, so a scenario's first sync would find none; pods that
+/// come late on the wall clock are `tests/fake_node_real.rs`'s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_feature_passes_through_the_hpa_controller_binary_as_a_process() {
     let binary = support::controller_binary();
