@@ -4,9 +4,9 @@
 # HPAS HPAs x PODS pods (10,000 x 10 unless given). Every 5 s it samples the
 # controller's CPU ticks, resident memory and reconciliation count (its
 # /metrics), then its user and system ticks apart, into samples.txt;
-# stats.py turns them into CPU per sync and peak memory. At the end it
+# stats.py turns them into CPU per sync and peak memory. It also
 # saves the controller's own account of its memory (/debug/memory) as
-# memory.json.
+# memory.json, taken near the end of the measured window.
 # Usage (from the repository, after `cargo build --release`; B=DIR runs the
 # binaries in DIR instead of target/release):
 #   [HPAS=100000 PODS=1 WARMUP=90s DURATION=60s] docs/load/controller-binary/run.sh [extra hpa-controller flags]
@@ -26,9 +26,18 @@ CTL=$!; sleep 2
     n=$(curl -s 127.0.0.1:18258/metrics | grep '^horizontal_pod_autoscaler_controller_reconciliation_duration_seconds_count' | awk '{s+=$2} END {print s+0}')
     echo "$(date +%s) $(awk '{print $14+$15}' /proc/$CTL/stat) $(grep VmRSS /proc/$CTL/status | awk '{print $2}') $(grep VmHWM /proc/$CTL/status | awk '{print $2}') $n $(awk '{print $14, $15}' /proc/$CTL/stat)" >> samples.txt
     sleep 5; done ) &
+WARMUP=${WARMUP:-60s}; DURATION=${DURATION:-90s}
 timeout 1800 "$B/hpa-harness" load --backend kubeconfig --kubeconfig k10 --metrics-url "$MURL" --controller upstream \
   --controller-metrics-url http://127.0.0.1:18258/metrics \
   --hpas "${HPAS:-10000}" --pods-per-hpa "${PODS:-10}" --sync-period 15s \
-  --warmup "${WARMUP:-60s}" --duration "${DURATION:-90s}" --quiet --json load.json > load.out 2>&1
-curl -s 127.0.0.1:18258/debug/memory > memory.json
+  --warmup "$WARMUP" --duration "$DURATION" --quiet --json load.json > load.out 2>&1 &
+LOAD=$!
+# The load deletes its HPAs when it ends, and the controller forgets them:
+# its account is taken 5 s before the measured window ends (WARMUP and
+# DURATION in seconds, "90s"), the load built.
+until grep -qs "load built" load.out || ! kill -0 $LOAD 2>/dev/null; do sleep 1; done
+echo "built $(date +%s)" >> samples.txt
+sleep $(( ${WARMUP%s} + ${DURATION%s} - 5 ))
+kill -0 $LOAD 2>/dev/null && curl -s 127.0.0.1:18258/debug/memory > memory.json
+wait $LOAD
 kill $CTL $SIM; wait 2>/dev/null
