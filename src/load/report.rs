@@ -160,12 +160,22 @@ impl LoadReport {
     }
 
     /// The invariants every run must hold whatever the machine's speed:
-    /// every HPA synced (where known), no disagreement with the core, some
-    /// sync (unless only a lower bound was counted). Returns the broken ones.
+    /// every HPA synced (where known), and synced within a measured window
+    /// of [`WINDOW_PERIODS`] sync periods or more, no disagreement with the
+    /// core, some sync (unless only a lower bound was counted). Returns the
+    /// broken ones.
     pub fn invariant_violations(&self) -> Vec<String> {
         let mut broken = Vec::new();
         if let Some(never) = self.hpas_never_synced.filter(|n| *n > 0) {
             broken.push(format!("{never} of {} HPAs were never synced", self.hpas));
+        }
+        if let Some(idle) = self.hpas_not_synced_after_warmup.filter(|n| *n > 0)
+            && self.duration_seconds >= WINDOW_PERIODS * self.sync_period_seconds
+        {
+            broken.push(format!(
+                "{idle} of {} HPAs had no sync in the measured {:.0} s ({WINDOW_PERIODS} sync periods or more): the controller did not keep up, and the intervals describe only the HPAs it reached",
+                self.hpas, self.duration_seconds
+            ));
         }
         if self.disagreements > 0 {
             broken.push(format!(
@@ -185,6 +195,11 @@ impl LoadReport {
         broken
     }
 }
+
+/// A measured window this many sync periods long must see every HPA
+/// synced: one that waited longer was not kept by the controller at all,
+/// and the figures would describe only the HPAs it reached.
+pub const WINDOW_PERIODS: f64 = 2.0;
 
 /// Errors writing a report.
 #[derive(Debug, thiserror::Error)]
@@ -912,6 +927,24 @@ mod tests {
         let broken = r.invariant_violations();
         assert_eq!(broken.len(), 2);
         assert!(broken[0].contains("2 of 10 HPAs"));
+    }
+
+    /// An HPA without a sync in a window of two periods breaks the run;
+    /// in a shorter window it may just not have come round yet.
+    #[test]
+    fn hpas_left_unsynced_for_two_periods_break_the_run() {
+        let mut r = report(10, 1);
+        r.sync_period_seconds = 15.0;
+        r.duration_seconds = 30.0;
+        r.hpas_not_synced_after_warmup = Some(3);
+        let broken = r.invariant_violations();
+        assert_eq!(broken.len(), 1, "{broken:?}");
+        assert!(broken[0].starts_with("3 of 10 HPAs had no sync in the measured 30 s"));
+        r.duration_seconds = 29.0;
+        assert!(r.invariant_violations().is_empty());
+        r.duration_seconds = 60.0;
+        r.hpas_not_synced_after_warmup = Some(0);
+        assert!(r.invariant_violations().is_empty());
     }
 
     #[test]
