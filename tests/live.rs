@@ -562,3 +562,75 @@ async fn refusals_and_bad_input_are_one_line_errors_with_a_failing_exit() {
         "{line}"
     );
 }
+
+/// On a cluster that shows its kube-controller-manager as a static pod in
+/// `kube-system` (kubeadm, kind), `explain` decides with that controller's
+/// HPA flags, says so, lets `--flag` override them, and `capture` writes
+/// them into the scenario.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_decides_with_the_flags_of_the_clusters_controller_manager() {
+    let dir = temp_dir("live-flags");
+    let sim = start_sim(dir.path()).await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    sim.load("web", "220m").await;
+    sim.advance("1m").await;
+    let client = sim.client().await;
+    let namespaces: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    if namespaces.get_opt("kube-system").await.unwrap().is_none() {
+        namespaces
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(json!({"metadata": {"name": "kube-system"}})).unwrap(),
+            )
+            .await
+            .unwrap();
+    }
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(client.clone(), "kube-system");
+    pods.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({
+            "metadata": {"name": "kube-controller-manager-cp",
+                "labels": {"component": "kube-controller-manager", "tier": "control-plane"}},
+            "spec": {"containers": [{"name": "kube-controller-manager",
+                "image": "registry.k8s.io/kube-controller-manager:v1.37.0",
+                "command": ["kube-controller-manager", "--leader-elect=true",
+                    "--horizontal-pod-autoscaler-tolerance=0.5", "--kube-api-qps=50"]}]}
+        }))
+        .unwrap(),
+    )
+    .await
+    .unwrap();
+
+    // 110m of 200m: 55% of a 50% target, ratio 1.1: outside the default
+    // 10% tolerance, inside the cluster's 50%.
+    let (code, text, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("controller flags: horizontal-pod-autoscaler-tolerance=0.5 (read from kube-controller-manager's pod kube-system/kube-controller-manager-cp"),
+        "{err}"
+    );
+    assert!(text.contains("tolerance: ±50%"), "{text}");
+    let (code, text, err) = sim
+        .harness(&[
+            "explain",
+            "default/web",
+            "--flag",
+            "horizontal-pod-autoscaler-tolerance=0.05",
+        ])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("tolerance: ±5%"), "{text}");
+
+    let feature = dir.path().join("web.feature");
+    let (code, _, err) = sim
+        .harness(&["capture", "default/web", "-o", feature.to_str().unwrap()])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let scenario = std::fs::read_to_string(&feature).unwrap();
+    assert!(
+        scenario.contains("And the HPA controller runs with:")
+            && scenario.contains("| horizontal-pod-autoscaler-tolerance | 0.5   |"),
+        "{scenario}"
+    );
+}

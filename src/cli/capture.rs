@@ -92,7 +92,7 @@ async fn capture(args: &Args) -> Result<(), LiveError> {
     let (namespace, name) = parse_name(&args.target, &reader.default_namespace)?;
     let snapshot = reader.read(&namespace, &name).await?;
     let explanation = crate::live::explain::explain(&snapshot, &reader.config, &reader.release);
-    let feature = scenario(&snapshot, &explanation, &args.flags)?;
+    let feature = scenario(&snapshot, &explanation, &reader.flags)?;
     write(&args.output, &feature)?;
     println!(
         "wrote {} (HPA {}: {} replicas now, the scenario expects {})",

@@ -202,6 +202,12 @@ async fn explain_live(
     if let Some(w) = &reader.release.warning {
         eprintln!("warning: {w}");
     }
+    if let Some(pod) = &reader.flags_from {
+        eprintln!(
+            "controller flags: {} (read from kube-controller-manager's pod {pod}; --flag overrides)",
+            reader.flags.join(" ")
+        );
+    }
     let scope = match scope(target, live, &reader.default_namespace) {
         Ok(s) => s,
         Err(e) => return fail(e),

@@ -164,7 +164,8 @@ fn metric_name(spec: &MetricSpec) -> Option<(String, &'static str)> {
 }
 
 /// The scenario reproducing `snapshot`, whose `Then` is `explanation`'s
-/// desired replicas; `flags` are the `--flag` settings it was decided with.
+/// desired replicas; `flags` are the controller flags it was decided with
+/// (`NAME=VALUE`: read from the cluster, then `--flag`'s).
 pub fn scenario(
     snapshot: &Snapshot,
     explanation: &Explanation,

@@ -33,8 +33,9 @@ pub struct ReaderOptions {
     pub context: Option<String>,
     /// `--kubernetes-version`: decide as this release, not the cluster's.
     pub kubernetes_version: Option<KubernetesVersion>,
-    /// `--flag NAME=VALUE`: the cluster's controller flags, when not the
-    /// defaults (they cannot be read from outside).
+    /// `--flag NAME=VALUE`: the cluster's controller flags, over those
+    /// read from its kube-controller-manager pod where the cluster shows
+    /// one (kubeadm, kind), else over upstream's defaults.
     pub flags: Vec<String>,
 }
 
@@ -112,6 +113,12 @@ pub struct Reader {
     clock: ClockSource,
     /// Other HPAs' target selectors, by `namespace/kind/name` of the target.
     selectors: Mutex<HashMap<String, Option<String>>>,
+    /// The controller flags decided with (`NAME=VALUE`): those read from
+    /// the cluster's kube-controller-manager pod, then `--flag`'s.
+    pub flags: Vec<String>,
+    /// Where flags were read from the cluster: that pod's
+    /// `namespace/name`.
+    pub flags_from: Option<String>,
 }
 
 impl std::fmt::Debug for Reader {
@@ -183,6 +190,24 @@ impl Reader {
                 arg: format!("kubernetes-version={}", release.version),
                 reason: e.to_string(),
             })?;
+        // The cluster's own controller's flags, where its pod shows them
+        // (a cluster that hides it, or RBAC that forbids reading
+        // kube-system, leaves upstream's defaults); flags this controller
+        // has no use for (its client budget) are left out.
+        let mut flags = Vec::new();
+        let mut flags_from = None;
+        if let Ok(Some((pod, read))) = crate::testbed::controller_manager::read(&client).await {
+            for flag in read {
+                let (name, value) = flag
+                    .trim_start_matches('-')
+                    .split_once('=')
+                    .unwrap_or((&flag, ""));
+                if config.set_flag(name, value).is_ok() {
+                    flags.push(format!("{name}={value}"));
+                }
+            }
+            flags_from = (!flags.is_empty()).then_some(pod);
+        }
         for arg in &options.flags {
             let (name, value) = arg.split_once('=').ok_or_else(|| LiveError::Flag {
                 arg: arg.clone(),
@@ -192,6 +217,9 @@ impl Reader {
                 arg: arg.clone(),
                 reason: e.to_string(),
             })?;
+            let name = name.trim_start_matches('-');
+            flags.retain(|f| f.split_once('=').is_none_or(|(n, _)| n != name));
+            flags.push(format!("{name}={value}"));
         }
         let metrics = MetricsClient::new(client.clone(), config.sync_period);
         Ok(Self {
@@ -204,6 +232,8 @@ impl Reader {
             scales: ScaleResolver::default(),
             clock,
             selectors: Mutex::default(),
+            flags,
+            flags_from,
         })
     }
 

@@ -43,25 +43,18 @@ pub fn hpa_flags(command_line: &[String]) -> Vec<String> {
     flags
 }
 
-/// What the cluster shows of its HPA controller's flags, in a sentence.
-pub async fn describe(client: &kube::Client) -> String {
+/// kube-controller-manager's pod as the cluster shows it: its
+/// `namespace/name` and the HPA flags of its command line ([`hpa_flags`]);
+/// `None` when `kube-system` holds none (k3s, managed control planes).
+pub async fn read(client: &kube::Client) -> Result<Option<(String, Vec<String>)>, kube::Error> {
     let pods = Api::<Pod>::namespaced(client.clone(), "kube-system");
-    let listed = match pods.list(&ListParams::default().labels(SELECTOR)).await {
-        Ok(listed) => listed,
-        Err(e) => {
-            return format!(
-                "its flags could not be read ({})",
-                super::env::kube_error_text(&e)
-            );
-        }
-    };
-    let Some(container) = listed
+    let listed = pods.list(&ListParams::default().labels(SELECTOR)).await?;
+    let Some((pod, container)) = listed
         .items
         .iter()
-        .filter_map(|p| p.spec.as_ref()?.containers.first())
-        .next()
+        .find_map(|p| Some((p, p.spec.as_ref()?.containers.first()?)))
     else {
-        return "its flags are not visible here (no kube-controller-manager pod in kube-system: k3s and managed control planes run it out of sight)".to_owned();
+        return Ok(None);
     };
     let command_line: Vec<String> = container
         .command
@@ -70,12 +63,26 @@ pub async fn describe(client: &kube::Client) -> String {
         .chain(container.args.iter().flatten())
         .cloned()
         .collect();
-    let flags = hpa_flags(&command_line);
-    if flags.is_empty() {
-        "it runs with kube-controller-manager's HPA defaults (no HPA flag on its command line)"
-            .to_owned()
-    } else {
-        format!("it runs with {}", flags.join(" "))
+    let name = format!(
+        "kube-system/{}",
+        pod.metadata.name.as_deref().unwrap_or_default()
+    );
+    Ok(Some((name, hpa_flags(&command_line))))
+}
+
+/// What the cluster shows of its HPA controller's flags, in a sentence.
+pub async fn describe(client: &kube::Client) -> String {
+    match read(client).await {
+        Err(e) => format!(
+            "its flags could not be read ({})",
+            super::env::kube_error_text(&e)
+        ),
+        Ok(None) => "its flags are not visible here (no kube-controller-manager pod in kube-system: k3s and managed control planes run it out of sight)".to_owned(),
+        Ok(Some((_, flags))) if flags.is_empty() => {
+            "it runs with kube-controller-manager's HPA defaults (no HPA flag on its command line)"
+                .to_owned()
+        }
+        Ok(Some((_, flags))) => format!("it runs with {}", flags.join(" ")),
     }
 }
 
