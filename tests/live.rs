@@ -585,8 +585,7 @@ async fn explain_decides_with_the_flags_of_the_clusters_controller_manager() {
             .await
             .unwrap();
     }
-    let pods: Api<k8s_openapi::api::core::v1::Pod> =
-        Api::namespaced(client.clone(), "kube-system");
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), "kube-system");
     pods.create(
         &PostParams::default(),
         &serde_json::from_value(json!({

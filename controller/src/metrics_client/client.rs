@@ -120,7 +120,7 @@ impl MetricsClient {
         share_external: bool,
         clock: Arc<dyn hpa_core::clock::Clock>,
     ) -> Self {
-        let retain = self.rediscover_after.saturating_mul(2).max(window);
+        let retain = window;
         self.shared = Some(Arc::new(SharedLists::new(
             window,
             share_external,
