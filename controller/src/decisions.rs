@@ -4,7 +4,7 @@
 //! disagree; the harness reads it for `explain`.
 //!
 //! Every HPA has its latest decision here, so a record is kept compact
-//! ([`Kept`]): the observed HPA as the cache's entry (shared with the
+//! (`Kept`): the observed HPA as the cache's entry (shared with the
 //! cache while the HPA has not changed), a computed status equal to the
 //! observed one not copied, the trace as its JSON text shortened
 //! ([`CompactText`]: a typed trace is 900 bytes, its text 200), the rest
