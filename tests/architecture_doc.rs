@@ -149,7 +149,11 @@ fn section<'a>(doc: &'a str, name: &str, crates: &[String]) -> Option<&'a str> {
 /// Whether `section` names the module file `file` (a path from `src/`): by
 /// its file name (`shared.rs`) or, for a folder, `name/`.
 fn names_file(section: &str, file: &str) -> bool {
-    let last = file.trim_end_matches('/').rsplit('/').next().unwrap_or(file);
+    let last = file
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(file);
     if file.ends_with('/') {
         section.contains(&format!("{last}/"))
     } else {
@@ -178,7 +182,11 @@ fn each_crate_section_names_every_module_file() {
         sections += 1;
         for file in module_files(&root().join(member)) {
             if !names_file(text, &file) {
-                let dir = if member == "." { String::new() } else { format!("{member}/") };
+                let dir = if member == "." {
+                    String::new()
+                } else {
+                    format!("{member}/")
+                };
                 missing.push(format!("`{name}`: {dir}src/{file}"));
             }
         }
@@ -206,7 +214,10 @@ fn the_check_sees_the_workspace() {
     assert!(!files.contains(&"lib.rs".to_owned()));
     let crates = ["hpa-core".to_owned(), "hpa-sim".to_owned()];
     let doc = "## The core (`hpa-core`)\ncalc.rs\n## The sim (`hpa-sim`)\nstore.rs\n";
-    assert_eq!(section(doc, "hpa-core", &crates), Some("## The core (`hpa-core`)\ncalc.rs\n"));
+    assert_eq!(
+        section(doc, "hpa-core", &crates),
+        Some("## The core (`hpa-core`)\ncalc.rs\n")
+    );
     assert!(names_file("calc.rs", "calc.rs") && !names_file("calc.rs", "store.rs"));
     assert!(names_file("selector/ parsing", "selector/"));
 }
