@@ -144,6 +144,27 @@ fn count_scenarios(dir: &Path) -> usize {
     n
 }
 
+/// Every scenario of `features/` ran (none skipped by a filter or lost)
+/// and passed; `how` completes the failure's "scenarios not passing".
+fn every_feature_passed(summary: &hpa_harness::gherkin::outcome::RunSummary, how: &str) {
+    let failed: Vec<String> = summary
+        .scenarios
+        .iter()
+        .filter(|s| s.verdict != Verdict::Passed)
+        .map(|s| format!("{} ({}): {:?}", s.scenario, s.location, s.verdict))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "scenarios not passing{how}:\n{}",
+        failed.join("\n")
+    );
+    assert!(!summary.failed(), "{summary:?}");
+    assert_eq!(
+        summary.scenarios.len(),
+        count_scenarios(&root().join("features"))
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_feature_passes_against_a_sim_process_and_a_metrics_server_process() {
     let servers = Servers::start("features", true).await;
@@ -156,23 +177,7 @@ async fn every_feature_passes_against_a_sim_process_and_a_metrics_server_process
     })
     .await
     .unwrap();
-    let failed: Vec<String> = summary
-        .scenarios
-        .iter()
-        .filter(|s| s.verdict != Verdict::Passed)
-        .map(|s| format!("{} ({}): {:?}", s.scenario, s.location, s.verdict))
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "scenarios not passing:\n{}",
-        failed.join("\n")
-    );
-    assert!(!summary.failed(), "{summary:?}");
-    // Every scenario ran (none skipped by a filter or lost).
-    assert_eq!(
-        summary.scenarios.len(),
-        count_scenarios(&root().join("features"))
-    );
+    every_feature_passed(&summary, "");
 }
 
 /// The library through the controller users deploy: each scenario starts
@@ -199,22 +204,7 @@ async fn every_feature_passes_through_the_hpa_controller_binary_as_a_process() {
     })
     .await
     .unwrap();
-    let failed: Vec<String> = summary
-        .scenarios
-        .iter()
-        .filter(|s| s.verdict != Verdict::Passed)
-        .map(|s| format!("{} ({}): {:?}", s.scenario, s.location, s.verdict))
-        .collect();
-    assert!(
-        failed.is_empty(),
-        "scenarios not passing through the binary:\n{}",
-        failed.join("\n")
-    );
-    assert!(!summary.failed(), "{summary:?}");
-    assert_eq!(
-        summary.scenarios.len(),
-        count_scenarios(&root().join("features"))
-    );
+    every_feature_passed(&summary, " through the binary");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
