@@ -106,7 +106,7 @@ struct Kept {
     rescaled: bool,
     status_written: bool,
     dry_run: bool,
-    observed: Option<Arc<CachedHpa>>,
+    observed: KeptObserved,
     computed: Computed,
     events: Box<[HpaEvent]>,
     error: Option<Box<str>>,
@@ -150,7 +150,78 @@ enum Computed {
     None,
     /// The same as the observed one (the status did not change): not copied.
     Observed,
+    /// A new status, as its JSON text shortened: what the API server was
+    /// sent (a typed status is about 1.4 KB, its text a fifth of that; in
+    /// the first pass every HPA's decision holds one).
+    Text(CompactText),
+    /// A new status whose text could not be made (never expected).
     Own(Box<HorizontalPodAutoscalerStatus>),
+}
+
+impl Computed {
+    fn own(status: HorizontalPodAutoscalerStatus) -> Self {
+        match serde_json::to_string(&status) {
+            Ok(text) => Self::Text(CompactText::new(&text)),
+            Err(_) => Self::Own(Box::new(status)),
+        }
+    }
+}
+
+/// The observed HPA of a kept decision.
+#[derive(Debug, Clone)]
+enum KeptObserved {
+    None,
+    /// The cache's entry, shared: the status was not written, so the entry
+    /// stays the cache's until the HPA changes.
+    Shared(Arc<CachedHpa>),
+    /// Only its status, as text: the decision wrote a new status, so the
+    /// cache's entry is about to be replaced, and holding it would keep a
+    /// whole stale HPA per decision (all of them, after the first pass).
+    Status(Option<CompactText>),
+}
+
+impl KeptObserved {
+    fn new(observed: Option<Arc<CachedHpa>>, status_written: bool) -> Self {
+        match observed {
+            None => Self::None,
+            Some(hpa) if status_written => match hpa.status() {
+                Ok(status) => Self::Status(
+                    status
+                        .and_then(|s| serde_json::to_string(&s).ok())
+                        .map(|text| CompactText::new(&text)),
+                ),
+                Err(_) => Self::Shared(hpa),
+            },
+            Some(hpa) => Self::Shared(hpa),
+        }
+    }
+
+    fn status(&self) -> Option<HorizontalPodAutoscalerStatus> {
+        match self {
+            Self::None => None,
+            Self::Shared(hpa) => status_of(Some(hpa)),
+            Self::Status(text) => decode_status(text.as_ref()?),
+        }
+    }
+
+    /// The observed HPA again: the cache's entry, or one holding only the
+    /// status that was kept of it.
+    fn hpa(&self) -> Option<Arc<CachedHpa>> {
+        match self {
+            Self::None => None,
+            Self::Shared(hpa) => Some(Arc::clone(hpa)),
+            Self::Status(text) => Some(Arc::new(CachedHpa::new(
+                &k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler {
+                    status: text.as_ref().and_then(decode_status),
+                    ..Default::default()
+                },
+            ))),
+        }
+    }
+}
+
+fn decode_status(text: &CompactText) -> Option<HorizontalPodAutoscalerStatus> {
+    serde_json::from_str(&text.text()).ok()
 }
 
 impl Kept {
@@ -158,13 +229,12 @@ impl Kept {
     fn new(record: DecisionRecord, unchanged: bool) -> Self {
         let computed = match record.computed_status {
             Some(_) if unchanged && record.observed.is_some() => Computed::Observed,
-            Some(mut status) => {
-                shrink(&mut status.conditions);
-                shrink(&mut status.current_metrics);
-                Computed::Own(Box::new(status))
-            }
+            Some(status) => Computed::own(status),
             None => Computed::None,
         };
+        // A status written replaces the cache's entry when the watch
+        // brings it back.
+        let observed = KeptObserved::new(record.observed, record.status_written);
         let trace = record.trace.map(KeptTrace::new);
         Self {
             at: record.at,
@@ -173,7 +243,7 @@ impl Kept {
             rescaled: record.rescaled,
             status_written: record.status_written,
             dry_run: record.dry_run,
-            observed: record.observed,
+            observed,
             computed,
             events: record.events.into_boxed_slice(),
             error: record.error.map(String::into_boxed_str),
@@ -190,22 +260,17 @@ impl Kept {
             rescaled: self.rescaled,
             status_written: self.status_written,
             dry_run: self.dry_run,
-            observed: self.observed.clone(),
+            observed: self.observed.hpa(),
             computed_status: match &self.computed {
                 Computed::None => None,
-                Computed::Observed => status_of(self.observed.as_deref()),
+                Computed::Observed => self.observed.status(),
+                Computed::Text(text) => decode_status(text),
                 Computed::Own(status) => Some((**status).clone()),
             },
             events: self.events.to_vec(),
             error: self.error.as_deref().map(str::to_owned),
             trace: self.trace.as_ref().and_then(KeptTrace::trace),
         }
-    }
-}
-
-fn shrink<T>(list: &mut Option<Vec<T>>) {
-    if let Some(list) = list {
-        list.shrink_to_fit();
     }
 }
 
@@ -412,7 +477,9 @@ impl DecisionLog {
             bytes += meter.arc_str(key) + meter.buffer::<Kept>(records.capacity());
             for record in records {
                 bytes += meter.heap(record);
-                if let Some(observed) = record.observed.as_ref().filter(|o| !cached(key, o)) {
+                if let KeptObserved::Shared(observed) = &record.observed
+                    && !cached(key, observed)
+                {
                     bytes += observed.footprint(meter);
                 }
             }
@@ -569,6 +636,63 @@ mod tests {
 
     /// A status the core found unchanged is kept as the observed one: read
     /// back, the record holds the observed status as computed status.
+    /// A decision that wrote a new status keeps that status and the
+    /// observed one as text, not the cache's entry: the watch replaces that
+    /// entry, and a log holding it would keep one stale HPA per decision.
+    #[test]
+    fn a_written_status_is_kept_as_text_and_the_cache_entry_is_let_go() {
+        use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerCondition;
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+        let log = DecisionLog::new(1);
+        let record = record(5, 3);
+        let observed = record.observed.clone().expect("observed");
+        let computed = HorizontalPodAutoscalerStatus {
+            current_replicas: Some(3),
+            desired_replicas: 5,
+            conditions: Some(vec![HorizontalPodAutoscalerCondition {
+                type_: "AbleToScale".into(),
+                status: "True".into(),
+                reason: Some("SucceededRescale".into()),
+                message: Some("the HPA controller was able to update the target scale to 5".into()),
+                last_transition_time: Some(Time("2026-11-28T07:00:00Z".parse().expect("time"))),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        };
+        log.push(
+            "ns/web",
+            DecisionRecord {
+                status_written: true,
+                computed_status: Some(computed.clone()),
+                ..record
+            },
+        );
+        assert_eq!(
+            Arc::strong_count(&observed),
+            1,
+            "the log let go of the entry"
+        );
+        {
+            let entries = log.lock();
+            let kept = &entries.by_key["ns/web"][0];
+            assert!(matches!(kept.computed, Computed::Text(_)));
+            assert!(matches!(kept.observed, KeptObserved::Status(Some(_))));
+        }
+        let read = log.latest("ns/web", 1).remove(0);
+        assert_eq!(read.computed_status, Some(computed));
+        assert_eq!(read.observed_status().map(|s| s.desired_replicas), Some(3));
+    }
+
+    /// An unchanged status keeps the cache's entry itself, shared.
+    #[test]
+    fn an_unwritten_status_shares_the_cache_entry() {
+        let log = DecisionLog::new(1);
+        let record = record(3, 3);
+        let observed = record.observed.clone().expect("observed");
+        log.push_unchanged("ns/web", record);
+        assert_eq!(Arc::strong_count(&observed), 2, "held by the log too");
+    }
+
     #[test]
     fn an_unchanged_status_is_read_back_as_the_observed_one() {
         let log = DecisionLog::new(1);
