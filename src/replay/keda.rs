@@ -1,7 +1,7 @@
 //! A ScaledObject's replay: before every HPA sync, KEDA's operator (its
 //! 0 ↔ 1 steps) and metrics adapter (the values and fallback the HPA reads)
 //! run on the series' trigger columns, as in a scenario
-//! (`src/gherkin/world/keda.rs`); the logic is [`crate::keda`].
+//! (`src/gherkin/world/keda.rs`); the logic is [`hpa_keda`].
 
 use std::collections::BTreeMap;
 
@@ -12,12 +12,12 @@ use serde::Serialize;
 use super::error::ReplayError;
 use super::manifest::HpaManifest;
 use super::series::Series;
-use crate::keda::ScaledObject;
-use crate::keda::adapter::{self, Reading, Replicas};
-use crate::keda::hpa::trigger_metrics;
-use crate::keda::operator::{self, KedaEvent, Reconcile, Status};
-use crate::keda::scaled_object::OWNER_LABEL;
-use crate::keda::scalers::TriggerMetric;
+use hpa_keda::ScaledObject;
+use hpa_keda::adapter::{self, Reading, Replicas};
+use hpa_keda::hpa::trigger_metrics;
+use hpa_keda::operator::{self, KedaEvent, Reconcile, Status};
+use hpa_keda::scaled_object::OWNER_LABEL;
+use hpa_keda::scalers::TriggerMetric;
 
 /// One change of the target's replicas made by KEDA's operator.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -7,7 +7,7 @@ use cucumber::{given, then, when};
 
 use super::doc_string;
 use crate::gherkin::world::{HpaWorld, StepError, StepResult, yaml};
-use crate::keda::adapter::Reading;
+use hpa_keda::adapter::Reading;
 
 #[given(expr = "the ScaledObject:")]
 async fn the_scaled_object(world: &mut HpaWorld, step: &Step) -> StepResult {

@@ -1,6 +1,6 @@
 //! KEDA in a scenario: the ScaledObjects declared, the trigger readings
 //! scripted, and the operator and metrics adapter run before every HPA
-//! sync on the scenario clock (the pure logic is [`crate::keda`]).
+//! sync on the scenario clock (the pure logic is [`hpa_keda`]).
 
 use std::collections::BTreeMap;
 
@@ -8,13 +8,13 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams};
 
 use super::*;
-use crate::keda::ScaledObject;
-use crate::keda::adapter::{self, Reading, Replicas};
-use crate::keda::hpa::{hpa_name, trigger_metrics};
-use crate::keda::operator::{self, KedaEvent, Reconcile, Status};
-use crate::keda::scaled_object::OWNER_LABEL;
-use crate::keda::scalers::TriggerMetric;
-use crate::keda::status::{self as keda_status, TargetFacts};
+use hpa_keda::ScaledObject;
+use hpa_keda::adapter::{self, Reading, Replicas};
+use hpa_keda::hpa::{hpa_name, trigger_metrics};
+use hpa_keda::operator::{self, KedaEvent, Reconcile, Status};
+use hpa_keda::scaled_object::OWNER_LABEL;
+use hpa_keda::scalers::TriggerMetric;
+use hpa_keda::status::{self as keda_status, TargetFacts};
 
 /// The ScaledObjects of one scenario, by (namespace, name).
 #[derive(Debug, Default)]
