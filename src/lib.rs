@@ -1,7 +1,8 @@
 //! hpa-harness: prove how Kubernetes HorizontalPodAutoscalers behave.
 //!
 //! The harness around the deployable controller (crate `hpa-controller`,
-//! itself a shell around the pure decision core `hpa-core`):
+//! itself a shell around the pure decision core `hpa-core`) and the pure
+//! model of KEDA (`hpa-keda`):
 //!
 //! - [`gherkin`]: the scenario runner (`hpa-harness test`, `explain`,
 //!   `conformance`), the step language of `docs/steps.md` on cucumber;
@@ -10,7 +11,6 @@
 //!   kubeconfig) and the clusters made for a run (kind, k3d, k3s);
 //! - [`load`]: load tests of many HPAs and their report;
 //! - [`replay`]: an HPA or ScaledObject over a recorded series, no Gherkin;
-//! - [`keda`]: what KEDA makes of a ScaledObject (pure);
 //! - [`live`]: a live cluster, read-only: `explain NAMESPACE/NAME` and `capture`;
 //! - [`plot`] and [`report`]: pictures and the HTML report of runs;
 //! - [`cli`]: one subcommand per job.
@@ -20,7 +20,6 @@
 
 pub mod cli;
 pub mod gherkin;
-pub mod keda;
 pub mod live;
 pub mod load;
 pub mod plot;

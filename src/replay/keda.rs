@@ -1,7 +1,7 @@
 //! A ScaledObject's replay: before every HPA sync, KEDA's operator (its
 //! 0 ↔ 1 steps) and metrics adapter (the values and fallback the HPA reads)
 //! run on the series' trigger columns, as in a scenario
-//! (`src/gherkin/world/keda.rs`); the logic is [`crate::keda`].
+//! (`src/gherkin/world/keda.rs`); the logic is [`hpa_keda`].
 
 use std::collections::BTreeMap;
 
@@ -12,12 +12,11 @@ use serde::Serialize;
 use super::error::ReplayError;
 use super::manifest::HpaManifest;
 use super::series::Series;
-use crate::keda::ScaledObject;
-use crate::keda::adapter::{self, Reading, Replicas};
-use crate::keda::hpa::trigger_metrics;
-use crate::keda::operator::{self, KedaEvent, Reconcile, Status};
-use crate::keda::scaled_object::OWNER_LABEL;
-use crate::keda::scalers::TriggerMetric;
+use hpa_keda::adapter::{Reading, Replicas};
+use hpa_keda::hpa::trigger_metrics;
+use hpa_keda::scaled_object::OWNER_LABEL;
+use hpa_keda::scalers::TriggerMetric;
+use hpa_keda::{KedaLoop, Readings, ScaledObject};
 
 /// One change of the target's replicas made by KEDA's operator.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -50,13 +49,10 @@ pub struct KedaRun {
 /// KEDA's state over a replay.
 #[derive(Debug)]
 pub struct KedaReplay {
-    so: ScaledObject,
+    keda: KedaLoop,
     namespace: String,
-    triggers: Vec<TriggerMetric>,
     /// Trigger index → series column.
     columns: BTreeMap<usize, String>,
-    status: Status,
-    events: Vec<KedaEvent>,
     pub run: KedaRun,
 }
 
@@ -105,32 +101,30 @@ impl KedaReplay {
                     .collect(),
                 ..KedaRun::default()
             },
-            so: so.clone(),
+            keda: KedaLoop::new(so.clone(), &namespace),
             namespace,
-            triggers,
             columns,
-            status: Status::default(),
-            events: Vec::new(),
         })
     }
 
-    /// The read of every trigger at `t` (unfed triggers read 0).
-    fn readings(&self, series: &Series, t: f64) -> BTreeMap<usize, Reading> {
+    /// What the triggers read at `t`: a failed read where the column has
+    /// a gap, nothing where it has no sample yet.
+    fn readings(&self, series: &Series, t: f64) -> Readings {
         self.columns
             .iter()
-            .map(|(i, c)| {
-                let r = match series.column(c).and_then(|c| c.reading(t)) {
-                    Some(None) => Reading::Failed,
-                    Some(Some(v)) => Reading::Value(v),
-                    None => Reading::Value(0.0),
+            .filter_map(|(i, c)| {
+                let r = match series.column(c)?.reading(t)? {
+                    None => Reading::Failed,
+                    Some(v) => Reading::Value(v),
                 };
-                (*i, r)
+                Some((*i, r))
             })
             .collect()
     }
 
-    /// The controller's reconcile and, when due, the scale loop's poll at
-    /// `t`: the replica count to set on the target, if any.
+    /// KEDA's turn at `t`: the replica count to set on the target, if any.
+    /// The replay's HPA was made from the ScaledObject at its start, so
+    /// the turn's HPA changes are not written.
     pub fn operate(
         &mut self,
         series: &Series,
@@ -138,72 +132,31 @@ impl KedaReplay {
         now: Timestamp,
         current: i32,
     ) -> Option<i32> {
-        let seen = self.events.len();
-        let to = match operator::reconcile(
-            &self.so,
-            &self.namespace,
-            &mut self.status,
-            now,
-            &mut self.events,
-        ) {
-            Reconcile::Paused { replicas } => replicas.filter(|r| *r != current),
-            Reconcile::Refused => None,
-            Reconcile::Hpa(_) if operator::poll_due(&self.so, &self.status, now) => {
-                let readings = self.readings(series, t);
-                let read = |m: &TriggerMetric| {
-                    readings
-                        .get(&m.index)
-                        .copied()
-                        .unwrap_or(Reading::Value(0.0))
-                };
-                let activity = adapter::activity(&self.so, &self.triggers, &read);
-                operator::poll(
-                    &self.so,
-                    &mut self.status,
-                    &activity,
-                    current,
-                    now,
-                    &mut self.events,
-                )
-                .filter(|r| *r != current)
-            }
-            Reconcile::Hpa(_) => None,
-        };
-        if let Some(to) = to {
-            let event = self.events[seen..]
-                .iter()
-                .rev()
-                .find(|e| e.reason.starts_with("KEDAScaleTarget"));
-            self.run.steps.push(KedaStep {
-                at_seconds: t,
-                from: current,
-                to,
-                reason: event.map_or("paused-replicas", |e| e.reason).to_owned(),
-                message: event.map(|e| e.message.clone()).unwrap_or_default(),
-            });
-        }
-        to
+        let scale = self
+            .keda
+            .step(now, &self.readings(series, t), Some(current))
+            .scale?;
+        self.run.steps.push(KedaStep {
+            at_seconds: t,
+            from: current,
+            to: scale.to,
+            reason: scale
+                .event
+                .as_ref()
+                .map_or("paused-replicas", |e| e.reason)
+                .to_owned(),
+            message: scale.event.map(|e| e.message).unwrap_or_default(),
+        });
+        Some(scale.to)
     }
 
     /// The adapter's answers to the HPA's read at `t`, for the fake metrics
     /// server (a failed read is left out: the HPA's read fails).
     pub fn answers(&mut self, series: &Series, t: f64, replicas: Replicas) -> Vec<ExternalSpec> {
         let readings = self.readings(series, t);
-        let read = |m: &TriggerMetric| {
-            readings
-                .get(&m.index)
-                .copied()
-                .unwrap_or(Reading::Value(0.0))
-        };
-        let answers = adapter::answer(
-            &self.so,
-            &self.triggers,
-            &read,
-            &mut self.status.health,
-            replicas,
-        );
-        self.status.refresh_fallback(&self.so);
-        let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), self.so.metadata.name.clone())]);
+        let answers = self.keda.answer(&readings, replicas);
+        let name = self.keda.scaled_object().metadata.name.clone();
+        let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), name)]);
         answers
             .iter()
             .filter_map(|a| {
@@ -221,7 +174,7 @@ impl KedaReplay {
 
     /// Records whether fallback is in force for the decision just taken.
     pub fn record_fallback(&mut self) {
-        let on = adapter::fallback_active(&self.so, &self.status.health);
+        let on = self.keda.fallback_active();
         self.run.fallback.push(on);
     }
 }

@@ -175,7 +175,7 @@ pub struct HpaManifest {
     pub target_name: String,
     /// The ScaledObject whose generated HPA this is (`doc` is then the
     /// ScaledObject's document with the HPA as its value).
-    pub scaled_object: Option<crate::keda::ScaledObject>,
+    pub scaled_object: Option<hpa_keda::ScaledObject>,
 }
 
 /// Finds the HPA in `file` (the one named `name` if given) and checks its
@@ -319,14 +319,14 @@ fn scaled_object_hpa(
         field: field.to_owned(),
         reason,
     };
-    let so = crate::keda::ScaledObject::from_value(&doc.value, &doc.describe())
+    let so = hpa_keda::ScaledObject::from_value(&doc.value, &doc.describe())
         .map_err(|e| field_err("spec", e.to_string()))?;
     let namespace = so
         .metadata
         .namespace
         .clone()
         .unwrap_or_else(|| "default".to_owned());
-    let hpa = crate::keda::hpa::generate(&so, &namespace)
+    let hpa = hpa_keda::hpa::generate(&so, &namespace)
         .map_err(|e| field_err("spec.triggers", e.to_string()))?;
     let target_kind = so.spec.scale_target_ref.kind().to_owned();
     if !matches!(
@@ -342,9 +342,9 @@ fn scaled_object_hpa(
     }
     Ok(Some(HpaManifest {
         version: "v2",
-        name: crate::keda::hpa::hpa_name(&so),
+        name: hpa_keda::hpa::hpa_name(&so),
         namespace,
-        min_replicas: crate::keda::scaled_object::hpa_min_replicas(&so.spec),
+        min_replicas: hpa_keda::scaled_object::hpa_min_replicas(&so.spec),
         target_name: so.spec.scale_target_ref.name.clone(),
         target_kind,
         doc: Document {

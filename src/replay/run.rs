@@ -19,11 +19,11 @@ use serde::Serialize;
 use super::keda::KedaReplay;
 use super::manifest::{HpaManifest, Workload};
 use super::series::Series;
-use crate::keda::adapter::Replicas;
 use crate::testbed::controller::{Driver, Requests};
 use crate::testbed::embedded::Embedded;
 use hpa_controller::config::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
+use hpa_keda::adapter::Replicas;
 
 use super::error::ReplayError;
 

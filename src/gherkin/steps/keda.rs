@@ -7,7 +7,7 @@ use cucumber::{given, then, when};
 
 use super::doc_string;
 use crate::gherkin::world::{HpaWorld, StepError, StepResult, yaml};
-use crate::keda::adapter::Reading;
+use hpa_keda::adapter::Reading;
 
 #[given(expr = "the ScaledObject:")]
 async fn the_scaled_object(world: &mut HpaWorld, step: &Step) -> StepResult {
@@ -71,11 +71,11 @@ async fn has_condition_reason(
 #[then(expr = "an event {string} is recorded for the ScaledObject {string}")]
 async fn event_recorded(world: &mut HpaWorld, reason: String, so: String) -> StepResult {
     let object = world.scaled_object(&so)?;
-    if object.events.iter().any(|e| e.reason == reason) {
+    let events = object.keda.events();
+    if events.iter().any(|e| e.reason == reason) {
         return Ok(());
     }
-    let seen: Vec<String> = object
-        .events
+    let seen: Vec<String> = events
         .iter()
         .map(|e| format!("{} ({})", e.reason, e.message))
         .collect();

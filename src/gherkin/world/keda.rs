@@ -1,6 +1,6 @@
 //! KEDA in a scenario: the ScaledObjects declared, the trigger readings
 //! scripted, and the operator and metrics adapter run before every HPA
-//! sync on the scenario clock (the pure logic is [`crate::keda`]).
+//! sync on the scenario clock (the pure logic is [`hpa_keda`]).
 
 use std::collections::BTreeMap;
 
@@ -8,13 +8,12 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams};
 
 use super::*;
-use crate::keda::ScaledObject;
-use crate::keda::adapter::{self, Reading, Replicas};
-use crate::keda::hpa::{hpa_name, trigger_metrics};
-use crate::keda::operator::{self, KedaEvent, Reconcile, Status};
-use crate::keda::scaled_object::OWNER_LABEL;
-use crate::keda::scalers::TriggerMetric;
-use crate::keda::status::{self as keda_status, TargetFacts};
+use hpa_keda::adapter::{Reading, Replicas};
+use hpa_keda::hpa::trigger_metrics;
+use hpa_keda::scaled_object::OWNER_LABEL;
+use hpa_keda::scalers::TriggerMetric;
+use hpa_keda::status::{self as keda_status, TargetFacts};
+use hpa_keda::{KedaLoop, Readings, ScaledObject, Step};
 
 /// The ScaledObjects of one scenario, by (namespace, name).
 #[derive(Debug, Default)]
@@ -25,13 +24,9 @@ pub struct KedaScenario {
 /// One ScaledObject and what KEDA keeps about it.
 #[derive(Debug)]
 pub struct KedaObject {
-    pub so: ScaledObject,
-    pub status: Status,
-    /// Scripted readings by trigger index (unscripted triggers read 0).
-    readings: BTreeMap<usize, Reading>,
-    pub events: Vec<KedaEvent>,
-    /// The name of the HPA KEDA created, while it exists.
-    hpa: Option<String>,
+    pub keda: KedaLoop,
+    /// The readings the scenario scripted.
+    readings: Readings,
     /// The target's replicas when KEDA first saw it (`originalReplicaCount`).
     original_replicas: Option<i32>,
 }
@@ -70,23 +65,18 @@ impl HpaWorld {
         }
         self.keda_store(&key, object).await?;
         let target = so.spec.scale_target_ref.name.clone();
-        let original_replicas = self
-            .keda_replicas(&key.0, &target)
-            .await
-            .ok()
-            .map(|r| r.current);
+        let original_replicas = self.keda_current(&key.0, &target).await.ok();
+        let mut keda = KedaLoop::new(so, &key.0);
+        let step = keda.reconcile(self.now().await?, original_replicas);
         self.keda.objects.insert(
             key.clone(),
             KedaObject {
-                so,
-                status: Status::default(),
-                readings: BTreeMap::new(),
-                events: Vec::new(),
-                hpa: None,
+                keda,
+                readings: Readings::default(),
                 original_replicas,
             },
         );
-        self.keda_reconcile(&key).await?;
+        self.keda_carry_out(&key.0, &target, step).await?;
         self.keda_write_status(&key).await
     }
 
@@ -133,9 +123,10 @@ impl HpaWorld {
         };
         let facts = TargetFacts {
             original_replicas: object.original_replicas,
-            hpa: object.hpa.clone(),
+            hpa: object.keda.hpa().map(str::to_owned),
         };
-        let status = keda_status::status(&object.so, &object.status, &facts);
+        let keda = &object.keda;
+        let status = keda_status::status(keda.scaled_object(), keda.status(), &facts);
         let client = self.env().await?.client.clone();
         let api: Api<DynamicObject> =
             Api::namespaced_with(client, &key.0, &scaled_object_resource());
@@ -162,7 +153,8 @@ impl HpaWorld {
         let object = self.keda.objects.get_mut(&key).ok_or_else(|| {
             StepError::Input(format!("ScaledObject {}/{} is not declared", key.0, key.1))
         })?;
-        let metrics = trigger_metrics(&object.so).map_err(|e| StepError::Input(e.to_string()))?;
+        let metrics = trigger_metrics(object.keda.scaled_object())
+            .map_err(|e| StepError::Input(e.to_string()))?;
         let found: Vec<&TriggerMetric> = metrics.iter().filter(|m| m.answers_to(trigger)).collect();
         let [metric] = found.as_slice() else {
             let known: Vec<String> = metrics
@@ -176,7 +168,7 @@ impl HpaWorld {
                 known.join(", ")
             )));
         };
-        object.readings.insert(metric.index, reading);
+        object.readings.set(metric.index, reading);
         Ok(())
     }
 
@@ -203,91 +195,51 @@ impl HpaWorld {
         Ok(found.data)
     }
 
-    /// Before each HPA sync: KEDA's controller, its scale loop (every
-    /// `pollingInterval`) and its metrics adapter, for every ScaledObject.
+    /// Before each HPA sync, for every ScaledObject: KEDA's turn (its
+    /// controller and, every `pollingInterval`, its scale loop), then its
+    /// metrics adapter's answers.
     pub(crate) async fn keda_sync(&mut self) -> StepResult {
         let keys: Vec<(String, String)> = self.keda.objects.keys().cloned().collect();
         for key in keys {
-            self.keda_reconcile(&key).await?;
-            self.keda_poll(&key).await?;
+            self.keda_turn(&key).await?;
             self.keda_answer(&key).await?;
             self.keda_write_status(&key).await?;
         }
         Ok(())
     }
 
-    /// The controller's reconcile: the HPA made, replaced or deleted.
-    async fn keda_reconcile(&mut self, key: &(String, String)) -> StepResult {
-        let now = self.now().await?;
-        let Some(object) = self.keda.objects.get_mut(key) else {
-            return Ok(());
-        };
-        let decision = operator::reconcile(
-            &object.so,
-            &key.0,
-            &mut object.status,
-            now,
-            &mut object.events,
-        );
-        let previous = object.hpa.clone();
-        let target = object.so.spec.scale_target_ref.name.clone();
-        match decision {
-            Reconcile::Hpa(hpa) => {
-                let name = hpa_name(&object.so);
-                object.hpa = Some(name.clone());
-                if previous.as_ref().is_some_and(|p| p != &name) {
-                    self.delete_hpa(&key.0, previous.as_deref().unwrap_or_default())
-                        .await?;
-                }
-                self.apply_hpa(&key.0, &name, hpa).await
-            }
-            Reconcile::Paused { replicas } => {
-                object.hpa = None;
-                if let Some(p) = previous {
-                    self.delete_hpa(&key.0, &p).await?;
-                }
-                match replicas {
-                    Some(r) => self.keda_scale(&key.0, &target, r).await,
-                    None => Ok(()),
-                }
-            }
-            Reconcile::Refused => Ok(()),
-        }
-    }
-
-    /// The scale loop's poll, when due.
-    async fn keda_poll(&mut self, key: &(String, String)) -> StepResult {
+    /// KEDA's turn on the scenario clock, and what it decided written.
+    async fn keda_turn(&mut self, key: &(String, String)) -> StepResult {
         let now = self.now().await?;
         let Some(object) = self.keda.objects.get(key) else {
             return Ok(());
         };
-        if object.hpa.is_none() || !operator::poll_due(&object.so, &object.status, now) {
-            return Ok(());
-        }
-        let target = object.so.spec.scale_target_ref.name.clone();
-        let current = self.keda_replicas(&key.0, &target).await?.current;
+        let target = object
+            .keda
+            .scaled_object()
+            .spec
+            .scale_target_ref
+            .name
+            .clone();
+        // An unreadable target waits for the adapter's read to report it.
+        let current = self.keda_current(&key.0, &target).await.ok();
         let Some(object) = self.keda.objects.get_mut(key) else {
             return Ok(());
         };
-        let triggers = trigger_metrics(&object.so).map_err(|e| StepError::Input(e.to_string()))?;
-        let readings = object.readings.clone();
-        let read = |t: &TriggerMetric| {
-            readings
-                .get(&t.index)
-                .copied()
-                .unwrap_or(Reading::Value(0.0))
-        };
-        let activity = adapter::activity(&object.so, &triggers, &read);
-        let scale = operator::poll(
-            &object.so,
-            &mut object.status,
-            &activity,
-            current,
-            now,
-            &mut object.events,
-        );
-        match scale {
-            Some(r) => self.keda_scale(&key.0, &target, r).await,
+        let step = object.keda.step(now, &object.readings, current);
+        self.keda_carry_out(&key.0, &target, step).await
+    }
+
+    /// Writes a turn's HPA and scale to the cluster.
+    async fn keda_carry_out(&mut self, ns: &str, target: &str, step: Step) -> StepResult {
+        if let Some(name) = step.delete_hpa {
+            self.delete_hpa(ns, &name).await?;
+        }
+        if let Some(hpa) = step.apply_hpa {
+            self.apply_hpa(ns, &hpa.name, hpa.object).await?;
+        }
+        match step.scale {
+            Some(scale) => self.keda_scale(ns, target, scale.to).await,
             None => Ok(()),
         }
     }
@@ -298,30 +250,21 @@ impl HpaWorld {
         let Some(object) = self.keda.objects.get(key) else {
             return Ok(());
         };
-        if object.hpa.is_none() {
+        if object.keda.hpa().is_none() {
             return Ok(());
         }
-        let target = object.so.spec.scale_target_ref.name.clone();
+        let target = object
+            .keda
+            .scaled_object()
+            .spec
+            .scale_target_ref
+            .name
+            .clone();
         let replicas = self.keda_replicas(&key.0, &target).await?;
         let Some(object) = self.keda.objects.get_mut(key) else {
             return Ok(());
         };
-        let triggers = trigger_metrics(&object.so).map_err(|e| StepError::Input(e.to_string()))?;
-        let readings = object.readings.clone();
-        let read = |t: &TriggerMetric| {
-            readings
-                .get(&t.index)
-                .copied()
-                .unwrap_or(Reading::Value(0.0))
-        };
-        let answers = adapter::answer(
-            &object.so,
-            &triggers,
-            &read,
-            &mut object.status.health,
-            replicas,
-        );
-        object.status.refresh_fallback(&object.so);
+        let answers = object.keda.answer(&object.readings, replicas);
         let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), key.1.clone())]);
         let client = self.env().await?.metrics.clone();
         for a in answers {
@@ -337,13 +280,18 @@ impl HpaWorld {
         Ok(())
     }
 
-    /// The target's `spec.replicas` and ready pods.
-    async fn keda_replicas(&mut self, ns: &str, target: &str) -> Result<Replicas, StepError> {
+    /// The target's `spec.replicas`, through its scale subresource.
+    async fn keda_current(&mut self, ns: &str, target: &str) -> Result<i32, StepError> {
         let kind = self
             .workloads
             .get(&(ns.to_owned(), target.to_owned()))
             .map_or(super::super::params::WorkloadKind::Deployment, |w| w.kind);
-        let current = self.scale_replicas(kind, &format!("{ns}/{target}")).await?;
+        self.scale_replicas(kind, &format!("{ns}/{target}")).await
+    }
+
+    /// The target's `spec.replicas` and ready pods.
+    async fn keda_replicas(&mut self, ns: &str, target: &str) -> Result<Replicas, StepError> {
+        let current = self.keda_current(ns, target).await?;
         let pods = self.pods_of(ns, target).await?;
         let ready = pods.iter().filter(|p| pod_ready(p)).count();
         Ok(Replicas {
@@ -492,8 +440,8 @@ spec:
         );
         let model = world.scaled_object("worker").unwrap();
         let want = keda_status::status(
-            &model.so,
-            &model.status,
+            model.keda.scaled_object(),
+            model.keda.status(),
             &TargetFacts {
                 original_replicas: Some(2),
                 hpa: Some("keda-hpa-worker".to_owned()),

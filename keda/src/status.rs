@@ -175,7 +175,7 @@ pub fn status(so: &ScaledObject, model: &Status, facts: &TargetFacts) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keda::operator::{self, Reconcile};
+    use crate::operator::{self, Reconcile};
 
     fn so(yaml: &str) -> ScaledObject {
         ScaledObject::from_yaml(yaml, "test").unwrap()

@@ -224,7 +224,7 @@ pub fn activity(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keda::hpa::trigger_metrics;
+    use crate::hpa::trigger_metrics;
 
     fn so(extra: &str, triggers: &str) -> ScaledObject {
         ScaledObject::from_yaml(
