@@ -70,7 +70,10 @@ impl HpaWorld {
     ) -> StepResult {
         let (ns, n) = self.qualify(name);
         let old = self.revisions_now(&ns, &n).await?;
-        let versions = self.versions.entry((ns.clone(), n.clone())).or_default();
+        let versions = self
+            .versions
+            .entry(ObjKey::new(ns.clone(), n.clone()))
+            .or_default();
         versions.old = old;
         versions.rollouts += 1;
         let version = (versions.rollouts + 1).to_string();
@@ -97,7 +100,7 @@ impl HpaWorld {
         value: &str,
     ) -> StepResult {
         let (ns, n) = self.qualify(workload);
-        let key = (ns.clone(), n.clone());
+        let key = ObjKey::new(ns.clone(), n.clone());
         let first = !self.versions.contains_key(&key);
         let (old, existing) = if first {
             (
@@ -122,7 +125,7 @@ impl HpaWorld {
     /// Whether a pod of workload `ns/name` is new: of a version newer than
     /// the old once it rolled out, else made since new-pod values were given.
     pub(crate) fn is_new(&self, ns: &str, workload: &str, pod: &Pod) -> bool {
-        let Some(versions) = self.versions.get(&(ns.to_owned(), workload.to_owned())) else {
+        let Some(versions) = self.versions.get(&ObjKey::new(ns, workload)) else {
             return false;
         };
         if versions.rollouts == 0 {
@@ -138,13 +141,13 @@ impl HpaWorld {
     /// Gives the new pods that appeared since the last look their values
     /// (before every sync and after time passes).
     pub(crate) async fn report_new_pods(&mut self) -> StepResult {
-        let keys: Vec<(String, String)> = self
+        let keys: Vec<ObjKey> = self
             .versions
             .iter()
             .filter(|(_, v)| !v.values.is_empty())
             .map(|(k, _)| k.clone())
             .collect();
-        for (ns, workload) in keys {
+        for ObjKey { ns, name: workload } in keys {
             let pods = self.pods_of(&ns, &workload).await?;
             for pod in pods {
                 if pod.metadata.deletion_timestamp.is_some() || !self.is_new(&ns, &workload, &pod) {
@@ -152,7 +155,10 @@ impl HpaWorld {
                 }
                 let uid = pod.metadata.uid.clone().unwrap_or_default();
                 let name = pod.metadata.name.clone().unwrap_or_default();
-                let Some(versions) = self.versions.get(&(ns.clone(), workload.clone())) else {
+                let Some(versions) = self
+                    .versions
+                    .get(&ObjKey::new(ns.clone(), workload.clone()))
+                else {
                     continue;
                 };
                 if versions.given.contains(&uid) {
@@ -161,12 +167,16 @@ impl HpaWorld {
                 let values = versions.values.clone();
                 // A pod made anew under an old name (a StatefulSet's) starts
                 // without the old one's values.
-                self.pods.remove(&(ns.clone(), name.clone()));
+                self.metrics
+                    .forget_pod(&ObjKey::new(ns.clone(), name.clone()));
                 for (metric, value) in &values {
                     super::metrics::set_value(self, &ns, &name, metric, Some(value), false).await?;
                 }
                 self.push_pod(&ns, &name).await?;
-                if let Some(v) = self.versions.get_mut(&(ns.clone(), workload.clone())) {
+                if let Some(v) = self
+                    .versions
+                    .get_mut(&ObjKey::new(ns.clone(), workload.clone()))
+                {
                     v.given.insert(uid);
                 }
             }
@@ -182,10 +192,13 @@ impl HpaWorld {
         change: impl FnOnce(&mut hpa_sim::PodDelays),
     ) -> StepResult {
         let (ns, n) = self.qualify(workload);
-        let delays = self.pod_delays.entry((ns.clone(), n.clone())).or_default();
+        let delays = self
+            .pod_delays
+            .entry(ObjKey::new(ns.clone(), n.clone()))
+            .or_default();
         change(delays);
         let delays = *delays;
-        if let Some(node) = self.fake_node() {
+        if let Some(node) = self.cluster.fake_node(self.real_node) {
             // On a real cluster the harness's fake node is the pods' kubelet.
             return node.set_pod_delays(&ns, &n, delays).await.map_err(|e| {
                 crate::gherkin::pods::fake_node_error(
@@ -201,8 +214,8 @@ impl HpaWorld {
     /// When the scenario ends: the fake node forgets the pod delays it
     /// gave, so that a later scenario in the same namespace starts without.
     pub(crate) fn forget_pod_delays(&self) {
-        if let Some(node) = self.fake_node() {
-            let namespaces: BTreeSet<&String> = self.pod_delays.keys().map(|(ns, _)| ns).collect();
+        if let Some(node) = self.cluster.fake_node(self.real_node) {
+            let namespaces: BTreeSet<&String> = self.pod_delays.keys().map(|k| &k.ns).collect();
             for ns in namespaces {
                 node.forget_namespace(ns);
             }
