@@ -87,12 +87,7 @@ impl HpaWorld {
         if !self.cluster.acts_between_steps() {
             return Ok(());
         }
-        let keys: Vec<ObjKey> = self
-            .versions
-            .iter()
-            .filter(|(_, v)| !v.values.is_empty())
-            .map(|(k, _)| k.clone())
-            .collect();
+        let keys = self.new_pods.with_values();
         let mut patch = ScriptPatch::default();
         for ObjKey { ns, name: workload } in keys {
             for pod in self.pods_of(&ns, &workload).await? {
@@ -112,8 +107,8 @@ impl HpaWorld {
                     .push(self.metrics.declare_without_values(&key, labels)?);
             }
             let Some(versions) = self
-                .versions
-                .get(&ObjKey::new(ns.clone(), workload.clone()))
+                .new_pods
+                .versions(&ObjKey::new(ns.clone(), workload.clone()))
             else {
                 continue;
             };

@@ -21,6 +21,7 @@ mod keda;
 mod key;
 mod metrics;
 mod metrics_mirror;
+mod new_pods;
 mod pod_names;
 mod rollouts;
 mod scenario_cluster;
@@ -29,6 +30,7 @@ mod time;
 pub use key::ObjKey;
 pub(crate) use metrics::set_value;
 pub use metrics_mirror::{MetricsMirror, SeriesKey};
+pub use new_pods::NewPods;
 pub use pod_names::{PodNames, pod_index};
 pub use rollouts::VERSION_ANNOTATION;
 pub use scenario_cluster::ScenarioCluster;
@@ -81,10 +83,8 @@ pub struct HpaWorld {
     pub feature_dir: Option<std::path::PathBuf>,
     /// KEDA's ScaledObjects, run before every HPA sync.
     pub(crate) keda: keda::KedaScenario,
-    /// Versions of each workload (old revisions, new pods' values).
-    pub(crate) versions: HashMap<ObjKey, rollouts::Versions>,
-    /// The pod delays steps gave, by workload.
-    pub(crate) pod_delays: HashMap<ObjKey, hpa_sim::PodDelays>,
+    /// What the scenario said of the pods workloads make from now on.
+    pub new_pods: NewPods,
 }
 
 pub use crate::testbed::controller::Seed;
@@ -104,8 +104,7 @@ impl HpaWorld {
             real_node: false,
             feature_dir: None,
             keda: keda::KedaScenario::default(),
-            versions: HashMap::new(),
-            pod_delays: HashMap::new(),
+            new_pods: NewPods::default(),
         }
     }
 

@@ -92,7 +92,7 @@ impl HpaWorld {
             let until_sync = period - self.since_sync;
             let step = if left < until_sync { left } else { until_sync };
             self.env().await?.advance(step).await?;
-            if !self.versions.is_empty() {
+            if self.new_pods.any() {
                 // A rollout may have removed pods: their metrics go too.
                 self.prune_pods().await?;
                 self.report_new_pods().await?;
