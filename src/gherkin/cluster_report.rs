@@ -17,7 +17,7 @@ use super::world::{HpaWorld, workload_api};
 pub async fn report(world: &mut HpaWorld) -> String {
     let mut out = String::new();
     let ns = world.namespace.clone();
-    let Some(env) = world.env_if_started() else {
+    let Some(env) = world.cluster.env_if_started() else {
         return "(the cluster never started)".to_owned();
     };
     let client = env.client.clone();
@@ -65,7 +65,7 @@ pub async fn report(world: &mut HpaWorld) -> String {
         } else {
             let _ = writeln!(out, "  no status");
         }
-        if let Some(driver) = world.driver_if_started() {
+        if let Some(driver) = world.cluster.driver_if_started() {
             let decisions = driver.decisions(&ns, &name, 3);
             let last = decisions.len().saturating_sub(1);
             for (i, d) in decisions.into_iter().enumerate() {
@@ -91,16 +91,17 @@ pub async fn report(world: &mut HpaWorld) -> String {
             }
         }
     }
-    for ((wns, wname), w) in &world.workloads {
-        if *wns != ns {
+    for (key, w) in &world.workloads {
+        if key.ns != ns {
             continue;
         }
-        let api = workload_api(&client, wns, w.kind);
-        if let Ok(obj) = api.get(wname).await {
+        let api = workload_api(&client, &key.ns, w.kind);
+        if let Ok(obj) = api.get(&key.name).await {
             let _ = writeln!(
                 out,
-                "{} {wname}: spec.replicas {}, status.replicas {}",
+                "{} {}: spec.replicas {}, status.replicas {}",
                 w.kind,
+                key.name,
                 obj.data
                     .pointer("/spec/replicas")
                     .cloned()

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::cells::{Table, age, per_container};
 use super::params::WorkloadKind;
-use super::world::{HpaWorld, StepError, StepResult, Workload, workload_resource};
+use super::world::{HpaWorld, ObjKey, StepError, StepResult, Workload, workload_resource};
 
 /// How long before the scenario starts the pods of "with N pods" started.
 pub(crate) const DEFAULT_AGE: SignedDuration = SignedDuration::from_secs(600);
@@ -287,7 +287,7 @@ pub(crate) async fn update_pod_status(
         .map_err(|e| StepError::State(format!("pod {ns}/{name}: {e}")))?;
     let mut status = value.get("status").cloned().unwrap_or_else(|| json!({}));
     change(&mut status);
-    if let Some(node) = world.fake_node() {
+    if let Some(node) = world.cluster.fake_node(world.real_node) {
         // The fake kubelet owns the status of its pods and keeps the state
         // it was last given: hand it over, and it writes it in turn with
         // its own writes.
@@ -337,20 +337,23 @@ pub(crate) async fn create_workload(
         i64::from(replicas),
         template.spec(),
     );
-    let names = world.pod_names_of(&ns, &n);
+    let names = world
+        .pod_names
+        .declared(&ObjKey::new(ns.clone(), n.clone()))
+        .to_vec();
     if !names.is_empty() {
         // The simulated cluster names the pods so; a real one ignores it
         // (the names are then aliases, in creation order).
         obj["metadata"]["annotations"][hpa_sim::POD_NAMES_ANNOTATION] = json!(names.join(","));
     }
-    if world.fake_node().is_some() {
+    if world.cluster.fake_node(world.real_node).is_some() {
         crate::testbed::workload::place_on_fake_node(&mut obj);
     }
     world
         .create_dynamic(&ns, &workload_resource(kind), obj)
         .await?;
     world.workloads.insert(
-        (ns.clone(), n.clone()),
+        ObjKey::new(ns.clone(), n.clone()),
         Workload {
             kind,
             initial_replicas: replicas,
@@ -375,7 +378,7 @@ pub(crate) async fn create_workload(
         })
         .await
         .map_err(|e| StepError::State(e.to_string()))?;
-    if world.on_real_node() {
+    if world.real_node && world.cluster.is_real() {
         // A real kubelet runs these pods: they get the states it gives them.
         if rows.iter().any(|r| *r != PodShape::default()) {
             return Err(StepError::unsupported(format!(

@@ -60,9 +60,10 @@ impl Recorder {
             cucumber::event::ScenarioFinished::StepFailed(_, _, e) => Some(e.to_string()),
             _ => None,
         };
-        let started_at = world.and_then(|w| w.env_if_started().map(|e| e.started_at));
+        let started_at = world.and_then(|w| w.cluster.env_if_started().map(|e| e.started_at));
         let hpas = match (world, started_at) {
             (Some(w), Some(start)) => w
+                .cluster
                 .driver_if_started()
                 .map(|driver| {
                     driver

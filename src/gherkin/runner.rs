@@ -335,7 +335,7 @@ async fn run_pass(
                 super::record::Recorder::prepare(&mut world.config);
             }
             Box::pin(async move {
-                world.take_turn(alone).await;
+                world.cluster.take_turn(alone).await;
                 world.prepare().await;
             })
         })

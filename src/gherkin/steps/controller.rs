@@ -77,6 +77,7 @@ async fn recommendations_were(world: &mut HpaWorld, step: &Step, hpa: String) ->
     }
     let (namespace, name) = world.qualify(&hpa);
     world
+        .cluster
         .seed(Seed::Recommendations {
             namespace,
             name,
@@ -105,6 +106,7 @@ async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> St
     }
     let (namespace, name) = world.qualify(&hpa);
     world
+        .cluster
         .seed(Seed::ScaleEvents {
             namespace,
             name,

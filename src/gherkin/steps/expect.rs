@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::{Table, age, count, doc_string};
 use crate::gherkin::params::{Duration, Quantity, WorkloadKind, unescape};
-use crate::gherkin::world::{AsyncCheck, HpaWorld, StepError, StepResult, yaml};
+use crate::gherkin::world::{AsyncCheck, HpaWorld, ObjKey, StepError, StepResult, yaml};
 
 #[then(expr = "the {kind} {string} has {int} replica(s)")]
 async fn has_replicas(
@@ -44,7 +44,7 @@ async fn not_rescaled(world: &mut HpaWorld, kind: WorkloadKind, name: String) ->
     let (ns, n) = world.qualify(&name);
     let initial = world
         .workloads
-        .get(&(ns.clone(), n.clone()))
+        .get(&ObjKey::new(ns.clone(), n.clone()))
         .map(|w| w.initial_replicas)
         .ok_or_else(|| {
             StepError::Input(format!("{kind} {ns}/{n} was not declared by the scenario"))
@@ -754,7 +754,10 @@ async fn check_condition(
     let (ns, _) = world.qualify(name);
     let mut conds = conditions(&hpa);
     for c in &mut conds {
-        c.message = c.message.as_deref().map(|m| world.in_step_names(&ns, m));
+        c.message = c
+            .message
+            .as_deref()
+            .map(|m| world.pod_names.in_step_names(&ns, m));
     }
     let found = conds.iter().find(|c| c.type_ == type_);
     let ok = found.is_some_and(|c| {
@@ -805,7 +808,10 @@ async fn check_event(
         .iter()
         .filter(|e| regards(e, &n) && same_object(e, uid.as_deref()))
         .map(|e| Event {
-            note: e.note.as_deref().map(|m| world.in_step_names(&ns, m)),
+            note: e
+                .note
+                .as_deref()
+                .map(|m| world.pod_names.in_step_names(&ns, m)),
             ..e.clone()
         })
         .collect();

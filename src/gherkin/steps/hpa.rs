@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::doc_string;
 use crate::gherkin::kinds::KindRef;
 use crate::gherkin::params::{Quantity, WorkloadKind};
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, hpa_resource, yaml};
+use crate::gherkin::world::{HpaWorld, ObjKey, StepError, StepResult, hpa_resource, yaml};
 
 #[given(expr = "the HPA:")]
 async fn the_hpa(world: &mut HpaWorld, step: &Step) -> StepResult {
@@ -122,7 +122,7 @@ async fn an_hpa(
     world
         .create_dynamic(&ns, &hpa_resource("v2"), manifest)
         .await?;
-    world.hpa_metrics.insert((ns, n), Vec::new());
+    world.metrics.new_hpa(ObjKey::new(ns, n));
     Ok(())
 }
 
@@ -288,12 +288,8 @@ fn resource_name(word: &str) -> Result<&str, StepError> {
 /// Adds a metric to the HPA's spec, after the metrics earlier steps added
 /// (the API server's default cpu metric is replaced by the first one).
 async fn add_metric(world: &mut HpaWorld, name: &str, metric: Value) -> StepResult {
-    let key = world.qualify(name);
-    let metrics = {
-        let list = world.hpa_metrics.entry(key).or_default();
-        list.push(metric);
-        list.clone()
-    };
+    let (ns, n) = world.qualify(name);
+    let metrics = world.metrics.add_hpa_metric(ObjKey::new(ns, n), metric);
     update_spec(world, name, |spec| spec["metrics"] = json!(metrics)).await
 }
 

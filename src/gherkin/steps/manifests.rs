@@ -8,7 +8,7 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams}
 use serde_json::{Value, json};
 
 use crate::gherkin::params::WorkloadKind;
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, Workload};
+use crate::gherkin::world::{HpaWorld, ObjKey, StepError, StepResult, Workload};
 
 /// One document of a manifest file.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +31,7 @@ async fn the_manifests_in(world: &mut HpaWorld, path: String) -> StepResult {
     for m in in_apply_order(manifests) {
         workloads.extend(apply(world, &m).await?);
     }
-    if world.fake_node().is_some() {
+    if world.cluster.fake_node(world.real_node).is_some() {
         for (ns, name, kind) in workloads {
             wait_placed(world, &ns, &name, kind).await?;
         }
@@ -217,7 +217,7 @@ async fn apply(
         None
     };
     let status = obj.get("status").cloned();
-    if ns.is_some() && world.fake_node().is_some() {
+    if ns.is_some() && world.cluster.fake_node(world.real_node).is_some() {
         // On a real cluster the chart's pods go where the harness's own do:
         // else they wait, Pending, for a node with room.
         crate::testbed::workload::place_manifest_on_fake_node(&mut obj);
@@ -242,13 +242,13 @@ async fn apply(
     }
     if kind == "CustomResourceDefinition" {
         // Its kind is served from now on: look again when asked.
-        world.forget_served_kinds();
+        world.cluster.forget_served_kinds();
     }
     let ns_name = ns.clone().unwrap_or_default();
     let workload = workload_kind(group, kind);
     if let Some(workload) = workload {
         world.workloads.insert(
-            (ns_name.clone(), name.clone()),
+            ObjKey::new(ns_name.clone(), name.clone()),
             Workload {
                 kind: workload,
                 initial_replicas: obj

@@ -9,7 +9,7 @@ use fake_metrics_server::script::Api as MetricsApi;
 use super::hpa::selector_labels;
 use super::{Table, age};
 use crate::gherkin::params::{Quantity, Values};
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, set_value};
+use crate::gherkin::world::{HpaWorld, SeriesKey, StepError, StepResult, set_value};
 
 #[given(expr = "the pods of {string} report {string} of {values}")]
 #[when(expr = "the pods of {string} report {string} of {values}")]
@@ -116,8 +116,12 @@ async fn external_metric_is(
     let labels = selector_labels(&selector)?;
     let ns = world.namespace.clone();
     let client = world.env().await?.metrics.clone();
-    let key = (ns.clone(), metric.clone(), selector.clone());
-    let before = world.external_series.get(&key).copied().unwrap_or(0);
+    let key = SeriesKey {
+        ns: ns.clone(),
+        metric: metric.clone(),
+        selector: selector.clone(),
+    };
+    let before = world.metrics.series(&key);
     let series_labels = |i: usize| {
         let mut l = labels.clone();
         l.insert("series".to_owned(), i.to_string());
@@ -139,7 +143,7 @@ async fn external_metric_is(
                 "removing a series of external metric {metric}"
             )))?;
     }
-    world.external_series.insert(key, values.0.len());
+    world.metrics.set_series(key, values.0.len());
     Ok(())
 }
 

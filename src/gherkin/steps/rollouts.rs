@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::Pod;
 use serde_json::json;
 
 use crate::gherkin::params::{Duration, Quantity, WorkloadKind};
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, workload_api};
+use crate::gherkin::world::{HpaWorld, ObjKey, StepError, StepResult, workload_api};
 
 #[given(expr = "the {kind} {string} rolls out a new version")]
 #[when(expr = "the {kind} {string} rolls out a new version")]
@@ -121,7 +121,7 @@ fn describe(world: &HpaWorld, ns: &str, workload: &str, pods: &[Pod]) -> String 
                 .any(|c| c.type_ == "Ready" && c.status == "True");
             format!(
                 "{} ({}, {}{})",
-                world.step_name(ns, &real),
+                world.pod_names.step_name(&ObjKey::new(ns, real.clone())),
                 if world.is_new(ns, workload, p) {
                     "new"
                 } else {

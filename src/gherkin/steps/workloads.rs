@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::Table;
 use crate::gherkin::params::{Duration, WorkloadKind};
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, workload_api};
+use crate::gherkin::world::{HpaWorld, ObjKey, StepError, StepResult, workload_api};
 use hpa_sim::admin::{
     CountedFault, FaultAction, ReplicasOverride, SelectorOverride, ToggleFault, WatchLag,
 };
@@ -61,7 +61,7 @@ async fn workload_with_pod_table(
         rows.push(PodShape::from_row(&table, row, pod)?);
     }
     let (ns, n) = world.qualify(&name);
-    world.declare_pod_names(&ns, &n, names);
+    world.pod_names.declare(&ObjKey::new(ns, n), names);
     let template = rows.first().cloned().unwrap_or_default();
     create_workload(world, kind, &name, &template, &rows).await
 }
@@ -89,7 +89,7 @@ async fn scale_reports_replicas(
     spec: i32,
     status: i32,
 ) -> StepResult {
-    world.bend_scale()?;
+    world.cluster.bend_scale(world.requests)?;
     let (ns, n) = world.qualify(&name);
     world
         .env()
@@ -110,7 +110,7 @@ async fn scale_reports_selector(
     name: String,
     selector: String,
 ) -> StepResult {
-    world.bend_scale()?;
+    world.cluster.bend_scale(world.requests)?;
     let (ns, n) = world.qualify(&name);
     world
         .env()
@@ -126,7 +126,7 @@ async fn scale_reports_selector(
 
 #[given(expr = "reading the scale of {string} fails")]
 async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
-    world.bend_scale()?;
+    world.cluster.bend_scale(world.requests)?;
     let (ns, n) = world.qualify(&name);
     world
         .env()

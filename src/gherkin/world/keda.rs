@@ -98,7 +98,7 @@ impl HpaWorld {
                 Err(kube::Error::Api(e)) if e.code == 409 => {}
                 Err(e) => return Err(StepError::kube("creating KEDA's ScaledObject CRD")(e)),
             }
-            self.forget_served_kinds();
+            self.cluster.forget_served_kinds();
         }
         let mut object = object.clone();
         object["metadata"]["namespace"] = Value::from(key.0.clone());
@@ -284,7 +284,7 @@ impl HpaWorld {
     async fn keda_current(&mut self, ns: &str, target: &str) -> Result<i32, StepError> {
         let kind = self
             .workloads
-            .get(&(ns.to_owned(), target.to_owned()))
+            .get(&ObjKey::new(ns, target))
             .map_or(super::super::params::WorkloadKind::Deployment, |w| w.kind);
         self.scale_replicas(kind, &format!("{ns}/{target}")).await
     }
@@ -304,7 +304,7 @@ impl HpaWorld {
     async fn keda_scale(&mut self, ns: &str, target: &str, replicas: i32) -> StepResult {
         let kind = self
             .workloads
-            .get(&(ns.to_owned(), target.to_owned()))
+            .get(&ObjKey::new(ns, target))
             .map_or(super::super::params::WorkloadKind::Deployment, |w| w.kind);
         let api = workload_api(&self.env().await?.client, ns, kind);
         api.patch_scale(

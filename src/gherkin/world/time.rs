@@ -7,7 +7,7 @@ impl HpaWorld {
     /// "When the HPA controller syncs": ours reconciles every HPA once, now;
     /// the cluster's own is given one of its sync periods to do so.
     pub async fn sync_step(&mut self) -> StepResult {
-        if self.target_controller() == ControllerKind::Upstream {
+        if self.cluster.controller() == ControllerKind::Upstream {
             let period = self.signed_sync_period()?;
             self.report_new_pods().await?;
             self.env().await?.advance(period).await?;
@@ -22,14 +22,14 @@ impl HpaWorld {
     pub async fn sync_now(&mut self) -> StepResult {
         self.keda_sync().await?;
         self.report_new_pods().await?;
-        if self.target_controller() == ControllerKind::Upstream {
+        if self.cluster.controller() == ControllerKind::Upstream {
             self.since_sync = SignedDuration::ZERO;
             return self.prune_pods().await;
         }
         self.driver().await?;
         let driver = self
-            .driver
-            .as_ref()
+            .cluster
+            .driver_if_started()
             .ok_or_else(|| StepError::State("the controller did not start".to_owned()))?;
         driver
             .sync_all_now()
@@ -44,7 +44,7 @@ impl HpaWorld {
                     driver.decisions(ns, n, 1).pop().map(|d| (k.clone(), d))
                 })
                 .collect();
-            if let Some(env) = &self.env {
+            if let Some(env) = self.cluster.env_if_started() {
                 let offset = env.now().duration_since(env.started_at);
                 println!("{}", crate::gherkin::explain::table(offset, &decisions));
             }
@@ -57,7 +57,7 @@ impl HpaWorld {
     /// at once (from 1.37: new HPAs, spec changes), as upstream's informer
     /// handlers do the moment the watch brings them.
     async fn sync_queued(&mut self) -> StepResult {
-        let Some(driver) = self.driver.as_ref() else {
+        let Some(driver) = self.cluster.driver_if_started() else {
             return Ok(());
         };
         let synced = driver
@@ -82,7 +82,7 @@ impl HpaWorld {
                 "the sync period must be positive".to_owned(),
             ));
         }
-        if self.target_controller() == ControllerKind::Ours {
+        if self.cluster.controller() == ControllerKind::Ours {
             self.driver().await?;
             self.sync_queued().await?;
         }
@@ -92,7 +92,7 @@ impl HpaWorld {
             let until_sync = period - self.since_sync;
             let step = if left < until_sync { left } else { until_sync };
             self.env().await?.advance(step).await?;
-            if !self.versions.is_empty() {
+            if self.new_pods.any() {
                 // A rollout may have removed pods: their metrics go too.
                 self.prune_pods().await?;
                 self.report_new_pods().await?;

@@ -1,0 +1,489 @@
+//! The testbed of one scenario, from its first step to its last: the
+//! running cluster and metrics server, our controller and what it starts
+//! with (flags, seeds, how it reads scales), and on a real cluster the
+//! scenario's turn and its own namespace.
+//!
+//! Everything starts lazily, at the first step that needs it, so that
+//! "the HPA controller runs with:" may come after workloads are declared
+//! but before the controller is first asked to act.
+
+use std::sync::Arc;
+
+use fake_metrics_server::script::Api as MetricsApi;
+use kube::api::{Api, PostParams};
+
+use super::{StepError, StepResult};
+use crate::gherkin::kinds::{self, KindRef, Served};
+use crate::gherkin::target::{ControllerKind, Target};
+use crate::testbed::controller::{Driver, Requests, Seed};
+use crate::testbed::env::Env;
+use crate::testbed::shared::{NamespaceTurn, RunShared, Turn};
+use hpa_controller::config::ControllerConfig;
+use hpa_core::FeatureGates;
+
+/// One scenario's testbed.
+#[derive(Debug)]
+pub struct ScenarioCluster {
+    /// Where this scenario runs.
+    target: Target,
+    env: Option<Env>,
+    driver: Option<Driver>,
+    /// On a real cluster: the scenario's turn beside the run's others.
+    turn: Option<Turn>,
+    /// On a real cluster: the namespace the scenario named, held until it
+    /// ends.
+    named_turn: Option<NamespaceTurn>,
+    /// The namespace made for this scenario on a real cluster (deleted when
+    /// it ends), so that nothing of an earlier scenario is seen.
+    own_namespace: Option<String>,
+    /// What the cluster serves, for the kinds steps name (refreshed when a
+    /// name is not found: a CRD may have come since).
+    served_kinds: Option<Vec<Served>>,
+    /// Stabilization history and scale events to seed into the controller.
+    seeds: Vec<Seed>,
+    /// The controller flags steps gave (`kubernetes-version` included), in
+    /// order: what a controller process is started with.
+    flags: Vec<(String, String)>,
+    /// A step bent what the target's `/scale` subresource answers: the
+    /// controller reads scales through it, whatever `requests` says (see
+    /// [`ScenarioCluster::bend_scale`]).
+    scale_bent: bool,
+}
+
+impl ScenarioCluster {
+    pub fn new(target: Target) -> Self {
+        Self {
+            target,
+            env: None,
+            driver: None,
+            turn: None,
+            named_turn: None,
+            own_namespace: None,
+            served_kinds: None,
+            seeds: Vec::new(),
+            flags: Vec::new(),
+            scale_bent: false,
+        }
+    }
+
+    /// Where this scenario runs.
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    /// What the run's scenarios share, on a real cluster.
+    pub fn shared(&self) -> Option<Arc<RunShared>> {
+        match &self.target {
+            Target::Remote(r) if r.is_real() => Some(r.shared.clone()),
+            _ => None,
+        }
+    }
+
+    /// Before the scenario on a real cluster: waits for its turn beside the
+    /// run's other scenarios, or for the whole cluster when it runs `alone`
+    /// (it changes what every namespace sees).
+    pub async fn take_turn(&mut self, alone: bool) {
+        if let Some(shared) = self.shared() {
+            self.turn = Some(shared.turn(alone).await);
+        }
+    }
+
+    /// On a real cluster: waits until no other scenario of the run uses
+    /// namespace `name`, and holds it until the scenario ends.
+    pub async fn hold_namespace(&mut self, name: &str) {
+        if let Some(shared) = self.shared() {
+            self.named_turn = Some(shared.namespace_turn(name).await);
+        }
+    }
+
+    /// Starts the cluster unless it runs, with the scenario's feature
+    /// gates; on a real cluster, unless the scenario named a namespace, the
+    /// namespace made for it (which unqualified names then mean).
+    pub async fn start(
+        &mut self,
+        gates: &FeatureGates,
+        namespace_named: bool,
+    ) -> Result<Option<String>, StepError> {
+        if self.env.is_some() {
+            return Ok(None);
+        }
+        let env = Env::start(&self.target).await?;
+        // One cluster, one set of gates: the API server validates
+        // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
+        env.set_feature_gates(gates).await?;
+        let made = if env.is_real() && !namespace_named && self.own_namespace.is_none() {
+            let name = scenario_namespace();
+            self.make_own_namespace(&env, &name).await?;
+            self.own_namespace = Some(name.clone());
+            Some(name)
+        } else {
+            None
+        };
+        self.env = Some(env);
+        Ok(made)
+    }
+
+    /// Creates this scenario's own namespace on a real cluster.
+    async fn make_own_namespace(&self, env: &Env, name: &str) -> StepResult {
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+        let ns = serde_json::from_value(serde_json::json!({"metadata": {"name": name,
+            "labels": {crate::testbed::cleanup::SCENARIO_LABEL: "true"}}}))
+        .map_err(|e| StepError::start(format!("namespace {name}: {e}")))?;
+        // Tracked before it exists: a run interrupted meanwhile deletes it.
+        let shared = self.shared();
+        if let Some(shared) = &shared {
+            shared.track(name);
+        }
+        if let Err(e) = api.create(&PostParams::default(), &ns).await {
+            if let Some(shared) = &shared {
+                shared.untrack(name);
+            }
+            return Err(StepError::kube(format!(
+                "creating the scenario's namespace {name}"
+            ))(e));
+        }
+        Ok(())
+    }
+
+    /// The running cluster (after [`Self::start`]).
+    pub fn env(&self) -> Result<&Env, StepError> {
+        self.env
+            .as_ref()
+            .ok_or_else(|| StepError::start("the cluster did not start"))
+    }
+
+    /// The cluster if it started (for failure reports).
+    pub fn env_if_started(&self) -> Option<&Env> {
+        self.env.as_ref()
+    }
+
+    /// The controller if it started.
+    pub fn driver_if_started(&self) -> Option<&Driver> {
+        self.driver.as_ref()
+    }
+
+    /// The controller, started on first use (after [`Self::start`]) with
+    /// the flags given so far, watching `namespace` alone on a real
+    /// cluster; seeds given so far are handed over.
+    pub async fn driver(
+        &mut self,
+        config: &ControllerConfig,
+        requests: Requests,
+        namespace: &str,
+    ) -> Result<&Driver, StepError> {
+        if self.driver.is_none() {
+            let (client, clock, scope) = {
+                let env = self.env()?;
+                if env.controller_kind() == ControllerKind::Upstream {
+                    return Err(StepError::unsupported(
+                        "this step needs our controller (its flags, memory or metrics); the cluster's own HPA controller acts in this run".to_owned(),
+                    ));
+                }
+                // On a real cluster other scenarios of the run have HPAs of
+                // their own: this scenario's controller keeps to its namespace.
+                let scope = env.is_real().then(|| namespace.to_owned());
+                (env.client.clone(), env.clock(), scope)
+            };
+            let binary = match &self.target {
+                Target::Remote(r) => r.controller_binary.clone(),
+                Target::Embedded => None,
+            };
+            let driver = match binary {
+                Some(binary) => Driver::start_process(
+                    &binary.path,
+                    binary.kubeconfig.as_deref(),
+                    binary.context.as_deref(),
+                    &self.process_flags(config.decision.feature_gates.version(), requests),
+                    clock,
+                )
+                .await
+                .map_err(StepError::controller("starting the hpa-controller process"))?,
+                None => {
+                    let mut extensions = requests.extensions(config);
+                    if self.scale_bent {
+                        extensions.scale_from_cache = false;
+                    }
+                    Driver::start(config.clone(), client, clock, scope, extensions)
+                        .await
+                        .map_err(StepError::controller("starting the HPA controller"))?
+                }
+            };
+            self.driver = Some(driver);
+        }
+        let seeds = std::mem::take(&mut self.seeds);
+        let driver = self
+            .driver
+            .as_ref()
+            .ok_or_else(|| StepError::start("the controller did not start"))?;
+        for seed in seeds {
+            driver
+                .seed(&seed)
+                .await
+                .map_err(StepError::controller("seeding the controller's history"))?;
+        }
+        Ok(driver)
+    }
+
+    /// Before a step bends what a scale target's `/scale` answers (its
+    /// replicas, its selector, a failing GET): at its defaults
+    /// `hpa-controller` reads a Deployment's scale from its Deployment
+    /// watch, which a bent subresource does not reach, so the scenario's
+    /// controller reads every scale through `/scale`, as upstream's does and
+    /// as `--upstream-requests` does. The one documented difference between
+    /// the two configurations (docs/steps.md).
+    pub fn bend_scale(&mut self, requests: Requests) -> StepResult {
+        if self.driver.is_some() && !self.scale_bent && requests == Requests::Shipped {
+            return Err(StepError::State(
+                "the scale subresource can only be bent before the HPA controller first syncs: at its defaults it reads Deployments' scales from its watch, and then it reads them through /scale".to_owned(),
+            ));
+        }
+        self.scale_bent = true;
+        Ok(())
+    }
+
+    /// Seeds the controller's history now if it runs, else when it starts.
+    pub async fn seed(&mut self, seed: Seed) -> StepResult {
+        if self.controller() == ControllerKind::Upstream {
+            return Err(StepError::unsupported(
+                "seeding history needs our controller; the cluster's own HPA controller acts in this run".to_owned(),
+            ));
+        }
+        match &self.driver {
+            Some(driver) => driver
+                .seed(&seed)
+                .await
+                .map_err(StepError::controller("seeding the controller's history")),
+            None => {
+                self.seeds.push(seed);
+                Ok(())
+            }
+        }
+    }
+
+    /// Records a controller flag a step gave, refused once the controller
+    /// runs (`check` validates it first) or where the cluster's own
+    /// controller acts; the cluster then gets the gates it implies.
+    pub async fn set_flag(
+        &mut self,
+        flag: &str,
+        value: &str,
+        check: impl FnOnce() -> Result<FeatureGates, StepError>,
+    ) -> StepResult {
+        if self.driver.is_some() {
+            return Err(StepError::State(format!(
+                "flag {flag}: the HPA controller already runs; give its flags before it first syncs"
+            )));
+        }
+        let gates = check()?;
+        if self.controller() == ControllerKind::Upstream {
+            let shown = match &self.target {
+                Target::Remote(r) => crate::testbed::controller_manager::describe(&r.client).await,
+                _ => "its flags are not visible here".to_owned(),
+            };
+            return Err(StepError::unsupported(format!(
+                "flag {flag}: the cluster's own HPA controller acts in this run, with kube-controller-manager's flags; {shown}"
+            )));
+        }
+        self.flags.push((flag.to_owned(), value.to_owned()));
+        if let Some(env) = &self.env {
+            env.set_feature_gates(&gates).await?;
+        }
+        Ok(())
+    }
+
+    /// The command line of a controller process: the release, then the
+    /// flags the steps gave (the last value of each), and upstream's
+    /// requests when asked or when the scenario bends `/scale`.
+    fn process_flags(&self, release: impl std::fmt::Display, requests: Requests) -> Vec<String> {
+        let mut last: Vec<(String, String)> = Vec::new();
+        for (flag, value) in &self.flags {
+            last.retain(|(f, _)| f != flag);
+            last.push((flag.clone(), value.clone()));
+        }
+        let mut args = Vec::new();
+        if !last.iter().any(|(f, _)| f == "kubernetes-version") {
+            args.push(format!("--kubernetes-version={release}"));
+        }
+        args.extend(last.iter().map(|(f, v)| format!("--{f}={v}")));
+        if requests == Requests::Upstream || self.scale_bent {
+            args.push("--upstream-requests".to_owned());
+        }
+        args
+    }
+
+    /// Whose controller acts in this scenario.
+    pub fn controller(&self) -> ControllerKind {
+        self.target.controller()
+    }
+
+    /// The fake node scenario pods go to, on a real cluster, unless they
+    /// run on a real node.
+    pub fn fake_node(
+        &self,
+        real_node: bool,
+    ) -> Option<Arc<crate::testbed::cluster::fake_node::FakeNode>> {
+        match &self.target {
+            Target::Remote(r) if !real_node => r.fake_node.clone(),
+            _ => None,
+        }
+    }
+
+    /// Whether the cluster is a real one (once started).
+    pub fn is_real(&self) -> bool {
+        self.env.as_ref().is_some_and(Env::is_real)
+    }
+
+    /// Whether the cluster runs on a virtual clock (once started).
+    pub fn is_virtual(&self) -> Option<bool> {
+        self.env.as_ref().map(Env::is_virtual)
+    }
+
+    /// Whether the cluster's controllers act between steps (a remote
+    /// cluster on the wall clock): pods then appear while no step runs.
+    pub fn acts_between_steps(&self) -> bool {
+        matches!(self.target, Target::Remote(_)) && self.is_virtual() == Some(false)
+    }
+
+    /// The sync period of the controller acting in the scenario: the
+    /// cluster's own, or ours as `config` says.
+    pub fn sync_period(&self, config: &ControllerConfig) -> std::time::Duration {
+        match &self.target {
+            Target::Remote(r) if r.controller == ControllerKind::Upstream => r.upstream_sync_period,
+            _ => config.sync_period,
+        }
+    }
+
+    /// The kind a step names (`deployment`, `Ingress`, `ingresses`,
+    /// `ingress.networking.k8s.io`, a custom resource's kind), after
+    /// [`Self::start`].
+    pub async fn resolve_kind(&mut self, word: &str) -> Result<KindRef, StepError> {
+        if let Some(served) = &self.served_kinds
+            && let Ok(k) = kinds::resolve_in(word, served)
+        {
+            return Ok(k);
+        }
+        let client = self.env()?.client.clone();
+        let served = kinds::served(&client).await?;
+        let found = kinds::resolve_in(word, &served);
+        self.served_kinds = Some(served);
+        found
+    }
+
+    /// Forgets what the cluster serves (a CRD came), so the next kind a
+    /// step names is looked up again.
+    pub fn forget_served_kinds(&mut self) {
+        self.served_kinds = None;
+    }
+
+    /// After the last step: the metrics APIs the scenario made fail answer
+    /// again and, on a real cluster, its own namespace goes with everything
+    /// in it and its metrics.
+    pub async fn clean_up(&mut self, failing: Vec<MetricsApi>) {
+        let Some(env) = &self.env else {
+            return;
+        };
+        for api in failing {
+            if let Err(e) = env.metrics.clear_fault(api).await {
+                tracing::warn!(%api, error = %e, "clearing the scenario's metrics API fault");
+            }
+        }
+        let Some(ns) = self.own_namespace.take() else {
+            return;
+        };
+        let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
+        match api.delete(&ns, &Default::default()).await {
+            Ok(_) => {
+                if let Some(shared) = self.shared() {
+                    shared.untrack(&ns);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(namespace = %ns, error = %e, "deleting the scenario's namespace");
+            }
+        }
+        if let Err(e) = env.metrics.reset_namespace(&ns).await {
+            tracing::warn!(namespace = %ns, error = %e, "clearing the scenario's metrics");
+        }
+    }
+
+    /// The scenario's turn passes to the next scenario.
+    pub fn pass_turn(&mut self) {
+        self.named_turn = None;
+        self.turn = None;
+    }
+}
+
+/// A fresh namespace name for one scenario on a real cluster.
+fn scenario_namespace() -> String {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() % 1_000_000_000)
+        .unwrap_or(0);
+    format!("hpa-scenario-{}-{millis}-{seq}", std::process::id())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags(given: &[(&str, &str)]) -> ScenarioCluster {
+        let mut cluster = ScenarioCluster::new(Target::Embedded);
+        cluster.flags = given
+            .iter()
+            .map(|(f, v)| ((*f).to_owned(), (*v).to_owned()))
+            .collect();
+        cluster
+    }
+
+    #[test]
+    fn a_controller_process_gets_the_release_then_the_last_value_of_each_flag() {
+        let cluster = flags(&[
+            ("horizontal-pod-autoscaler-tolerance", "0.2"),
+            ("horizontal-pod-autoscaler-sync-period", "30s"),
+            ("horizontal-pod-autoscaler-tolerance", "0.05"),
+        ]);
+        assert_eq!(
+            cluster.process_flags("1.37", Requests::Shipped),
+            [
+                "--kubernetes-version=1.37",
+                "--horizontal-pod-autoscaler-sync-period=30s",
+                "--horizontal-pod-autoscaler-tolerance=0.05",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_release_a_step_gave_replaces_the_run_s() {
+        let cluster = flags(&[("kubernetes-version", "1.35")]);
+        assert_eq!(
+            cluster.process_flags("1.37", Requests::Shipped),
+            ["--kubernetes-version=1.35"]
+        );
+    }
+
+    #[test]
+    fn a_bent_scale_or_upstream_requests_start_the_process_with_upstream_requests() {
+        let mut cluster = flags(&[]);
+        let upstream = cluster.process_flags("1.37", Requests::Upstream);
+        assert_eq!(
+            upstream.last().map(String::as_str),
+            Some("--upstream-requests")
+        );
+        assert!(
+            !cluster
+                .process_flags("1.37", Requests::Shipped)
+                .contains(&"--upstream-requests".to_owned())
+        );
+        cluster.bend_scale(Requests::Shipped).unwrap();
+        let bent = cluster.process_flags("1.37", Requests::Shipped);
+        assert_eq!(bent.last().map(String::as_str), Some("--upstream-requests"));
+    }
+
+    #[test]
+    fn scenario_namespaces_are_never_the_same_twice() {
+        assert_ne!(scenario_namespace(), scenario_namespace());
+        assert!(scenario_namespace().starts_with("hpa-scenario-"));
+    }
+}
