@@ -40,6 +40,14 @@ pub fn allocator_stats() -> Option<AllocatorStats> {
     imp::allocator_stats()
 }
 
+/// jemalloc's own statistics as text (`malloc_stats_print`: per size
+/// class, how many regions and slabs are in use, and how full the slabs
+/// are): where the allocator's overhead sits. `None` where jemalloc is not
+/// the allocator.
+pub fn allocator_report() -> Option<String> {
+    imp::allocator_report()
+}
+
 /// Measures what values hold on the heap, through the calling thread's
 /// allocation counter. Bound to the thread that made it (not `Send`): use
 /// it in one synchronous stretch, with no `.await` in between.
@@ -342,6 +350,17 @@ mod imp {
 
     use super::AllocatorStats;
 
+    pub(super) fn allocator_report() -> Option<String> {
+        allocator_stats()?;
+        let mut text = Vec::new();
+        let mut options = tikv_jemalloc_ctl::stats_print::Options::default();
+        options.skip_constants = true;
+        options.skip_per_arena = true;
+        options.skip_mutex_statistics = true;
+        tikv_jemalloc_ctl::stats_print::stats_print(&mut text, options).ok()?;
+        Some(String::from_utf8_lossy(&text).into_owned())
+    }
+
     pub(super) fn allocator_stats() -> Option<AllocatorStats> {
         // The totals are cached until the epoch advances.
         epoch::advance().ok()?;
@@ -407,6 +426,10 @@ mod imp {
 #[cfg(not(unix))]
 mod imp {
     use super::AllocatorStats;
+
+    pub(super) fn allocator_report() -> Option<String> {
+        None
+    }
 
     pub(super) fn allocator_stats() -> Option<AllocatorStats> {
         None

@@ -2,7 +2,8 @@
 //! `/healthz` (the process serves), `/readyz` (caches synced),
 //! `/debug/decisions` (JSON: the latest decisions next to each HPA's status),
 //! `/debug/memory` (JSON: the bytes each structure holds and the
-//! allocator's totals, [`crate::memory`]),
+//! allocator's totals, [`crate::memory`]), `/debug/allocator` (text:
+//! jemalloc's own statistics, per size class),
 //! `/debug/syncs` (JSON: when each HPA's kept decisions were taken,
 //! `?since=RFC 3339 time` for the recent ones only, `?after=N` for those
 //! logged after the read whose `next` was N; what `hpa-harness load
@@ -56,6 +57,7 @@ pub fn app(state: ServerState) -> Router {
         .route("/debug/decisions", get(decisions))
         .route("/debug/syncs", get(syncs))
         .route("/debug/memory", get(memory))
+        .route("/debug/allocator", get(allocator))
         .with_state(state)
 }
 
@@ -110,6 +112,23 @@ async fn metrics(State(state): State<ServerState>) -> Response {
         state.metrics.encode(),
     )
         .into_response()
+}
+
+/// jemalloc's statistics ([`crate::memory::allocator_report`]), answered
+/// as `/debug/memory` is: 404 where memory is not measured, 501 where
+/// jemalloc is not the allocator.
+async fn allocator(State(state): State<ServerState>) -> Response {
+    if state.memory.is_none() {
+        return (StatusCode::NOT_FOUND, "memory is not measured here").into_response();
+    }
+    match super::memory::allocator_report() {
+        Some(text) => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response(),
+        None => (
+            StatusCode::NOT_IMPLEMENTED,
+            "jemalloc is not this process's allocator",
+        )
+            .into_response(),
+    }
 }
 
 async fn readyz(State(state): State<ServerState>) -> Response {
@@ -257,9 +276,14 @@ mod tests {
             memory: Some(MemorySource::new(ctx, queue)),
             ..state()
         };
-        let (code, body) = get_path(app(state), "/debug/memory").await;
+        let (code, body) = get_path(app(state.clone()), "/debug/memory").await;
         assert_eq!(code, StatusCode::NOT_IMPLEMENTED, "{body}");
         assert!(body.contains("jemalloc"), "{body}");
+        let (code, body) = get_path(app(state), "/debug/allocator").await;
+        assert_eq!(code, StatusCode::NOT_IMPLEMENTED, "{body}");
+        assert!(body.contains("jemalloc"), "{body}");
+        let (code, _) = get_path(app(super::tests::state()), "/debug/allocator").await;
+        assert_eq!(code, StatusCode::NOT_FOUND);
     }
 
     #[tokio::test]
