@@ -4,6 +4,7 @@
 //! min/max bounds, and a mark at each rescale).
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::bound::{self, Drawable};
@@ -374,12 +375,17 @@ fn draw_metrics<DB: DrawingBackend>(
     Ok(entries)
 }
 
+/// The replicas chart: time across, replicas up.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A legend's entries, in drawing order.
+type Entries = Vec<(Mark, String)>;
+
 fn draw_replicas<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     timeline: &Timeline,
     scales: &Scales,
-) -> Result<Vec<(Mark, String)>, DrawingAreaErrorKind<DB::ErrorType>> {
-    let mut entries = Vec::new();
+) -> Result<Entries, DrawingAreaErrorKind<DB::ErrorType>> {
     let y_max = f64::from(scales.replicas_max) * 1.1 + 1.0;
     let mut chart = ChartBuilder::on(area)
         .margin(10)
@@ -395,18 +401,31 @@ fn draw_replicas<DB: DrawingBackend>(
         .y_desc("replicas")
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    let samples = &timeline.samples;
-    let end = timeline.end;
+    let mut entries = Vec::new();
+    draw_held_band(&mut chart, timeline, &mut entries)?;
+    draw_fallback_spans(&mut chart, timeline, (scales.end, y_max), &mut entries)?;
+    draw_bounds(&mut chart, timeline, &mut entries)?;
+    draw_replica_lines(&mut chart, timeline, &mut entries)?;
+    draw_operator_steps(&mut chart, timeline, &mut entries)?;
+    draw_rescales(&mut chart, timeline, &mut entries)?;
+    Ok(entries)
+}
 
-    // The stabilization window's effect: where the decision differs from
-    // the raw recommendation, the gap between them is shaded.
+/// The stabilization window's effect: where the decision differs from the
+/// raw recommendation, the gap between them is shaded.
+fn draw_held_band<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    timeline: &Timeline,
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
+    let samples = &timeline.samples;
     let band: Vec<Rectangle<(f64, f64)>> = samples
         .iter()
         .enumerate()
         .filter_map(|(i, s)| {
             let (r, st) = (s.recommendation?, s.stabilized?);
             (r != st).then(|| {
-                let next = samples.get(i + 1).map_or(end, |n| n.t);
+                let next = samples.get(i + 1).map_or(timeline.end, |n| n.t);
                 Rectangle::new(
                     [(s.t, f64::from(r.min(st))), (next, f64::from(r.max(st)))],
                     RECOMMENDATION.mix(0.18).filled(),
@@ -421,13 +440,24 @@ fn draw_replicas<DB: DrawingBackend>(
             "held by the stabilization window".to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// The spans where KEDA's fallback held the replicas, shaded the chart's
+/// full height (`(x_end, y_max)`).
+fn draw_fallback_spans<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    timeline: &Timeline,
+    (x_end, y_max): (f64, f64),
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
     let spans: Vec<Rectangle<(f64, f64)>> = timeline
         .notes
         .iter()
         .filter(|n| n.kind == NoteKind::Fallback && n.to > n.from)
         .map(|n| {
             Rectangle::new(
-                [(n.from, 0.0), (n.to.min(scales.end), y_max)],
+                [(n.from, 0.0), (n.to.min(x_end), y_max)],
                 FALLBACK.mix(0.15).filled(),
             )
         })
@@ -439,9 +469,18 @@ fn draw_replicas<DB: DrawingBackend>(
             "KEDA fallback in force".to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// `minReplicas` and `maxReplicas`, dashed.
+fn draw_bounds<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    timeline: &Timeline,
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
     let mut bounds = false;
     for bound in [|s: &Sample| s.max, |s: &Sample| s.min] {
-        for seg in steps(samples, end, |s| bound(s).map(f64::from)) {
+        for seg in steps(&timeline.samples, timeline.end, |s| bound(s).map(f64::from)) {
             chart.draw_series(DashedLineSeries::new(seg, 8, 5, BOUNDS.stroke_width(1)))?;
             bounds = true;
         }
@@ -452,6 +491,17 @@ fn draw_replicas<DB: DrawingBackend>(
             "minReplicas / maxReplicas".to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// The actual replicas, the recommendation before stabilization and the
+/// desired replicas, as steps.
+fn draw_replica_lines<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    timeline: &Timeline,
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
+    let (samples, end) = (&timeline.samples, timeline.end);
     for seg in steps(samples, end, |s| s.actual().map(f64::from)) {
         chart.draw_series(LineSeries::new(seg, ACTUAL.mix(0.8).stroke_width(5)))?;
     }
@@ -484,18 +534,15 @@ fn draw_replicas<DB: DrawingBackend>(
         Mark::Line(DESIRED.to_rgba(), 2),
         "desired replicas".to_owned(),
     ));
-    let marks = |up: bool| {
-        samples
-            .iter()
-            .filter(move |s| s.rescale)
-            .filter_map(move |s| {
-                let to = s.desired?;
-                let from = s.current?;
-                // A merged run may end where it began: no direction.
-                (to != from && up == (to > from)).then_some((s.t, f64::from(to)))
-            })
-            .collect::<Vec<_>>()
-    };
+    Ok(())
+}
+
+/// KEDA's operator steps (0 <-> its minimum), as diamonds.
+fn draw_operator_steps<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    timeline: &Timeline,
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
     let steps_of_operator: Vec<(f64, f64)> = timeline
         .notes
         .iter()
@@ -512,6 +559,28 @@ fn draw_replicas<DB: DrawingBackend>(
             "KEDA operator step (0 <-> minimum)".to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// A triangle at each rescale event: up, or down.
+fn draw_rescales<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    timeline: &Timeline,
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
+    let marks = |up: bool| {
+        timeline
+            .samples
+            .iter()
+            .filter(move |s| s.rescale)
+            .filter_map(move |s| {
+                let to = s.desired?;
+                let from = s.current?;
+                // A merged run may end where it began: no direction.
+                (to != from && up == (to > from)).then_some((s.t, f64::from(to)))
+            })
+            .collect::<Vec<_>>()
+    };
     let ups = marks(true);
     if !ups.is_empty() {
         chart.draw_series(ups.into_iter().map(|c| {
@@ -532,7 +601,7 @@ fn draw_replicas<DB: DrawingBackend>(
             "scale down (rescale event)".to_owned(),
         ));
     }
-    Ok(entries)
+    Ok(())
 }
 
 #[cfg(test)]
