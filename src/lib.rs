@@ -13,6 +13,8 @@
 //! - [`keda`]: what KEDA makes of a ScaledObject (pure);
 //! - [`live`]: a live cluster, read-only: `explain NAMESPACE/NAME` and `capture`;
 //! - [`plot`] and [`report`]: pictures and the HTML report of runs;
+//! - [`sim_service`]: what `hpa-harness sim` serves beside the simulated
+//!   cluster (workload loads, our controller in its process);
 //! - [`cli`]: one subcommand per job.
 //!
 //! `docs/ARCHITECTURE.md` draws how these and the workspace's crates
@@ -26,4 +28,5 @@ pub mod load;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod sim_service;
 pub mod testbed;
