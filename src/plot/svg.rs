@@ -433,14 +433,13 @@ fn draw_held_band<DB: DrawingBackend>(
             })
         })
         .collect();
-    if !band.is_empty() {
-        chart.draw_series(band)?;
-        entries.push((
-            Mark::Fill(RECOMMENDATION.mix(0.25)),
-            "held by the stabilization window".to_owned(),
-        ));
-    }
-    Ok(())
+    shade(
+        chart,
+        band,
+        Mark::Fill(RECOMMENDATION.mix(0.25)),
+        "held by the stabilization window",
+        entries,
+    )
 }
 
 /// The spans where KEDA's fallback held the replicas, shaded the chart's
@@ -462,12 +461,26 @@ fn draw_fallback_spans<DB: DrawingBackend>(
             )
         })
         .collect();
-    if !spans.is_empty() {
-        chart.draw_series(spans)?;
-        entries.push((
-            Mark::Fill(FALLBACK.mix(0.3)),
-            "KEDA fallback in force".to_owned(),
-        ));
+    shade(
+        chart,
+        spans,
+        Mark::Fill(FALLBACK.mix(0.3)),
+        "KEDA fallback in force",
+        entries,
+    )
+}
+
+/// Shades `areas`, with a legend entry when there is any.
+fn shade<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    areas: Vec<Rectangle<(f64, f64)>>,
+    mark: Mark,
+    label: &str,
+    entries: &mut Entries,
+) -> DrawResult<DB::ErrorType> {
+    if !areas.is_empty() {
+        chart.draw_series(areas)?;
+        entries.push((mark, label.to_owned()));
     }
     Ok(())
 }
