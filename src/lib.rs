@@ -13,6 +13,8 @@
 //! - [`replay`]: an HPA or ScaledObject over a recorded series, no Gherkin;
 //! - [`live`]: a live cluster, read-only: `explain NAMESPACE/NAME` and `capture`;
 //! - [`plot`] and [`report`]: pictures and the HTML report of runs;
+//! - [`sim_service`]: what `hpa-harness sim` serves beside the simulated
+//!   cluster (workload loads, our controller in its process);
 //! - [`cli`]: one subcommand per job.
 //!
 //! `docs/ARCHITECTURE.md` draws how these and the workspace's crates
@@ -25,4 +27,5 @@ pub mod load;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod sim_service;
 pub mod testbed;

@@ -40,6 +40,7 @@ use super::leader::{LeaderElector, LeaseTiming};
 use super::memory::{MemoryReport, MemorySource};
 use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
+use super::pod_index::PodIndex;
 use super::queue::{Backoff, WorkQueue};
 use super::ratelimit::WaitSignal;
 use super::reconcile::{Reconciled, reconcile};
@@ -342,21 +343,10 @@ impl ControllerHandle {
         if extensions.scale_from_cache {
             let scales = DeploymentScales::default();
             ctx.deployments = Some(scales.clone());
-            let deployments = options.api::<Deployment>(client.clone());
-            extra_tasks.push(tokio::spawn(async move {
-                // Each Deployment becomes its scale as it arrives: none is
-                // kept whole, so none needs trimming first.
-                let stream = watcher(deployments, watcher::Config::default()).default_backoff();
-                futures::pin_mut!(stream);
-                while let Some(event) = stream.next().await {
-                    match event {
-                        Ok(event) => scales.apply(event),
-                        Err(err) => {
-                            tracing::warn!(error = %err, "deployment watch failed; retrying");
-                        }
-                    }
-                }
-            }));
+            extra_tasks.push(tokio::spawn(watch_deployments(
+                options.api::<Deployment>(client.clone()),
+                scales,
+            )));
         }
         let sync_period = options.config.sync_period.max(Duration::from_millis(1));
         let queue = WorkQueue::new(
@@ -382,48 +372,18 @@ impl ControllerHandle {
             Arc::clone(&hpa_progress),
             Arc::clone(&generations),
         ));
-        let pods = options.api::<SlimPod>(client);
-        let pod_task = tokio::spawn({
-            let progress = Arc::clone(&pod_progress);
-            async move {
-                // Into the pod index only: it is the pod cache (no
-                // reflector store beside it, see `pod_index`).
-                let stream = watcher(pods, watcher::Config::default())
-                    .default_backoff()
-                    .modify(SlimPod::trim);
-                futures::pin_mut!(stream);
-                while let Some(event) = stream.next().await {
-                    if let Ok(event) = &event {
-                        pod_index.apply(event);
-                    }
-                    match event {
-                        Ok(
-                            watcher::Event::Apply(pod)
-                            | watcher::Event::InitApply(pod)
-                            | watcher::Event::Delete(pod),
-                        ) => progress.observe(pod.metadata.resource_version.as_deref()),
-                        Ok(_) => {}
-                        Err(err) => tracing::warn!(error = %err, "pod watch failed; retrying"),
-                    }
-                }
-            }
-        });
-        // The one waiter on the stores' readiness: kube-runtime's
-        // `wait_until_ready` wakes only the last of concurrent waiters, so
-        // others (the workers' start) wait on this channel instead.
+        let pod_task = tokio::spawn(watch_pods(
+            options.api::<SlimPod>(client),
+            pod_index,
+            Arc::clone(&pod_progress),
+        ));
         let (caches_ready_tx, caches_ready) = watch::channel(false);
-        let ready_task = tokio::spawn({
-            let ready = Arc::clone(&ready);
-            let pods_ready = ctx.pod_index.clone();
-            async move {
-                {
-                    hpa_cache.wait_until_ready().await;
-                    pods_ready.wait_until_ready().await;
-                    ready.store(true, Ordering::SeqCst);
-                    let _ = caches_ready_tx.send(true);
-                }
-            }
-        });
+        let ready_task = tokio::spawn(announce_caches_ready(
+            hpa_cache,
+            ctx.pod_index.clone(),
+            Arc::clone(&ready),
+            caches_ready_tx,
+        ));
 
         let (leading_tx, leading) = watch::channel(options.leader_election.is_none());
         let main = tokio::spawn(run_main(
@@ -822,6 +782,60 @@ fn caught_up(
         .filter(|(key, _)| !want.contains_key(*key))
         .all(|(_, h)| num(h).zip(list_rv).is_some_and(|(h, l)| h > l));
     listed_ok && extra_ok
+}
+
+/// Watches Deployments into their scales (`--scale-from-cache`): each
+/// Deployment becomes its scale as it arrives; none is kept whole, so none
+/// needs trimming first.
+async fn watch_deployments(api: Api<Deployment>, scales: DeploymentScales) {
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
+    futures::pin_mut!(stream);
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(event) => scales.apply(event),
+            Err(err) => tracing::warn!(error = %err, "deployment watch failed; retrying"),
+        }
+    }
+}
+
+/// Watches pods, trimmed, into the pod index only: it is the pod cache (no
+/// reflector store beside it, see `pod_index`). Notes each event's
+/// resourceVersion in `progress`.
+async fn watch_pods(api: Api<SlimPod>, pod_index: PodIndex, progress: Arc<WatchProgress>) {
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .modify(SlimPod::trim);
+    futures::pin_mut!(stream);
+    while let Some(event) = stream.next().await {
+        if let Ok(event) = &event {
+            pod_index.apply(event);
+        }
+        match event {
+            Ok(
+                watcher::Event::Apply(pod)
+                | watcher::Event::InitApply(pod)
+                | watcher::Event::Delete(pod),
+            ) => progress.observe(pod.metadata.resource_version.as_deref()),
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = %err, "pod watch failed; retrying"),
+        }
+    }
+}
+
+/// The one waiter on the caches' readiness: kube-runtime's
+/// `wait_until_ready` wakes only the last of concurrent waiters, so others
+/// (the workers' start) wait on `caches_ready` instead, and `ready` answers
+/// the readiness probe.
+async fn announce_caches_ready(
+    hpa_cache: HpaCache,
+    pod_index: PodIndex,
+    ready: Arc<AtomicBool>,
+    caches_ready: watch::Sender<bool>,
+) {
+    hpa_cache.wait_until_ready().await;
+    pod_index.wait_until_ready().await;
+    ready.store(true, Ordering::SeqCst);
+    let _ = caches_ready.send(true);
 }
 
 /// Watches HPAs into the store; queues them on appearance and spec change

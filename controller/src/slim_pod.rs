@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use hpa_core::pod::{ContainerSource, CorePod, CorePodSpec, Labels, PodSource, ResourceList};
+use hpa_core::pod::{CorePod, CorePodSpec, Labels};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
@@ -118,57 +118,10 @@ impl Resource for SlimPod {
     }
 }
 
-impl ContainerSource for SlimContainer {
-    fn name(&self) -> &String {
-        &self.name
-    }
-    fn requests(&self) -> Option<&ResourceList> {
-        self.resources.as_ref().and_then(|r| r.requests.as_ref())
-    }
-    fn restart_policy(&self) -> Option<&String> {
-        self.restart_policy.as_ref()
-    }
-}
-
-/// The parts the core reads, converted by the core's one conversion
-/// ([`CorePod::from_source`]), which also converts a full `Pod`.
-impl PodSource for SlimPod {
-    type Container = SlimContainer;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn phase(&self) -> Option<&String> {
-        self.status.as_ref().and_then(|s| s.phase.as_ref())
-    }
-    fn start_time(&self) -> Option<&Time> {
-        self.status.as_ref().and_then(|s| s.start_time.as_ref())
-    }
-    fn conditions(&self) -> impl Iterator<Item = (&str, &String, Option<&Time>)> {
-        self.status
-            .iter()
-            .filter_map(|s| s.conditions.as_ref())
-            .flatten()
-            .map(|c| (c.type_.as_str(), &c.status, c.last_transition_time.as_ref()))
-    }
-    fn containers(&self) -> &[SlimContainer] {
-        self.spec.as_ref().map_or(&[], |s| &s.containers)
-    }
-    fn init_containers(&self) -> &[SlimContainer] {
-        self.spec
-            .as_ref()
-            .and_then(|s| s.init_containers.as_deref())
-            .unwrap_or_default()
-    }
-    fn requests(&self) -> Option<&ResourceList> {
-        self.spec
-            .as_ref()
-            .and_then(|s| s.resources.as_ref())
-            .and_then(|r| r.requests.as_ref())
-    }
-    fn overhead(&self) -> Option<&ResourceList> {
-        self.spec.as_ref().and_then(|s| s.overhead.as_ref())
-    }
-}
+// The parts the core reads, converted by the core's one conversion
+// (`CorePod::from_source`), which also converts a full `Pod`: the
+// accessors are the core's, for the same field layout.
+hpa_core::impl_pod_source!(SlimPod, SlimContainer);
 
 impl SlimPod {
     /// Drops what the decision never reads and the slim form would still

@@ -9,12 +9,11 @@ use std::time::Instant;
 use fake_metrics_server::script::{Script, from_yaml};
 use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions};
 use hpa_core::clock::VirtualClock;
-mod support;
+use hpa_embedded::Embedded;
 use hpa_sim::SimConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, PostParams};
-use support::Embedded;
 
 const HPAS: usize = 200;
 const PODS: usize = 5;

@@ -9,13 +9,12 @@ use fake_metrics_server::script::{Script, from_yaml};
 use hpa_controller::ratelimit::{Clientset, PerClientsetLayer};
 use hpa_controller::{ControllerConfig, ControllerHandle, ControllerOptions, SyncMode};
 use hpa_core::clock::SystemClock;
+use hpa_embedded::Embedded;
 use hpa_sim::SimConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use kube::api::{Api, PostParams};
 use tower::Layer;
-mod support;
-use support::Embedded;
 
 /// `client` behind a bucket per clientset: none limited but the external
 /// metrics one, which gives one token and then one every 100 s.

@@ -16,14 +16,13 @@ use hpa_controller::{
     ControllerConfig, ControllerHandle, ControllerOptions, LeaderElection, SyncMode,
 };
 use hpa_core::clock::{Clock, ScenarioClock, VirtualClock};
-mod support;
+use hpa_embedded::Embedded;
 use hpa_sim::{Backend, Sim, SimConfig};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
-use support::Embedded;
 
 struct Env {
     sim: Sim,

@@ -6,17 +6,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fake_metrics_server::AppState;
 use hpa_controller::Context;
 use hpa_controller::metrics_client::MetricsClient;
 use hpa_controller::pod_index::PodIndex;
 use hpa_controller::reconcile::{ReconcileError, Reconciled, reconcile};
 use hpa_core::clock::{SystemClock, VirtualClock};
 use hpa_core::{Quantity, Selector};
-mod support;
-use fake_metrics_server::AppState;
+use hpa_embedded::Embedded;
 use hpa_sim::SimConfig;
 use k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference;
-use support::Embedded;
 
 #[tokio::test]
 async fn an_hpa_missing_from_the_cache_is_forgotten() {

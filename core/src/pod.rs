@@ -170,55 +170,76 @@ impl CorePod {
     }
 }
 
-impl ContainerSource for Container {
-    fn name(&self) -> &String {
-        &self.name
-    }
-    fn requests(&self) -> Option<&ResourceList> {
-        self.resources.as_ref().and_then(|r| r.requests.as_ref())
-    }
-    fn restart_policy(&self) -> Option<&String> {
-        self.restart_policy.as_ref()
-    }
+/// Implements [`PodSource`] and [`ContainerSource`] for a pod type and its
+/// container type laid out as k8s-openapi's `Pod` and `Container` are (the
+/// same field names and nesting, with any subset of their fields): the one
+/// definition of the accessors, for the full `Pod` here and for a shell's
+/// slimmer decode of it (the controller's `SlimPod`).
+#[macro_export]
+macro_rules! impl_pod_source {
+    ($pod:ty, $container:ty) => {
+        impl $crate::pod::ContainerSource for $container {
+            fn name(&self) -> &String {
+                &self.name
+            }
+            fn requests(&self) -> Option<&$crate::pod::ResourceList> {
+                self.resources.as_ref().and_then(|r| r.requests.as_ref())
+            }
+            fn restart_policy(&self) -> Option<&String> {
+                self.restart_policy.as_ref()
+            }
+        }
+
+        impl $crate::pod::PodSource for $pod {
+            type Container = $container;
+            fn metadata(&self) -> &$crate::pod::meta::ObjectMeta {
+                &self.metadata
+            }
+            fn phase(&self) -> Option<&String> {
+                self.status.as_ref().and_then(|s| s.phase.as_ref())
+            }
+            fn start_time(&self) -> Option<&$crate::pod::meta::Time> {
+                self.status.as_ref().and_then(|s| s.start_time.as_ref())
+            }
+            fn conditions(
+                &self,
+            ) -> impl Iterator<Item = (&str, &String, Option<&$crate::pod::meta::Time>)> {
+                self.status
+                    .iter()
+                    .filter_map(|s| s.conditions.as_ref())
+                    .flatten()
+                    .map(|c| (c.type_.as_str(), &c.status, c.last_transition_time.as_ref()))
+            }
+            fn containers(&self) -> &[$container] {
+                self.spec.as_ref().map_or(&[], |s| &s.containers)
+            }
+            fn init_containers(&self) -> &[$container] {
+                self.spec
+                    .as_ref()
+                    .and_then(|s| s.init_containers.as_deref())
+                    .unwrap_or_default()
+            }
+            fn requests(&self) -> Option<&$crate::pod::ResourceList> {
+                self.spec
+                    .as_ref()
+                    .and_then(|s| s.resources.as_ref())
+                    .and_then(|r| r.requests.as_ref())
+            }
+            fn overhead(&self) -> Option<&$crate::pod::ResourceList> {
+                self.spec.as_ref().and_then(|s| s.overhead.as_ref())
+            }
+        }
+    };
 }
 
-impl PodSource for Pod {
-    type Container = Container;
-    fn metadata(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn phase(&self) -> Option<&String> {
-        self.status.as_ref().and_then(|s| s.phase.as_ref())
-    }
-    fn start_time(&self) -> Option<&Time> {
-        self.status.as_ref().and_then(|s| s.start_time.as_ref())
-    }
-    fn conditions(&self) -> impl Iterator<Item = (&str, &String, Option<&Time>)> {
-        self.status
-            .iter()
-            .filter_map(|s| s.conditions.as_ref())
-            .flatten()
-            .map(|c| (c.type_.as_str(), &c.status, c.last_transition_time.as_ref()))
-    }
-    fn containers(&self) -> &[Container] {
-        self.spec.as_ref().map_or(&[], |s| &s.containers)
-    }
-    fn init_containers(&self) -> &[Container] {
-        self.spec
-            .as_ref()
-            .and_then(|s| s.init_containers.as_deref())
-            .unwrap_or_default()
-    }
-    fn requests(&self) -> Option<&ResourceList> {
-        self.spec
-            .as_ref()
-            .and_then(|s| s.resources.as_ref())
-            .and_then(|r| r.requests.as_ref())
-    }
-    fn overhead(&self) -> Option<&ResourceList> {
-        self.spec.as_ref().and_then(|s| s.overhead.as_ref())
-    }
+/// The metadata types [`impl_pod_source`] names, so that a crate using it
+/// needs no path of its own to them.
+#[doc(hidden)]
+pub mod meta {
+    pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 }
+
+impl_pod_source!(Pod, Container);
 
 impl From<&Container> for CoreContainer {
     fn from(c: &Container) -> Self {

@@ -23,7 +23,7 @@ use crate::error::ApiError;
 use crate::patch::PatchKind;
 use crate::query;
 use crate::resources::{self, RESOURCES, ResourceDef, Storage};
-use crate::selector::Selector;
+use crate::selector::{Operator, Selector};
 use crate::sim::{Part, Sim, entry_matches, list_entries};
 use crate::store::{Entry, EventType};
 
@@ -638,9 +638,9 @@ fn selector(params: &Params, key: &str) -> Result<Selector, ApiError> {
 
 fn field_selector(def: &ResourceDef, params: &Params) -> Result<Selector, ApiError> {
     let sel = selector(params, "fieldSelector")?;
-    for r in &sel.0 {
-        let key = match r {
-            crate::selector::Requirement::Eq(k, _) | crate::selector::Requirement::NotEq(k, _) => k,
+    for r in sel.requirements() {
+        let key = match r.operator {
+            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals => &r.key,
             _ => {
                 return Err(ApiError::BadRequest(
                     "field selectors only support =, == and !=".into(),

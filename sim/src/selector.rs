@@ -1,12 +1,15 @@
 //! Label and field selectors as the API server parses them from query strings.
 //!
-//! Parsing is `hpa_core::selector` (one grammar for the controller and the
-//! sim); matching here works on the compact label pairs the store keeps, so a
-//! list over 100,000 pods builds no maps.
+//! Parsing and matching are `hpa_core::selector` (one grammar and one
+//! `Requirement::matches` for the controller and the sim); the selector reads
+//! the compact label pairs the store keeps, so a list over 100,000 pods builds
+//! no maps.
 
 use std::collections::BTreeMap;
 
-use hpa_core::selector::{self as core_sel, Operator};
+pub use hpa_core::labels::LabelLookup;
+use hpa_core::selector::{self as core_sel};
+pub use hpa_core::selector::{Operator, Requirement};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
 /// A malformed selector.
@@ -17,100 +20,49 @@ pub enum SelectorError {
     Parse(String),
 }
 
-/// One requirement of a selector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Requirement {
-    /// `k=v`, `k==v`.
-    Eq(String, String),
-    /// `k!=v`.
-    NotEq(String, String),
-    /// `k in (a,b)`.
-    In(String, Vec<String>),
-    /// `k notin (a,b)`.
-    NotIn(String, Vec<String>),
-    /// `k`.
-    Exists(String),
-    /// `!k`.
-    DoesNotExist(String),
-    /// `k>n` (integer comparison).
-    Gt(String, i64),
-    /// `k<n`.
-    Lt(String, i64),
-}
-
-impl Requirement {
-    fn matches(&self, get: &dyn Fn(&str) -> Option<String>) -> bool {
-        let num = |k: &str| get(k).and_then(|v| v.parse::<i64>().ok());
-        match self {
-            Self::Eq(k, v) => get(k).as_deref() == Some(v.as_str()),
-            Self::NotEq(k, v) => get(k).as_deref() != Some(v.as_str()),
-            Self::In(k, vs) => get(k).is_some_and(|x| vs.contains(&x)),
-            Self::NotIn(k, vs) => get(k).is_none_or(|x| !vs.contains(&x)),
-            Self::Exists(k) => get(k).is_some(),
-            Self::DoesNotExist(k) => get(k).is_none(),
-            Self::Gt(k, n) => num(k).is_some_and(|x| x > *n),
-            Self::Lt(k, n) => num(k).is_some_and(|x| x < *n),
-        }
-    }
-
-    fn from_core(r: &core_sel::Requirement) -> Result<Self, SelectorError> {
-        let key = r.key.clone();
-        let first = r.values.first().cloned().unwrap_or_default();
-        let int = |v: &str| {
-            v.parse::<i64>()
-                .map_err(|_| SelectorError::Parse(format!("{key}: {v:?} is not an integer")))
-        };
-        Ok(match r.operator {
-            Operator::Equals | Operator::DoubleEquals => Self::Eq(key, first),
-            Operator::NotEquals => Self::NotEq(key, first),
-            Operator::In => Self::In(key, r.values.clone()),
-            Operator::NotIn => Self::NotIn(key, r.values.clone()),
-            Operator::Exists => Self::Exists(key),
-            Operator::DoesNotExist => Self::DoesNotExist(key),
-            Operator::GreaterThan => Self::Gt(key.clone(), int(&first)?),
-            Operator::LessThan => Self::Lt(key.clone(), int(&first)?),
-        })
-    }
-}
-
-/// A conjunction of requirements; empty selects everything.
+/// A conjunction of requirements (the core's selector); empty selects
+/// everything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selector(pub Vec<Requirement>);
+pub struct Selector(core_sel::Selector);
 
 impl Selector {
     /// Parses `a=b,c in (d,e),!f`.
     pub fn parse(text: &str) -> Result<Self, SelectorError> {
-        let parsed =
-            core_sel::Selector::parse(text).map_err(|e| SelectorError::Parse(e.to_string()))?;
-        Self::from_core(&parsed)
-    }
-
-    fn from_core(sel: &core_sel::Selector) -> Result<Self, SelectorError> {
-        sel.requirements()
-            .iter()
-            .map(Requirement::from_core)
-            .collect::<Result<Vec<_>, _>>()
+        core_sel::Selector::parse(text)
             .map(Self)
+            .map_err(|e| SelectorError::Parse(e.to_string()))
     }
 
     /// Whether no requirement restricts anything.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.requirements().is_empty()
+    }
+
+    /// The requirements, sorted by key.
+    pub fn requirements(&self) -> &[Requirement] {
+        self.0.requirements()
     }
 
     /// Whether a label set (or field set) satisfies all requirements.
-    pub fn matches(&self, get: &dyn Fn(&str) -> Option<String>) -> bool {
-        self.0.iter().all(|r| r.matches(get))
+    pub fn matches<L: LabelLookup + ?Sized>(&self, labels: &L) -> bool {
+        self.0.matches(labels)
     }
 
-    /// Matches a sorted `(key, value)` list.
+    /// Matches a `(key, value)` list.
     pub fn matches_pairs<K: AsRef<str>, V: AsRef<str>>(&self, pairs: &[(K, V)]) -> bool {
-        self.matches(&|k| {
-            pairs
-                .iter()
-                .find(|(pk, _)| pk.as_ref() == k)
-                .map(|(_, v)| v.as_ref().to_owned())
-        })
+        self.matches(&Pairs(pairs))
+    }
+}
+
+/// A `(key, value)` list as a selector reads it.
+struct Pairs<'a, K, V>(&'a [(K, V)]);
+
+impl<K: AsRef<str>, V: AsRef<str>> LabelLookup for Pairs<'_, K, V> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k.as_ref() == key)
+            .map(|(_, v)| v.as_ref())
     }
 }
 
@@ -142,7 +94,7 @@ pub fn label_selector_string(sel: &serde_json::Value) -> Result<String, Selector
 
 /// A map view for tests and callers that hold `BTreeMap` labels.
 pub fn matches_map(sel: &Selector, labels: &BTreeMap<String, String>) -> bool {
-    sel.matches(&|k| labels.get(k).cloned())
+    sel.matches(labels)
 }
 
 #[cfg(test)]

@@ -1422,5 +1422,5 @@ pub(crate) fn list_entries(
 
 pub(crate) fn entry_matches(e: &Entry, labels: &Selector, fields: &Selector) -> bool {
     (labels.is_empty() || labels.matches_pairs(&e.labels))
-        && (fields.is_empty() || fields.matches(&|k| e.field(k)))
+        && (fields.is_empty() || fields.matches(&crate::store::FieldValues(e)))
 }

@@ -46,16 +46,25 @@ impl Entry {
     }
 
     /// A field-selector value.
-    pub fn field(&self, label: &str) -> Option<String> {
+    pub fn field(&self, label: &str) -> Option<&str> {
         match label {
-            "metadata.name" => Some(self.name.to_string()),
-            "metadata.namespace" => Some(self.ns.to_string()),
+            "metadata.name" => Some(&self.name),
+            "metadata.namespace" => Some(&self.ns),
             _ => self
                 .fields
                 .iter()
                 .find(|(k, _)| *k == label)
-                .map(|(_, v)| v.to_string()),
+                .map(|(_, v)| &**v),
         }
+    }
+}
+
+/// An entry's field-selector values, as a field selector reads them.
+pub struct FieldValues<'a>(pub &'a Entry);
+
+impl crate::selector::LabelLookup for FieldValues<'_> {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.0.field(key)
     }
 }
 
@@ -419,7 +428,7 @@ mod tests {
             EventType::Added,
         );
         assert!(b.rv > a.rv);
-        assert_eq!(a.field("status.phase").as_deref(), Some("Running"));
+        assert_eq!(a.field("status.phase"), Some("Running"));
         assert_eq!(
             a.value()["metadata"]["resourceVersion"],
             json!(a.rv.to_string())

@@ -19,8 +19,6 @@ pub mod load;
 pub mod metrics_server;
 pub mod replay;
 pub mod sim;
-pub mod sim_controller;
-pub mod sim_load;
 pub mod test;
 
 /// A list of Kubernetes releases on the command line (`1.36,1.37`).

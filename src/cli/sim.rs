@@ -35,8 +35,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::CliResult;
 use super::controller::shutdown_signal;
-use super::sim_controller::{InProcess, clock_layer};
-use super::sim_load::{Loads, Mirror};
+use crate::sim_service::controller::{InProcess, clock_layer};
+use crate::sim_service::loads::{Loads, Mirror};
 use crate::testbed::controller::Requests;
 use hpa_controller::ControllerConfig;
 
@@ -165,7 +165,8 @@ pub async fn run(args: Args) -> CliResult {
             let loads = Loads::default();
             let mirror = Arc::new(Mirror::new(sim.client(), state.clone(), loads.clone()));
             mirror_task = Some(tokio::spawn(Arc::clone(&mirror).run(stop_metrics.clone())));
-            let router = fake_metrics_server::app(state).merge(super::sim_load::routes(loads));
+            let router =
+                fake_metrics_server::app(state).merge(crate::sim_service::loads::routes(loads));
             metrics_server = Some(tokio::spawn(async move {
                 axum::serve(listener, router)
                     .with_graceful_shutdown(async move { stop.cancelled().await })

@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use plotters::coord::Shift;
+use plotters::prelude::{DrawingArea, DrawingAreaErrorKind, DrawingBackend};
+
 use crate::load::report::{LoadReport, ReportError};
 
 /// Which parameter a sweep's plot puts on the x axis.
@@ -65,45 +68,66 @@ struct Panel {
     references: Vec<(String, f64)>,
 }
 
-/// Draws four charts against HPAs or workers, one line per value of the
-/// other parameter, as SVG: reconcile latency p99, sync interval p99, CPU
-/// per sync and API requests per sync, the last two beside upstream's
-/// measured figures.
-pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result<(), ReportError> {
-    use plotters::prelude::*;
+impl PlotAxis {
+    /// A run's place on the x axis.
+    fn x(self, r: &LoadReport) -> f64 {
+        match self {
+            Self::Hpas => r.hpas as f64,
+            Self::Workers => r.workers as f64,
+        }
+    }
 
-    let plot_err = |e: &dyn std::fmt::Display| ReportError::Plot {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let x_of = |r: &LoadReport| match axis {
-        PlotAxis::Hpas => r.hpas as f64,
-        PlotAxis::Workers => r.workers as f64,
-    };
-    let series_of = |r: &LoadReport| match axis {
-        PlotAxis::Hpas => r.workers,
-        PlotAxis::Workers => r.hpas,
-    };
-    let mut groups: BTreeMap<u64, Vec<&LoadReport>> = BTreeMap::new();
-    for r in reports {
-        groups.entry(series_of(r)).or_default().push(r);
+    /// The line a run belongs to: the other parameter's value.
+    fn series(self, r: &LoadReport) -> u64 {
+        match self {
+            Self::Hpas => r.workers,
+            Self::Workers => r.hpas,
+        }
     }
-    for g in groups.values_mut() {
-        g.sort_by(|a, b| x_of(a).total_cmp(&x_of(b)));
+
+    /// The x axis's name.
+    fn label(self) -> &'static str {
+        match self {
+            Self::Hpas => "HPAs",
+            Self::Workers => "workers",
+        }
     }
-    let x_max = reports.iter().map(x_of).fold(1.0_f64, f64::max) * 1.2;
-    let x_min = reports
-        .iter()
-        .map(x_of)
-        .fold(f64::INFINITY, f64::min)
-        .max(1.0)
-        / 1.2;
-    let x_label = match axis {
-        PlotAxis::Hpas => "HPAs",
-        PlotAxis::Workers => "workers",
-    };
+}
+
+/// The runs of a sweep as the charts draw them: one line per value of the
+/// other parameter, each sorted along the x axis, and the x range.
+struct Sweep<'a> {
+    axis: PlotAxis,
+    lines: BTreeMap<u64, Vec<&'a LoadReport>>,
+    x_min: f64,
+    x_max: f64,
+}
+
+impl<'a> Sweep<'a> {
+    fn new(reports: &'a [LoadReport], axis: PlotAxis) -> Self {
+        let mut lines: BTreeMap<u64, Vec<&LoadReport>> = BTreeMap::new();
+        for r in reports {
+            lines.entry(axis.series(r)).or_default().push(r);
+        }
+        for line in lines.values_mut() {
+            line.sort_by(|a, b| axis.x(a).total_cmp(&axis.x(b)));
+        }
+        let xs = || reports.iter().map(|r| axis.x(r));
+        Self {
+            axis,
+            lines,
+            x_min: xs().fold(f64::INFINITY, f64::min).max(1.0) / 1.2,
+            x_max: xs().fold(1.0_f64, f64::max) * 1.2,
+        }
+    }
+}
+
+/// The four charts: reconcile latency p99, sync interval p99 (beside the
+/// sync period), CPU per sync and API requests per sync (beside upstream's
+/// measured figures).
+fn panels(reports: &[LoadReport]) -> [Panel; 4] {
     let (cpu_low, cpu_high) = UPSTREAM_CPU_MS_PER_SYNC;
-    let panels = [
+    [
         Panel {
             title: "Reconcile latency p99",
             y_label: "milliseconds",
@@ -137,79 +161,99 @@ pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result
                 UPSTREAM_REQUESTS_PER_SYNC,
             )],
         },
-    ];
+    ]
+}
 
+/// Draws four charts against HPAs or workers, one line per value of the
+/// other parameter, as SVG: reconcile latency p99, sync interval p99, CPU
+/// per sync and API requests per sync, the last two beside upstream's
+/// measured figures.
+pub fn write_plot(path: &Path, reports: &[LoadReport], axis: PlotAxis) -> Result<(), ReportError> {
+    use plotters::prelude::*;
+
+    let plot_err = |e: &dyn std::fmt::Display| ReportError::Plot {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let sweep = Sweep::new(reports, axis);
     let root = SVGBackend::new(path, (1400, 900)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| plot_err(&e))?;
     let areas = root.split_evenly((2, 2));
-    let colors = [&BLUE, &RED, &GREEN, &MAGENTA, &BLACK, &CYAN];
-    let grey = RGBColor(110, 110, 110);
-
-    for (area, panel) in areas.iter().zip(&panels) {
-        let y_max = reports
-            .iter()
-            .map(panel.pick)
-            .chain(panel.references.iter().map(|(_, v)| *v))
-            .fold(1e-3_f64, f64::max)
-            * 1.25;
-        let mut builder = ChartBuilder::on(area);
-        builder
-            .caption(panel.title, ("sans-serif", 20))
-            .margin(15)
-            .x_label_area_size(40)
-            .y_label_area_size(60);
-        // Both HPAs (100 to 10,000) and workers (1 to 20) span orders of
-        // magnitude, so the x axis is logarithmic either way.
-        let mut chart = builder
-            .build_cartesian_2d((x_min..x_max).log_scale(), 0.0..y_max)
-            .map_err(|e| plot_err(&e))?;
-        chart
-            .configure_mesh()
-            .x_desc(x_label)
-            .y_desc(panel.y_label)
-            .x_label_formatter(&|x| thousands(*x))
-            .draw()
-            .map_err(|e| plot_err(&e))?;
-        for (label, value) in &panel.references {
-            chart
-                .draw_series(DashedLineSeries::new(
-                    vec![(x_min, *value), (x_max, *value)],
-                    6,
-                    4,
-                    grey.stroke_width(2),
-                ))
-                .map_err(|e| plot_err(&e))?
-                .label(label.clone())
-                // Dashed in the legend as on the chart.
-                .legend(move |(x, y)| {
-                    EmptyElement::at((x, y))
-                        + PathElement::new(vec![(0, 0), (7, 0)], grey.stroke_width(2))
-                        + PathElement::new(vec![(13, 0), (20, 0)], grey.stroke_width(2))
-                });
-        }
-        for (i, (key, group)) in groups.iter().enumerate() {
-            let color = colors[i % colors.len()];
-            let points: Vec<(f64, f64)> =
-                group.iter().map(|r| (x_of(r), (panel.pick)(r))).collect();
-            chart
-                .draw_series(LineSeries::new(points.clone(), color))
-                .map_err(|e| plot_err(&e))?
-                .label(series_label(*key, axis))
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-            chart
-                .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))
-                .map_err(|e| plot_err(&e))?;
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .border_style(BLACK)
-            .background_style(WHITE.mix(0.8))
-            .draw()
-            .map_err(|e| plot_err(&e))?;
+    for (area, panel) in areas.iter().zip(&panels(reports)) {
+        draw_panel(area, panel, reports, &sweep).map_err(|e| plot_err(&e))?;
     }
     root.present().map_err(|e| plot_err(&e))?;
     Ok(())
+}
+
+/// One chart: upstream's references dashed, then a line of points per
+/// value of the other parameter, on a logarithmic x axis.
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    panel: &Panel,
+    reports: &[LoadReport],
+    sweep: &Sweep<'_>,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    use plotters::prelude::*;
+
+    let colors = [&BLUE, &RED, &GREEN, &MAGENTA, &BLACK, &CYAN];
+    let grey = RGBColor(110, 110, 110);
+    let (x_min, x_max) = (sweep.x_min, sweep.x_max);
+    let y_max = reports
+        .iter()
+        .map(panel.pick)
+        .chain(panel.references.iter().map(|(_, v)| *v))
+        .fold(1e-3_f64, f64::max)
+        * 1.25;
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .caption(panel.title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(40)
+        .y_label_area_size(60);
+    // Both HPAs (100 to 10,000) and workers (1 to 20) span orders of
+    // magnitude, so the x axis is logarithmic either way.
+    let mut chart = builder.build_cartesian_2d((x_min..x_max).log_scale(), 0.0..y_max)?;
+    chart
+        .configure_mesh()
+        .x_desc(sweep.axis.label())
+        .y_desc(panel.y_label)
+        .x_label_formatter(&|x| thousands(*x))
+        .draw()?;
+    for (label, value) in &panel.references {
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(x_min, *value), (x_max, *value)],
+                6,
+                4,
+                grey.stroke_width(2),
+            ))?
+            .label(label.clone())
+            // Dashed in the legend as on the chart.
+            .legend(move |(x, y)| {
+                EmptyElement::at((x, y))
+                    + PathElement::new(vec![(0, 0), (7, 0)], grey.stroke_width(2))
+                    + PathElement::new(vec![(13, 0), (20, 0)], grey.stroke_width(2))
+            });
+    }
+    for (i, (key, line)) in sweep.lines.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let points: Vec<(f64, f64)> = line
+            .iter()
+            .map(|r| (sweep.axis.x(r), (panel.pick)(r)))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color))?
+            .label(series_label(*key, sweep.axis))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.8))
+        .draw()
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! min/max bounds, and a mark at each rescale).
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use super::bound::{self, Drawable};
@@ -374,12 +375,21 @@ fn draw_metrics<DB: DrawingBackend>(
     Ok(entries)
 }
 
+/// A legend's entries, in drawing order.
+type Entries = Vec<(Mark, String)>;
+
+/// The replicas chart (time across, replicas up) as it is drawn, and its
+/// legend's entries.
+struct ReplicasChart<'a, DB: DrawingBackend> {
+    chart: ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    entries: Entries,
+}
+
 fn draw_replicas<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     timeline: &Timeline,
     scales: &Scales,
-) -> Result<Vec<(Mark, String)>, DrawingAreaErrorKind<DB::ErrorType>> {
-    let mut entries = Vec::new();
+) -> Result<Entries, DrawingAreaErrorKind<DB::ErrorType>> {
     let y_max = f64::from(scales.replicas_max) * 1.1 + 1.0;
     let mut chart = ChartBuilder::on(area)
         .margin(10)
@@ -395,144 +405,204 @@ fn draw_replicas<DB: DrawingBackend>(
         .y_desc("replicas")
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
-    let samples = &timeline.samples;
-    let end = timeline.end;
+    let mut drawn = ReplicasChart {
+        chart,
+        entries: Vec::new(),
+    };
+    drawn.held_band(timeline)?;
+    drawn.fallback_spans(timeline, (scales.end, y_max))?;
+    drawn.bounds(timeline)?;
+    drawn.replica_lines(timeline)?;
+    drawn.operator_steps(timeline)?;
+    drawn.rescales(timeline)?;
+    Ok(drawn.entries)
+}
 
-    // The stabilization window's effect: where the decision differs from
-    // the raw recommendation, the gap between them is shaded.
-    let band: Vec<Rectangle<(f64, f64)>> = samples
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| {
-            let (r, st) = (s.recommendation?, s.stabilized?);
-            (r != st).then(|| {
-                let next = samples.get(i + 1).map_or(end, |n| n.t);
+impl<DB: DrawingBackend> ReplicasChart<'_, DB> {
+    /// The stabilization window's effect: where the decision differs from the
+    /// raw recommendation, the gap between them is shaded.
+    fn held_band(&mut self, timeline: &Timeline) -> DrawResult<DB::ErrorType> {
+        let samples = &timeline.samples;
+        let band: Vec<Rectangle<(f64, f64)>> = samples
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let (r, st) = (s.recommendation?, s.stabilized?);
+                (r != st).then(|| {
+                    let next = samples.get(i + 1).map_or(timeline.end, |n| n.t);
+                    Rectangle::new(
+                        [(s.t, f64::from(r.min(st))), (next, f64::from(r.max(st)))],
+                        RECOMMENDATION.mix(0.18).filled(),
+                    )
+                })
+            })
+            .collect();
+        self.shade(
+            band,
+            Mark::Fill(RECOMMENDATION.mix(0.25)),
+            "held by the stabilization window",
+        )
+    }
+
+    /// The spans where KEDA's fallback held the replicas, shaded the chart's
+    /// full height (`(x_end, y_max)`).
+    fn fallback_spans(
+        &mut self,
+        timeline: &Timeline,
+        (x_end, y_max): (f64, f64),
+    ) -> DrawResult<DB::ErrorType> {
+        let spans: Vec<Rectangle<(f64, f64)>> = timeline
+            .notes
+            .iter()
+            .filter(|n| n.kind == NoteKind::Fallback && n.to > n.from)
+            .map(|n| {
                 Rectangle::new(
-                    [(s.t, f64::from(r.min(st))), (next, f64::from(r.max(st)))],
-                    RECOMMENDATION.mix(0.18).filled(),
+                    [(n.from, 0.0), (n.to.min(x_end), y_max)],
+                    FALLBACK.mix(0.15).filled(),
                 )
             })
-        })
-        .collect();
-    if !band.is_empty() {
-        chart.draw_series(band)?;
-        entries.push((
-            Mark::Fill(RECOMMENDATION.mix(0.25)),
-            "held by the stabilization window".to_owned(),
-        ));
-    }
-    let spans: Vec<Rectangle<(f64, f64)>> = timeline
-        .notes
-        .iter()
-        .filter(|n| n.kind == NoteKind::Fallback && n.to > n.from)
-        .map(|n| {
-            Rectangle::new(
-                [(n.from, 0.0), (n.to.min(scales.end), y_max)],
-                FALLBACK.mix(0.15).filled(),
-            )
-        })
-        .collect();
-    if !spans.is_empty() {
-        chart.draw_series(spans)?;
-        entries.push((
+            .collect();
+        self.shade(
+            spans,
             Mark::Fill(FALLBACK.mix(0.3)),
-            "KEDA fallback in force".to_owned(),
-        ));
+            "KEDA fallback in force",
+        )
     }
-    let mut bounds = false;
-    for bound in [|s: &Sample| s.max, |s: &Sample| s.min] {
-        for seg in steps(samples, end, |s| bound(s).map(f64::from)) {
-            chart.draw_series(DashedLineSeries::new(seg, 8, 5, BOUNDS.stroke_width(1)))?;
-            bounds = true;
+
+    /// Shades `areas`, with a legend entry when there is any.
+    fn shade(
+        &mut self,
+        areas: Vec<Rectangle<(f64, f64)>>,
+        mark: Mark,
+        label: &str,
+    ) -> DrawResult<DB::ErrorType> {
+        if !areas.is_empty() {
+            self.chart.draw_series(areas)?;
+            self.entries.push((mark, label.to_owned()));
         }
+        Ok(())
     }
-    if bounds {
-        entries.push((
-            Mark::Dashed(BOUNDS.to_rgba(), 1),
-            "minReplicas / maxReplicas".to_owned(),
+
+    /// `minReplicas` and `maxReplicas`, dashed.
+    fn bounds(&mut self, timeline: &Timeline) -> DrawResult<DB::ErrorType> {
+        let mut bounds = false;
+        for bound in [|s: &Sample| s.max, |s: &Sample| s.min] {
+            for seg in steps(&timeline.samples, timeline.end, |s| bound(s).map(f64::from)) {
+                self.chart
+                    .draw_series(DashedLineSeries::new(seg, 8, 5, BOUNDS.stroke_width(1)))?;
+                bounds = true;
+            }
+        }
+        if bounds {
+            self.entries.push((
+                Mark::Dashed(BOUNDS.to_rgba(), 1),
+                "minReplicas / maxReplicas".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The actual replicas, the recommendation before stabilization and the
+    /// desired replicas, as steps.
+    fn replica_lines(&mut self, timeline: &Timeline) -> DrawResult<DB::ErrorType> {
+        let (samples, end) = (&timeline.samples, timeline.end);
+        for seg in steps(samples, end, |s| s.actual().map(f64::from)) {
+            self.chart
+                .draw_series(LineSeries::new(seg, ACTUAL.mix(0.8).stroke_width(5)))?;
+        }
+        let actual = if samples.iter().any(|s| s.ready.is_some()) {
+            "actual replicas (ready pods at each sync)"
+        } else {
+            "actual replicas (the target at each sync)"
+        };
+        self.entries
+            .push((Mark::Line(ACTUAL.mix(0.8), 5), actual.to_owned()));
+        let mut recommended = false;
+        for seg in steps(samples, end, |s| s.recommendation.map(f64::from)) {
+            self.chart.draw_series(DashedLineSeries::new(
+                seg,
+                4,
+                3,
+                RECOMMENDATION.stroke_width(2),
+            ))?;
+            recommended = true;
+        }
+        if recommended {
+            self.entries.push((
+                Mark::Dashed(RECOMMENDATION.to_rgba(), 2),
+                "recommendation (before stabilization)".to_owned(),
+            ));
+        }
+        for seg in steps(samples, end, |s| s.desired.map(f64::from)) {
+            self.chart
+                .draw_series(LineSeries::new(seg, DESIRED.stroke_width(2)))?;
+        }
+        self.entries.push((
+            Mark::Line(DESIRED.to_rgba(), 2),
+            "desired replicas".to_owned(),
         ));
+        Ok(())
     }
-    for seg in steps(samples, end, |s| s.actual().map(f64::from)) {
-        chart.draw_series(LineSeries::new(seg, ACTUAL.mix(0.8).stroke_width(5)))?;
-    }
-    let actual = if samples.iter().any(|s| s.ready.is_some()) {
-        "actual replicas (ready pods at each sync)"
-    } else {
-        "actual replicas (the target at each sync)"
-    };
-    entries.push((Mark::Line(ACTUAL.mix(0.8), 5), actual.to_owned()));
-    let mut recommended = false;
-    for seg in steps(samples, end, |s| s.recommendation.map(f64::from)) {
-        chart.draw_series(DashedLineSeries::new(
-            seg,
-            4,
-            3,
-            RECOMMENDATION.stroke_width(2),
-        ))?;
-        recommended = true;
-    }
-    if recommended {
-        entries.push((
-            Mark::Dashed(RECOMMENDATION.to_rgba(), 2),
-            "recommendation (before stabilization)".to_owned(),
-        ));
-    }
-    for seg in steps(samples, end, |s| s.desired.map(f64::from)) {
-        chart.draw_series(LineSeries::new(seg, DESIRED.stroke_width(2)))?;
-    }
-    entries.push((
-        Mark::Line(DESIRED.to_rgba(), 2),
-        "desired replicas".to_owned(),
-    ));
-    let marks = |up: bool| {
-        samples
+
+    /// KEDA's operator steps (0 <-> its minimum), as diamonds.
+    fn operator_steps(&mut self, timeline: &Timeline) -> DrawResult<DB::ErrorType> {
+        let steps_of_operator: Vec<(f64, f64)> = timeline
+            .notes
             .iter()
-            .filter(move |s| s.rescale)
-            .filter_map(move |s| {
-                let to = s.desired?;
-                let from = s.current?;
-                // A merged run may end where it began: no direction.
-                (to != from && up == (to > from)).then_some((s.t, f64::from(to)))
-            })
-            .collect::<Vec<_>>()
-    };
-    let steps_of_operator: Vec<(f64, f64)> = timeline
-        .notes
-        .iter()
-        .filter(|n| n.kind == NoteKind::OperatorStep)
-        .filter_map(|n| Some((n.from, f64::from(n.replicas?))))
-        .collect();
-    if !steps_of_operator.is_empty() {
-        chart.draw_series(steps_of_operator.into_iter().map(|c| {
-            EmptyElement::at(c)
-                + Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], OPERATOR.filled())
-        }))?;
-        entries.push((
-            Mark::Line(OPERATOR.to_rgba(), 6),
-            "KEDA operator step (0 <-> minimum)".to_owned(),
-        ));
+            .filter(|n| n.kind == NoteKind::OperatorStep)
+            .filter_map(|n| Some((n.from, f64::from(n.replicas?))))
+            .collect();
+        if !steps_of_operator.is_empty() {
+            self.chart
+                .draw_series(steps_of_operator.into_iter().map(|c| {
+                    EmptyElement::at(c)
+                        + Polygon::new(vec![(0, -7), (7, 0), (0, 7), (-7, 0)], OPERATOR.filled())
+                }))?;
+            self.entries.push((
+                Mark::Line(OPERATOR.to_rgba(), 6),
+                "KEDA operator step (0 <-> minimum)".to_owned(),
+            ));
+        }
+        Ok(())
     }
-    let ups = marks(true);
-    if !ups.is_empty() {
-        chart.draw_series(ups.into_iter().map(|c| {
-            EmptyElement::at(c) + Polygon::new(vec![(0, -7), (-6, 4), (6, 4)], UP.filled())
-        }))?;
-        entries.push((
-            Mark::Up(UP.to_rgba()),
-            "scale up (rescale event)".to_owned(),
-        ));
+
+    /// A triangle at each rescale event: up, or down.
+    fn rescales(&mut self, timeline: &Timeline) -> DrawResult<DB::ErrorType> {
+        let marks = |up: bool| {
+            timeline
+                .samples
+                .iter()
+                .filter(move |s| s.rescale)
+                .filter_map(move |s| {
+                    let to = s.desired?;
+                    let from = s.current?;
+                    // A merged run may end where it began: no direction.
+                    (to != from && up == (to > from)).then_some((s.t, f64::from(to)))
+                })
+                .collect::<Vec<_>>()
+        };
+        let ups = marks(true);
+        if !ups.is_empty() {
+            self.chart.draw_series(ups.into_iter().map(|c| {
+                EmptyElement::at(c) + Polygon::new(vec![(0, -7), (-6, 4), (6, 4)], UP.filled())
+            }))?;
+            self.entries.push((
+                Mark::Up(UP.to_rgba()),
+                "scale up (rescale event)".to_owned(),
+            ));
+        }
+        let downs = marks(false);
+        if !downs.is_empty() {
+            self.chart.draw_series(downs.into_iter().map(|c| {
+                EmptyElement::at(c) + Polygon::new(vec![(0, 7), (-6, -4), (6, -4)], DOWN.filled())
+            }))?;
+            self.entries.push((
+                Mark::Down(DOWN.to_rgba()),
+                "scale down (rescale event)".to_owned(),
+            ));
+        }
+        Ok(())
     }
-    let downs = marks(false);
-    if !downs.is_empty() {
-        chart.draw_series(downs.into_iter().map(|c| {
-            EmptyElement::at(c) + Polygon::new(vec![(0, 7), (-6, -4), (6, -4)], DOWN.filled())
-        }))?;
-        entries.push((
-            Mark::Down(DOWN.to_rgba()),
-            "scale down (rescale event)".to_owned(),
-        ));
-    }
-    Ok(entries)
 }
 
 #[cfg(test)]

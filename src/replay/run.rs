@@ -436,93 +436,16 @@ fn feeds(
     series: &Series,
 ) -> Result<Vec<Feed>, ReplayError> {
     let specs: Vec<MetricSpec> = stored.spec.metrics.clone().unwrap_or_default();
-    let file = hpa.doc.file.display().to_string();
     let mut out = Vec::new();
     for (index, spec) in specs.iter().enumerate() {
         let field = format!("spec.metrics[{index}]");
-        let (kind, names) = match spec.type_.as_str() {
-            "Resource" => {
-                let r = spec
-                    .resource
-                    .as_ref()
-                    .map(|r| r.name.clone())
-                    .unwrap_or_default();
-                (
-                    FeedKind::Resource {
-                        resource: r.clone(),
-                        container: None,
-                    },
-                    vec![r],
-                )
-            }
-            "ContainerResource" => {
-                let (c, r) = spec
-                    .container_resource
-                    .as_ref()
-                    .map(|c| (c.container.clone(), c.name.clone()))
-                    .unwrap_or_default();
-                (
-                    FeedKind::Resource {
-                        resource: r.clone(),
-                        container: Some(c.clone()),
-                    },
-                    vec![format!("{c}/{r}"), r],
-                )
-            }
-            "Pods" => {
-                let m = spec
-                    .pods
-                    .as_ref()
-                    .map(|p| p.metric.name.clone())
-                    .unwrap_or_default();
-                (FeedKind::Pods { metric: m.clone() }, vec![m])
-            }
-            "Object" => {
-                let o = spec.object.as_ref();
-                let m = o.map(|o| o.metric.name.clone()).unwrap_or_default();
-                let described = o.map(|o| &o.described_object);
-                let resource = described
-                    .map(|d| {
-                        let group = d
-                            .api_version
-                            .as_deref()
-                            .and_then(|v| v.split_once('/'))
-                            .map(|(g, _)| g.to_owned());
-                        plural(&d.kind, group.as_deref())
-                    })
-                    .unwrap_or_default();
-                (
-                    FeedKind::Object {
-                        resource,
-                        name: described.map(|d| d.name.clone()).unwrap_or_default(),
-                        metric: m.clone(),
-                    },
-                    vec![m],
-                )
-            }
-            "External" => {
-                let e = spec.external.as_ref();
-                let m = e.map(|e| e.metric.name.clone()).unwrap_or_default();
-                let labels = e
-                    .and_then(|e| e.metric.selector.as_ref())
-                    .and_then(|s| s.match_labels.clone())
-                    .unwrap_or_default();
-                (
-                    FeedKind::External {
-                        metric: m.clone(),
-                        labels,
-                    },
-                    vec![m],
-                )
-            }
-            other => {
-                return Err(ReplayError::MetricType {
-                    hpa_file: file,
-                    line: hpa.doc.line_of(&field),
-                    field: format!("{field}.type"),
-                    type_: other.to_owned(),
-                });
-            }
+        let Some((kind, names)) = feed_kind(spec) else {
+            return Err(ReplayError::MetricType {
+                hpa_file: hpa.doc.file.display().to_string(),
+                line: hpa.doc.line_of(&field),
+                field: format!("{field}.type"),
+                type_: spec.type_.clone(),
+            });
         };
         let column = names
             .iter()
@@ -533,30 +456,7 @@ fn feeds(
                 _ => None,
             });
         let Some(column) = column else {
-            let mut files: Vec<String> = series
-                .columns
-                .iter()
-                .map(|c| c.file.display().to_string())
-                .collect();
-            files.dedup();
-            let field_path = match spec.type_.as_str() {
-                "Resource" => format!("{field}.resource.name"),
-                "ContainerResource" => format!("{field}.containerResource.name"),
-                "Pods" => format!("{field}.pods.metric.name"),
-                "Object" => format!("{field}.object.metric.name"),
-                _ => format!("{field}.external.metric.name"),
-            };
-            return Err(ReplayError::MissingColumn {
-                hpa_file: file,
-                line: hpa.doc.line_of(&field_path),
-                field: field_path,
-                metric: names.first().cloned().unwrap_or_default(),
-                found: format!(
-                    "columns of {}: {}",
-                    files.join(", "),
-                    series.names().join(", ")
-                ),
-            });
+            return Err(missing_column(hpa, &field, spec, &names, series));
         };
         out.push(Feed {
             index,
@@ -565,6 +465,124 @@ fn feeds(
         });
     }
     Ok(out)
+}
+
+/// What one metric of the HPA is fed with, and the names of the columns
+/// that may feed it, best first; `None` for a metric type replays do not
+/// know.
+fn feed_kind(spec: &MetricSpec) -> Option<(FeedKind, Vec<String>)> {
+    Some(match spec.type_.as_str() {
+        "Resource" => {
+            let r = spec
+                .resource
+                .as_ref()
+                .map(|r| r.name.clone())
+                .unwrap_or_default();
+            (
+                FeedKind::Resource {
+                    resource: r.clone(),
+                    container: None,
+                },
+                vec![r],
+            )
+        }
+        "ContainerResource" => {
+            let (c, r) = spec
+                .container_resource
+                .as_ref()
+                .map(|c| (c.container.clone(), c.name.clone()))
+                .unwrap_or_default();
+            (
+                FeedKind::Resource {
+                    resource: r.clone(),
+                    container: Some(c.clone()),
+                },
+                vec![format!("{c}/{r}"), r],
+            )
+        }
+        "Pods" => {
+            let m = spec
+                .pods
+                .as_ref()
+                .map(|p| p.metric.name.clone())
+                .unwrap_or_default();
+            (FeedKind::Pods { metric: m.clone() }, vec![m])
+        }
+        "Object" => {
+            let o = spec.object.as_ref();
+            let m = o.map(|o| o.metric.name.clone()).unwrap_or_default();
+            let described = o.map(|o| &o.described_object);
+            let resource = described
+                .map(|d| {
+                    let group = d
+                        .api_version
+                        .as_deref()
+                        .and_then(|v| v.split_once('/'))
+                        .map(|(g, _)| g.to_owned());
+                    plural(&d.kind, group.as_deref())
+                })
+                .unwrap_or_default();
+            (
+                FeedKind::Object {
+                    resource,
+                    name: described.map(|d| d.name.clone()).unwrap_or_default(),
+                    metric: m.clone(),
+                },
+                vec![m],
+            )
+        }
+        "External" => {
+            let e = spec.external.as_ref();
+            let m = e.map(|e| e.metric.name.clone()).unwrap_or_default();
+            let labels = e
+                .and_then(|e| e.metric.selector.as_ref())
+                .and_then(|s| s.match_labels.clone())
+                .unwrap_or_default();
+            (
+                FeedKind::External {
+                    metric: m.clone(),
+                    labels,
+                },
+                vec![m],
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// No column feeds the metric at `field`: the error names the metric's
+/// name field (file and line) and the columns the series has.
+fn missing_column(
+    hpa: &HpaManifest,
+    field: &str,
+    spec: &MetricSpec,
+    names: &[String],
+    series: &Series,
+) -> ReplayError {
+    let mut files: Vec<String> = series
+        .columns
+        .iter()
+        .map(|c| c.file.display().to_string())
+        .collect();
+    files.dedup();
+    let field_path = match spec.type_.as_str() {
+        "Resource" => format!("{field}.resource.name"),
+        "ContainerResource" => format!("{field}.containerResource.name"),
+        "Pods" => format!("{field}.pods.metric.name"),
+        "Object" => format!("{field}.object.metric.name"),
+        _ => format!("{field}.external.metric.name"),
+    };
+    ReplayError::MissingColumn {
+        hpa_file: hpa.doc.file.display().to_string(),
+        line: hpa.doc.line_of(&field_path),
+        field: field_path,
+        metric: names.first().cloned().unwrap_or_default(),
+        found: format!(
+            "columns of {}: {}",
+            files.join(", "),
+            series.names().join(", ")
+        ),
+    }
 }
 
 /// The custom metrics API's resource of a kind (`deployments.apps`).

@@ -20,7 +20,7 @@ use http::{Method, StatusCode};
 use jiff::SignedDuration;
 use tokio::sync::Mutex;
 
-use super::sim_load::Mirror;
+use super::loads::Mirror;
 use crate::testbed::controller::{self, Requests, Role};
 use hpa_controller::{ControllerConfig, ControllerHandle, RunError};
 
