@@ -39,5 +39,15 @@ until grep -qs "load built" load.out || ! kill -0 $LOAD 2>/dev/null; do sleep 1;
 echo "built $(date +%s)" >> samples.txt
 sleep $(( ${WARMUP%s} + ${DURATION%s} - 5 ))
 kill -0 $LOAD 2>/dev/null && curl -s 127.0.0.1:18258/debug/memory > memory.json
+# When the load starts deleting its HPAs: stats.py tells the peak while
+# they existed from the peak of their deletion.
+until grep -qs "deleting the load" load.out || ! kill -0 $LOAD 2>/dev/null; do sleep 1; done
+echo "deleting $(date +%s)" >> samples.txt
 wait $LOAD
+# The controller forgets the deleted HPAs (its peak then is part of the
+# run): up to a minute for its account to show none.
+for _ in $(seq 60); do
+  curl -s 127.0.0.1:18258/debug/memory | grep -q '"hpas":0,' && break; sleep 1
+done
+echo "forgotten $(date +%s)" >> samples.txt
 kill $CTL $SIM; wait 2>/dev/null
