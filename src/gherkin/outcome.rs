@@ -51,6 +51,25 @@ impl RunSummary {
 }
 
 impl Verdict {
+    /// Whether both are the same verdict, whatever their reasons.
+    pub(super) fn same_kind(&self, other: &Verdict) -> bool {
+        matches!(
+            (self, other),
+            (Verdict::Passed, Verdict::Passed)
+                | (Verdict::Failed(_), Verdict::Failed(_))
+                | (Verdict::Unsupported(_), Verdict::Unsupported(_))
+        )
+    }
+
+    /// The verdict in words, with its reason.
+    pub(super) fn describe(&self) -> String {
+        match self {
+            Verdict::Passed => "passed".to_owned(),
+            Verdict::Failed(why) => format!("failed: {why}"),
+            Verdict::Unsupported(why) => format!("not possible here: {why}"),
+        }
+    }
+
     /// A scenario's verdict from how cucumber saw it end.
     pub fn of(finished: &cucumber::event::ScenarioFinished) -> Self {
         use cucumber::event::ScenarioFinished as F;
@@ -97,7 +116,7 @@ impl std::fmt::Display for DifferingVerdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let show = |v: &Option<Verdict>| {
             v.as_ref()
-                .map_or_else(|| "did not run".to_owned(), super::versions::describe)
+                .map_or_else(|| "did not run".to_owned(), Verdict::describe)
         };
         write!(
             f,
@@ -128,7 +147,7 @@ pub fn differing_verdicts(first: &RunSummary, second: &RunSummary) -> Vec<Differ
     by_key
         .into_iter()
         .filter(|(_, (_, [a, b]))| match (a, b) {
-            (Some(a), Some(b)) => !super::versions::same(a, b),
+            (Some(a), Some(b)) => !a.same_kind(b),
             _ => true,
         })
         .map(

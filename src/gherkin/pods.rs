@@ -294,7 +294,9 @@ pub(crate) async fn update_pod_status(
         return node
             .set_pod_state(ns, name, pod_state(&status))
             .await
-            .map_err(|e| fake_node_error(&format!("giving pod {ns}/{name} its state"), e));
+            .map_err(StepError::fake_node(format!(
+                "giving pod {ns}/{name} its state"
+            )));
     }
     value["status"] = status;
     let pod: Pod = serde_json::from_value(value)
@@ -442,21 +444,6 @@ pub(crate) async fn mark_terminating(world: &mut HpaWorld, ns: &str, pod: &str) 
             "marking pod {ns}/{pod} as terminating"
         )))?;
     Ok(())
-}
-
-/// A fake node's failure as a step's: an API error as the cluster's,
-/// anything else (the node stopped) as it is.
-pub(crate) fn fake_node_error(
-    action: &str,
-    error: crate::testbed::cluster::fake_node::FakeNodeError,
-) -> StepError {
-    use crate::testbed::cluster::fake_node::FakeNodeError;
-    match error {
-        FakeNodeError::WriteStatus { source, .. } => {
-            StepError::kube(format!("{action} on the fake node"))(source)
-        }
-        other => StepError::State(format!("{action}: {other}")),
-    }
 }
 
 /// The fake kubelet's view of a pod status the steps wrote.

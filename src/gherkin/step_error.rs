@@ -5,6 +5,7 @@
 use fake_metrics_server::client::ClientError;
 use hpa_controller::config::FlagError;
 
+use crate::testbed::cluster::fake_node::FakeNodeError;
 use crate::testbed::controller::DriverError;
 use crate::testbed::env::EnvError;
 
@@ -72,6 +73,18 @@ impl StepError {
     pub(crate) fn controller(action: impl Into<String>) -> impl FnOnce(DriverError) -> Self {
         let action = action.into();
         move |source| Self::Controller { action, source }
+    }
+
+    /// A fake node's failure: an API error as the cluster's, anything else
+    /// (the node stopped) as it is.
+    pub(crate) fn fake_node(action: impl Into<String>) -> impl FnOnce(FakeNodeError) -> Self {
+        let action = action.into();
+        move |error| match error {
+            FakeNodeError::WriteStatus { source, .. } => {
+                Self::kube(format!("{action} on the fake node"))(source)
+            }
+            other => Self::State(format!("{action}: {other}")),
+        }
     }
 }
 

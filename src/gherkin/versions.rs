@@ -115,7 +115,7 @@ pub fn differences(outcomes: &[ScenarioOutcome]) -> String {
         compared += 1;
         verdicts.sort_by_key(|(v, _)| *v);
         let first = verdicts[0].1;
-        if verdicts.iter().all(|(_, v)| same(v, first)) {
+        if verdicts.iter().all(|(_, v)| v.same_kind(first)) {
             continue;
         }
         rows.push((location, scenario, verdicts));
@@ -144,27 +144,10 @@ pub fn differences(outcomes: &[ScenarioOutcome]) -> String {
     for (location, scenario, verdicts) in rows {
         let _ = writeln!(text, "  {scenario} ({location})");
         for (version, verdict) in verdicts {
-            let _ = writeln!(text, "    {version}: {}", describe(verdict));
+            let _ = writeln!(text, "    {version}: {}", verdict.describe());
         }
     }
     text
-}
-
-pub(super) fn same(a: &Verdict, b: &Verdict) -> bool {
-    matches!(
-        (a, b),
-        (Verdict::Passed, Verdict::Passed)
-            | (Verdict::Failed(_), Verdict::Failed(_))
-            | (Verdict::Unsupported(_), Verdict::Unsupported(_))
-    )
-}
-
-pub(super) fn describe(verdict: &Verdict) -> String {
-    match verdict {
-        Verdict::Passed => "passed".to_owned(),
-        Verdict::Failed(why) => format!("failed: {why}"),
-        Verdict::Unsupported(why) => format!("not possible here: {why}"),
-    }
 }
 
 /// A JUnit report written to memory, so that the reports of several passes

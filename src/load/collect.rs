@@ -13,7 +13,7 @@ use hpa_core::decide::RescaleOutcome;
 
 use super::agree::disagreement;
 use super::failures::Failures;
-use super::workload::MetricKind;
+use super::metric_kind::MetricKind;
 use hpa_controller::{ReconcileObservation, ReconcileObserver};
 
 /// Why a reconcile failed, if it did: a metric not read (the core's

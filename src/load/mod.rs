@@ -9,6 +9,7 @@ pub mod cluster;
 mod collect;
 pub mod endpoint;
 pub mod failures;
+mod metric_kind;
 pub mod options;
 pub mod pod_wait;
 pub mod report;

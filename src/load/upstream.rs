@@ -18,7 +18,7 @@ use fake_metrics_server::client::ControlClient;
 use fake_metrics_server::log::{Group, LogEntry, LogFilter};
 
 use super::failures::Failures;
-use super::workload::MetricKind;
+use super::metric_kind::MetricKind;
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 

@@ -127,12 +127,12 @@ impl HpaWorld {
             .change_delays(&ObjKey::new(ns.clone(), n.clone()), change);
         if let Some(node) = self.cluster.fake_node(self.real_node) {
             // On a real cluster the harness's fake node is the pods' kubelet.
-            return node.set_pod_delays(&ns, &n, delays).await.map_err(|e| {
-                crate::gherkin::pods::fake_node_error(
-                    &format!("delaying the new pods of {ns}/{n}"),
-                    e,
-                )
-            });
+            return node
+                .set_pod_delays(&ns, &n, delays)
+                .await
+                .map_err(StepError::fake_node(format!(
+                    "delaying the new pods of {ns}/{n}"
+                )));
         }
         self.env().await?.set_pod_delays(&ns, &n, delays).await?;
         Ok(())
