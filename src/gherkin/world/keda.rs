@@ -18,7 +18,7 @@ use hpa_keda::{KedaLoop, Readings, ScaledObject, Step};
 /// The ScaledObjects of one scenario, by (namespace, name).
 #[derive(Debug, Default)]
 pub struct KedaScenario {
-    objects: BTreeMap<(String, String), KedaObject>,
+    objects: BTreeMap<ObjKey, KedaObject>,
 }
 
 /// One ScaledObject and what KEDA keeps about it.
@@ -34,7 +34,7 @@ pub struct KedaObject {
 impl KedaScenario {
     /// A declared ScaledObject.
     pub fn get(&self, ns: &str, name: &str) -> Option<&KedaObject> {
-        self.objects.get(&(ns.to_owned(), name.to_owned()))
+        self.objects.get(&ObjKey::new(ns, name))
     }
 }
 
@@ -49,11 +49,11 @@ impl HpaWorld {
             .namespace
             .get_or_insert_with(|| self.namespace.clone())
             .clone();
-        let key = (ns, so.metadata.name.clone());
+        let key = ObjKey::new(ns, so.metadata.name.clone());
         if self.keda.objects.contains_key(&key) {
             return Err(StepError::Input(format!(
                 "{what}: ScaledObject {}/{} is declared twice",
-                key.0, key.1
+                key.ns, key.name
             )));
         }
         if self.env().await?.is_real() {
@@ -65,8 +65,8 @@ impl HpaWorld {
         }
         self.keda_store(&key, object).await?;
         let target = so.spec.scale_target_ref.name.clone();
-        let original_replicas = self.keda_current(&key.0, &target).await.ok();
-        let mut keda = KedaLoop::new(so, &key.0);
+        let original_replicas = self.keda_current(&key.ns, &target).await.ok();
+        let mut keda = KedaLoop::new(so, &key.ns);
         let step = keda.reconcile(self.now().await?, original_replicas);
         self.keda.objects.insert(
             key.clone(),
@@ -76,13 +76,13 @@ impl HpaWorld {
                 original_replicas,
             },
         );
-        self.keda_carry_out(&key.0, &target, step).await?;
+        self.keda_carry_out(&key.ns, &target, step).await?;
         self.keda_write_status(&key).await
     }
 
     /// Stores the ScaledObject in the cluster as `kubectl apply` would, KEDA's
     /// CRD first, so that `kubectl get so` shows it with KEDA's status.
-    async fn keda_store(&mut self, key: &(String, String), object: &Value) -> StepResult {
+    async fn keda_store(&mut self, key: &ObjKey, object: &Value) -> StepResult {
         let client = self.env().await?.client.clone();
         let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
         if crds
@@ -101,7 +101,7 @@ impl HpaWorld {
             self.cluster.forget_served_kinds();
         }
         let mut object = object.clone();
-        object["metadata"]["namespace"] = Value::from(key.0.clone());
+        object["metadata"]["namespace"] = Value::from(key.ns.clone());
         if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
             for field in ["resourceVersion", "uid", "creationTimestamp"] {
                 m.remove(field);
@@ -110,14 +110,14 @@ impl HpaWorld {
         if let Some(o) = object.as_object_mut() {
             o.remove("status");
         }
-        self.create_dynamic(&key.0, &scaled_object_resource(), object)
+        self.create_dynamic(&key.ns, &scaled_object_resource(), object)
             .await?;
         Ok(())
     }
 
     /// Writes the status the model keeps through the ScaledObject's
     /// `/status`, as KEDA's controller does after each reconcile.
-    async fn keda_write_status(&mut self, key: &(String, String)) -> StepResult {
+    async fn keda_write_status(&mut self, key: &ObjKey) -> StepResult {
         let Some(object) = self.keda.objects.get(key) else {
             return Ok(());
         };
@@ -129,29 +129,33 @@ impl HpaWorld {
         let status = keda_status::status(keda.scaled_object(), keda.status(), &facts);
         let client = self.env().await?.client.clone();
         let api: Api<DynamicObject> =
-            Api::namespaced_with(client, &key.0, &scaled_object_resource());
-        let mut found = api.get(&key.1).await.map_err(StepError::kube(format!(
+            Api::namespaced_with(client, &key.ns, &scaled_object_resource());
+        let mut found = api.get(&key.name).await.map_err(StepError::kube(format!(
             "reading ScaledObject {}/{}",
-            key.0, key.1
+            key.ns, key.name
         )))?;
         if found.data.get("status") == Some(&status) {
             return Ok(());
         }
         found.data["status"] = status;
-        api.replace_status(&key.1, &PostParams::default(), &found)
+        api.replace_status(&key.name, &PostParams::default(), &found)
             .await
             .map_err(StepError::kube(format!(
                 "writing the status of ScaledObject {}/{}",
-                key.0, key.1
+                key.ns, key.name
             )))?;
         Ok(())
     }
 
     /// Scripts what trigger `trigger` of ScaledObject `so` reads from now on.
     pub fn set_trigger_reading(&mut self, so: &str, trigger: &str, reading: Reading) -> StepResult {
-        let key = self.qualify(so);
+        let (ns, name) = self.qualify(so);
+        let key = ObjKey::new(ns, name);
         let object = self.keda.objects.get_mut(&key).ok_or_else(|| {
-            StepError::Input(format!("ScaledObject {}/{} is not declared", key.0, key.1))
+            StepError::Input(format!(
+                "ScaledObject {}/{} is not declared",
+                key.ns, key.name
+            ))
         })?;
         let metrics = trigger_metrics(object.keda.scaled_object())
             .map_err(|e| StepError::Input(e.to_string()))?;
@@ -163,7 +167,7 @@ impl HpaWorld {
                 .collect();
             return Err(StepError::Input(format!(
                 "ScaledObject {}: {} trigger(s) answer to {trigger:?}; name one by its name or metric name ({})",
-                key.1,
+                key.name,
                 found.len(),
                 known.join(", ")
             )));
@@ -199,7 +203,7 @@ impl HpaWorld {
     /// controller and, every `pollingInterval`, its scale loop), then its
     /// metrics adapter's answers.
     pub(crate) async fn keda_sync(&mut self) -> StepResult {
-        let keys: Vec<(String, String)> = self.keda.objects.keys().cloned().collect();
+        let keys: Vec<ObjKey> = self.keda.objects.keys().cloned().collect();
         for key in keys {
             self.keda_turn(&key).await?;
             self.keda_answer(&key).await?;
@@ -209,7 +213,7 @@ impl HpaWorld {
     }
 
     /// KEDA's turn on the scenario clock, and what it decided written.
-    async fn keda_turn(&mut self, key: &(String, String)) -> StepResult {
+    async fn keda_turn(&mut self, key: &ObjKey) -> StepResult {
         let now = self.now().await?;
         let Some(object) = self.keda.objects.get(key) else {
             return Ok(());
@@ -222,12 +226,12 @@ impl HpaWorld {
             .name
             .clone();
         // An unreadable target waits for the adapter's read to report it.
-        let current = self.keda_current(&key.0, &target).await.ok();
+        let current = self.keda_current(&key.ns, &target).await.ok();
         let Some(object) = self.keda.objects.get_mut(key) else {
             return Ok(());
         };
         let step = object.keda.step(now, &object.readings, current);
-        self.keda_carry_out(&key.0, &target, step).await
+        self.keda_carry_out(&key.ns, &target, step).await
     }
 
     /// Writes a turn's HPA and scale to the cluster.
@@ -246,7 +250,7 @@ impl HpaWorld {
 
     /// The metrics adapter's answers to the HPA's coming read, loaded into
     /// the fake metrics server under the HPA's selector.
-    async fn keda_answer(&mut self, key: &(String, String)) -> StepResult {
+    async fn keda_answer(&mut self, key: &ObjKey) -> StepResult {
         let Some(object) = self.keda.objects.get(key) else {
             return Ok(());
         };
@@ -260,21 +264,21 @@ impl HpaWorld {
             .scale_target_ref
             .name
             .clone();
-        let replicas = self.keda_replicas(&key.0, &target).await?;
+        let replicas = self.keda_replicas(&key.ns, &target).await?;
         let Some(object) = self.keda.objects.get_mut(key) else {
             return Ok(());
         };
         let answers = object.keda.answer(&object.readings, replicas);
-        let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), key.1.clone())]);
+        let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), key.name.clone())]);
         let client = self.env().await?.metrics.clone();
         for a in answers {
             let value = a.quantity();
             client
-                .set_external_metric(&key.0, &a.metric, &labels, value.as_deref())
+                .set_external_metric(&key.ns, &a.metric, &labels, value.as_deref())
                 .await
                 .map_err(StepError::metrics(format!(
                     "loading KEDA's answer for {} of ScaledObject {}",
-                    a.metric, key.1
+                    a.metric, key.name
                 )))?;
         }
         Ok(())
