@@ -107,6 +107,11 @@ impl KedaLoop {
         &self.so
     }
 
+    /// The name of the workload it scales (`scaleTargetRef.name`).
+    pub fn target(&self) -> &str {
+        &self.so.spec.scale_target_ref.name
+    }
+
     pub fn status(&self) -> &Status {
         &self.status
     }

@@ -218,13 +218,7 @@ impl HpaWorld {
         let Some(object) = self.keda.objects.get(key) else {
             return Ok(());
         };
-        let target = object
-            .keda
-            .scaled_object()
-            .spec
-            .scale_target_ref
-            .name
-            .clone();
+        let target = object.keda.target().to_owned();
         // An unreadable target waits for the adapter's read to report it.
         let current = self.keda_current(&key.ns, &target).await.ok();
         let Some(object) = self.keda.objects.get_mut(key) else {
@@ -257,13 +251,7 @@ impl HpaWorld {
         if object.keda.hpa().is_none() {
             return Ok(());
         }
-        let target = object
-            .keda
-            .scaled_object()
-            .spec
-            .scale_target_ref
-            .name
-            .clone();
+        let target = object.keda.target().to_owned();
         let replicas = self.keda_replicas(&key.ns, &target).await?;
         let Some(object) = self.keda.objects.get_mut(key) else {
             return Ok(());
