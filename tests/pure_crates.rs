@@ -27,11 +27,34 @@ const IO: &[&str] = &[
     "kube-runtime",
 ];
 
-/// The resolved dependency graph: package id → (name, normal dependencies).
+/// The triple of the machine that builds this test (`host:` of
+/// `rustc -vV`).
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
+    let output = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("run rustc -vV");
+    assert!(output.status.success(), "rustc -vV failed");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    text.lines()
+        .find_map(|line| line.strip_prefix("host: "))
+        .map(|triple| triple.trim().to_owned())
+        .unwrap_or_else(|| panic!("no `host:` line in rustc -vV: {text}"))
+}
+
+/// The resolved dependency graph of a build on this machine's platform:
+/// package id → (name, normal dependencies).
+///
+/// Filtered to the host's triple: unfiltered, `cargo metadata` resolves
+/// every platform and needs the manifests of crates no build here fetched
+/// (Windows-only ones), which `--offline` cannot read from a fresh cache.
 fn graph() -> HashMap<String, (String, Vec<String>)> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let host = host_triple();
     let output = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["--filter-platform", &host])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run cargo metadata");
