@@ -195,6 +195,12 @@ users:
 /// unless `force`; then it is replaced by renaming a fresh file over it, so
 /// a symlink is replaced, never followed.
 pub fn write_kubeconfig(path: &Path, server: &str, force: bool) -> Result<(), StandaloneError> {
+    write_kubeconfig_text(path, &kubeconfig_yaml(server), force)
+}
+
+/// Writes the kubeconfig `text` to `path` as [`write_kubeconfig`] does
+/// (0600, never through a symlink, an existing file only with `force`).
+pub fn write_kubeconfig_text(path: &Path, text: &str, force: bool) -> Result<(), StandaloneError> {
     use std::io::Write as _;
     let io_err = |source| StandaloneError::Kubeconfig {
         path: path.to_owned(),
@@ -222,7 +228,7 @@ pub fn write_kubeconfig(path: &Path, server: &str, force: bool) -> Result<(), St
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let written = options.open(&target).and_then(|mut f| {
-        f.write_all(kubeconfig_yaml(server).as_bytes())?;
+        f.write_all(text.as_bytes())?;
         f.sync_all()
     });
     if let Err(e) = written {

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 pub mod capture;
 pub mod cleanup;
 pub mod conformance;
+pub mod control_plane;
 /// `hpa-harness controller`: the `hpa-controller` binary's command line, as
 /// a subcommand (same flags, same behaviour).
 pub mod controller {
@@ -82,6 +83,10 @@ pub enum Command {
     Controller(controller::Args),
     /// Run the simulated Kubernetes API server standalone, with a fake metrics server.
     Sim(sim::Args),
+    /// Run a genuine Kubernetes control plane (etcd, kube-apiserver,
+    /// kube-controller-manager from their binaries) with a fake metrics
+    /// server and a fake node, until Ctrl-C.
+    ControlPlane(control_plane::Args),
     /// Measure how many HPAs the controller keeps in time, and at what cost.
     Load(load::Args),
     /// Run scenarios with the cluster's own HPA controller and with ours, side by side.
@@ -102,6 +107,7 @@ pub async fn run(cli: Cli) -> CliResult {
         Command::Replay(args) => replay::run(args).await,
         Command::Controller(args) => controller::run(args).await,
         Command::Sim(args) => sim::run(args).await,
+        Command::ControlPlane(args) => control_plane::run(args).await,
         Command::Load(args) => load::run(args).await,
         Command::Conformance(args) => conformance::run(args).await,
         Command::MetricsServer(args) => metrics_server::run(args).await,

@@ -37,6 +37,10 @@ pub struct ConnectOptions<'a> {
     /// wall clock, fake node, cleanup by label, no fault injection. Lets the
     /// real-cluster path be tested against `hpa-harness sim`.
     pub assume_real: bool,
+    /// Which pods the fake node of a real cluster runs: the harness's own,
+    /// or every pod of a cluster with no scheduler nor kubelet of its own
+    /// (a control plane the run started).
+    pub pod_scope: fake_node::PodScope,
 }
 
 /// Why a cluster cannot be used.
@@ -153,6 +157,7 @@ pub async fn connect(options: ConnectOptions<'_>) -> Result<Connected, ConnectEr
         client.clone(),
         fake_node::DEFAULT_NODE_NAME,
         Arc::new(SystemClock),
+        options.pod_scope,
     )
     .await?;
     Ok(Connected {

@@ -25,6 +25,11 @@ pub enum BackendKind {
     K3d,
     /// A k3s container created for the run.
     K3s,
+    /// A genuine control plane (etcd, kube-apiserver,
+    /// kube-controller-manager) started from its binaries for the run
+    /// (`--control-plane-bin DIR` or `$KUBEBUILDER_ASSETS`), with the
+    /// harness's fake node as its only node. No Docker.
+    ControlPlane,
 }
 
 impl BackendKind {
@@ -36,10 +41,16 @@ impl BackendKind {
         Self::Kind,
         Self::K3d,
         Self::K3s,
+        Self::ControlPlane,
     ];
 
     /// The backends a load run uses.
-    pub const LOAD: &'static [Self] = &[Self::Sim, Self::SimProcess, Self::Kubeconfig];
+    pub const LOAD: &'static [Self] = &[
+        Self::Sim,
+        Self::SimProcess,
+        Self::Kubeconfig,
+        Self::ControlPlane,
+    ];
 
     /// The name on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -50,6 +61,7 @@ impl BackendKind {
             Self::Kind => "kind",
             Self::K3d => "k3d",
             Self::K3s => "k3s",
+            Self::ControlPlane => "control-plane",
         }
     }
 
@@ -104,5 +116,9 @@ mod tests {
             Some(BackendKind::SimProcess)
         );
         assert_eq!(parse(BackendKind::LOAD, "kind"), None);
+        assert_eq!(
+            parse(BackendKind::LOAD, "control-plane"),
+            Some(BackendKind::ControlPlane)
+        );
     }
 }

@@ -34,6 +34,13 @@ pub struct TestbedOptions {
     /// Run our controller as this `hpa-controller` binary, one process per
     /// scenario synced on demand, rather than in this process.
     pub controller_binary: Option<PathBuf>,
+    /// The control-plane backend's binaries; `None`: `$KUBEBUILDER_ASSETS`.
+    pub control_plane_bin: Option<PathBuf>,
+    /// The control plane's controller-manager client budget (QPS, burst).
+    pub control_plane_manager_budget: (f64, u32),
+    /// The control plane's `--feature-gates` (empty: the release's
+    /// defaults).
+    pub control_plane_feature_gates: String,
 }
 
 impl Default for TestbedOptions {
@@ -48,6 +55,9 @@ impl Default for TestbedOptions {
             skip_preflight: false,
             assume_real: false,
             controller_binary: None,
+            control_plane_bin: None,
+            control_plane_manager_budget: (20.0, 30),
+            control_plane_feature_gates: String::new(),
         }
     }
 }
@@ -102,6 +112,26 @@ pub struct TestbedArgs {
     /// With --backend kubeconfig on `hpa-harness sim`, or sim-process.
     #[arg(long, value_name = "PATH")]
     pub controller_binary: Option<PathBuf>,
+    /// With --backend control-plane: the folder of `etcd`,
+    /// `kube-apiserver` and `kube-controller-manager` (default:
+    /// $KUBEBUILDER_ASSETS, envtest's folder, with the controller manager
+    /// added).
+    #[arg(long, value_name = "DIR")]
+    pub control_plane_bin: Option<PathBuf>,
+    /// With --backend control-plane: kube-controller-manager's
+    /// `--kube-api-qps` (upstream's 20; more only to make a load's pods
+    /// faster).
+    #[arg(long, default_value_t = 20.0, value_name = "QPS")]
+    pub control_plane_manager_qps: f64,
+    /// With --backend control-plane: kube-controller-manager's
+    /// `--kube-api-burst`.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    pub control_plane_manager_burst: u32,
+    /// With --backend control-plane: `--feature-gates` of its API server
+    /// and controller manager (e.g. `HPAScaleToZero=true`; default: the
+    /// release's own).
+    #[arg(long, default_value = "", value_name = "GATES")]
+    pub control_plane_feature_gates: String,
 }
 
 impl TestbedArgs {
@@ -124,6 +154,12 @@ impl TestbedArgs {
             skip_preflight: self.skip_preflight,
             assume_real: self.assume_real,
             controller_binary: self.controller_binary.clone(),
+            control_plane_bin: self.control_plane_bin.clone(),
+            control_plane_manager_budget: (
+                self.control_plane_manager_qps,
+                self.control_plane_manager_burst,
+            ),
+            control_plane_feature_gates: self.control_plane_feature_gates.clone(),
         }
     }
 }

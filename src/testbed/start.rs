@@ -13,7 +13,10 @@
 //!   `--metrics-url`;
 //! - `kind`, `k3d`, `k3s`: a cluster made for the run, with a fake metrics
 //!   server on the host, reached as `kubeconfig` would reach it and deleted
-//!   at the end.
+//!   at the end;
+//! - `control-plane`: genuine etcd, kube-apiserver and
+//!   kube-controller-manager started from their binaries for the run, the
+//!   same way.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -27,6 +30,8 @@ use hpa_sim::admin::SimAdmin;
 use hpa_sim::{Sim, SimConfig};
 use tokio_util::sync::DropGuard;
 
+use super::cluster::control_plane::{ControlPlaneOptions, binaries};
+use super::cluster::fake_node::PodScope;
 use super::cluster::session::{ClusterSession, Flavor};
 use super::cluster::tools::{self, Tool, ToolError};
 use super::connect::{self, ConnectError, ConnectOptions, Connected};
@@ -143,7 +148,10 @@ impl std::fmt::Debug for Testbed {
 pub fn check_backend_tools(backend: BackendKind, path_var: &OsStr) -> Result<(), TestbedError> {
     let tool = |problem| TestbedError::Tool { backend, problem };
     match backend {
-        BackendKind::Sim | BackendKind::SimProcess | BackendKind::Kubeconfig => return Ok(()),
+        BackendKind::Sim
+        | BackendKind::SimProcess
+        | BackendKind::Kubeconfig
+        | BackendKind::ControlPlane => return Ok(()),
         BackendKind::Kind => {
             tools::require_in(Tool::Kind, path_var).map_err(tool)?;
         }
@@ -194,6 +202,7 @@ impl Testbed {
                 check_backend_tools(backend, &std::env::var_os("PATH").unwrap_or_default())?;
                 Self::make_cluster(backend, options).await
             }
+            (BackendKind::ControlPlane, _) => Self::control_plane(options).await,
         }
     }
 
@@ -289,6 +298,26 @@ impl Testbed {
         Ok(bed)
     }
 
+    /// Starts a genuine control plane for the run, with the fake metrics
+    /// server on loopback, and reaches it as `kubeconfig` would.
+    async fn control_plane(options: &TestbedOptions) -> Result<Self, TestbedError> {
+        let backend = BackendKind::ControlPlane;
+        let plane = control_plane_options(options)?;
+        println!(
+            "starting a control plane from {} ({})",
+            plane.binaries.dir.display(),
+            plane.binaries.api_server_version
+        );
+        let session =
+            ClusterSession::control_plane(&plane)
+                .await
+                .map_err(|e| TestbedError::Cluster {
+                    backend,
+                    reason: e.to_string(),
+                })?;
+        Self::on_session(backend, options, session).await
+    }
+
     /// Makes a kind, k3d or k3s cluster for the run, with the fake metrics
     /// server on the host, and reaches it as `kubeconfig` would.
     async fn make_cluster(
@@ -310,6 +339,16 @@ impl Testbed {
         let session = ClusterSession::start(flavor, upstream, &root, &workdir)
             .await
             .map_err(|e| failed(e.to_string()))?;
+        Self::on_session(backend, options, session).await
+    }
+
+    /// Reaches the cluster a session made as `kubeconfig` would; takes it
+    /// down when that fails.
+    async fn on_session(
+        backend: BackendKind,
+        options: &TestbedOptions,
+        session: ClusterSession,
+    ) -> Result<Self, TestbedError> {
         println!(
             "cluster ready: kubeconfig {}, fake metrics server {}",
             session.kubeconfig().display(),
@@ -318,6 +357,10 @@ impl Testbed {
         let reach = TestbedOptions {
             kubeconfig: Some(session.kubeconfig().to_path_buf()),
             context: None,
+            // A control plane the run made is known: its APIServices are
+            // Available and its HPA controller is on exactly for
+            // `--controller upstream` (no canary needed).
+            skip_preflight: options.skip_preflight || backend == BackendKind::ControlPlane,
             ..options.clone()
         };
         let metrics_url = session.metrics_url().to_owned();
@@ -352,6 +395,11 @@ impl Testbed {
             upstream_sync_period: options.upstream_sync_period,
             preflight: (!options.skip_preflight).then_some(&options.metrics_service),
             assume_real: options.assume_real,
+            pod_scope: if backend == BackendKind::ControlPlane {
+                PodScope::Cluster
+            } else {
+                PodScope::Managed
+            },
         })
         .await
         .map_err(|error| TestbedError::Connect { backend, error })?;
@@ -388,6 +436,32 @@ impl Testbed {
     /// The backend it was started for.
     pub fn backend(&self) -> BackendKind {
         self.backend
+    }
+
+    /// The kubeconfig of a cluster outside this process (`None`: the
+    /// default places, or an embedded cluster).
+    pub fn kubeconfig(&self) -> Option<&Path> {
+        match &self.parts {
+            Parts::Remote { kubeconfig, .. } => kubeconfig.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The API server's URL, for a control plane the run started.
+    pub fn api_server(&self) -> Option<&str> {
+        self.made
+            .as_ref()
+            .and_then(ClusterSession::control_plane_handle)
+            .map(|plane| plane.server())
+    }
+
+    /// The fake metrics server's control URL, for a cluster outside this
+    /// process.
+    pub fn metrics_control_url(&self) -> Option<String> {
+        match &self.parts {
+            Parts::Remote { metrics, .. } => Some(metrics.base_url().to_string()),
+            _ => None,
+        }
     }
 
     /// Where scenarios run on it.
@@ -505,6 +579,32 @@ impl Testbed {
             tracing::warn!(error = %e, "deleting the run's cluster");
         }
     }
+}
+
+/// The control plane a run of `options` starts: its binaries checked, the
+/// controller manager's HPA controller on only for `--controller upstream`.
+pub fn control_plane_options(
+    options: &TestbedOptions,
+) -> Result<ControlPlaneOptions, TestbedError> {
+    let backend = BackendKind::ControlPlane;
+    let binaries = binaries::folder(
+        options.control_plane_bin.as_deref(),
+        std::env::var_os(binaries::ASSETS_ENV).as_deref(),
+    )
+    .and_then(|dir| binaries::check(&dir))
+    .map_err(|e| TestbedError::Cluster {
+        backend,
+        reason: e.to_string(),
+    })?;
+    let (manager_qps, manager_burst) = options.control_plane_manager_budget;
+    Ok(ControlPlaneOptions {
+        upstream_hpa: options.controller == super::ControllerKind::Upstream,
+        sync_period: options.upstream_sync_period,
+        manager_qps,
+        manager_burst,
+        feature_gates: options.control_plane_feature_gates.clone(),
+        ..ControlPlaneOptions::new(binaries)
+    })
 }
 
 /// The release of the cluster's API server (`/version`), warning when it is

@@ -1,9 +1,10 @@
 //! The fake metrics server on the host, registered as a cluster's metrics
-//! APIs: it listens with a self-signed certificate on all interfaces; a
-//! selector-less Service with an EndpointSlice holding the host's address on
-//! the cluster's Docker network makes it reachable from the API server, and
-//! the four APIServices point at that Service. The harness scripts it
-//! through its control API on 127.0.0.1.
+//! APIs: it listens with a self-signed certificate, and the four
+//! APIServices point at a Service that leads the API server to it
+//! ([`Route`]): for a cluster in Docker, a selector-less Service with an
+//! EndpointSlice holding the host's address on the cluster's network; for
+//! a control plane on this host, an `ExternalName` Service to `localhost`.
+//! The harness scripts it through its control API on 127.0.0.1.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -58,17 +59,22 @@ impl std::fmt::Debug for HostMetricsServer {
 }
 
 impl HostMetricsServer {
-    /// Starts it on `0.0.0.0` (a free port), its certificate naming
+    /// Starts it on `bind` (a free port; all interfaces for a cluster in
+    /// Docker, loopback for one on this host), its certificate naming
     /// `host_ip`; it learns the pods of `cluster` (list/watch), so that its
     /// script's rules give values to the pods the cluster names.
-    pub async fn start(host_ip: IpAddr, cluster: kube::Client) -> Result<Self, HostMetricsError> {
+    pub async fn start(
+        bind: IpAddr,
+        host_ip: IpAddr,
+        cluster: kube::Client,
+    ) -> Result<Self, HostMetricsError> {
         let tls = fake_metrics_server::server::self_signed_tls(&[
             host_ip.to_string(),
             "127.0.0.1".to_owned(),
             "localhost".to_owned(),
         ])
         .map_err(|e| HostMetricsError::Start(e.to_string()))?;
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from((bind, 0)))
             .await
             .map_err(|e| HostMetricsError::Start(e.to_string()))?;
         let port = listener
@@ -153,28 +159,62 @@ fn first_ipv4(text: &str) -> Option<IpAddr> {
         .next()
 }
 
-/// The Service, EndpointSlice and APIServices that route the metrics APIs to
-/// `host_ip:port`.
-pub fn registration(
-    at: &MetricsServerRef,
-    host_ip: IpAddr,
-    port: u16,
-) -> (Namespace, Service, EndpointSlice, Vec<APIService>) {
+/// How the API server reaches the fake metrics server on the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// The host's address on the cluster's network, in an EndpointSlice of
+    /// a selector-less Service (port 443 to the server's port): a cluster
+    /// in Docker, whose aggregator routes to endpoints.
+    Endpoint(IpAddr),
+    /// An `ExternalName` Service to this host name, dialled at the
+    /// APIService's port: a control plane on this host whose aggregator
+    /// does not route to endpoints (`--enable-aggregator-routing=false`).
+    ExternalName(String),
+}
+
+/// The objects that route the metrics APIs to the server.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    pub namespace: Namespace,
+    pub service: Service,
+    /// Only for [`Route::Endpoint`].
+    pub slice: Option<EndpointSlice>,
+    pub api_services: Vec<APIService>,
+}
+
+/// The Service, EndpointSlice and APIServices that route the metrics APIs
+/// by `route` to the server's `port`.
+pub fn registration(at: &MetricsServerRef, route: &Route, port: u16) -> Registration {
     let ns = &at.namespace;
     let name = &at.service;
     let namespace = serde_json::from_value(json!({"metadata": {"name": ns}}));
-    let service = serde_json::from_value(json!({
-        "metadata": {"name": name, "namespace": ns},
-        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
-    }));
-    let slice = serde_json::from_value(json!({
-        "metadata": {"name": format!("{name}-host"), "namespace": ns,
-            "labels": {"kubernetes.io/service-name": name,
-                "endpointslice.kubernetes.io/managed-by": "hpa-harness"}},
-        "addressType": "IPv4",
-        "endpoints": [{"addresses": [host_ip.to_string()], "conditions": {"ready": true}}],
-        "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
-    }));
+    let (service, slice, api_port) = match route {
+        Route::Endpoint(host_ip) => (
+            json!({
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"ports": [{"name": "https", "port": 443, "targetPort": port}]},
+            }),
+            serde_json::from_value(json!({
+                "metadata": {"name": format!("{name}-host"), "namespace": ns,
+                    "labels": {"kubernetes.io/service-name": name,
+                        "endpointslice.kubernetes.io/managed-by": "hpa-harness"}},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": [host_ip.to_string()], "conditions": {"ready": true}}],
+                "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+            }))
+            .ok(),
+            443,
+        ),
+        Route::ExternalName(host) => (
+            json!({
+                "metadata": {"name": name, "namespace": ns},
+                "spec": {"type": "ExternalName", "externalName": host,
+                    "ports": [{"name": "https", "port": port}]},
+            }),
+            None,
+            port,
+        ),
+    };
     let api_services = METRICS_API_SERVICES
         .iter()
         .filter_map(|full| {
@@ -184,7 +224,7 @@ pub fn registration(
                 "spec": {
                     "group": group,
                     "version": version,
-                    "service": {"namespace": ns, "name": name, "port": 443},
+                    "service": {"namespace": ns, "name": name, "port": api_port},
                     "insecureSkipTLSVerify": true,
                     "groupPriorityMinimum": 100,
                     "versionPriority": if version == "v1beta2" { 200 } else { 100 },
@@ -193,23 +233,28 @@ pub fn registration(
             .ok()
         })
         .collect();
-    (
-        namespace.unwrap_or_default(),
-        service.unwrap_or_default(),
-        slice.unwrap_or_default(),
+    Registration {
+        namespace: namespace.unwrap_or_default(),
+        service: serde_json::from_value(service).unwrap_or_default(),
+        slice,
         api_services,
-    )
+    }
 }
 
 /// Applies [`registration`] and waits until the APIServices are Available.
 pub async fn register(
     client: &kube::Client,
     at: &MetricsServerRef,
-    host_ip: IpAddr,
+    route: &Route,
     port: u16,
     timeout: Duration,
 ) -> Result<(), HostMetricsError> {
-    let (namespace, service, slice, api_services) = registration(at, host_ip, port);
+    let Registration {
+        namespace,
+        service,
+        slice,
+        api_services,
+    } = registration(at, route, port);
     let pp = PatchParams::apply(MANAGER).force();
     let reg = |action: String| move |source| HostMetricsError::Register { action, source };
     Api::<Namespace>::all(client.clone())
@@ -220,11 +265,13 @@ pub async fn register(
         .patch(&at.service, &pp, &Patch::Apply(&service))
         .await
         .map_err(reg(format!("service {}/{}", at.namespace, at.service)))?;
-    let slice_name = slice.metadata.name.clone().unwrap_or_default();
-    Api::<EndpointSlice>::namespaced(client.clone(), &at.namespace)
-        .patch(&slice_name, &pp, &Patch::Apply(&slice))
-        .await
-        .map_err(reg(format!("endpointslice {}/{slice_name}", at.namespace)))?;
+    if let Some(slice) = &slice {
+        let slice_name = slice.metadata.name.clone().unwrap_or_default();
+        Api::<EndpointSlice>::namespaced(client.clone(), &at.namespace)
+            .patch(&slice_name, &pp, &Patch::Apply(slice))
+            .await
+            .map_err(reg(format!("endpointslice {}/{slice_name}", at.namespace)))?;
+    }
     let apis: Api<APIService> = Api::all(client.clone());
     for svc in &api_services {
         let name = svc.metadata.name.clone().unwrap_or_default();
@@ -269,7 +316,13 @@ mod tests {
     fn the_registration_routes_every_metrics_api_to_the_host() {
         let at = MetricsServerRef::default();
         let ip = IpAddr::V4(Ipv4Addr::new(172, 18, 0, 1));
-        let (ns, svc, slice, apis) = registration(&at, ip, 34567);
+        let Registration {
+            namespace: ns,
+            service: svc,
+            slice,
+            api_services: apis,
+        } = registration(&at, &Route::Endpoint(ip), 34567);
+        let slice = slice.unwrap();
         assert_eq!(ns.metadata.name.as_deref(), Some("fake-metrics"));
         let spec = svc.spec.unwrap();
         assert!(
@@ -298,5 +351,21 @@ mod tests {
             .unwrap();
         }
         assert!(preflight::check_api_services(&available, &at).is_empty());
+    }
+
+    #[test]
+    fn an_external_name_route_leads_the_aggregator_to_the_port_on_this_host() {
+        let at = MetricsServerRef::default();
+        let reg = registration(&at, &Route::ExternalName("localhost".into()), 41234);
+        assert!(reg.slice.is_none());
+        let spec = reg.service.spec.unwrap();
+        assert_eq!(spec.type_.as_deref(), Some("ExternalName"));
+        assert_eq!(spec.external_name.as_deref(), Some("localhost"));
+        // The aggregator dials externalName at the APIService's port.
+        for api in &reg.api_services {
+            let svc = api.spec.as_ref().unwrap().service.as_ref().unwrap();
+            assert_eq!(svc.port, Some(41234));
+            assert_eq!(svc.name.as_deref(), Some("fake-metrics-server"));
+        }
     }
 }

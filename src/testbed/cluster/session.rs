@@ -1,13 +1,15 @@
-//! A real cluster made for one run: created (kind, k3d, or k3s in a
-//! container), given the fake metrics server (on the host, registered as the
-//! metrics APIs), and deleted at the end (also on failure or Ctrl-C, unless
-//! `HPA_HARNESS_KEEP_CLUSTER=1`).
+//! A real cluster made for one run: created (kind, k3d, k3s in a
+//! container, or a genuine control plane from its binaries on this host),
+//! given the fake metrics server (on the host, registered as the metrics
+//! APIs), and deleted at the end (also on failure or Ctrl-C, unless
+//! `HPA_HARNESS_KEEP_CLUSTER=1` keeps a kind or k3d cluster).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use super::control_plane::{ControlPlane, ControlPlaneError, ControlPlaneOptions};
 use super::ephemeral::{ClusterError, EphemeralCluster, Provider};
-use super::host_metrics::{self, HostMetricsError, HostMetricsServer};
+use super::host_metrics::{self, HostMetricsError, HostMetricsServer, Route};
 use super::preflight::MetricsServerRef;
 
 /// How long the metrics APIServices may take to become Available.
@@ -29,6 +31,8 @@ pub enum SessionError {
     Cluster(#[from] ClusterError),
     #[error(transparent)]
     Metrics(#[from] HostMetricsError),
+    #[error(transparent)]
+    ControlPlane(#[from] ControlPlaneError),
     /// The kubeconfig of the new cluster does not work.
     #[error("the new cluster's kubeconfig {path}: {reason}")]
     Client { path: PathBuf, reason: String },
@@ -42,6 +46,7 @@ pub enum SessionError {
 
 enum Handle {
     Ephemeral(EphemeralCluster),
+    ControlPlane(Box<ControlPlane>),
     #[cfg(feature = "e2e")]
     K3s(Box<super::k3s::K3sCluster>),
 }
@@ -51,7 +56,8 @@ enum Handle {
 pub struct ClusterSession {
     handle: Option<Handle>,
     kubeconfig: PathBuf,
-    metrics: HostMetricsServer,
+    /// `None` only while it starts.
+    metrics: Option<HostMetricsServer>,
 }
 
 impl std::fmt::Debug for ClusterSession {
@@ -121,21 +127,82 @@ impl ClusterSession {
             Flavor::K3s => return Err(SessionError::NoK3s),
         };
         let host_ip = host_metrics::docker_gateway(&network)?;
-        let client = client(&kubeconfig).await?;
-        let metrics = HostMetricsServer::start(host_ip, client.clone()).await?;
+        let all_interfaces = std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+        Self::with_metrics(handle, kubeconfig, all_interfaces, Route::Endpoint(host_ip)).await
+    }
+
+    /// Starts a genuine control plane from its binaries, with the fake
+    /// metrics server on loopback, and waits until the metrics APIs are
+    /// Available.
+    pub async fn control_plane(options: &ControlPlaneOptions) -> Result<Self, SessionError> {
+        let plane = ControlPlane::start(options).await?;
+        let kubeconfig = plane.kubeconfig().to_path_buf();
+        let loopback = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+        let handle = Handle::ControlPlane(Box::new(plane));
+        Self::with_metrics(
+            handle,
+            kubeconfig,
+            loopback,
+            Route::ExternalName("localhost".to_owned()),
+        )
+        .await
+    }
+
+    /// Gives the cluster of `handle` the fake metrics server, listening on
+    /// `bind` and reached by `route`; takes the cluster down if that fails.
+    async fn with_metrics(
+        handle: Handle,
+        kubeconfig: PathBuf,
+        bind: std::net::IpAddr,
+        route: Route,
+    ) -> Result<Self, SessionError> {
+        let mut session = Self {
+            handle: Some(handle),
+            kubeconfig,
+            metrics: None,
+        };
+        match session.start_metrics(bind, &route).await {
+            Ok(metrics) => {
+                session.metrics = Some(metrics);
+                Ok(session)
+            }
+            Err(e) => {
+                if let Err(stop) = session.finish().await {
+                    tracing::warn!(error = %stop, "taking down the run's cluster");
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn start_metrics(
+        &self,
+        bind: std::net::IpAddr,
+        route: &Route,
+    ) -> Result<HostMetricsServer, SessionError> {
+        let client = client(&self.kubeconfig).await?;
+        let host = match route {
+            Route::Endpoint(ip) => *ip,
+            Route::ExternalName(_) => bind,
+        };
+        let metrics = HostMetricsServer::start(bind, host, client.clone()).await?;
         host_metrics::register(
             &client,
             &MetricsServerRef::default(),
-            host_ip,
+            route,
             metrics.port,
             AVAILABLE_TIMEOUT,
         )
         .await?;
-        Ok(Self {
-            handle: Some(handle),
-            kubeconfig,
-            metrics,
-        })
+        Ok(metrics)
+    }
+
+    /// The control plane, when the session is one.
+    pub fn control_plane_handle(&self) -> Option<&ControlPlane> {
+        match &self.handle {
+            Some(Handle::ControlPlane(plane)) => Some(plane),
+            _ => None,
+        }
     }
 
     /// The cluster's kubeconfig.
@@ -145,12 +212,15 @@ impl ClusterSession {
 
     /// The fake metrics server's control URL.
     pub fn metrics_url(&self) -> &str {
-        &self.metrics.control_url
+        self.metrics.as_ref().map_or("", |m| m.control_url.as_str())
     }
 
-    /// Deletes the cluster now (unless kept).
+    /// Deletes the cluster now (unless kept); a control plane stops.
     pub async fn finish(mut self) -> Result<(), SessionError> {
+        // The metrics server's pod watch goes before the cluster does.
+        self.metrics = None;
         match self.handle.take() {
+            Some(Handle::ControlPlane(plane)) => plane.stop().await,
             Some(Handle::Ephemeral(cluster)) => {
                 tokio::task::spawn_blocking(move || cluster.delete())
                     .await

@@ -185,11 +185,12 @@ pub struct FakeNode {
 impl FakeNode {
     /// Registers the node (or takes over an existing one of that name) and
     /// starts renewing its Lease and acting as scheduler and kubelet for
-    /// managed pods, on `clock`.
+    /// the pods of `scope`, on `clock`.
     pub async fn start(
         client: kube::Client,
         name: &str,
         clock: Arc<dyn Clock>,
+        scope: PodScope,
     ) -> Result<Self, FakeNodeError> {
         let register = |source| FakeNodeError::Register {
             node: name.to_string(),
@@ -229,6 +230,7 @@ impl FakeNode {
             client: client.clone(),
             kubelet: Kubelet::new(name),
             clock,
+            scope,
         };
         let kubelet_task = tokio::spawn(shell.run(receiver));
         Ok(Self {
@@ -370,17 +372,48 @@ async fn renew_lease(client: &kube::Client, node: &str, now: Timestamp) -> Resul
         .map(|_| ())
 }
 
-/// Whether a pod asks for the fake node: its scheduler is the node's, or
-/// its node selector picks the node.
-fn wants_fake_node(pod: &Pod) -> bool {
-    let Some(spec) = pod.spec.as_ref() else {
-        return false;
-    };
-    spec.scheduler_name.as_deref() == Some(SCHEDULER_NAME)
-        || spec
-            .node_selector
-            .as_ref()
-            .is_some_and(|s| s.get(NODE_LABEL).map(String::as_str) == Some("true"))
+/// Which pods the node runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PodScope {
+    /// The harness's own (labelled [`MANAGED_POD_LABEL`]) that ask for the
+    /// node: the cluster's scheduler and kubelets run the rest.
+    #[default]
+    Managed,
+    /// Those too, and every pod of the default scheduler: on a control
+    /// plane with no scheduler and no kubelet of its own the node is both,
+    /// so that pods made with kubectl or a chart run as well.
+    Cluster,
+}
+
+impl PodScope {
+    /// Whether a pod asks for the fake node: its scheduler is the node's,
+    /// or its node selector picks the node; on a cluster the node runs
+    /// alone, any pod of the default scheduler.
+    fn wants(self, pod: &Pod) -> bool {
+        let Some(spec) = pod.spec.as_ref() else {
+            return false;
+        };
+        let default_scheduler = matches!(
+            spec.scheduler_name.as_deref(),
+            None | Some("") | Some("default-scheduler")
+        );
+        spec.scheduler_name.as_deref() == Some(SCHEDULER_NAME)
+            || spec
+                .node_selector
+                .as_ref()
+                .is_some_and(|s| s.get(NODE_LABEL).map(String::as_str) == Some("true"))
+            || (self == Self::Cluster && default_scheduler)
+    }
+
+    /// The watch of the pods this scope may run.
+    fn watch_config(self) -> watcher::Config {
+        match self {
+            Self::Managed => {
+                watcher::Config::default().labels(&format!("{MANAGED_POD_LABEL}=true"))
+            }
+            Self::Cluster => watcher::Config::default(),
+        }
+    }
 }
 
 /// The longest the loop sleeps with no transition due.
@@ -393,6 +426,7 @@ struct Shell {
     client: kube::Client,
     kubelet: Kubelet,
     clock: Arc<dyn Clock>,
+    scope: PodScope,
 }
 
 impl Shell {
@@ -400,8 +434,9 @@ impl Shell {
     /// transitions, until the node goes.
     async fn run(mut self, mut commands: mpsc::UnboundedReceiver<Command>) {
         let all: Api<Pod> = Api::all(self.client.clone());
-        let config = watcher::Config::default().labels(&format!("{MANAGED_POD_LABEL}=true"));
-        let mut events = watcher(all, config).default_backoff().boxed();
+        let mut events = watcher(all, self.scope.watch_config())
+            .default_backoff()
+            .boxed();
         // The pods a relist brought, until it is done.
         let mut relisted: Option<HashSet<PodKey>> = None;
         loop {
@@ -471,7 +506,7 @@ impl Shell {
         if !self.kubelet.knows(namespace, name) {
             let pods: Api<Pod> = Api::namespaced(self.client.clone(), namespace);
             let pod = pods.get(name).await?;
-            if let Some(view) = PodView::of(&pod, wants_fake_node) {
+            if let Some(view) = PodView::of(&pod, |p| self.scope.wants(p)) {
                 let actions = self.kubelet.observe(view, self.clock.now());
                 self.act(actions).await;
             }
@@ -490,7 +525,7 @@ impl Shell {
                 return;
             }
             watcher::Event::InitApply(pod) | watcher::Event::Apply(pod) => {
-                let Some(view) = PodView::of(&pod, wants_fake_node) else {
+                let Some(view) = PodView::of(&pod, |p| self.scope.wants(p)) else {
                     return;
                 };
                 if let Some(seen) = relisted.as_mut() {
