@@ -185,6 +185,17 @@ pub struct Args {
     /// now), the caller's time when it starts the process.
     #[arg(long, hide = true, requires = "sync_on_demand", value_name = "TIME")]
     pub clock_start: Option<jiff::Timestamp>,
+
+    /// With --sync-on-demand: watch and sync the HPAs (and read the pods
+    /// and Deployments) of this namespace only, as a scenario's controller
+    /// on a real cluster shared with other scenarios does.
+    #[arg(
+        long,
+        hide = true,
+        requires = "sync_on_demand",
+        value_name = "NAMESPACE"
+    )]
+    pub namespace: Option<String>,
 }
 
 impl Args {
@@ -386,7 +397,7 @@ pub async fn run(args: Args) -> CliResult {
             identity,
             leader_election,
             sync_timeout: Duration::from_secs(60),
-            namespace: None,
+            namespace: args.namespace.clone(),
         },
         args.extensions(),
         metrics,

@@ -71,6 +71,10 @@ impl ListQuery {
     }
 }
 
+/// The header every answer carries: the server's instance
+/// ([`AppState::instance`]).
+pub const INSTANCE_HEADER: &str = "hpa-harness-instance";
+
 /// Routes of the three metrics APIs, discovery and health checks.
 pub fn routes() -> Router<AppState> {
     Router::new()

@@ -198,6 +198,13 @@ impl ControlClient {
         self.get("summary").await
     }
 
+    /// The server's instance: what it sends with every answer in
+    /// [`crate::api::INSTANCE_HEADER`].
+    pub async fn instance(&self) -> Result<String, ClientError> {
+        let found: crate::control::Instance = self.get("instance").await?;
+        Ok(found.instance)
+    }
+
     /// The data served now, with the pending timeline.
     pub async fn script(&self) -> Result<Script, ClientError> {
         self.get("script").await

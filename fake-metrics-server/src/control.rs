@@ -69,6 +69,7 @@ pub fn routes() -> Router<AppState> {
             get(get_script).put(put_script).patch(patch_script),
         )
         .route("/control/v1/summary", get(get_summary))
+        .route("/control/v1/instance", get(get_instance))
         .route("/control/v1/changes", post(post_changes))
         .route(
             "/control/v1/faults",
@@ -120,6 +121,19 @@ struct FormatQuery {
 
 async fn get_summary(State(state): State<AppState>) -> Json<Summary> {
     Json(summary(&state))
+}
+
+/// `GET /control/v1/instance`'s answer.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Instance {
+    /// The server's instance ([`AppState::instance`]).
+    pub instance: String,
+}
+
+async fn get_instance(State(state): State<AppState>) -> Json<Instance> {
+    Json(Instance {
+        instance: state.instance().to_owned(),
+    })
 }
 
 async fn get_script(

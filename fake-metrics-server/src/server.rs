@@ -128,10 +128,15 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
             answer = Some(ApiError::Fault { status, message }.into_response());
         }
     }
-    let response = match answer {
+    let mut response = match answer {
         Some(r) => r,
         None => next.run(request).await,
     };
+    if let Ok(value) = axum::http::HeaderValue::from_str(state.instance()) {
+        response
+            .headers_mut()
+            .insert(crate::api::INSTANCE_HEADER, value);
+    }
     state.log().record(LogEntry {
         time,
         method,

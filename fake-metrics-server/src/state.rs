@@ -408,6 +408,28 @@ struct Inner {
     clock: ScenarioClock,
     live: Mutex<Live>,
     log: RequestLog,
+    /// Who this server is, as [`AppState::instance`] says.
+    instance: String,
+}
+
+/// A fresh instance name: 32 hex digits from the system's secure random,
+/// else the process and the time (unique enough to tell servers apart).
+fn new_instance() -> String {
+    let mut bytes = [0u8; 16];
+    match rustls::crypto::ring::default_provider()
+        .secure_random
+        .fill(&mut bytes)
+    {
+        Ok(()) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
+        Err(_) => format!(
+            "{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or_default()
+        ),
+    }
 }
 
 /// Shared state of one server. Cheap to clone.
@@ -438,8 +460,18 @@ impl AppState {
                 live: Mutex::new(Live::new(script, now, Inventory::default())),
                 clock,
                 log: RequestLog::default(),
+                instance: new_instance(),
             }),
         }
+    }
+
+    /// This server's name among all servers: random, made when it starts,
+    /// sent with every answer ([`crate::api::INSTANCE_HEADER`]) and served
+    /// by the control API, so that a harness can ask through a cluster's
+    /// aggregator whether the server behind a metrics APIService is the one
+    /// it scripts, whatever Service leads there.
+    pub fn instance(&self) -> &str {
+        &self.inner.instance
     }
 
     /// The server's clock.

@@ -40,3 +40,16 @@ Feature: External metrics
     Then the deployment "worker" has 6 replicas
     And the HPA "worker" reports "queue_messages" at 10
     And the HPA "worker" has condition "ScalingLimited" "False" with reason "DesiredWithinRange"
+
+  Scenario: The first sync after a one-pod deployment counts its pod
+    # 50 over 1 replica = 50 against 20: ceil(50 / 20) = 3. On a real
+    # cluster the Deployment's status counts its pod a moment after the pod
+    # exists, and "Given" waits for it: synced before, /scale would say 0
+    # replicas and the status an average of 50 over none.
+    Given a deployment "orders-worker" with 1 pod
+    And an HPA "orders-worker" for deployment "orders-worker" with min 1 and max 10 replicas
+    And the HPA "orders-worker" scales on external metric "orders_pending" with selector "" and average value 20
+    And external metric "orders_pending" with selector "" is 50
+    When the HPA controller syncs
+    Then the deployment "orders-worker" has 3 replicas
+    And the HPA "orders-worker" reports "orders_pending" at 50

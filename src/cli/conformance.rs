@@ -16,10 +16,14 @@ use crate::testbed::options::{TestbedArgs, TestbedOptions};
 /// The upstream run goes to the cluster of --kubeconfig, whose
 /// kube-controller-manager runs its HPA controller (kind: create the cluster
 /// from clusters/kind.yaml without the `controllers` line), with the fake
-/// metrics server of --metrics-url owning the metrics APIs. Ours runs on the
-/// embedded simulated cluster, or on the cluster of --ours-kubeconfig.
-/// Scenarios that need our controller's internals (seeded history, its
-/// metrics, its flags) are n/a upstream.
+/// metrics server of --metrics-url owning the metrics APIs; or, with
+/// `--backend control-plane`, to a genuine control plane started for it.
+/// Ours runs on the cluster of --ours-kubeconfig; with `--backend
+/// control-plane`, on a second control plane whose controller manager's
+/// HPA controller is off (with --controller-binary, as the shipped
+/// binary); else on the embedded simulated cluster. Scenarios that need our
+/// controller's internals (seeded history, its metrics, its flags) are n/a
+/// upstream.
 #[derive(Debug, clap::Args)]
 // The cluster options' --controller does not apply: the upstream run is
 // upstream's and the other ours, always.
@@ -31,6 +35,23 @@ pub struct Args {
     /// Run only scenarios whose tags match this expression.
     #[arg(long, value_name = "EXPR")]
     pub tags: Option<String>,
+    /// Where upstream's controller acts: the cluster of --kubeconfig, or a
+    /// genuine control plane started for the run (and one more for ours).
+    #[arg(
+        long,
+        default_value = "kubeconfig",
+        value_parser = BackendKind::parser(&[BackendKind::Kubeconfig, BackendKind::ControlPlane]),
+    )]
+    pub backend: BackendKind,
+    /// Scenarios run side by side on a real cluster, each in a namespace of
+    /// its own (on the wall clock, a scenario that waits minutes holds
+    /// one place meanwhile).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: u32,
+    /// Write the upstream run's JUnit report here (and ours beside it,
+    /// `.ours` before the extension).
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     /// The cluster where upstream's controller acts.
     #[command(flatten)]
     pub testbed: TestbedArgs,
@@ -55,13 +76,16 @@ pub struct Args {
 pub async fn run(args: Args) -> CliResult {
     let mut upstream_remote = args.testbed.options();
     upstream_remote.controller = ControllerKind::Upstream;
+    upstream_remote.controller_binary = None;
+    let concurrency = args.concurrency as usize;
     let upstream = runner::run(&RunOptions {
         paths: args.paths.clone(),
-        backend: BackendKind::Kubeconfig,
+        backend: args.backend,
         tags: args.tags.clone(),
-        concurrency: 1,
+        concurrency,
         testbed: upstream_remote,
         versions: args.kubernetes_version.map(|v| vec![v]),
+        junit: args.junit.clone(),
         ..RunOptions::default()
     })
     .await?;
@@ -70,7 +94,25 @@ pub async fn run(args: Args) -> CliResult {
         .kubernetes_version
         .or_else(|| upstream.scenarios.first().map(|o| o.kubernetes_version));
     let versions = release.map(|v| vec![v]);
+    let ours_junit = args
+        .junit
+        .as_deref()
+        .map(|path| path.with_extension("ours.xml"));
     let ours_options = match &args.ours_kubeconfig {
+        None if args.backend == BackendKind::ControlPlane => RunOptions {
+            paths: args.paths.clone(),
+            backend: BackendKind::ControlPlane,
+            tags: args.tags.clone(),
+            concurrency,
+            testbed: TestbedOptions {
+                controller: ControllerKind::Ours,
+                ..args.testbed.options()
+            },
+            // The same binaries: the same release, as its /version says.
+            versions: args.kubernetes_version.map(|v| vec![v]),
+            junit: ours_junit,
+            ..RunOptions::default()
+        },
         Some(kubeconfig) => RunOptions {
             paths: args.paths.clone(),
             backend: BackendKind::Kubeconfig,

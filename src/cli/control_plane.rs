@@ -18,6 +18,7 @@ use hpa_core::FeatureGates;
 use hpa_core::clock::SystemClock;
 
 use super::CliResult;
+use crate::testbed::cluster::fake_node::PodScope;
 use crate::testbed::controller::{Requests, Role};
 use crate::testbed::{BackendKind, ControllerKind, Purpose, Testbed, TestbedOptions};
 
@@ -96,6 +97,9 @@ pub async fn run(args: Args) -> CliResult {
         control_plane_bin: args.control_plane_bin.clone(),
         control_plane_manager_budget: (args.controller_manager_qps, args.controller_manager_burst),
         control_plane_feature_gates: args.feature_gates.clone(),
+        // Its node runs what kubectl and charts make; a scenario run on it
+        // (`test --backend kubeconfig`) brings a node of its own.
+        pod_scope: Some(PodScope::Unmanaged),
         ..TestbedOptions::default()
     };
     let bed = Testbed::start(BackendKind::ControlPlane, &options, &Purpose::Scenarios).await?;

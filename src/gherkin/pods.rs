@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::cells::{Table, age, per_container};
@@ -421,7 +421,92 @@ pub(crate) async fn create_workload(
             mark_terminating(world, &ns, &pod_name).await?;
         }
     }
+    if world.env().await?.is_real() {
+        workload_status_settled(world, kind, &ns, &n).await?;
+    }
     Ok(())
+}
+
+/// On a real cluster: waits until the workload's status counts the pods
+/// the scenario gave it (its controller observed the spec, and its
+/// `replicas` and `readyReplicas` are those of its pods), as the simulated
+/// cluster's status does at once. Before that, `/scale` says `status.replicas:
+/// 0`, and a controller syncing then divides by zero pods.
+pub(crate) async fn workload_status_settled(
+    world: &mut HpaWorld,
+    kind: WorkloadKind,
+    ns: &str,
+    name: &str,
+) -> StepResult {
+    let resource = workload_resource(kind);
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(world.env().await?.client.clone(), ns, &resource);
+    let deadline = tokio::time::Instant::now() + REAL_START_TIMEOUT;
+    loop {
+        let pods = world.pods_of(ns, name).await?;
+        // The pods a ReplicaSet counts: not terminating, not finished.
+        let live: Vec<&Pod> = pods
+            .iter()
+            .filter(|p| {
+                let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+                p.metadata.deletion_timestamp.is_none()
+                    && !matches!(phase, Some("Failed" | "Succeeded"))
+            })
+            .collect();
+        let ready = live.iter().filter(|p| is_ready(p)).count();
+        let object = api.get(name).await.map_err(StepError::kube(format!(
+            "reading {} {ns}/{name}",
+            kind.word()
+        )))?;
+        let status = settled_status(&object.data, live.len(), ready);
+        match status {
+            Ok(()) => return Ok(()),
+            Err(why) if tokio::time::Instant::now() >= deadline => {
+                return Err(StepError::State(format!(
+                    "{} {ns}/{name}: its status did not count its pods within {REAL_START_TIMEOUT:?}: {why}",
+                    kind.word()
+                )));
+            }
+            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(200)).await,
+        }
+    }
+}
+
+/// Whether a workload object (as JSON) has a status that counts `replicas`
+/// pods, `ready` of them ready, for its latest spec; else what is behind.
+fn settled_status(object: &Value, replicas: usize, ready: usize) -> Result<(), String> {
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64);
+    let observed = object
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
+    let count = |field: &str| {
+        object
+            .pointer(&format!("/status/{field}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    if generation.is_some() && observed < generation {
+        return Err(format!(
+            "observedGeneration {observed:?} behind generation {generation:?}"
+        ));
+    }
+    let (have, have_ready) = (count("replicas"), count("readyReplicas"));
+    if have != replicas as u64 || have_ready != ready as u64 {
+        return Err(format!(
+            "status.replicas {have} (pods: {replicas}), status.readyReplicas {have_ready} (ready pods: {ready})"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether a pod's Ready condition is True.
+fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
 }
 
 /// The finalizer that holds a scenario's terminating pods in place.
@@ -507,5 +592,35 @@ pub(crate) async fn wait_running_and_ready(
             )));
         }
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(generation: i64, status: Value) -> Value {
+        json!({"metadata": {"generation": generation}, "status": status})
+    }
+
+    #[test]
+    fn a_status_counts_its_pods_only_for_the_latest_spec() {
+        let fresh = deployment(1, json!({}));
+        let why = settled_status(&fresh, 1, 1).unwrap_err();
+        assert!(why.contains("observedGeneration None behind"), "{why}");
+        // The spec observed, but no pod counted yet: what /scale then says
+        // (spec 1, status 0) is what made a sync divide by zero pods.
+        let seen = deployment(1, json!({"observedGeneration": 1}));
+        let why = settled_status(&seen, 1, 1).unwrap_err();
+        assert!(why.contains("status.replicas 0 (pods: 1)"), "{why}");
+        let unready = deployment(1, json!({"observedGeneration": 1, "replicas": 1}));
+        assert!(settled_status(&unready, 1, 1).is_err());
+        assert!(settled_status(&unready, 1, 0).is_ok());
+        let done = deployment(
+            2,
+            json!({"observedGeneration": 2, "replicas": 2, "readyReplicas": 1}),
+        );
+        assert!(settled_status(&done, 2, 1).is_ok());
+        assert!(settled_status(&done, 3, 1).is_err());
     }
 }

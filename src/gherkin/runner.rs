@@ -20,7 +20,7 @@ use crate::testbed::controller::Requests;
 use crate::testbed::options::TestbedOptions;
 use crate::testbed::start::{Purpose, Testbed, TestbedError};
 
-pub use super::selection::{KNOWN_BUG_TAG, REAL_NODE_TAG};
+pub use super::selection::{KNOWN_BUG_TAG, REAL_NODE_TAG, VIRTUAL_CLOCK_TAG};
 pub use crate::testbed::BackendKind;
 
 /// What to run and how.
@@ -329,6 +329,15 @@ async fn run_pass(
                 .tags
                 .iter()
                 .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
+            let exact = feature
+                .tags
+                .iter()
+                .chain(rule.iter().flat_map(|r| r.tags.iter()))
+                .chain(&scenario.tags)
+                .any(|t| t.trim_start_matches('@') == VIRTUAL_CLOCK_TAG);
+            if exact {
+                world.cluster.require_virtual_clock();
+            }
             world.set_release(version);
             world.requests = requests;
             if recording {

@@ -18,6 +18,9 @@ pub const KNOWN_BUG_TAG: &str = "known-bug";
 /// The tag of scenarios whose pods run on a real node when the cluster is
 /// real (elsewhere it changes nothing).
 pub const REAL_NODE_TAG: &str = "real-node";
+/// The tag of scenarios exact to the second: they run only where time is
+/// virtual (on a real cluster they are not runnable, and say so).
+pub const VIRTUAL_CLOCK_TAG: &str = "virtual-clock";
 
 /// A scenario's `@k8s-` tag names no supported release.
 #[derive(Debug, thiserror::Error)]

@@ -142,7 +142,7 @@ pub async fn connect(options: ConnectOptions<'_>) -> Result<Connected, ConnectEr
         });
     }
     if let Some(service) = options.preflight {
-        let mut problems = preflight::api_services(&client, service).await?;
+        let mut problems = preflight::api_services(&client, service, Some(&metrics)).await?;
         problems.extend(
             preflight::builtin_hpa_controller(
                 &client,
@@ -155,7 +155,7 @@ pub async fn connect(options: ConnectOptions<'_>) -> Result<Connected, ConnectEr
     }
     let node = FakeNode::start(
         client.clone(),
-        fake_node::DEFAULT_NODE_NAME,
+        options.pod_scope.node_name(),
         Arc::new(SystemClock),
         options.pod_scope,
     )

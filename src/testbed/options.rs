@@ -41,6 +41,9 @@ pub struct TestbedOptions {
     /// The control plane's `--feature-gates` (empty: the release's
     /// defaults).
     pub control_plane_feature_gates: String,
+    /// Which pods the fake node of a real cluster runs (`None`: the
+    /// harness's own; on a control plane the run started, every pod).
+    pub pod_scope: Option<super::cluster::fake_node::PodScope>,
 }
 
 impl Default for TestbedOptions {
@@ -58,6 +61,7 @@ impl Default for TestbedOptions {
             control_plane_bin: None,
             control_plane_manager_budget: (20.0, 30),
             control_plane_feature_gates: String::new(),
+            pod_scope: None,
         }
     }
 }
@@ -160,6 +164,7 @@ impl TestbedArgs {
                 self.control_plane_manager_burst,
             ),
             control_plane_feature_gates: self.control_plane_feature_gates.clone(),
+            pod_scope: None,
         }
     }
 }

@@ -176,7 +176,7 @@ impl Testbed {
         {
             return Err(TestbedError::Cluster {
                 backend,
-                reason: "--controller-binary runs scenarios' controllers as processes: it needs a simulated cluster they can reach (--backend sim-process, or --backend kubeconfig on `hpa-harness sim`)".to_owned(),
+                reason: "--controller-binary runs scenarios' controllers as processes: it needs a cluster they can reach (--backend sim-process, control-plane, or kubeconfig)".to_owned(),
             });
         }
         match (backend, purpose) {
@@ -395,23 +395,26 @@ impl Testbed {
             upstream_sync_period: options.upstream_sync_period,
             preflight: (!options.skip_preflight).then_some(&options.metrics_service),
             assume_real: options.assume_real,
-            pod_scope: if backend == BackendKind::ControlPlane {
-                PodScope::Cluster
-            } else {
-                PodScope::Managed
-            },
+            pod_scope: options
+                .pod_scope
+                .unwrap_or(if backend == BackendKind::ControlPlane {
+                    PodScope::Cluster
+                } else {
+                    PodScope::Managed
+                }),
         })
         .await
         .map_err(|error| TestbedError::Connect { backend, error })?;
+        // On a real cluster each scenario's controller process keeps to the
+        // scenario's namespace (`--namespace`), its Lease there too.
         let admin = connected.shared_admin();
-        if options.controller_binary.is_some() && admin.is_none() {
-            return Err(TestbedError::Cluster {
-                backend,
-                reason: "--controller-binary needs a simulated cluster (`hpa-harness sim`): on a real one scenarios run side by side, and a controller process per scenario would act in every namespace".to_owned(),
-            });
-        }
+        let release = match admin {
+            None => Some(cluster_release(&connected.client).await),
+            Some(_) => None,
+        };
         Ok(Parts::Remote {
             target: Box::new(RemoteTarget {
+                release,
                 client: connected.client,
                 admin,
                 metrics: connected.metrics.clone(),

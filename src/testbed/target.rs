@@ -34,6 +34,9 @@ pub struct RemoteTarget {
     pub shared: Arc<super::shared::RunShared>,
     /// Our controller as a binary of its own, when asked.
     pub controller_binary: Option<ControllerBinary>,
+    /// A real cluster's release (its `/version`): its scenarios run under
+    /// it, and one pinned to another release cannot run there.
+    pub release: Option<hpa_core::KubernetesVersion>,
 }
 
 /// The `hpa-controller` binary each scenario runs as a process, and how it

@@ -232,12 +232,31 @@ async fn apply(
             let api: Api<DynamicObject> = Api::all_with(client, &resource);
             let dynamic: DynamicObject = serde_json::from_value(obj.clone())
                 .map_err(|e| StepError::Input(format!("{}: {e}", m.origin)))?;
-            api.create(&PostParams::default(), &dynamic)
-                .await
-                .map_err(StepError::kube(format!(
-                    "{}: creating {kind} {name}",
-                    m.origin
-                )))?;
+            let created = api.create(&PostParams::default(), &dynamic).await;
+            let real = world.env().await?.is_real();
+            match created {
+                // On a real cluster scenarios side by side share what is
+                // cluster-wide (a chart's CRD): the second applies it over
+                // the first, as `kubectl apply` would.
+                Err(kube::Error::Api(e)) if e.code == 409 && real => {
+                    api.patch(
+                        &name,
+                        &PatchParams::apply("hpa-harness").force(),
+                        &Patch::Apply(&dynamic),
+                    )
+                    .await
+                    .map_err(StepError::kube(format!(
+                        "{}: applying {kind} {name}",
+                        m.origin
+                    )))?;
+                }
+                other => {
+                    other.map_err(StepError::kube(format!(
+                        "{}: creating {kind} {name}",
+                        m.origin
+                    )))?;
+                }
+            }
         }
     }
     if kind == "CustomResourceDefinition" {

@@ -48,6 +48,9 @@ pub struct ScenarioCluster {
     /// controller reads scales through it, whatever `requests` says (see
     /// [`ScenarioCluster::bend_scale`]).
     scale_bent: bool,
+    /// The scenario is exact to the second (`@virtual-clock`): it runs
+    /// only where time is virtual.
+    needs_virtual_clock: bool,
 }
 
 impl ScenarioCluster {
@@ -63,7 +66,15 @@ impl ScenarioCluster {
             seeds: Vec::new(),
             flags: Vec::new(),
             scale_bent: false,
+            needs_virtual_clock: false,
         }
+    }
+
+    /// The scenario is exact to the second (`@virtual-clock`): where time
+    /// is the wall clock its first step that needs the cluster is not
+    /// runnable, and says so.
+    pub fn require_virtual_clock(&mut self) {
+        self.needs_virtual_clock = true;
     }
 
     /// Where this scenario runs.
@@ -107,7 +118,22 @@ impl ScenarioCluster {
         if self.env.is_some() {
             return Ok(None);
         }
+        if let Target::Remote(remote) = &self.target
+            && let Some(release) = remote.release
+            && release != gates.version()
+        {
+            return Err(StepError::unsupported(format!(
+                "the scenario is for Kubernetes {}, and this cluster runs {release} (its /version): on a real cluster scenarios run under the cluster's own release",
+                gates.version()
+            )));
+        }
         let env = Env::start(&self.target).await?;
+        if self.needs_virtual_clock && !env.is_virtual() {
+            return Err(StepError::unsupported(format!(
+                "the scenario is tagged @{}: its expectations are exact to the second, which only a virtual clock keeps (here time is the wall clock)",
+                crate::gherkin::selection::VIRTUAL_CLOCK_TAG
+            )));
+        }
         // One cluster, one set of gates: the API server validates
         // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
         env.set_feature_gates(gates).await?;
@@ -193,7 +219,11 @@ impl ScenarioCluster {
                     &binary.path,
                     binary.kubeconfig.as_deref(),
                     binary.context.as_deref(),
-                    &self.process_flags(config.decision.feature_gates.version(), requests),
+                    &self.process_flags(
+                        config.decision.feature_gates.version(),
+                        requests,
+                        scope.as_deref(),
+                    ),
                     clock,
                 )
                 .await
@@ -294,7 +324,16 @@ impl ScenarioCluster {
     /// The command line of a controller process: the release, then the
     /// flags the steps gave (the last value of each), and upstream's
     /// requests when asked or when the scenario bends `/scale`.
-    fn process_flags(&self, release: impl std::fmt::Display, requests: Requests) -> Vec<String> {
+    /// The flags of a controller process: the scenario's, its release,
+    /// its requests; on a real cluster its namespace (`scope`), where its
+    /// leader Lease lives too, so that scenarios side by side never share
+    /// one.
+    fn process_flags(
+        &self,
+        release: impl std::fmt::Display,
+        requests: Requests,
+        scope: Option<&str>,
+    ) -> Vec<String> {
         let mut last: Vec<(String, String)> = Vec::new();
         for (flag, value) in &self.flags {
             last.retain(|(f, _)| f != flag);
@@ -307,6 +346,10 @@ impl ScenarioCluster {
         args.extend(last.iter().map(|(f, v)| format!("--{f}={v}")));
         if requests == Requests::Upstream || self.scale_bent {
             args.push("--upstream-requests".to_owned());
+        }
+        if let Some(namespace) = scope {
+            args.push(format!("--namespace={namespace}"));
+            args.push(format!("--leader-elect-resource-namespace={namespace}"));
         }
         args
     }
@@ -445,7 +488,7 @@ mod tests {
             ("horizontal-pod-autoscaler-tolerance", "0.05"),
         ]);
         assert_eq!(
-            cluster.process_flags("1.37", Requests::Shipped),
+            cluster.process_flags("1.37", Requests::Shipped, None),
             [
                 "--kubernetes-version=1.37",
                 "--horizontal-pod-autoscaler-sync-period=30s",
@@ -455,10 +498,23 @@ mod tests {
     }
 
     #[test]
+    fn on_a_real_cluster_a_controller_process_keeps_to_the_scenario_s_namespace() {
+        let cluster = flags(&[]);
+        assert_eq!(
+            cluster.process_flags("1.36", Requests::Shipped, Some("hpa-scenario-1")),
+            [
+                "--kubernetes-version=1.36",
+                "--namespace=hpa-scenario-1",
+                "--leader-elect-resource-namespace=hpa-scenario-1",
+            ]
+        );
+    }
+
+    #[test]
     fn a_release_a_step_gave_replaces_the_run_s() {
         let cluster = flags(&[("kubernetes-version", "1.35")]);
         assert_eq!(
-            cluster.process_flags("1.37", Requests::Shipped),
+            cluster.process_flags("1.37", Requests::Shipped, None),
             ["--kubernetes-version=1.35"]
         );
     }
@@ -466,18 +522,18 @@ mod tests {
     #[test]
     fn a_bent_scale_or_upstream_requests_start_the_process_with_upstream_requests() {
         let mut cluster = flags(&[]);
-        let upstream = cluster.process_flags("1.37", Requests::Upstream);
+        let upstream = cluster.process_flags("1.37", Requests::Upstream, None);
         assert_eq!(
             upstream.last().map(String::as_str),
             Some("--upstream-requests")
         );
         assert!(
             !cluster
-                .process_flags("1.37", Requests::Shipped)
+                .process_flags("1.37", Requests::Shipped, None)
                 .contains(&"--upstream-requests".to_owned())
         );
         cluster.bend_scale(Requests::Shipped).unwrap();
-        let bent = cluster.process_flags("1.37", Requests::Shipped);
+        let bent = cluster.process_flags("1.37", Requests::Shipped, None);
         assert_eq!(bent.last().map(String::as_str), Some("--upstream-requests"));
     }
 

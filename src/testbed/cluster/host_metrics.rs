@@ -281,7 +281,7 @@ pub async fn register(
     }
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let problems = preflight::api_services(client, at)
+        let problems = preflight::api_services(client, at, None)
             .await
             .map_err(|e| HostMetricsError::NotAvailable(timeout, e.to_string()))?;
         if problems.is_empty() {
@@ -350,7 +350,7 @@ mod tests {
             )
             .unwrap();
         }
-        assert!(preflight::check_api_services(&available, &at).is_empty());
+        assert!(preflight::check_api_services(&available, &at, &Default::default()).is_empty());
     }
 
     #[test]

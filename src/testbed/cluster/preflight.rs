@@ -12,6 +12,7 @@
 //! The verdicts are pure functions of the objects read, tested as such; the
 //! async functions only read the cluster.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::autoscaling::v2::{
@@ -88,9 +89,30 @@ fn list(problems: &[Problem]) -> String {
         .join("\n")
 }
 
-/// Judges the metrics APIServices: each must exist, point at our Service and
-/// be Available.
-pub fn check_api_services(found: &[APIService], ours: &MetricsServerRef) -> Vec<Problem> {
+/// Who answered behind a metrics APIService, asked through the cluster's
+/// aggregator: the fake metrics server's instance header on the group's
+/// discovery document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Behind {
+    /// The fake metrics server at `--metrics-url` (same instance).
+    Ours,
+    /// Another server: another fake metrics server (its instance), or one
+    /// that sends none (metrics-server, an adapter).
+    Other(Option<String>),
+    /// No answer through the aggregator (the APIService is not Available).
+    NoAnswer(String),
+}
+
+/// Judges the metrics APIServices: each must exist, be Available, and lead
+/// to the fake metrics server at `--metrics-url`. `behind` says who
+/// answered through each (by APIService name); where it does not say, the
+/// Service the APIService names must be `ours`. A server that answers as
+/// ours is ours whatever Service leads there.
+pub fn check_api_services(
+    found: &[APIService],
+    ours: &MetricsServerRef,
+    behind: &BTreeMap<String, Behind>,
+) -> Vec<Problem> {
     let apply = "kubectl apply -f fake-metrics-server/deploy/ (see fake-metrics-server/README.md)";
     let mut problems = Vec::new();
     for name in METRICS_API_SERVICES {
@@ -111,9 +133,36 @@ pub fn check_api_services(found: &[APIService], ours: &MetricsServerRef) -> Vec<
                 s.name.clone().unwrap_or_default(),
             )
         });
-        match owner {
-            Some((ns, svc_name)) if ns == ours.namespace && svc_name == ours.service => {}
-            Some((ns, svc_name)) => problems.push(Problem {
+        let answered = behind.get(name);
+        let leads_to = |owner: &Option<(String, String)>| {
+            owner.as_ref().map_or_else(
+                || "the API server itself".to_owned(),
+                |(ns, svc)| format!("{ns}/{svc}"),
+            )
+        };
+        match (owner, answered) {
+            (_, Some(Behind::Ours)) => {}
+            (owner, Some(Behind::Other(Some(instance)))) => problems.push(Problem {
+                what: format!(
+                    "APIService {name} leads to {}, where a fake metrics server answers that is not the fake metrics server at --metrics-url (another one answered, instance {instance})",
+                    leads_to(&owner)
+                ),
+                fix: "pass as --metrics-url the control URL of the server the cluster reaches (`hpa-harness metrics-server`, `hpa-harness sim` and `hpa-harness control-plane` print it)".to_owned(),
+            }),
+            (Some((ns, svc_name)), Some(Behind::Other(None)))
+                if ns == ours.namespace && svc_name == ours.service =>
+            {
+                problems.push(Problem {
+                    what: format!(
+                        "APIService {name} leads to {ns}/{svc_name}, but the server answering there is no fake metrics server (its answer carried no hpa-harness-instance header)"
+                    ),
+                    fix: format!(
+                        "point {ns}/{svc_name} at fake-metrics-server (see fake-metrics-server/README.md), and pass its control URL as --metrics-url"
+                    ),
+                });
+            }
+            (Some((ns, svc_name)), _) if ns == ours.namespace && svc_name == ours.service => {}
+            (Some((ns, svc_name)), _) => problems.push(Problem {
                 what: format!(
                     "APIService {name} is served by {ns}/{svc_name}, not by fake-metrics-server \
                      ({}/{}); only one provider can own a group",
@@ -124,7 +173,7 @@ pub fn check_api_services(found: &[APIService], ours: &MetricsServerRef) -> Vec<
                      `--disable=metrics-server`), then {apply}"
                 ),
             }),
-            None => problems.push(Problem {
+            (None, _) => problems.push(Problem {
                 what: format!("APIService {name} is served locally by the API server, not by fake-metrics-server"),
                 fix: apply.to_string(),
             }),
@@ -212,10 +261,12 @@ pub fn check_image(pods: &[Pod], image: &str, cluster_hint: &str) -> Vec<Problem
 /// The namespace the canary HPA lives in.
 pub const CANARY_NAMESPACE: &str = "hpa-harness-preflight";
 
-/// Reads the APIServices and judges them.
+/// Reads the APIServices, asks through the aggregator who serves each
+/// (when `metrics` says who ours is: its instance), and judges them.
 pub async fn api_services(
     client: &kube::Client,
     ours: &MetricsServerRef,
+    metrics: Option<&fake_metrics_server::client::ControlClient>,
 ) -> Result<Vec<Problem>, PreflightError> {
     let api: Api<APIService> = Api::all(client.clone());
     let found = api
@@ -225,7 +276,59 @@ pub async fn api_services(
             action: "list APIServices".to_string(),
             source,
         })?;
-    Ok(check_api_services(&found.items, ours))
+    let instance = match metrics {
+        Some(control) => match control.instance().await {
+            Ok(instance) => Some(instance),
+            Err(e) => {
+                tracing::debug!(error = %e, "the fake metrics server's instance");
+                None
+            }
+        },
+        None => None,
+    };
+    let mut behind = BTreeMap::new();
+    if let Some(instance) = &instance {
+        for name in METRICS_API_SERVICES {
+            if found
+                .items
+                .iter()
+                .any(|s| s.metadata.name.as_deref() == Some(name))
+            {
+                behind.insert(name.to_owned(), who_answers(client, name, instance).await);
+            }
+        }
+    }
+    Ok(check_api_services(&found.items, ours, &behind))
+}
+
+/// Who answers the discovery document of APIService `name`
+/// (`VERSION.GROUP`) through the aggregator.
+async fn who_answers(client: &kube::Client, name: &str, ours: &str) -> Behind {
+    let Some((version, group)) = name.split_once('.') else {
+        return Behind::NoAnswer(format!("{name} is no VERSION.GROUP"));
+    };
+    let request = match http::Request::get(format!("/apis/{group}/{version}"))
+        .body(kube::client::Body::from(Vec::new()))
+    {
+        Ok(request) => request,
+        Err(e) => return Behind::NoAnswer(e.to_string()),
+    };
+    match client.send(request).await {
+        Ok(response) if response.status().is_success() => {
+            let instance = response
+                .headers()
+                .get(fake_metrics_server::api::INSTANCE_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            if instance.as_deref() == Some(ours) {
+                Behind::Ours
+            } else {
+                Behind::Other(instance)
+            }
+        }
+        Ok(response) => Behind::NoAnswer(response.status().to_string()),
+        Err(e) => Behind::NoAnswer(e.to_string()),
+    }
 }
 
 /// Creates a canary HPA for a target that does not exist, waits `wait` (a
@@ -345,14 +448,21 @@ mod tests {
 
     #[test]
     fn our_available_api_services_pass() {
-        assert!(check_api_services(&all_ours("True"), &MetricsServerRef::default()).is_empty());
+        assert!(
+            check_api_services(
+                &all_ours("True"),
+                &MetricsServerRef::default(),
+                &BTreeMap::new()
+            )
+            .is_empty()
+        );
     }
 
     #[test]
     fn a_missing_api_service_says_to_apply_the_manifests() {
         let mut found = all_ours("True");
         found.remove(3);
-        let problems = check_api_services(&found, &MetricsServerRef::default());
+        let problems = check_api_services(&found, &MetricsServerRef::default(), &BTreeMap::new());
         assert_eq!(problems.len(), 1);
         assert!(
             problems[0]
@@ -375,7 +485,7 @@ mod tests {
             "metrics-server",
             "True",
         );
-        let problems = check_api_services(&found, &MetricsServerRef::default());
+        let problems = check_api_services(&found, &MetricsServerRef::default(), &BTreeMap::new());
         assert_eq!(problems.len(), 1);
         assert!(
             problems[0]
@@ -386,8 +496,67 @@ mod tests {
     }
 
     #[test]
+    fn a_server_that_answers_as_ours_is_ours_whatever_service_leads_there() {
+        // A user's cluster: the APIServices name kube-system/metrics-server,
+        // an ExternalName Service to `hpa-harness metrics-server`.
+        let found: Vec<APIService> = METRICS_API_SERVICES
+            .iter()
+            .map(|n| api_service(n, "kube-system", "metrics-server", "True"))
+            .collect();
+        let ours: BTreeMap<String, Behind> = METRICS_API_SERVICES
+            .iter()
+            .map(|n| ((*n).to_owned(), Behind::Ours))
+            .collect();
+        let problems = check_api_services(&found, &MetricsServerRef::default(), &ours);
+        assert!(problems.is_empty(), "{problems:?}");
+        // The same Services with a real metrics-server behind them: refused,
+        // and only then is removing the other provider advised.
+        let real: BTreeMap<String, Behind> = METRICS_API_SERVICES
+            .iter()
+            .map(|n| ((*n).to_owned(), Behind::Other(None)))
+            .collect();
+        let problems = check_api_services(&found, &MetricsServerRef::default(), &real);
+        assert_eq!(problems.len(), 4);
+        assert!(problems[0].fix.contains("kubectl delete apiservice"));
+    }
+
+    #[test]
+    fn our_service_with_another_server_behind_it_names_the_url_not_a_deletion() {
+        let mut behind = BTreeMap::new();
+        behind.insert(
+            "v1beta1.metrics.k8s.io".to_owned(),
+            Behind::Other(Some("0123abcd".to_owned())),
+        );
+        let problems = check_api_services(&all_ours("True"), &MetricsServerRef::default(), &behind);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].what.contains("instance 0123abcd"),
+            "{}",
+            problems[0].what
+        );
+        assert!(problems[0].fix.contains("--metrics-url"));
+        assert!(!problems[0].fix.contains("delete"));
+        // The same, behind another Service's name: still the URL to fix.
+        let found: Vec<APIService> = METRICS_API_SERVICES
+            .iter()
+            .map(|n| api_service(n, "kube-system", "metrics-server", "True"))
+            .collect();
+        let problems = check_api_services(&found, &MetricsServerRef::default(), &behind);
+        assert!(
+            problems[0].what.contains("instance 0123abcd"),
+            "{}",
+            problems[0].what
+        );
+        assert!(!problems[0].fix.contains("delete"));
+    }
+
+    #[test]
     fn an_unavailable_api_service_shows_the_aggregators_reason() {
-        let problems = check_api_services(&all_ours("False"), &MetricsServerRef::default());
+        let problems = check_api_services(
+            &all_ours("False"),
+            &MetricsServerRef::default(),
+            &BTreeMap::new(),
+        );
         assert_eq!(problems.len(), 4);
         assert!(
             problems[0]

@@ -383,6 +383,10 @@ pub enum PodScope {
     /// plane with no scheduler and no kubelet of its own the node is both,
     /// so that pods made with kubectl or a chart run as well.
     Cluster,
+    /// Only the pods of the default scheduler, not the harness's: the node
+    /// of `hpa-harness control-plane`, beside which a scenario run brings
+    /// its own node for its own pods.
+    Unmanaged,
 }
 
 impl PodScope {
@@ -397,12 +401,25 @@ impl PodScope {
             spec.scheduler_name.as_deref(),
             None | Some("") | Some("default-scheduler")
         );
-        spec.scheduler_name.as_deref() == Some(SCHEDULER_NAME)
+        let asks_for_fake_node = spec.scheduler_name.as_deref() == Some(SCHEDULER_NAME)
             || spec
                 .node_selector
                 .as_ref()
-                .is_some_and(|s| s.get(NODE_LABEL).map(String::as_str) == Some("true"))
-            || (self == Self::Cluster && default_scheduler)
+                .is_some_and(|s| s.get(NODE_LABEL).map(String::as_str) == Some("true"));
+        match self {
+            Self::Managed => asks_for_fake_node,
+            Self::Cluster => asks_for_fake_node || default_scheduler,
+            Self::Unmanaged => !asks_for_fake_node && default_scheduler,
+        }
+    }
+
+    /// The node's name: the harness's, or, for [`PodScope::Unmanaged`],
+    /// one of its own beside it.
+    pub fn node_name(self) -> &'static str {
+        match self {
+            Self::Managed | Self::Cluster => DEFAULT_NODE_NAME,
+            Self::Unmanaged => "hpa-harness-cluster-node",
+        }
     }
 
     /// The watch of the pods this scope may run.
@@ -411,7 +428,7 @@ impl PodScope {
             Self::Managed => {
                 watcher::Config::default().labels(&format!("{MANAGED_POD_LABEL}=true"))
             }
-            Self::Cluster => watcher::Config::default(),
+            Self::Cluster | Self::Unmanaged => watcher::Config::default(),
         }
     }
 }

@@ -1,0 +1,364 @@
+//! The control-plane backend on genuine Kubernetes binaries (feature `e2e`):
+//! etcd, kube-apiserver and kube-controller-manager from the folder of
+//! `$KUBEBUILDER_ASSETS` (CI unpacks `../shared/k8s` there), started by
+//! `hpa-harness` itself.
+//!
+//! Without the binaries these tests say so and pass, unless
+//! `HPA_HARNESS_REQUIRE_CONTROL_PLANE=1` (CI sets it where it unpacked
+//! them) makes a missing folder a failure.
+#![cfg(feature = "e2e")]
+#![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+mod support;
+use support::{BIN, controller_binary, temp_dir};
+
+/// The binaries' folder, or `None` (and a note) when this machine has none.
+fn binaries() -> Option<PathBuf> {
+    let dir = std::env::var_os("KUBEBUILDER_ASSETS")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    let required = std::env::var("HPA_HARNESS_REQUIRE_CONTROL_PLANE").is_ok_and(|v| v == "1");
+    match dir {
+        Some(dir) if dir.join("kube-apiserver").exists() => Some(dir),
+        other => {
+            let why = match other {
+                Some(dir) => format!("{} holds no kube-apiserver", dir.display()),
+                None => "KUBEBUILDER_ASSETS is not set".to_owned(),
+            };
+            assert!(!required, "HPA_HARNESS_REQUIRE_CONTROL_PLANE=1 but {why}");
+            eprintln!("skipped: no genuine control plane here ({why})");
+            None
+        }
+    }
+}
+
+/// `hpa-harness ARGS` with `TMPDIR` set to `tmp` (so that what a run
+/// leaves is found there), stdout and stderr captured; its exit status and
+/// output.
+async fn harness(args: &[&str], tmp: &Path) -> (bool, String) {
+    let output = Command::new(BIN)
+        .args(args)
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
+}
+
+/// The processes whose command line mentions `needle`.
+fn processes_mentioning(needle: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if stat.contains(") Z ") {
+            continue;
+        }
+        if String::from_utf8_lossy(&cmdline).contains(needle) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// What a control plane left in `tmp`: its directories, and processes
+/// whose command line names `tmp`.
+fn leftovers(tmp: &Path) -> (Vec<String>, Vec<u32>) {
+    let dirs = std::fs::read_dir(tmp)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hpa-harness-control-plane-"))
+        .collect();
+    (dirs, processes_mentioning(&tmp.display().to_string()))
+}
+
+/// Waits (at most a minute) until nothing of a control plane is left in
+/// `tmp`, else fails naming what is.
+async fn nothing_left(tmp: &Path, when: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (dirs, pids) = leftovers(tmp);
+        if dirs.is_empty() && pids.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{when}: left behind directories {dirs:?} and processes {pids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn one_scenario_runs_with_each_controller_and_nothing_is_left() {
+    let Some(bin) = binaries() else { return };
+    let tmp = temp_dir("cp-each");
+    let bin = bin.display().to_string();
+    let controller = controller_binary().display().to_string();
+    let seed = format!("{}/features/seed.feature", env!("CARGO_MANIFEST_DIR"));
+    for controller_args in [
+        vec!["--controller-binary", controller.as_str()],
+        vec!["--controller", "upstream"],
+    ] {
+        let mut args = vec![
+            "test",
+            "--backend",
+            "control-plane",
+            "--control-plane-bin",
+            &bin,
+            &seed,
+        ];
+        args.extend(&controller_args);
+        let (ok, out) = harness(&args, tmp.path()).await;
+        assert!(ok, "{controller_args:?}:\n{out}");
+        // The header names the cluster's release, which the scenarios ran
+        // under: 1.36's scenario passed, the others were not for it.
+        assert!(out.contains("(Kubernetes v1.36"), "{out}");
+        assert!(
+            out.contains("=== Kubernetes 1.36 ===") && out.contains("1 scenario (1 passed)"),
+            "{out}"
+        );
+        nothing_left(tmp.path(), &format!("after a run with {controller_args:?}")).await;
+    }
+}
+
+/// What `hpa-harness control-plane` announced (`api-server`, `kubeconfig`,
+/// `metrics-server`, `release`), once it says it runs.
+async fn announced(child: &mut Child) -> BTreeMap<String, String> {
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    let found = tokio::time::timeout(Duration::from_secs(120), async {
+        let mut found = BTreeMap::new();
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.starts_with("control plane running") {
+                return found;
+            }
+            if let Some((key, value)) = line.split_once(": ") {
+                found.insert(key.to_owned(), value.trim().to_owned());
+            }
+        }
+        panic!("the control plane stopped before it ran: {found:?}");
+    })
+    .await
+    .unwrap();
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    found
+}
+
+fn start_control_plane(bin: &Path, tmp: &Path, extra: &[&str]) -> Child {
+    Command::new(BIN)
+        .args(["control-plane", "--control-plane-bin"])
+        .arg(bin)
+        .args(extra)
+        .env("TMPDIR", tmp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_harness_killed_or_stopped_mid_run_leaves_nothing() {
+    let Some(bin) = binaries() else { return };
+    let tmp = temp_dir("cp-kill");
+    for signal in ["KILL", "TERM", "INT"] {
+        let mut child = start_control_plane(&bin, tmp.path(), &[]);
+        let kubeconfig = announced(&mut child).await["kubeconfig"].clone();
+        assert!(
+            kubeconfig.starts_with(&tmp.path().display().to_string()),
+            "{kubeconfig}"
+        );
+        let (dirs, pids) = leftovers(tmp.path());
+        assert_eq!(dirs.len(), 1, "{dirs:?}");
+        // etcd, kube-apiserver, kube-controller-manager and the guard.
+        assert!(pids.len() >= 4, "{pids:?}");
+        let pid = child.id().unwrap().to_string();
+        let status = std::process::Command::new("kill")
+            .args([format!("-{signal}"), pid])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let exit = tokio::time::timeout(Duration::from_secs(60), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        if signal != "KILL" {
+            assert!(exit.success(), "SIG{signal}: {exit}");
+        }
+        nothing_left(tmp.path(), &format!("after SIG{signal}")).await;
+    }
+}
+
+#[tokio::test]
+async fn a_second_run_beside_the_first_shares_nothing() {
+    let Some(bin) = binaries() else { return };
+    let tmp = temp_dir("cp-two");
+    let mut first = start_control_plane(&bin, tmp.path(), &["--controller", "none"]);
+    let mut second = start_control_plane(&bin, tmp.path(), &["--controller", "none"]);
+    let a = announced(&mut first).await;
+    let b = announced(&mut second).await;
+    assert_ne!(a["api-server"], b["api-server"]);
+    assert_ne!(a["metrics-server"], b["metrics-server"]);
+    assert_eq!(a["release"], "1.36");
+    let (dirs, _) = leftovers(tmp.path());
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    drop(first);
+    drop(second);
+    nothing_left(tmp.path(), "after two runs side by side").await;
+}
+
+/// A scenario that needs no pods: the run gets past its preflight and
+/// does something on the cluster.
+const NO_PODS: &str = "Feature: preflight
+  Scenario: an HPA whose target does not exist cannot get its scale
+    Given an HPA \"web\" for deployment \"nowhere\" with min 1 and max 3 replicas
+    And the HPA \"web\" scales on cpu utilization 50%
+    When the HPA controller syncs
+    Then the HPA \"web\" has condition \"AbleToScale\" \"False\" with reason \"FailedGetScale\"
+";
+
+/// Points the four metrics APIServices at `kube-system/metrics-server`, an
+/// ExternalName Service to the same server on loopback, as a user who
+/// runs `hpa-harness metrics-server` in metrics-server's place does.
+async fn serve_metrics_as_metrics_server(kubeconfig: &Path) {
+    use k8s_openapi::api::core::v1::Service;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    use kube::api::{Api, Patch, PatchParams};
+    let client = hpa_harness::testbed::kubeconfig::client(Some(kubeconfig), None)
+        .await
+        .unwrap();
+    let apis: Api<APIService> = Api::all(client.clone());
+    let port = apis
+        .get("v1beta1.metrics.k8s.io")
+        .await
+        .unwrap()
+        .spec
+        .unwrap()
+        .service
+        .unwrap()
+        .port
+        .unwrap();
+    let pp = PatchParams::apply("a-user").force();
+    let service: Service = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "metrics-server", "namespace": "kube-system"},
+        "spec": {"type": "ExternalName", "externalName": "localhost",
+            "ports": [{"name": "https", "port": port}]},
+    }))
+    .unwrap();
+    Api::<Service>::namespaced(client.clone(), "kube-system")
+        .patch("metrics-server", &pp, &Patch::Apply(&service))
+        .await
+        .unwrap();
+    for name in hpa_harness::testbed::cluster::preflight::METRICS_API_SERVICES {
+        let patch = serde_json::json!({"spec": {"service": {
+            "namespace": "kube-system", "name": "metrics-server", "port": port}}});
+        apis.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .unwrap();
+    }
+    // The aggregator reaches the server through the new Service.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let request = http::Request::get("/apis/metrics.k8s.io/v1beta1")
+            .body(Vec::new())
+            .unwrap();
+        if client.request_text(request).await.is_ok() {
+            let found = apis.get("v1beta1.metrics.k8s.io").await.unwrap();
+            let available = found.status.and_then(|s| s.conditions).is_some_and(|c| {
+                c.iter()
+                    .any(|c| c.type_ == "Available" && c.status == "True")
+            });
+            if available {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the aggregator never reached kube-system/metrics-server"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test]
+async fn preflight_knows_the_metrics_server_by_its_answer_not_by_a_service_name() {
+    let Some(bin) = binaries() else { return };
+    let tmp = temp_dir("cp-preflight");
+    let mut plane = start_control_plane(&bin, tmp.path(), &["--controller", "none"]);
+    let found = announced(&mut plane).await;
+    let kubeconfig = PathBuf::from(&found["kubeconfig"]);
+    serve_metrics_as_metrics_server(&kubeconfig).await;
+    let feature = tmp.path().join("no-pods.feature");
+    std::fs::write(&feature, NO_PODS).unwrap();
+    let run = |url: String| {
+        let kubeconfig = kubeconfig.clone();
+        let feature = feature.clone();
+        let tmp = tmp.path().to_path_buf();
+        async move {
+            harness(
+                &[
+                    "test",
+                    "--backend",
+                    "kubeconfig",
+                    "--kubeconfig",
+                    &kubeconfig.display().to_string(),
+                    "--metrics-url",
+                    &url,
+                    &feature.display().to_string(),
+                ],
+                &tmp,
+            )
+            .await
+        }
+    };
+    // The server behind kube-system/metrics-server is the one at
+    // --metrics-url: the run goes on (it was refused, "served by
+    // kube-system/metrics-server, not by fake-metrics-server").
+    let (ok, out) = run(found["metrics-server"].clone()).await;
+    assert!(ok, "{out}");
+    assert!(!out.contains("not ready for hpa-harness"), "{out}");
+    assert!(out.contains("1 scenario (1 passed)"), "{out}");
+    // Another fake metrics server at --metrics-url: refused, naming why,
+    // and no APIService is to be deleted.
+    let (mut other, url) = support::spawn(
+        &["metrics-server", "--listen", "127.0.0.1:0"],
+        "listening:",
+        Stdio::null(),
+    )
+    .await;
+    let (ok, out) = run(url.clone()).await;
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(
+            "is not the fake metrics server at --metrics-url (another one answered, instance"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("kubectl delete apiservice"), "{out}");
+    let _ = other.kill().await;
+}
