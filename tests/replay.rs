@@ -189,7 +189,7 @@ async fn an_hpa_the_api_server_refuses_is_named_with_the_line_of_the_field() {
         .to_string();
     assert!(
         err.starts_with(&format!(
-            "{}:13: HorizontalPodAutoscaler default/php-apache: field spec.maxReplicas: Invalid value: 0: must be greater than 0",
+            "{}:13: HorizontalPodAutoscaler default/php-apache: field spec.maxReplicas: Required value: must be set and greater than 0",
             file.display()
         )),
         "{err}"

@@ -162,6 +162,7 @@ Feature: Scaling policies
       | ScalingActive  | True   | ValidMetricFound |
       | ScalingLimited | True   | ScaleDownLimit   |
 
+  @virtual-clock
   Scenario: Seeded scale events count against the policy
     # 2 pods were added 30s ago: the period started at 2, so 4 is the limit
     # until that event is a minute old.
@@ -190,6 +191,7 @@ Feature: Scaling policies
     When 30s pass
     Then the deployment "worker" has 6 replicas
 
+  @virtual-clock
   Scenario: A lengthened period counts again the scale event kept as outdated
     # Storing a scale-up marks the events older than the longest scale-up
     # period (60s) as outdated, keeps them, and reuses the last outdated

@@ -82,6 +82,7 @@ Feature: Stabilization windows
     When 30s pass
     Then the deployment "web" has 4 replicas
 
+  @virtual-clock
   Scenario: Seeded recommendations expire one after the other
     Given a deployment "web" with 6 pods
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas
@@ -150,6 +151,7 @@ Feature: Stabilization windows
     Then the deployment "worker" has 2 replicas
     And an event "SuccessfulRescale" with message "New size: 2; reason: All metrics below target" is recorded for the HPA "worker"
 
+  @virtual-clock
   Scenario: A 10-minute scale-down window holds for 10 virtual minutes
     # The recommendation of 4 taken at the first sync stays inside the
     # 600-second window until exactly 600 s later (windows compare strictly),

@@ -37,6 +37,7 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
     And the HPA "web" reports cpu utilization 60%
     And the HPA "web" reports "cpu" at 605m
 
+  @simulated-workloads
   Scenario: Failed pods are ignored
     # web-2 failed: web-0 and web-1 give 1600m / 2000m = 80%, ratio 1.6,
     # ceil(1.6 × 2) = 4 (counting web-2 as well would give ceil(1.6 × 3) = 5).
@@ -53,6 +54,7 @@ Feature: Resource metrics (metrics.k8s.io): cpu and memory
     And the HPA "web" reports cpu utilization 80%
     And an event "SuccessfulRescale" with message "New size: 4; reason: cpu resource utilization (percentage of request) above target" is recorded for the HPA "web"
 
+  @simulated-workloads
   Scenario: Pods being deleted are ignored
     # web-2 is terminating: web-0 and web-1 give 80%, ratio 1.6, ceil(3.2) = 4.
     Given a deployment "web" with pods:

@@ -27,6 +27,7 @@ Feature: Pods that change during a scenario
     Then the deployment "web" has 5 replicas
     And the HPA "web" reports cpu utilization 60%
 
+  @simulated-workloads
   Scenario: Only ready pods count for an object value target, as they change
     # 200 against 100: ratio 2 times the ready pods.
     Given a deployment "web" with 3 pods
@@ -41,6 +42,7 @@ Feature: Pods that change during a scenario
     And 15s pass
     Then the deployment "web" has 6 replicas
 
+  @simulated-workloads
   Scenario: A deleted pod's metrics go with it
     # with web-2 at 400 the average would be 200 (ratio 2); without it, 100.
     Given a deployment "web" with 3 pods

@@ -39,6 +39,7 @@ Feature: Rolling updates under an HPA
     # = 7 pods allowed, round(3 * 7/5) = 4 old and round(2 * 7/5) = 3 new.
     And the deployment "web" has 4 old and 3 new pods
 
+  @simulated-workloads
   Scenario: The same rollout with maxSurge 0 leaves the HPA alone
     Given a deployment "web" with 4 pods
     And the deployment "web" rolls out with maxSurge 0 and maxUnavailable 1
@@ -61,6 +62,7 @@ Feature: Rolling updates under an HPA
     And the HPA "web" reports "http_requests" at 108
     And the HPA "web" has condition "ScalingActive" "True" with reason "ValidMetricFound"
 
+  @simulated-workloads
   Scenario: cpu sets the unready surge pods aside and the HPA stays
     # 2160m over 4 pods: 54% of a 1-cpu request, ratio 1.08.
     Given a deployment "web" with 4 pods

@@ -52,6 +52,7 @@ Feature: Scenarios as users write them
     And the scale of "web" reports 4 spec replicas and 2 status replicas
     Then the deployment "web" has 4 replicas
 
+  @virtual-clock
   Scenario: History tables compare as multisets
     Given a deployment "web" with 2 pods
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas

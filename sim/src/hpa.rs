@@ -200,6 +200,13 @@ pub struct ValidationOptions {
     /// An update of an HPA whose stored Object metrics already fail the
     /// `describedObject.apiVersion` check: not checked.
     pub allow_invalid_object_api_version: bool,
+    /// From 1.36 the handwritten `maxReplicas` checks answer with
+    /// declarative validation's texts (kubernetes#135412): 0, or none, is
+    /// "Required value: must be set and greater than 0", a negative value
+    /// "must be greater than or equal to 1". Before, both were "Invalid
+    /// value: N: must be greater than 0". The genuine v1.36.2 API server
+    /// answers so.
+    pub max_replicas_texts_of_1_36: bool,
 }
 
 impl Default for ValidationOptions {
@@ -208,6 +215,7 @@ impl Default for ValidationOptions {
             min_replicas_lower_bound: 1,
             allow_invalid_target_api_version: false,
             allow_invalid_object_api_version: false,
+            max_replicas_texts_of_1_36: false,
         }
     }
 }
@@ -245,8 +253,23 @@ pub fn validate_v2_with(hpa: &Value, opts: ValidationOptions) -> Vec<FieldError>
             "must specify at least one Object or External metric to support scaling to zero replicas",
         ));
     }
+    // An absent maxReplicas decodes as 0 into the API server's int32.
+    let max = if opts.max_replicas_texts_of_1_36 {
+        max.or(Some(0))
+    } else {
+        max
+    };
     match max {
         None => errs.push(FieldError::required("spec.maxReplicas", "")),
+        Some(0) if opts.max_replicas_texts_of_1_36 => errs.push(FieldError::required(
+            "spec.maxReplicas",
+            "must be set and greater than 0",
+        )),
+        Some(m) if m < 1 && opts.max_replicas_texts_of_1_36 => errs.push(FieldError::invalid(
+            "spec.maxReplicas",
+            m,
+            "must be greater than or equal to 1",
+        )),
         Some(m) if m < 1 => errs.push(FieldError::invalid(
             "spec.maxReplicas",
             m,
@@ -1009,6 +1032,45 @@ mod tests {
         );
         let missing = hpa(json!({"scaleTargetRef": {"kind": "Deployment", "name": "x"}}));
         assert_eq!(validate_v2(&missing)[0].field, "spec.maxReplicas");
+    }
+
+    #[test]
+    fn from_1_36_max_replicas_answers_with_declarative_validations_texts() {
+        let texts = |max: Option<i64>, of_1_36: bool| {
+            let mut spec = json!({"scaleTargetRef":
+                {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"}});
+            if let Some(max) = max {
+                spec["maxReplicas"] = json!(max);
+            }
+            let mut h = hpa(spec);
+            default_v2(&mut h);
+            let opts = ValidationOptions {
+                max_replicas_texts_of_1_36: of_1_36,
+                ..ValidationOptions::default()
+            };
+            validate_v2_with(&h, opts)
+                .into_iter()
+                .map(|e| format!("{}: {}", e.field, e.message))
+                .collect::<Vec<_>>()
+        };
+        // What the genuine v1.36.2 API server answers.
+        let zero = [
+            "spec.maxReplicas: Required value: must be set and greater than 0",
+            "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`",
+        ];
+        assert_eq!(texts(Some(0), true), zero);
+        assert_eq!(texts(None, true), zero);
+        assert_eq!(
+            texts(Some(-1), true),
+            [
+                "spec.maxReplicas: Invalid value: -1: must be greater than or equal to 1",
+                "spec.maxReplicas: Invalid value: -1: must be greater than or equal to `minReplicas`",
+            ]
+        );
+        assert_eq!(
+            texts(Some(0), false)[0],
+            "spec.maxReplicas: Invalid value: 0: must be greater than 0"
+        );
     }
 
     #[test]

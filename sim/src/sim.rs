@@ -400,6 +400,7 @@ impl Sim {
             min_replicas_lower_bound: if gate || old_zero { 0 } else { 1 },
             allow_invalid_target_api_version: old_target,
             allow_invalid_object_api_version: old_objects,
+            max_replicas_texts_of_1_36: gates.version() >= hpa_core::KubernetesVersion::V1_36,
         }
     }
 

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use super::CliResult;
 use crate::gherkin::conformance;
+use crate::gherkin::outcome::RunSummary;
 use crate::gherkin::{BackendKind, RunOptions, runner};
 use crate::testbed::ControllerKind;
 use crate::testbed::options::{TestbedArgs, TestbedOptions};
@@ -78,7 +79,7 @@ pub async fn run(args: Args) -> CliResult {
     upstream_remote.controller = ControllerKind::Upstream;
     upstream_remote.controller_binary = None;
     let concurrency = args.concurrency as usize;
-    let upstream = runner::run(&RunOptions {
+    let upstream_options = RunOptions {
         paths: args.paths.clone(),
         backend: args.backend,
         tags: args.tags.clone(),
@@ -87,32 +88,35 @@ pub async fn run(args: Args) -> CliResult {
         versions: args.kubernetes_version.map(|v| vec![v]),
         junit: args.junit.clone(),
         ..RunOptions::default()
-    })
-    .await?;
+    };
+    let ours_junit = args
+        .junit
+        .as_deref()
+        .map(|path| path.with_extension("ours.xml"));
+    if args.backend == BackendKind::ControlPlane && args.ours_kubeconfig.is_none() {
+        // Two control planes of the same binaries (so the same release, as
+        // their /version says): the two runs wait on the wall clock side by
+        // side, their output interleaving feature by feature.
+        let ours_options = RunOptions {
+            testbed: TestbedOptions {
+                controller: ControllerKind::Ours,
+                ..args.testbed.options()
+            },
+            junit: ours_junit,
+            ..upstream_options.clone()
+        };
+        println!("upstream's run and ours go side by side, on a control plane each");
+        let (upstream, ours) =
+            tokio::join!(runner::run(&upstream_options), runner::run(&ours_options));
+        return Ok(verdict(&args, &upstream?, &ours?));
+    }
+    let upstream = runner::run(&upstream_options).await?;
     // Ours answers for the release upstream's run found on its cluster.
     let release = args
         .kubernetes_version
         .or_else(|| upstream.scenarios.first().map(|o| o.kubernetes_version));
     let versions = release.map(|v| vec![v]);
-    let ours_junit = args
-        .junit
-        .as_deref()
-        .map(|path| path.with_extension("ours.xml"));
     let ours_options = match &args.ours_kubeconfig {
-        None if args.backend == BackendKind::ControlPlane => RunOptions {
-            paths: args.paths.clone(),
-            backend: BackendKind::ControlPlane,
-            tags: args.tags.clone(),
-            concurrency,
-            testbed: TestbedOptions {
-                controller: ControllerKind::Ours,
-                ..args.testbed.options()
-            },
-            // The same binaries: the same release, as its /version says.
-            versions: args.kubernetes_version.map(|v| vec![v]),
-            junit: ours_junit,
-            ..RunOptions::default()
-        },
         Some(kubeconfig) => RunOptions {
             paths: args.paths.clone(),
             backend: BackendKind::Kubeconfig,
@@ -123,23 +127,29 @@ pub async fn run(args: Args) -> CliResult {
                 ..TestbedOptions::default()
             },
             versions: versions.clone(),
+            junit: ours_junit,
             ..RunOptions::default()
         },
         None => RunOptions {
             paths: args.paths.clone(),
             tags: args.tags.clone(),
             versions,
+            junit: ours_junit,
             ..RunOptions::default()
         },
     };
     let ours = runner::run(&ours_options).await?;
+    Ok(verdict(&args, &upstream, &ours))
+}
+
+/// Prints the table of both runs; fails with `--fail-on-difference` when a
+/// scenario passes with one controller and fails with the other.
+fn verdict(args: &Args, upstream: &RunSummary, ours: &RunSummary) -> ExitCode {
     let rows = conformance::rows(&upstream.scenarios, &ours.scenarios);
     println!("\n{}", conformance::render(&rows));
-    Ok(
-        if args.fail_on_difference && rows.iter().any(conformance::Row::disagrees) {
-            ExitCode::FAILURE
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    if args.fail_on_difference && rows.iter().any(conformance::Row::disagrees) {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
 }

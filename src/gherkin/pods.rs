@@ -501,6 +501,18 @@ fn settled_status(object: &Value, replicas: usize, ready: usize) -> Result<(), S
     Ok(())
 }
 
+/// Whether a pod is on its way out, deleted by the cluster (a scale-down,
+/// a rollout) rather than held terminating by the scenario.
+pub(crate) fn leaving(pod: &Pod) -> bool {
+    pod.metadata.deletion_timestamp.is_some()
+        && !pod
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == TERMINATING_FINALIZER)
+}
+
 /// Whether a pod's Ready condition is True.
 fn is_ready(pod: &Pod) -> bool {
     pod.status
@@ -510,7 +522,7 @@ fn is_ready(pod: &Pod) -> bool {
 }
 
 /// The finalizer that holds a scenario's terminating pods in place.
-pub(crate) const TERMINATING_FINALIZER: &str = "hpa-harness.io/terminating";
+pub(crate) const TERMINATING_FINALIZER: &str = crate::testbed::cleanup::HOLD_FINALIZER;
 
 /// Gives a pod a deletion timestamp (a terminating pod that still exists): a
 /// finalizer of ours keeps it, then a delete marks it, as the API server does

@@ -20,7 +20,10 @@ use crate::testbed::controller::Requests;
 use crate::testbed::options::TestbedOptions;
 use crate::testbed::start::{Purpose, Testbed, TestbedError};
 
-pub use super::selection::{KNOWN_BUG_TAG, REAL_NODE_TAG, VIRTUAL_CLOCK_TAG};
+pub use super::selection::{
+    KNOWN_BUG_TAG, REAL_NODE_TAG, SIMULATED_WORKLOADS_TAG, VIRTUAL_CLOCK_TAG,
+};
+use super::world::Needs;
 pub use crate::testbed::BackendKind;
 
 /// What to run and how.
@@ -203,7 +206,12 @@ async fn run_on(
         }
         (None, _) => vec![KubernetesVersion::LATEST_STABLE],
     };
-    target::scope(target, run_paths(options, &versions, concurrency)).await
+    let split_alone = matches!(&target, Target::Remote(remote) if remote.is_real());
+    target::scope(
+        target,
+        run_paths(options, &versions, concurrency, split_alone),
+    )
+    .await
 }
 
 /// Runs every selected scenario under each of its releases: one cucumber
@@ -213,6 +221,7 @@ async fn run_paths(
     options: &RunOptions,
     run_versions: &[KubernetesVersion],
     concurrency: usize,
+    split_alone: bool,
 ) -> Result<RunSummary, RunError> {
     check_paths(options)?;
     let tags: Option<TagOperation> = options
@@ -246,6 +255,7 @@ async fn run_paths(
         pass: None,
         lines: LINES.try_with(Clone::clone).unwrap_or_default(),
         name,
+        alone: None,
     };
     let found = selection.count(&files, &features)?;
     if found.selected == 0 && !options.allow_empty {
@@ -257,21 +267,36 @@ async fn run_paths(
     let passes = selection.passes(&features);
     let mut summary = RunSummary::default();
     let mut junit_docs = Vec::new();
-    for &version in &passes {
-        if passes.len() > 1 {
-            println!("\n=== Kubernetes {version} ===");
-        }
+    // Side by side on a real cluster, a scenario that runs alone waits for
+    // every other to end and holds the rest back meanwhile: those run in a
+    // part of their own, one at a time, and the others at full concurrency.
+    let parts: &[(Option<bool>, bool)] = if split_alone && concurrency > 1 {
+        &[(Some(false), false), (Some(true), true)]
+    } else {
+        &[(None, false)]
+    };
+    let runs = passes
+        .iter()
+        .flat_map(|&version| parts.iter().map(move |&part| (version, part)));
+    for (version, (alone, one_at_a_time)) in runs {
         let selection = Selection {
             pass: Some(version),
+            alone,
             ..selection.clone()
         };
+        if selection.count(&files, &features)?.selected == 0 {
+            continue;
+        }
+        if passes.len() > 1 && alone != Some(true) {
+            println!("\n=== Kubernetes {version} ===");
+        }
         let junit = PassJunit::default();
         let pass = run_pass(
             options,
             features.clone(),
             selection,
             version,
-            concurrency,
+            if one_at_a_time { 1 } else { concurrency },
             junit.clone(),
         )
         .await;
@@ -329,14 +354,19 @@ async fn run_pass(
                 .tags
                 .iter()
                 .any(|t| t.trim_start_matches('@') == REAL_NODE_TAG);
-            let exact = feature
-                .tags
-                .iter()
-                .chain(rule.iter().flat_map(|r| r.tags.iter()))
-                .chain(&scenario.tags)
-                .any(|t| t.trim_start_matches('@') == VIRTUAL_CLOCK_TAG);
-            if exact {
-                world.cluster.require_virtual_clock();
+            let tagged = |tag: &str| {
+                feature
+                    .tags
+                    .iter()
+                    .chain(rule.iter().flat_map(|r| r.tags.iter()))
+                    .chain(&scenario.tags)
+                    .any(|t| t.trim_start_matches('@') == tag)
+            };
+            if tagged(VIRTUAL_CLOCK_TAG) {
+                world.cluster.require(Needs::VirtualClock);
+            }
+            if tagged(SIMULATED_WORKLOADS_TAG) {
+                world.cluster.require(Needs::SimulatedWorkloads);
             }
             world.set_release(version);
             world.requests = requests;

@@ -21,6 +21,11 @@ pub const REAL_NODE_TAG: &str = "real-node";
 /// The tag of scenarios exact to the second: they run only where time is
 /// virtual (on a real cluster they are not runnable, and say so).
 pub const VIRTUAL_CLOCK_TAG: &str = "virtual-clock";
+/// The tag of scenarios that count on the simulated cluster's workload
+/// controllers keeping the pods they name: on a real cluster, whose
+/// ReplicaSet replaces a failed or deleted pod at once and whose rollouts
+/// pick their own pods, they are not runnable, and say so.
+pub const SIMULATED_WORKLOADS_TAG: &str = "simulated-workloads";
 
 /// A scenario's `@k8s-` tag names no supported release.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +51,9 @@ pub(super) struct Selection {
     pub(super) lines: super::line_filter::Lines,
     /// `--name`.
     pub(super) name: Option<regex::Regex>,
+    /// Only the scenarios that run alone on a real cluster (`Some(true)`)
+    /// or only the others (`Some(false)`); `None`: both.
+    pub(super) alone: Option<bool>,
 }
 
 /// A scenario's tags with its feature's and rule's.
@@ -102,6 +110,11 @@ impl Selection {
             if !self.lines.selects(feature.path.as_deref(), line, &lines) {
                 return false;
             }
+        }
+        if let Some(alone) = self.alone
+            && super::shared_cluster::runs_alone(feature, rule, scenario) != alone
+        {
+            return false;
         }
         if let Some(pass) = self.pass {
             let ours = versions::of_scenario(all.iter().copied(), &self.run_versions);

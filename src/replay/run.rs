@@ -370,7 +370,7 @@ async fn create(
 }
 
 /// Why the API server refused an object: the first invalid field, and
-/// every cause (`spec.maxReplicas: Invalid value: 0: must be greater than 0`).
+/// every cause (`spec.maxReplicas: Required value: must be set and greater than 0`).
 fn refusal(e: &kube::Error) -> (Option<String>, String) {
     match e {
         kube::Error::Api(status) => {

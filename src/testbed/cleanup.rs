@@ -19,6 +19,56 @@ pub const SCENARIO_LABEL: &str = "hpa-harness.io/scenario";
 /// The label on every object a load run creates.
 pub const LOAD_LABEL: &str = "hpa-harness.io/load";
 
+/// The finalizer that holds a scenario's terminating pods in place (a pod
+/// the scenario says is being deleted stays, terminating, until the
+/// scenario ends).
+pub const HOLD_FINALIZER: &str = "hpa-harness.io/terminating";
+
+/// Lets go of the pods [`HOLD_FINALIZER`] holds in `namespace` (`None`:
+/// all), so that their deletion and their namespace's can finish; returns
+/// how many it let go.
+pub async fn release_held_pods(
+    client: &kube::Client,
+    namespace: Option<&str>,
+) -> Result<usize, kube::Error> {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Patch, PatchParams};
+    let pods: Api<Pod> = match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let mut released = 0;
+    for pod in pods.list(&ListParams::default()).await?.items {
+        let held = pod.metadata.finalizers.as_ref();
+        if !held.is_some_and(|f| f.iter().any(|f| f == HOLD_FINALIZER)) {
+            continue;
+        }
+        let (Some(ns), Some(name)) = (pod.metadata.namespace.clone(), pod.metadata.name.clone())
+        else {
+            continue;
+        };
+        let rest: Vec<&String> = held
+            .into_iter()
+            .flatten()
+            .filter(|f| *f != HOLD_FINALIZER)
+            .collect();
+        let patch = serde_json::json!({"metadata": {
+            "finalizers": rest,
+            "resourceVersion": pod.metadata.resource_version,
+        }});
+        let api: Api<Pod> = Api::namespaced(client.clone(), &ns);
+        match api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => released += 1,
+            Err(kube::Error::Api(e)) if e.code == 404 || e.code == 409 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(released)
+}
+
 /// How long the objects of earlier scenarios may take to go.
 const GONE_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -186,10 +236,16 @@ pub async fn remove(
 ) -> Result<(), CleanupError> {
     for item in items {
         let done = match locate(client, item) {
-            Located::Namespace(api, name) => api
-                .delete(&name, &DeleteParams::background())
-                .await
-                .map(|_| ()),
+            Located::Namespace(api, name) => {
+                // Pods a scenario held terminating would hold the
+                // namespace forever.
+                if let Err(e) = release_held_pods(client, Some(&name)).await {
+                    tracing::debug!(namespace = %name, error = %e, "letting go of held pods");
+                }
+                api.delete(&name, &DeleteParams::background())
+                    .await
+                    .map(|_| ())
+            }
             Located::Object(api, name) => api
                 .delete(&name, &DeleteParams::foreground())
                 .await

@@ -412,9 +412,17 @@ impl Testbed {
             None => Some(cluster_release(&connected.client).await),
             Some(_) => None,
         };
+        // Only a control plane the run started tells its API server's gates.
+        let server_gates = match release {
+            Some(release) if backend == BackendKind::ControlPlane => {
+                hpa_core::FeatureGates::parse(release, &options.control_plane_feature_gates).ok()
+            }
+            _ => None,
+        };
         Ok(Parts::Remote {
             target: Box::new(RemoteTarget {
                 release,
+                server_gates,
                 client: connected.client,
                 admin,
                 metrics: connected.metrics.clone(),

@@ -37,6 +37,11 @@ pub struct RemoteTarget {
     /// A real cluster's release (its `/version`): its scenarios run under
     /// it, and one pinned to another release cannot run there.
     pub release: Option<hpa_core::KubernetesVersion>,
+    /// The API server's feature gates, where the run knows them (a control
+    /// plane it started): a scenario that needs another value of a gate
+    /// the API server consults (HPAScaleToZero validates `minReplicas: 0`,
+    /// HPAConfigurableTolerance keeps `tolerance`) cannot run there.
+    pub server_gates: Option<hpa_core::FeatureGates>,
 }
 
 /// The `hpa-controller` binary each scenario runs as a process, and how it

@@ -20,7 +20,22 @@ async fn pods_report(
     values: Values,
 ) -> StepResult {
     let (ns, n) = world.qualify(&workload);
-    let pods = world.pods_of(&ns, &n).await?;
+    // On a real cluster the pods a scale-down removes linger a moment,
+    // terminating: the values are for the pods that stay (those a scenario
+    // holds terminating count), once the cluster shows as many.
+    let want = values.0.len();
+    let mut pods = Vec::new();
+    let _ = world
+        .eventually(async |w: &mut HpaWorld| {
+            pods = w.pods_of(&ns, &n).await?;
+            pods.retain(|p| !crate::gherkin::pods::leaving(p));
+            if pods.len() == want {
+                Ok(())
+            } else {
+                Err(StepError::Expectation(String::new()))
+            }
+        })
+        .await;
     if pods.len() != values.0.len() {
         let names: Vec<String> = pods
             .iter()

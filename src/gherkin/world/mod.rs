@@ -33,7 +33,7 @@ pub use metrics_mirror::{MetricsMirror, SeriesKey};
 pub use new_pods::NewPods;
 pub use pod_names::{PodNames, pod_index};
 pub use rollouts::VERSION_ANNOTATION;
-pub use scenario_cluster::ScenarioCluster;
+pub use scenario_cluster::{Needs, ScenarioCluster};
 
 pub use super::step_error::{StepError, StepResult, UNSUPPORTED_MARK};
 

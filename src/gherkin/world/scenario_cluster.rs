@@ -48,9 +48,35 @@ pub struct ScenarioCluster {
     /// controller reads scales through it, whatever `requests` says (see
     /// [`ScenarioCluster::bend_scale`]).
     scale_bent: bool,
-    /// The scenario is exact to the second (`@virtual-clock`): it runs
-    /// only where time is virtual.
-    needs_virtual_clock: bool,
+    /// What the scenario's tags say it needs (`@virtual-clock`,
+    /// `@simulated-workloads`).
+    needs: Vec<Needs>,
+}
+
+/// What a scenario may need of the cluster beyond its steps, by its tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// `@virtual-clock`: its expectations are exact to the second.
+    VirtualClock,
+    /// `@simulated-workloads`: it counts on the pods the simulated
+    /// cluster's workload controllers keep.
+    SimulatedWorkloads,
+}
+
+impl Needs {
+    /// Why the scenario cannot run on `env`, if it cannot.
+    fn unmet(self, env: &Env) -> Option<String> {
+        use crate::gherkin::selection::{SIMULATED_WORKLOADS_TAG, VIRTUAL_CLOCK_TAG};
+        match self {
+            Self::VirtualClock if !env.is_virtual() => Some(format!(
+                "the scenario is tagged @{VIRTUAL_CLOCK_TAG}: its expectations are exact to the second, which only a virtual clock keeps (here time is the wall clock)"
+            )),
+            Self::SimulatedWorkloads if env.is_real() => Some(format!(
+                "the scenario is tagged @{SIMULATED_WORKLOADS_TAG}: it counts on the pods the simulated cluster's workload controllers keep, and a real ReplicaSet replaces a failed or deleted pod at once and a real rollout picks its own pods"
+            )),
+            _ => None,
+        }
+    }
 }
 
 impl ScenarioCluster {
@@ -66,15 +92,15 @@ impl ScenarioCluster {
             seeds: Vec::new(),
             flags: Vec::new(),
             scale_bent: false,
-            needs_virtual_clock: false,
+            needs: Vec::new(),
         }
     }
 
-    /// The scenario is exact to the second (`@virtual-clock`): where time
-    /// is the wall clock its first step that needs the cluster is not
-    /// runnable, and says so.
-    pub fn require_virtual_clock(&mut self) {
-        self.needs_virtual_clock = true;
+    /// The scenario needs `what` (by its tags): where the cluster does not
+    /// offer it, its first step that needs the cluster is not runnable, and
+    /// says why.
+    pub fn require(&mut self, what: Needs) {
+        self.needs.push(what);
     }
 
     /// Where this scenario runs.
@@ -127,12 +153,31 @@ impl ScenarioCluster {
                 gates.version()
             )));
         }
+        if let Target::Remote(remote) = &self.target
+            && let Some(server) = &remote.server_gates
+        {
+            for (name, wanted, has) in [
+                (
+                    "HPAScaleToZero",
+                    gates.scale_to_zero(),
+                    server.scale_to_zero(),
+                ),
+                (
+                    "HPAConfigurableTolerance",
+                    gates.configurable_tolerance(),
+                    server.configurable_tolerance(),
+                ),
+            ] {
+                if wanted && !has {
+                    return Err(StepError::unsupported(format!(
+                        "the scenario turns on {name}, which this cluster's API server runs without (start the control plane with --control-plane-feature-gates {name}=true)"
+                    )));
+                }
+            }
+        }
         let env = Env::start(&self.target).await?;
-        if self.needs_virtual_clock && !env.is_virtual() {
-            return Err(StepError::unsupported(format!(
-                "the scenario is tagged @{}: its expectations are exact to the second, which only a virtual clock keeps (here time is the wall clock)",
-                crate::gherkin::selection::VIRTUAL_CLOCK_TAG
-            )));
+        if let Some(why) = self.needs.iter().find_map(|n| n.unmet(&env)) {
+            return Err(StepError::unsupported(why));
         }
         // One cluster, one set of gates: the API server validates
         // `minReplicas: 0` only with HPAScaleToZero, as the controller decides.
@@ -433,6 +478,10 @@ impl ScenarioCluster {
         let Some(ns) = self.own_namespace.take() else {
             return;
         };
+        // Pods the scenario held terminating would hold its namespace.
+        if let Err(e) = crate::testbed::cleanup::release_held_pods(&env.client, Some(&ns)).await {
+            tracing::warn!(namespace = %ns, error = %e, "letting go of the scenario's held pods");
+        }
         let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(env.client.clone());
         match api.delete(&ns, &Default::default()).await {
             Ok(_) => {
