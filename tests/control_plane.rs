@@ -137,6 +137,10 @@ async fn one_scenario_runs_with_each_controller_and_nothing_is_left() {
         // under: 1.36's scenario passed, the others were not for it.
         assert!(out.contains("(Kubernetes v1.36"), "{out}");
         assert!(
+            out.contains("the cluster runs Kubernetes 1.36 (its /version)"),
+            "{out}"
+        );
+        assert!(
             out.contains("=== Kubernetes 1.36 ===") && out.contains("1 scenario (1 passed)"),
             "{out}"
         );
@@ -361,4 +365,93 @@ async fn preflight_knows_the_metrics_server_by_its_answer_not_by_a_service_name(
     );
     assert!(!out.contains("kubectl delete apiservice"), "{out}");
     let _ = other.kill().await;
+}
+
+/// The feature library on two genuine control planes side by side: with
+/// kube-controller-manager's HPA controller, and with ours as the shipped
+/// `hpa-controller` binary (its defaults, one process per scenario). Every
+/// scenario runs or is listed in docs/steps.md with why it does not (and a
+/// listed one that runs fails the test too), every scenario ours runs
+/// passes, and no scenario passes with one controller and fails with the
+/// other.
+#[tokio::test]
+async fn the_feature_library_on_the_genuine_control_plane_agrees_with_kube_controller_manager() {
+    use hpa_harness::gherkin::{
+        BackendKind, RunOptions, Verdict, conformance, not_runnable, runner,
+    };
+    use hpa_harness::testbed::{ControllerKind, TestbedOptions};
+    let Some(bin) = binaries() else { return };
+    let root = env!("CARGO_MANIFEST_DIR");
+    let testbed = TestbedOptions {
+        control_plane_bin: Some(bin),
+        ..TestbedOptions::default()
+    };
+    let run = |controller: ControllerKind| RunOptions {
+        paths: vec![PathBuf::from(root).join("features")],
+        backend: BackendKind::ControlPlane,
+        // On the wall clock most of a scenario is waiting: many side by side.
+        concurrency: 16,
+        testbed: TestbedOptions {
+            controller,
+            controller_binary: (controller == ControllerKind::Ours).then(controller_binary),
+            ..testbed.clone()
+        },
+        ..RunOptions::default()
+    };
+    let (ours, upstream) = (run(ControllerKind::Ours), run(ControllerKind::Upstream));
+    let (ours, upstream) = tokio::join!(runner::run(&ours), runner::run(&upstream));
+    let (ours, upstream) = (ours.unwrap(), upstream.unwrap());
+
+    let failed: Vec<String> = ours
+        .scenarios
+        .iter()
+        .filter(|o| matches!(o.verdict, Verdict::Failed(_)))
+        .map(|o| format!("{} ({}): {:?}", o.scenario, o.location, o.verdict))
+        .collect();
+    let rows = conformance::rows(&upstream.scenarios, &ours.scenarios);
+    let differ: Vec<String> = rows
+        .iter()
+        .filter(|r| r.disagrees())
+        .map(|r| {
+            format!(
+                "{} ({}): upstream {:?}, ours {:?}",
+                r.scenario, r.location, r.upstream, r.ours
+            )
+        })
+        .collect();
+    let found = not_runnable::of_runs(root, &ours.scenarios, &upstream.scenarios)
+        .unwrap_or_else(|unknown| panic!("reasons no category covers:\n{}", unknown.join("\n")));
+    let doc = std::fs::read_to_string(PathBuf::from(root).join("docs/steps.md")).unwrap();
+    let listed = not_runnable::parse(&doc).unwrap();
+    let ran = ours.scenarios.len() + upstream.scenarios.len();
+    let counts = not_runnable::counts(&found);
+    println!(
+        "\n{ran} scenario runs; ours: {} passed, {} failed; not runnable (ours, upstream): {counts:?}; {} differ",
+        ours.scenarios
+            .iter()
+            .filter(|o| o.verdict == Verdict::Passed)
+            .count(),
+        failed.len(),
+        differ.len()
+    );
+    let count_table = not_runnable::render_counts(&found);
+    assert!(
+        doc.contains(&count_table),
+        "docs/steps.md's counts are not this run's; this run's:\n{count_table}"
+    );
+    assert!(
+        listed == found,
+        "docs/steps.md's list of scenarios that do not run on a real cluster is not this run's; this run's:\n{}",
+        not_runnable::render(&found)
+    );
+    assert!(
+        failed.is_empty(),
+        "scenarios failed with ours:\n{}",
+        failed.join("\n")
+    );
+    assert!(
+        differ.is_empty(),
+        "upstream's controller and ours differ:\n{}",
+        differ.join("\n")
+    );
 }

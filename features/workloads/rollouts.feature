@@ -8,6 +8,7 @@ Feature: Rolling updates under an HPA
   averages over every pod that reports, surge pods included
   (kubernetes#138505).
 
+  @simulated-workloads
   Scenario: Unready surge pods scale a pods metric up although the load did not change
     # 432 requests/s over 4 pods: 108 each against 100, ratio 1.08, within
     # the 10% tolerance.

@@ -202,7 +202,14 @@ async fn run_on(
     let versions = match (&options.versions, &target) {
         (Some(list), _) => list.clone(),
         (None, Target::Remote(remote)) => {
-            vec![crate::testbed::start::cluster_release(&remote.client).await]
+            let release = match remote.release {
+                Some(release) => release,
+                None => crate::testbed::start::cluster_release(&remote.client).await,
+            };
+            println!(
+                "the cluster runs Kubernetes {release} (its /version): the scenarios run under it"
+            );
+            vec![release]
         }
         (None, _) => vec![KubernetesVersion::LATEST_STABLE],
     };

@@ -134,6 +134,21 @@ pub async fn scenario_objects_in(
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
+    // In a namespace the next scenario uses too, the pods of what went must
+    // be gone as well: a pod that lingers, terminating, still matches the
+    // next workload of the same name and would take its first pod's name.
+    if let Some(ns) = namespace {
+        let _ = release_held_pods(client, Some(ns)).await;
+        let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::namespaced(client.clone(), ns);
+        let managed = ListParams::default().labels(&format!(
+            "{}=true",
+            super::cluster::fake_node::MANAGED_POD_LABEL
+        ));
+        while !pods.list(&managed).await?.items.is_empty() && tokio::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
     Ok(())
 }
 

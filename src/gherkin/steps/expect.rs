@@ -668,10 +668,17 @@ async fn event_with_message(
 
 #[then(expr = "the HPA {string} last scaled {duration} ago")]
 async fn last_scaled(world: &mut HpaWorld, name: String, ago: Duration) -> StepResult {
+    // On the wall clock the scale happened at a sync that landed a moment
+    // before the step (upstream's, somewhere in the period the step before
+    // waited): "N ago" then means within the sync period before now - N.
+    let window = match world.patience() {
+        Some(_) => jiff::SignedDuration::try_from(world.sync_period()).unwrap_or_default(),
+        None => jiff::SignedDuration::ZERO,
+    };
+    let now = world.now().await?;
     world
         .eventually(async |world: &mut HpaWorld| {
         let hpa = world.hpa(&name).await?;
-        let now = world.now().await?;
         let last = hpa
             .status
             .as_ref()
@@ -680,7 +687,8 @@ async fn last_scaled(world: &mut HpaWorld, name: String, ago: Duration) -> StepR
         let want = now - ago.0;
         // metav1.Time keeps whole seconds.
         let want = Timestamp::from_second(want.as_second()).unwrap_or(want);
-        if last != Some(want) {
+        let earliest = want - window;
+        if !last.is_some_and(|t| earliest <= t && t <= want) {
             return fail(
                 world,
                 format!(

@@ -133,6 +133,38 @@ impl ScenarioCluster {
         }
     }
 
+    /// Where the run knows its API server's gates (a control plane it
+    /// started): a scenario that turns on a gate the API server consults
+    /// (HPAScaleToZero admits `minReplicas: 0`, HPAConfigurableTolerance
+    /// keeps `tolerance`) while the API server runs without it cannot run.
+    fn check_server_gates(&self, gates: &FeatureGates) -> StepResult {
+        let Target::Remote(remote) = &self.target else {
+            return Ok(());
+        };
+        let Some(server) = &remote.server_gates else {
+            return Ok(());
+        };
+        for (name, wanted, has) in [
+            (
+                "HPAScaleToZero",
+                gates.scale_to_zero(),
+                server.scale_to_zero(),
+            ),
+            (
+                "HPAConfigurableTolerance",
+                gates.configurable_tolerance(),
+                server.configurable_tolerance(),
+            ),
+        ] {
+            if wanted && !has {
+                return Err(StepError::unsupported(format!(
+                    "the scenario turns on {name}, which this cluster's API server runs without (start the control plane with --control-plane-feature-gates {name}=true)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// Starts the cluster unless it runs, with the scenario's feature
     /// gates; on a real cluster, unless the scenario named a namespace, the
     /// namespace made for it (which unqualified names then mean).
@@ -153,28 +185,7 @@ impl ScenarioCluster {
                 gates.version()
             )));
         }
-        if let Target::Remote(remote) = &self.target
-            && let Some(server) = &remote.server_gates
-        {
-            for (name, wanted, has) in [
-                (
-                    "HPAScaleToZero",
-                    gates.scale_to_zero(),
-                    server.scale_to_zero(),
-                ),
-                (
-                    "HPAConfigurableTolerance",
-                    gates.configurable_tolerance(),
-                    server.configurable_tolerance(),
-                ),
-            ] {
-                if wanted && !has {
-                    return Err(StepError::unsupported(format!(
-                        "the scenario turns on {name}, which this cluster's API server runs without (start the control plane with --control-plane-feature-gates {name}=true)"
-                    )));
-                }
-            }
-        }
+        self.check_server_gates(gates)?;
         let env = Env::start(&self.target).await?;
         if let Some(why) = self.needs.iter().find_map(|n| n.unmet(&env)) {
             return Err(StepError::unsupported(why));
@@ -361,18 +372,17 @@ impl ScenarioCluster {
         }
         self.flags.push((flag.to_owned(), value.to_owned()));
         if let Some(env) = &self.env {
+            self.check_server_gates(&gates)?;
             env.set_feature_gates(&gates).await?;
         }
         Ok(())
     }
 
     /// The command line of a controller process: the release, then the
-    /// flags the steps gave (the last value of each), and upstream's
-    /// requests when asked or when the scenario bends `/scale`.
-    /// The flags of a controller process: the scenario's, its release,
-    /// its requests; on a real cluster its namespace (`scope`), where its
-    /// leader Lease lives too, so that scenarios side by side never share
-    /// one.
+    /// flags the steps gave (the last value of each), upstream's requests
+    /// when asked or when the scenario bends `/scale`, and on a real
+    /// cluster its namespace (`scope`), where its leader Lease lives too, so
+    /// that scenarios side by side never share one.
     fn process_flags(
         &self,
         release: impl std::fmt::Display,
