@@ -401,6 +401,9 @@ async fn the_feature_library_on_the_genuine_control_plane_agrees_with_kube_contr
     let (ours, upstream) = (run(ControllerKind::Ours), run(ControllerKind::Upstream));
     let (ours, upstream) = tokio::join!(runner::run(&ours), runner::run(&upstream));
     let (ours, upstream) = (ours.unwrap(), upstream.unwrap());
+    // cucumber catches the steps' panics with a hook of its own, which
+    // would swallow this test's own failure messages: back to the default.
+    drop(std::panic::take_hook());
 
     let failed: Vec<String> = ours
         .scenarios
@@ -434,6 +437,18 @@ async fn the_feature_library_on_the_genuine_control_plane_agrees_with_kube_contr
         failed.len(),
         differ.len()
     );
+    // This run's list, for docs/steps.md when the library changes.
+    let written = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("not-runnable.md");
+    std::fs::write(
+        &written,
+        format!(
+            "{}\n<!-- not-runnable:begin -->\n{}<!-- not-runnable:end -->\n",
+            not_runnable::render_counts(&found),
+            not_runnable::render(&found)
+        ),
+    )
+    .unwrap();
+    eprintln!("this run's list: {}", written.display());
     let count_table = not_runnable::render_counts(&found);
     assert!(
         doc.contains(&count_table),

@@ -91,7 +91,7 @@ fn resources() -> [ApiResource; 4] {
 /// Deletes every object (in every namespace) an earlier scenario created,
 /// with their pods, and waits until they are gone.
 pub async fn scenario_objects(client: &kube::Client) -> Result<(), kube::Error> {
-    scenario_objects_in(client, None).await
+    scenario_objects_in(client, None).await.map(|_| ())
 }
 
 /// An API of `resource` in `namespace`, or in all.
@@ -106,13 +106,15 @@ fn api_in(
     }
 }
 
-/// [`scenario_objects`] in one namespace (`None`: all).
+/// [`scenario_objects`] in one namespace (`None`: all); returns how many
+/// HPAs it deleted.
 pub async fn scenario_objects_in(
     client: &kube::Client,
     namespace: Option<&str>,
-) -> Result<(), kube::Error> {
+) -> Result<usize, kube::Error> {
     let selector = ListParams::default().labels(&format!("{SCENARIO_LABEL}=true"));
     let delete = DeleteParams::foreground();
+    let mut hpas = 0;
     for resource in resources() {
         let api = api_in(client, namespace, &resource);
         for obj in api.list(&selector).await?.items {
@@ -121,7 +123,12 @@ pub async fn scenario_objects_in(
             };
             let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &ns, &resource);
             match api.delete(&name, &delete).await {
-                Ok(_) | Err(kube::Error::Api(_)) => {}
+                Ok(_) => {
+                    if resource.kind == "HorizontalPodAutoscaler" {
+                        hpas += 1;
+                    }
+                }
+                Err(kube::Error::Api(_)) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -149,7 +156,7 @@ pub async fn scenario_objects_in(
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
     }
-    Ok(())
+    Ok(hpas)
 }
 
 /// Why `hpa-harness cleanup` or an interrupted run's cleanup failed.

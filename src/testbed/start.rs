@@ -365,7 +365,12 @@ impl Testbed {
         };
         let metrics_url = session.metrics_url().to_owned();
         match Self::connect(backend, &reach, &metrics_url).await {
-            Ok(parts) => {
+            Ok(mut parts) => {
+                if let (Parts::Remote { target, .. }, Some(plane)) =
+                    (&mut parts, session.control_plane_handle())
+                {
+                    target.manager_flags = Some(plane.manager_hpa_flags());
+                }
                 let mut bed = Self::new(backend, parts);
                 bed.made = Some(session);
                 Ok(bed)
@@ -423,6 +428,7 @@ impl Testbed {
             target: Box::new(RemoteTarget {
                 release,
                 server_gates,
+                manager_flags: None,
                 client: connected.client,
                 admin,
                 metrics: connected.metrics.clone(),

@@ -42,6 +42,9 @@ pub struct RemoteTarget {
     /// the API server consults (HPAScaleToZero validates `minReplicas: 0`,
     /// HPAConfigurableTolerance keeps `tolerance`) cannot run there.
     pub server_gates: Option<hpa_core::FeatureGates>,
+    /// The HPA flags of the cluster's kube-controller-manager, where the
+    /// run knows them (a control plane it started).
+    pub manager_flags: Option<Vec<String>>,
 }
 
 /// The `hpa-controller` binary each scenario runs as a process, and how it

@@ -45,8 +45,11 @@ async fn the_manifests_in(world: &mut HpaWorld, path: String) -> StepResult {
 /// controller, see them as the scenario set them up.
 async fn wait_placed(world: &mut HpaWorld, ns: &str, name: &str, kind: WorkloadKind) -> StepResult {
     let api = crate::gherkin::world::workload_api(&world.env().await?.client, ns, kind);
-    world
-        .eventually(async |w: &mut HpaWorld| {
+    // Setting up, not expecting: as long as a busy cluster's controllers
+    // and the fake node take, within the bound of a real start.
+    let deadline = tokio::time::Instant::now() + crate::gherkin::pods::REAL_START_TIMEOUT;
+    loop {
+        let placed = async |w: &mut HpaWorld| -> StepResult {
             let replicas = api
                 .get(name)
                 .await
@@ -76,9 +79,16 @@ async fn wait_placed(world: &mut HpaWorld, ns: &str, name: &str, kind: WorkloadK
                 "{kind} {ns}/{name} should have {replicas} pods on the fake node; the cluster made {}, {placed} placed",
                 live.len()
             )))
-        })
-        .await
-        .map_err(|e| StepError::State(e.to_string()))
+        };
+        match placed(world).await {
+            Err(StepError::Expectation(why)) if tokio::time::Instant::now() < deadline => {
+                let _ = why;
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+            Err(StepError::Expectation(why)) => return Err(StepError::State(why)),
+            other => return other,
+        }
+    }
 }
 
 /// The documents of a YAML file, or of every `.yaml`/`.yml` file under a

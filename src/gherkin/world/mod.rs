@@ -122,11 +122,19 @@ impl HpaWorld {
                 )));
             }
             self.cluster.hold_namespace(name).await;
-            crate::testbed::cleanup::scenario_objects_in(&client, Some(name))
+            let hpas = crate::testbed::cleanup::scenario_objects_in(&client, Some(name))
                 .await
                 .map_err(StepError::kube(format!(
                     "removing what earlier scenarios left in namespace {name}"
                 )))?;
+            if hpas > 0 && self.cluster.controller() == ControllerKind::Upstream {
+                // kube-controller-manager keeps an HPA's recommendations and
+                // scale events by namespace/name until a sync finds it gone;
+                // an HPA of the same name made before then would inherit
+                // them (an earlier scenario's 6 holding a scale-down). Its
+                // next sync of the key comes within a sync period.
+                tokio::time::sleep(self.sync_period() + std::time::Duration::from_secs(2)).await;
+            }
             let metrics = self.env().await?.metrics.clone();
             metrics
                 .reset_namespace(name)

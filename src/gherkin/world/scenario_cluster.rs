@@ -363,7 +363,10 @@ impl ScenarioCluster {
         let gates = check()?;
         if self.controller() == ControllerKind::Upstream {
             let shown = match &self.target {
-                Target::Remote(r) => crate::testbed::controller_manager::describe(&r.client).await,
+                Target::Remote(r) => match &r.manager_flags {
+                    Some(flags) => format!("it runs with {}", flags.join(" ")),
+                    None => crate::testbed::controller_manager::describe(&r.client).await,
+                },
                 _ => "its flags are not visible here".to_owned(),
             };
             return Err(StepError::unsupported(format!(

@@ -128,6 +128,8 @@ pub struct ControlPlane {
     kubeconfig: PathBuf,
     server: String,
     version: String,
+    /// kube-controller-manager's command line.
+    manager_args: Vec<String>,
 }
 
 /// A free port on 127.0.0.1, released for the process that binds it next.
@@ -185,6 +187,7 @@ impl ControlPlane {
             kubeconfig: PathBuf::new(),
             server: String::new(),
             version: options.binaries.api_server_version.clone(),
+            manager_args: Vec::new(),
         };
         match plane.start_components(options).await {
             Ok(()) => Ok(plane),
@@ -339,6 +342,7 @@ impl ControlPlane {
             &bins.controller_manager,
             &manager_args,
         )?;
+        self.manager_args = manager_args;
         self.wait_manager(&client).await
     }
 
@@ -503,6 +507,12 @@ impl ControlPlane {
     /// The API server's URL.
     pub fn server(&self) -> &str {
         &self.server
+    }
+
+    /// The flags of kube-controller-manager's command line that shape its
+    /// HPA controller.
+    pub fn manager_hpa_flags(&self) -> Vec<String> {
+        crate::testbed::controller_manager::hpa_flags(&self.manager_args)
     }
 
     /// What `kube-apiserver --version` said.
