@@ -646,25 +646,32 @@ impl<'de> Deserialize<'de> for PodShare {
 }
 
 impl PodShare {
-    /// Why the pod counted as it did and what the controller took for it,
-    /// in a user's words; `ratio` is its metric's first-pass ratio (which
-    /// side of the target decides what a missing pod is taken as).
-    pub fn words(&self, ratio: Option<f64>, now: Timestamp, style: TimeStyle) -> String {
-        let rule = self.why.words(now, style);
-        let taken = match (self.class, self.assumed) {
-            ("missing", Some(0)) => "taken as 0 on this scale-up".to_owned(),
+    /// What the controller took for the pod, in words, where it did not
+    /// count its sample as reported; `ratio` is its metric's first-pass
+    /// ratio (which side of the target decides what a missing pod is
+    /// taken as).
+    pub fn taken(&self, ratio: Option<f64>) -> Option<String> {
+        Some(match (self.class, self.assumed) {
+            ("missing", Some(0)) | ("unready", Some(_)) => "taken as 0 on this scale-up".to_owned(),
             ("missing", Some(v)) => format!(
                 "taken as {v}m on this scale-down (the target; for a utilization target at least the pod's request)"
             ),
             ("missing", None) if ratio == Some(1.0) => {
                 "nothing taken: the others are exactly at the target".to_owned()
             }
-            ("missing", None) => "left out".to_owned(),
-            ("unready", Some(_)) => "taken as 0 on this scale-up".to_owned(),
-            ("unready" | "ignored", None) => "left out".to_owned(),
-            _ => return rule,
-        };
-        format!("{rule}: {taken}")
+            ("missing" | "unready" | "ignored", None) => "left out".to_owned(),
+            _ => return None,
+        })
+    }
+
+    /// Why the pod counted as it did and what the controller took for it,
+    /// in a user's words.
+    pub fn words(&self, ratio: Option<f64>, now: Timestamp, style: TimeStyle) -> String {
+        let rule = self.why.words(now, style);
+        match self.taken(ratio) {
+            Some(taken) => format!("{rule}; {taken}"),
+            None => rule,
+        }
     }
 }
 

@@ -21,7 +21,7 @@ pub struct Readiness {
 }
 
 /// `t + d`, saturating at the ends of time.
-pub(crate) fn add(t: Timestamp, d: SignedDuration) -> Timestamp {
+pub fn add(t: Timestamp, d: SignedDuration) -> Timestamp {
     t.checked_add(d).unwrap_or(if d.is_negative() {
         Timestamp::MIN
     } else {

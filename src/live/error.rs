@@ -43,9 +43,14 @@ pub enum LiveError {
         name: String,
         detail: String,
     },
-    /// No metric of the HPA could be read from the metrics APIs.
-    #[error("HPA {hpa}: the metrics APIs did not answer: {detail}")]
-    MetricsUnavailable { hpa: String, detail: String },
+    /// No metric of the HPA could be read from the metrics APIs; `why`
+    /// names the APIService at fault (`; APIService ...`), if one is.
+    #[error("HPA {hpa}: the metrics APIs did not answer: {detail}{why}")]
+    MetricsUnavailable {
+        hpa: String,
+        detail: String,
+        why: String,
+    },
     /// Another request failed (the server unreachable, an error answer).
     #[error("{what}: {detail}")]
     Request { what: String, detail: String },
