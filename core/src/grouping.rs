@@ -80,7 +80,7 @@ pub enum GroupRule {
         /// The Ready condition's last transition (`None`: not recorded).
         ready_since: Option<Timestamp>,
         /// The sample's timestamp.
-        sample: Timestamp,
+        sample_time: Timestamp,
         /// The sample's window.
         #[serde(with = "go_duration::serde_format")]
         window: SignedDuration,
@@ -115,7 +115,7 @@ pub enum GroupRule {
         /// When Ready turned True.
         ready_since: Timestamp,
         /// The sample's timestamp.
-        sample: Timestamp,
+        sample_time: Timestamp,
         /// The sample's window.
         #[serde(with = "go_duration::serde_format")]
         window: SignedDuration,
@@ -233,13 +233,13 @@ impl GroupRule {
             Self::Counted => "counted as reported".to_owned(),
             Self::SampleAfterReady {
                 ready_since,
-                sample,
+                sample_time,
                 window,
             } => format!(
                 "counted: Ready{}, and its sample ({} window, taken {}) began after that",
                 since(ready_since),
                 go_duration::format(window),
-                at(sample)
+                at(sample_time)
             ),
             Self::TurnedUnready { since, delay_ends } => format!(
                 "counted: not Ready since {}, but it turned unready after the initial readiness delay (it ended {}), and past the cpu initialization period upstream counts such a pod's cpu",
@@ -273,7 +273,7 @@ impl GroupRule {
             }
             Self::SampleBeforeReady {
                 ready_since,
-                sample,
+                sample_time,
                 window,
                 initialization_ends,
             } => {
@@ -290,8 +290,8 @@ impl GroupRule {
                     "Ready since {}, within the cpu initialization period, but its sample ({} window, taken {}) began {} before it turned Ready; {counts}",
                     at(ready_since),
                     go_duration::format(window),
-                    at(sample),
-                    go_duration::format(ready_since.duration_since(add(sample, -window))),
+                    at(sample_time),
+                    go_duration::format(ready_since.duration_since(add(sample_time, -window))),
                 )
             }
             Self::NeverReady {
@@ -365,14 +365,14 @@ pub fn group_pod(
         if sample < add(transition_or_zero, window) {
             return GroupRule::SampleBeforeReady {
                 ready_since: transition_or_zero,
-                sample,
+                sample_time: sample,
                 window,
                 initialization_ends,
             };
         }
         return GroupRule::SampleAfterReady {
             ready_since: transition,
-            sample,
+            sample_time: sample,
             window,
         };
     }
@@ -439,7 +439,7 @@ mod tests {
             rule,
             GroupRule::SampleBeforeReady {
                 ready_since: t(0),
-                sample: t(10),
+                sample_time: t(10),
                 window: SignedDuration::from_secs(30),
                 initialization_ends: t(300),
             }
@@ -570,7 +570,7 @@ mod tests {
     fn a_rule_reads_back_from_its_json() {
         let rule = GroupRule::SampleBeforeReady {
             ready_since: t(0),
-            sample: t(10),
+            sample_time: t(10),
             window: SignedDuration::from_millis(30_500),
             initialization_ends: t(300),
         };

@@ -1163,7 +1163,7 @@ fn pods_unready_for_lack_of_a_window_after_readiness_are_named_in_a_failed_metri
             share.why,
             hpa_core::grouping::GroupRule::SampleBeforeReady {
                 ready_since: t0() - SignedDuration::from_secs(10),
-                sample: t0() - SignedDuration::from_secs(30),
+                sample_time: t0() - SignedDuration::from_secs(30),
                 window: SignedDuration::from_secs(30),
                 initialization_ends: t0() + SignedDuration::from_secs(290),
             }

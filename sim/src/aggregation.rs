@@ -138,7 +138,11 @@ pub fn backend_for(sim: &Sim, group: &str, version: &str) -> Result<Option<Route
             let known = METRICS_GROUPS
                 .iter()
                 .any(|(g, vs)| *g == group && vs.contains(&version));
-            Ok(if known { default.map(Route::Proxy) } else { None })
+            Ok(if known {
+                default.map(Route::Proxy)
+            } else {
+                None
+            })
         }
     }
 }

@@ -824,7 +824,11 @@ fn pods_held_back(
             "No pod's sample of metric {name} counts, so the metric fails with upstream's \"did not receive metrics for targeted pods (pods might be unready)\": "
         )
     } else {
-        format!("Metric {name} counts {} of its {} pods as reported: ", m.pods.len() - held.len(), m.pods.len())
+        format!(
+            "Metric {name} counts {} of its {} pods as reported: ",
+            m.pods.len() - held.len(),
+            m.pods.len()
+        )
     };
     // Pods with the same rule, times and share go together.
     let mut groups: Vec<(Vec<&str>, GroupRule, Option<String>)> = Vec::new();
@@ -876,16 +880,13 @@ fn sentence(rule: &GroupRule, names: &[&str], taken: Option<&str>, now: Timestam
     match *rule {
         GroupRule::SampleBeforeReady {
             ready_since,
-            sample,
+            sample_time,
             window,
             initialization_ends,
         } => {
             let after_ready = hpa_core::grouping::add(ready_since, window);
             let counts = if after_ready <= initialization_ends {
-                format!(
-                    "a sample taken at {} or later counts",
-                    at(after_ready)
-                )
+                format!("a sample taken at {} or later counts", at(after_ready))
             } else {
                 format!(
                     "{they} count{} from {}, when the cpu initialization period ends",
@@ -898,10 +899,10 @@ fn sentence(rule: &GroupRule, names: &[&str], taken: Option<&str>, now: Timestam
                 at(ready_since),
                 hpa_core::go_duration::format(window),
                 pick("", "s"),
-                at(sample),
-                hpa_core::go_duration::format(ready_since.duration_since(
-                    hpa_core::grouping::add(sample, -window)
-                )),
+                at(sample_time),
+                hpa_core::go_duration::format(
+                    ready_since.duration_since(hpa_core::grouping::add(sample_time, -window))
+                ),
             )
         }
         GroupRule::NotReady {
@@ -936,9 +937,9 @@ fn sentence(rule: &GroupRule, names: &[&str], taken: Option<&str>, now: Timestam
         GroupRule::NoStartTime => {
             format!("{who} {have} no start time, so {they} {are} unready{taken}")
         }
-        GroupRule::NoSample => format!(
-            "the metrics API has no sample of {who}, so {they} {are} missing{taken}"
-        ),
+        GroupRule::NoSample => {
+            format!("the metrics API has no sample of {who}, so {they} {are} missing{taken}")
+        }
         GroupRule::Deleting { since } => format!(
             "{who} {are} being deleted (since {}), so {they} {are} ignored",
             at(since)
