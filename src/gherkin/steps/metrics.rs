@@ -20,6 +20,9 @@ async fn pods_report(
     values: Values,
 ) -> StepResult {
     let (ns, n) = world.qualify(&workload);
+    // New pods get the values "the new pods of ..." gave them first: these,
+    // said later of the pods by name, win.
+    world.report_new_pods().await?;
     let pods = world.pods_of(&ns, &n).await?;
     if pods.len() != values.0.len() {
         let names: Vec<String> = pods
@@ -44,6 +47,10 @@ async fn pods_report(
 #[when(expr = "the pods report:")]
 async fn pods_report_table(world: &mut HpaWorld, step: &Step) -> StepResult {
     let table = Table::of(step, &["pod"])?;
+    // New pods get the values "the new pods of ..." gave them first: the
+    // table, later and about these pods by name, wins (with or without its
+    // sample times).
+    world.report_new_pods().await?;
     let metric_columns: Vec<&String> = table
         .header
         .iter()
