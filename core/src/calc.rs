@@ -700,8 +700,9 @@ pub struct PodProposal {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{error}")]
 pub struct PodFailure {
-    /// Upstream's error.
-    pub error: CalcError,
+    /// Upstream's error (boxed: an error path should not widen every
+    /// proposal's `Result`).
+    pub error: Box<CalcError>,
     /// How each pod counted.
     pub pods: Vec<PodShare>,
 }
@@ -709,7 +710,7 @@ pub struct PodFailure {
 impl From<CalcError> for PodFailure {
     fn from(error: CalcError) -> Self {
         Self {
-            error,
+            error: Box::new(error),
             pods: Vec::new(),
         }
     }
@@ -718,7 +719,7 @@ impl From<CalcError> for PodFailure {
 impl PodFailure {
     fn grouped(error: CalcError, groups: &PodGroups, samples: &PodMetricsInfo) -> Self {
         Self {
-            error,
+            error: Box::new(error),
             pods: shares(groups, samples, &PodMetricsInfo::new()),
         }
     }
