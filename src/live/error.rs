@@ -2,7 +2,7 @@
 //! server's own words inside, never a chain of causes.
 
 /// What the needed role grants, for the refusal message.
-pub const RBAC_HINT: &str = "explain and capture need get and list on horizontalpodautoscalers, the scale subresource, pods and the metrics APIs (deploy/explain-rbac.yaml)";
+pub const RBAC_HINT: &str = "explain and capture need get and list on horizontalpodautoscalers, the scale subresource, pods and the metrics APIs, and list on apiservices (deploy/explain-rbac.yaml)";
 
 /// Why reading or explaining a live HPA failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

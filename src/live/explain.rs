@@ -965,7 +965,7 @@ fn join_names(names: &[&str]) -> String {
 fn rule_text(rule: &GroupRule) -> &'static str {
     match rule {
         GroupRule::SampleBeforeReady { .. } => {
-            "Upstream counts the cpu of a pod in its first {period} (the cpu initialization period, from its start) only from a sample whose window began after the pod turned Ready, as a starting pod's cpu is not its load"
+            "Upstream counts the cpu of a pod in its first {period} (the cpu initialization period, from its start) only from a sample whose window began after the pod turned Ready: a starting pod's cpu says little of its load"
         }
         GroupRule::NotReady { .. } => {
             "Upstream leaves out the cpu of a pod that is not Ready within its first {period} (the cpu initialization period)"
