@@ -143,8 +143,10 @@ pub struct Args {
     /// sync periods, once as hpa-controller ships (caches on) and once with
     /// upstream's requests, and compare each HPA's sequence of core inputs
     /// (scale, pods, metrics) and decisions. Exits non-zero when any HPA's
-    /// differ. Takes --hpas, --pods-per-hpa, --hpas-per-namespace,
-    /// --metric-profile and the controller flags; no wall time passes.
+    /// differ, or when nothing rescaled (decisions that never change prove
+    /// nothing). Takes --hpas, --pods-per-hpa, --hpas-per-namespace,
+    /// --metric-profile (spiky by default here) and the controller flags;
+    /// no wall time passes.
     #[arg(long, value_name = "PERIODS",
         conflicts_with_all = ["sweep", "compare", "from_json", "csv", "plot", "churn"])]
     pub agreement: Option<usize>,
