@@ -70,21 +70,12 @@ impl PodGroup {
     rename_all_fields = "camelCase"
 )]
 pub enum GroupRule {
-    /// Counted as reported: a metric other than cpu (no readiness rule), or
-    /// cpu of a pod past its initialization period whose Ready is not False.
+    /// Counted as reported: a metric other than cpu (no readiness rule);
+    /// for cpu, a pod whose Ready is not False, past its initialization
+    /// period or with a sample whose window began after readiness. (No
+    /// times: a trace keeps this, the common case, as nothing at all.)
     #[default]
     Counted,
-    /// cpu within the initialization period: Ready (not False), and the
-    /// sample's window began at or after the Ready transition. Counted.
-    SampleAfterReady {
-        /// The Ready condition's last transition (`None`: not recorded).
-        ready_since: Option<Timestamp>,
-        /// The sample's timestamp.
-        sample_time: Timestamp,
-        /// The sample's window.
-        #[serde(with = "go_duration::serde_format")]
-        window: SignedDuration,
-    },
     /// cpu past the initialization period: Ready is False, but it turned
     /// False after the initial readiness delay ended (a pod that was ready
     /// and then failed its probe). Counted, as upstream does.
@@ -177,9 +168,7 @@ impl GroupRule {
     /// The group the rule puts a pod in.
     pub fn group(&self) -> PodGroup {
         match self {
-            Self::Counted | Self::SampleAfterReady { .. } | Self::TurnedUnready { .. } => {
-                PodGroup::Ready
-            }
+            Self::Counted | Self::TurnedUnready { .. } => PodGroup::Ready,
             Self::Pending
             | Self::NoReadyCondition
             | Self::NoStartTime
@@ -231,16 +220,6 @@ impl GroupRule {
             |t: Option<Timestamp>| t.map_or_else(String::new, |t| format!(" since {}", at(t)));
         match *self {
             Self::Counted => "counted as reported".to_owned(),
-            Self::SampleAfterReady {
-                ready_since,
-                sample_time,
-                window,
-            } => format!(
-                "counted: Ready{}, and its sample ({} window, taken {}) began after that",
-                since(ready_since),
-                go_duration::format(window),
-                at(sample_time)
-            ),
             Self::TurnedUnready { since, delay_ends } => format!(
                 "counted: not Ready since {}, but it turned unready after the initial readiness delay (it ended {}), and past the cpu initialization period upstream counts such a pod's cpu",
                 at(since),
@@ -370,11 +349,7 @@ pub fn group_pod(
                 initialization_ends,
             };
         }
-        return GroupRule::SampleAfterReady {
-            ready_since: transition,
-            sample_time: sample,
-            window,
-        };
+        return GroupRule::Counted;
     }
     if status == "False" {
         if delay_ends > transition_or_zero {

@@ -945,9 +945,7 @@ fn sentence(rule: &GroupRule, names: &[&str], taken: Option<&str>, now: Timestam
             at(since)
         ),
         GroupRule::Failed => format!("{who} {have} failed, so {they} {are} ignored"),
-        GroupRule::Counted
-        | GroupRule::SampleAfterReady { .. }
-        | GroupRule::TurnedUnready { .. } => format!("{who} {are} counted"),
+        GroupRule::Counted | GroupRule::TurnedUnready { .. } => format!("{who} {are} counted"),
     }
 }
 
@@ -983,9 +981,7 @@ fn rule_text(rule: &GroupRule) -> &'static str {
         GroupRule::Deleting { .. } | GroupRule::Failed => {
             "Upstream leaves out pods being deleted and Failed pods"
         }
-        GroupRule::Counted
-        | GroupRule::SampleAfterReady { .. }
-        | GroupRule::TurnedUnready { .. } => "",
+        GroupRule::Counted | GroupRule::TurnedUnready { .. } => "",
     }
 }
 
