@@ -1075,3 +1075,36 @@ impl Explanation {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + s).unwrap()
+    }
+
+    #[test]
+    fn a_rule_is_said_of_one_pod_or_of_several() {
+        let rule = GroupRule::NotReady {
+            since: Some(t(60)),
+            delay_ends: t(30),
+            initialization_ends: t(300),
+        };
+        let one = sentence(&rule, &["web-1"], Some("left out"), t(100));
+        assert_eq!(
+            one,
+            format!(
+                "web-1 is not Ready since {} (40s ago), within the cpu initialization period (it ends at {} (in 3m20s)), so it is unready (left out); it counts from {} (in 3m20s) even if still not Ready, as it turned unready after the initial readiness delay",
+                t(60),
+                t(300),
+                t(300)
+            )
+        );
+        let two = sentence(&GroupRule::NoSample, &["web-1", "web-2", "web-3"], None, t(0));
+        assert_eq!(
+            two,
+            "the metrics API has no sample of web-1, web-2 and web-3, so they are missing"
+        );
+    }
+}
