@@ -1101,7 +1101,12 @@ mod tests {
                 t(300)
             )
         );
-        let two = sentence(&GroupRule::NoSample, &["web-1", "web-2", "web-3"], None, t(0));
+        let two = sentence(
+            &GroupRule::NoSample,
+            &["web-1", "web-2", "web-3"],
+            None,
+            t(0),
+        );
         assert_eq!(
             two,
             "the metrics API has no sample of web-1, web-2 and web-3, so they are missing"
