@@ -110,8 +110,8 @@ fn the_cluster_role_grants_only_what_the_controller_uses() {
 }
 
 /// `hpa-harness explain` and `capture` read only: get and list on HPAs,
-/// scales, pods and the metrics APIs (tests/live.rs checks that the
-/// requests they make are within it).
+/// scales, pods, the metrics APIs and the APIServices behind them
+/// (tests/live.rs checks that the requests they make are within it).
 #[test]
 fn the_explain_role_grants_only_get_and_list_on_what_explain_reads() {
     let docs = docs("deploy/explain-rbac.yaml");
@@ -147,6 +147,8 @@ fn the_explain_role_grants_only_get_and_list_on_what_explain_reads() {
         "custom.metrics.k8s.io/*:list",
         "external.metrics.k8s.io/*:get",
         "external.metrics.k8s.io/*:list",
+        "apiregistration.k8s.io/apiservices:get",
+        "apiregistration.k8s.io/apiservices:list",
     ];
     expected.sort_unstable();
     assert_eq!(grants, expected);

@@ -633,3 +633,402 @@ async fn explain_decides_with_the_flags_of_the_clusters_controller_manager() {
         "{scenario}"
     );
 }
+
+impl Sim {
+    /// The names of the pods of `app`, sorted.
+    async fn pods_of(&self, app: &str) -> Vec<String> {
+        let pods: Api<k8s_openapi::api::core::v1::Pod> =
+            Api::default_namespaced(self.client().await);
+        let mut names: Vec<String> = pods
+            .list(&kube::api::ListParams::default().labels(&format!("app={app}")))
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|p| p.metadata.name)
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// `kubectl patch pod NAME --subresource=status` with a merge patch.
+    async fn patch_pod_status(&self, name: &str, status: Value) {
+        let pods: Api<k8s_openapi::api::core::v1::Pod> =
+            Api::default_namespaced(self.client().await);
+        pods.patch_status(
+            name,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"status": status})),
+        )
+        .await
+        .unwrap();
+    }
+
+    /// The sim's clock now.
+    async fn now(&self) -> jiff::Timestamp {
+        let clock: Value = self
+            .http
+            .get(format!("{}/admin/v1/clock", self.api))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        clock["now"].as_str().unwrap().parse().unwrap()
+    }
+}
+
+/// Issue 47: two pods that turned Ready 10s before the controller's sync,
+/// with metrics-server's 30s samples: upstream's groupPods counts neither
+/// (a sample counts in the cpu initialization period only when its window
+/// began after readiness), so the metric fails with "did not receive
+/// metrics for targeted pods (pods might be unready)". `explain` names both
+/// pods, the rule, the readiness time, the samples' time and window and
+/// when they count, in the text, in JSON (a field per pod) and with
+/// --watch; and at that moment they do count.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_young_pods_whose_samples_began_before_readiness_and_when_they_count() {
+    let dir = temp_dir("live-young");
+    let sim = start_sim(dir.path()).await;
+    let t0 = sim.now().await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    sim.load("web", "300m").await;
+    // The controller syncs at 15s: both pods Ready since t0, samples taken
+    // at 15s over 30s began 15s before that.
+    sim.advance("15s").await;
+    let pods = sim.pods_of("web").await;
+    assert_eq!(pods.len(), 2, "{pods:?}");
+    let at = |secs: i64| (t0 + jiff::SignedDuration::from_secs(secs)).to_string();
+
+    let (code, text, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 0, "{err}");
+    for pod in &pods {
+        let row = text
+            .lines()
+            .find(|l| l.trim_start().starts_with(pod.as_str()))
+            .unwrap_or_else(|| panic!("a row for {pod}:\n{text}"));
+        assert!(
+            row.contains("unready")
+                && row.contains(
+                    "Ready since 15s ago, within the cpu initialization period, but its sample (30s window, taken now) began 15s before it turned Ready; a sample taken in 15s or later counts"
+                ),
+            "{row}"
+        );
+    }
+    assert!(
+        text.contains(
+            "verdict: the HPA does not scale, as its status says (ScalingActive=False FailedGetResourceMetric): the controller keeps 2 replicas."
+        ),
+        "{text}"
+    );
+    let first = text
+        .lines()
+        .find(|l| l.starts_with("  1. "))
+        .unwrap_or_else(|| panic!("a first cause:\n{text}"));
+    assert!(
+        first.contains(&format!(
+            "{} and {} turned Ready at {} (15s ago), within the cpu initialization period, but their 30s cpu samples (taken at {} (now)) began 15s before that, so they are unready",
+            pods[0],
+            pods[1],
+            at(0),
+            at(15)
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!(
+            "a sample taken at {} (in 15s) or later counts",
+            at(30)
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains("did not receive metrics for targeted pods (pods might be unready)")
+            && first.contains("only from a sample whose window began after the pod turned Ready"),
+        "{first}"
+    );
+
+    // JSON: a field per pod, with the rule and its times.
+    let (code, out, err) = sim
+        .harness(&["explain", "default/web", "--output", "json"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(out.trim()).unwrap();
+    let explained = doc["pods"].as_array().unwrap();
+    assert_eq!(explained.len(), 2, "{doc}");
+    for (p, name) in explained.iter().zip(&pods) {
+        assert_eq!(p["pod"], name.as_str());
+        assert_eq!(p["metric"], 0);
+        assert_eq!(p["group"], "unready");
+        assert_eq!(p["rule"], "sampleBeforeReady");
+        assert_eq!(p["readySince"], at(0));
+        assert_eq!(p["sampleTime"], at(15));
+        assert_eq!(p["sample"], 150);
+        assert_eq!(p["window"], "30s");
+        assert_eq!(p["countsFrom"], at(30));
+    }
+    assert_eq!(doc["stopped"]["reason"], "FailedGetResourceMetric");
+    assert!(
+        doc["agreement"]["likelyCauses"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("No pod's sample of metric #0 (cpu) counts"),
+        "{doc}"
+    );
+
+    // --watch: the same, explained again.
+    let mut watch = Command::new(BIN)
+        .args(["explain", "default/web", "--watch", "--output", "json"])
+        .args(["--flag", "horizontal-pod-autoscaler-sync-period=1s"])
+        .arg("--kubeconfig")
+        .arg(&sim.kubeconfig)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    {
+        use tokio::io::AsyncBufReadExt;
+        let mut lines = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+        for _ in 0..2 {
+            let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+                .await
+                .expect("--watch explains every period")
+                .unwrap()
+                .unwrap();
+            let doc: Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(doc["pods"][0]["rule"], "sampleBeforeReady", "{doc}");
+            assert_eq!(doc["pods"][0]["countsFrom"], at(30), "{doc}");
+        }
+    }
+    watch.kill().await.unwrap();
+
+    // At the time it named, a sample counts: both pods are counted and the
+    // controller scales (300m over 2 pods requesting 200m: 75%, 3 replicas).
+    sim.advance("15s").await;
+    let (code, out, err) = sim
+        .harness(&["explain", "default/web", "--output", "json"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(doc["stopped"].is_null(), "{doc}");
+    let groups: Vec<&Value> = doc["pods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| pods.iter().any(|n| p["pod"] == n.as_str()))
+        .map(|p| &p["group"])
+        .collect();
+    assert_eq!(groups, [&json!("ready"), &json!("ready")], "{doc}");
+    assert_eq!(
+        sim.latest_decision("default/web").await["desiredReplicas"],
+        3
+    );
+}
+
+/// Each group of upstream's groupPods, named with its rule: a pod counted,
+/// one not Ready since within the initial readiness delay (past the cpu
+/// initialization period), one Failed, one without a sample; and what the
+/// controller took for each on this scale-up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_each_pods_group_with_its_rule() {
+    let dir = temp_dir("live-groups");
+    let sim = start_sim(dir.path()).await;
+    let t0 = sim.now().await;
+    // Metrics from a script, as a user scripts the fake metrics server:
+    // 120m for every pod of app=web (60% of 200m), none for web-3.
+    sim.send(
+        reqwest::Method::PATCH,
+        format!("{}/control/v1/script", sim.metrics),
+        json!({
+            "pods": [{"namespace": "default", "name": "web-3", "missing": true}],
+            "rules": [{"name": "web", "namespace": "default", "selector": "app=web",
+                "containers": [{"name": "app", "cpu": "120m"}]}]
+        }),
+    )
+    .await;
+    sim.create(deployment("web", 4), hpa("web", "web")).await;
+    let pods = sim.pods_of("web").await;
+    assert_eq!(pods, ["web-0", "web-1", "web-2", "web-3"]);
+    sim.advance("6m").await;
+    let at = |secs: i64| (t0 + jiff::SignedDuration::from_secs(secs)).to_string();
+    sim.patch_pod_status(
+        "web-1",
+        json!({"conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": at(5)}]}),
+    )
+    .await;
+    sim.patch_pod_status("web-2", json!({"phase": "Failed"}))
+        .await;
+
+    let (code, out, err) = sim
+        .harness(&["explain", "default/web", "--output", "json"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(out.trim()).unwrap();
+    let pod = |name: &str| {
+        doc["pods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["pod"] == name)
+            .unwrap_or_else(|| panic!("{name} in {doc}"))
+            .clone()
+    };
+    let web0 = pod("web-0");
+    assert_eq!(
+        (&web0["group"], &web0["rule"]),
+        (&json!("ready"), &json!("counted"))
+    );
+    let web1 = pod("web-1");
+    assert_eq!(
+        (&web1["group"], &web1["rule"]),
+        (&json!("unready"), &json!("neverReady"))
+    );
+    assert_eq!(web1["since"], at(5));
+    assert_eq!(web1["started"], at(0));
+    assert_eq!(web1["delayEnds"], at(30));
+    assert_eq!(web1["assumed"], 0);
+    assert!(
+        web1["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("taken as 0 on this scale-up"),
+        "{web1}"
+    );
+    let web2 = pod("web-2");
+    assert_eq!(
+        (&web2["group"], &web2["rule"], &web2["reason"]),
+        (
+            &json!("ignored"),
+            &json!("failed"),
+            &json!("phase Failed; left out")
+        )
+    );
+    let web3 = pod("web-3");
+    assert_eq!(
+        (&web3["group"], &web3["rule"], &web3["reason"]),
+        (
+            &json!("missing"),
+            &json!("noSample"),
+            &json!("no sample from the metrics API; taken as 0 on this scale-up")
+        )
+    );
+    // The text's table says the same.
+    let (code, text, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 0, "{err}");
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("a row for {name}:\n{text}"))
+            .to_owned()
+    };
+    assert!(
+        row("web-1").contains("taken for a pod that never became ready"),
+        "{text}"
+    );
+    assert!(
+        row("web-2").contains("ignored") && row("web-2").contains("phase Failed"),
+        "{text}"
+    );
+    assert!(
+        row("web-3").contains("missing") && row("web-3").contains("no sample from the metrics API"),
+        "{text}"
+    );
+}
+
+/// A metrics API kept down by its APIService: one that is not Available is
+/// named with its condition and message, and none at all is named as
+/// missing, each with what serves that API in common setups.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_the_api_service_that_keeps_the_metrics_api_down() {
+    let dir = temp_dir("live-apiservice");
+    let sim = start_sim(dir.path()).await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    sim.load("web", "200m").await;
+    sim.advance("1m").await;
+    let client = sim.client().await;
+    let services: Api<k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService> =
+        Api::all(client);
+    services
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "v1beta1.metrics.k8s.io"},
+                "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
+                    "groupPriorityMinimum": 100, "versionPriority": 100, "insecureSkipTLSVerify": true,
+                    "service": {"namespace": "kube-system", "name": "metrics-server"}}
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    services
+        .patch_status(
+            "v1beta1.metrics.k8s.io",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"status": {"conditions": [{
+                "type": "Available", "status": "False", "reason": "FailedDiscoveryCheck",
+                "message": "failing or missing response from https://10.96.0.10:443/apis/metrics.k8s.io/v1beta1: dial tcp 10.96.0.10:443: connect: connection refused"}]}})),
+        )
+        .await
+        .unwrap();
+    let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 1);
+    let line = one_line_error(&err);
+    assert!(
+        line.starts_with("HPA default/web: the metrics APIs did not answer: unable to fetch metrics from resource metrics API: "),
+        "{line}"
+    );
+    assert!(
+        line.contains("; APIService v1beta1.metrics.k8s.io (service kube-system/metrics-server) is not available (Available=False FailedDiscoveryCheck: failing or missing response from https://10.96.0.10:443/apis/metrics.k8s.io/v1beta1: dial tcp 10.96.0.10:443: connect: connection refused), so the API server cannot reach what serves metrics.k8s.io: metrics-server serves it in most clusters"),
+        "{line}"
+    );
+
+    // No APIService: the API server does not serve the group (404).
+    services
+        .delete("v1beta1.metrics.k8s.io", &Default::default())
+        .await
+        .unwrap();
+    sim.send(
+        reqwest::Method::PUT,
+        format!("{}/control/v1/faults/resource", sim.metrics),
+        json!({"status": 404, "message": "the server could not find the requested resource"}),
+    )
+    .await;
+    let (code, _, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 1);
+    let line = one_line_error(&err);
+    assert!(
+        line.contains("; no APIService registers metrics.k8s.io (kubectl get apiservices), so the API server answers 404 for it: nothing is installed to serve it; metrics-server serves it in most clusters"),
+        "{line}"
+    );
+}
+
+/// Two HPAs on one workload: upstream refuses both (AmbiguousSelector);
+/// `explain` names the other HPA and the selector they share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_the_other_hpa_of_an_ambiguous_selector() {
+    let dir = temp_dir("live-ambiguous");
+    let sim = start_sim(dir.path()).await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    sim.create(Value::Null, hpa("web-copy", "web")).await;
+    sim.load("web", "200m").await;
+    sim.advance("30s").await;
+    let (code, text, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains(
+            "verdict: the HPA does not scale, as its status says (ScalingActive=False AmbiguousSelector): the controller keeps 2 replicas."
+        ),
+        "{text}"
+    );
+    let first = text
+        .lines()
+        .find(|l| l.starts_with("  1. "))
+        .unwrap_or_else(|| panic!("a first cause:\n{text}"));
+    assert!(
+        first.starts_with("  1. HPA default/web-copy (its target's selector app=web) also selects the pods of Deployment web (selector app=web): upstream's controller refuses to scale pods that more than one HPA selects (AmbiguousSelector)"),
+        "{first}"
+    );
+}

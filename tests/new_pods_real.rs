@@ -40,14 +40,27 @@ fn cluster_controller(kubeconfig: &std::path::Path) -> tokio::process::Child {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_scale_ups_new_pods_report_at_the_clusters_next_sync() {
-    let scratch = support::temp_dir("new-pods-real");
+    run_alone("scale-up.feature", "new-pods-real").await;
+}
+
+/// Issue 47: a pod table said after "the new pods of ... report", naming
+/// some of those pods with sample times, wins for them at every later sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_pod_table_wins_over_the_new_pods_rule() {
+    run_alone("later-table.feature", "later-table-real").await;
+}
+
+/// Runs `tests/real/FEATURE` (one scenario) on a simulated cluster treated
+/// as a real one, with our controller binary as the cluster's own; it passes.
+async fn run_alone(feature: &str, scratch: &str) {
+    let scratch = support::temp_dir(scratch);
     let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     let mut controller = cluster_controller(&kubeconfig);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let summary = tokio::time::timeout(
         Duration::from_secs(120),
         runner::run(&RunOptions {
-            paths: vec![root.join("tests/real/scale-up.feature")],
+            paths: vec![root.join("tests/real").join(feature)],
             backend: BackendKind::Kubeconfig,
             testbed: TestbedOptions {
                 kubeconfig: Some(kubeconfig.clone()),

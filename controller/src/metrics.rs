@@ -140,12 +140,12 @@ impl ControllerMetrics {
             let hpa = registry.sub_registry_with_prefix("horizontal_pod_autoscaler_controller");
             hpa.register(
                 "reconciliations",
-                "Number of reconciliations of HPA controller. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label.",
+                "Number of reconciliations of HPA controller. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label",
                 reconciliations.clone(),
             );
             hpa.register(
                 "reconciliation_duration_seconds",
-                "The time(seconds) that the HPA controller takes to reconcile once. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label.",
+                "The time(seconds) that the HPA controller takes to reconcile once. The label 'action' should be either 'scale_down', 'scale_up', or 'none'. Also, the label 'error' should be either 'spec', 'internal', or 'none'. Note that if both spec and internal errors happen during a reconciliation, the first one to occur is reported in `error` label",
                 reconciliation_duration.clone(),
             );
             hpa.register(
@@ -160,12 +160,12 @@ impl ControllerMetrics {
             );
             hpa.register(
                 "num_horizontal_pod_autoscalers",
-                "Current number of controlled HPA objects.",
+                "Current number of controlled HPA objects",
                 num_hpas.clone(),
             );
             hpa.register(
                 "desired_replicas",
-                "Current desired replica count for HPA objects.",
+                "Current desired replica count for HPA objects",
                 desired_replicas.clone(),
             );
         }
@@ -186,18 +186,18 @@ impl ControllerMetrics {
             );
             wq.register(
                 "queue_duration_seconds",
-                "How long in seconds an item stays in workqueue before being requested.",
+                "How long in seconds an item stays in workqueue before being requested",
                 queue.queue_duration.clone(),
             );
             wq.register(
                 "work_duration_seconds",
-                "How long in seconds processing an item from workqueue takes.",
+                "How long in seconds processing an item from workqueue takes",
                 queue.work_duration.clone(),
             );
         }
         registry.register(
             "hpa_harness_leader",
-            "1 while this replica holds the leader lease.",
+            "1 while this replica holds the leader lease",
             is_leader.clone(),
         );
         Self {
@@ -309,11 +309,29 @@ mod tests {
         }
     }
 
+    /// prometheus-client ends every HELP text with a period itself: the
+    /// texts given must not, or `/metrics` shows "objects..".
+    #[test]
+    fn help_texts_end_in_one_period() {
+        let metrics = ControllerMetrics::new();
+        metrics.record_reconciliation(ActionLabel::None, ErrorLabel::None, 0.001);
+        let text = metrics.encode();
+        let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP ")).collect();
+        assert!(helps.len() >= 9, "{text}");
+        for help in helps {
+            assert!(help.ends_with('.') && !help.ends_with(".."), "{help}");
+        }
+        assert!(
+            text.contains("# HELP horizontal_pod_autoscaler_controller_num_horizontal_pod_autoscalers Current number of controlled HPA objects.\n"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn metrics_register_into_the_callers_registry_beside_its_own() {
         let mut registry = Registry::default();
         let own = Counter::<u64>::default();
-        registry.register("callers_own", "A metric of the caller.", own.clone());
+        registry.register("callers_own", "A metric of the caller", own.clone());
         own.inc();
         let metrics = ControllerMetrics::register(registry);
         metrics.record_reconciliation(ActionLabel::None, ErrorLabel::None, 0.001);

@@ -17,6 +17,9 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crate::grouping::add;
+use crate::grouping::{GroupRule, PodGroup, TimeStyle, group_pod};
+pub use crate::grouping::{Readiness, go_zero_time};
 use crate::pod::{CoreContainer, CorePod, CorePodSpec};
 use crate::quantity::Quantity;
 use crate::version::KubernetesVersion;
@@ -177,23 +180,16 @@ pub struct PodGroups {
     pub missing: BTreeSet<Arc<str>>,
     /// Deleted or Failed pods.
     pub ignored: BTreeSet<Arc<str>>,
+    /// Why each pod is in its group, where that is more than "counted as
+    /// reported" ([`GroupRule::Counted`], which the map leaves out).
+    pub rules: BTreeMap<Arc<str>, GroupRule>,
 }
 
-/// Readiness timing knobs for CPU samples.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Readiness {
-    /// `--horizontal-pod-autoscaler-cpu-initialization-period`.
-    pub cpu_initialization_period: SignedDuration,
-    /// `--horizontal-pod-autoscaler-initial-readiness-delay`.
-    pub initial_readiness_delay: SignedDuration,
-}
-
-pub(crate) fn add(t: Timestamp, d: SignedDuration) -> Timestamp {
-    t.checked_add(d).unwrap_or(if d.is_negative() {
-        Timestamp::MIN
-    } else {
-        Timestamp::MAX
-    })
+impl PodGroups {
+    /// Why `pod` is in its group.
+    pub fn rule(&self, pod: &str) -> GroupRule {
+        self.rules.get(pod).copied().unwrap_or_default()
+    }
 }
 
 pub(crate) fn pod_name(pod: &CorePod) -> &str {
@@ -204,19 +200,13 @@ pub(crate) fn pod_phase(pod: &CorePod) -> &str {
     &pod.phase
 }
 
-/// The pod's `Ready` condition as (status is "True", last transition).
-fn ready_condition(pod: &CorePod) -> Option<(&str, Option<Timestamp>)> {
-    pod.ready
-        .as_ref()
-        .map(|c| (c.status.as_str(), c.last_transition_time))
-}
-
 /// Upstream `podutil.IsPodReady`.
 pub(crate) fn is_pod_ready(pod: &CorePod) -> bool {
-    ready_condition(pod).is_some_and(|(s, _)| s == "True")
+    pod.ready.as_ref().is_some_and(|c| c.status == "True")
 }
 
-/// Classifies pods as ready, unready, missing or ignored (upstream `groupPods`).
+/// Classifies pods as ready, unready, missing or ignored (upstream
+/// `groupPods`), each by [`group_pod`], which also says why.
 ///
 /// `now` plays the part of Go's `time.Now()`; comparisons are strict as upstream's.
 /// A pod without a Ready condition has, for the transition time, Go's zero time.
@@ -235,46 +225,33 @@ pub fn group_pods<P: Borrow<CorePod>>(
             Some((name, metric)) => (Arc::clone(name), Some(metric)),
             None => (Arc::from(pod_name(pod)), None),
         };
-        if pod.deletion_timestamp.is_some() || pod_phase(pod) == "Failed" {
-            groups.ignored.insert(name);
-            continue;
+        let rule = group_pod(
+            pod,
+            metric.map(|m| (m.timestamp, m.window)),
+            resource,
+            readiness,
+            now,
+        );
+        if !rule.is_counted() {
+            groups.rules.insert(Arc::clone(&name), rule);
         }
-        if pod_phase(pod) == "Pending" {
-            groups.unready.insert(name);
-            continue;
-        }
-        let Some(metric) = metric else {
-            groups.missing.insert(name);
-            continue;
-        };
-        if resource == "cpu" {
-            let start = pod.start_time;
-            let unready = match (ready_condition(pod), start) {
-                (Some((status, transition)), Some(start)) => {
-                    let transition = transition.unwrap_or_else(go_zero_time);
-                    if add(start, readiness.cpu_initialization_period) > now {
-                        status == "False" || metric.timestamp < add(transition, metric.window)
-                    } else {
-                        status == "False"
-                            && add(start, readiness.initial_readiness_delay) > transition
-                    }
-                }
-                _ => true,
-            };
-            if unready {
+        match rule.group() {
+            PodGroup::Ready => {
+                groups.ready_pod_count += 1;
+                groups.ready.insert(name);
+            }
+            PodGroup::Unready => {
                 groups.unready.insert(name);
-                continue;
+            }
+            PodGroup::Missing => {
+                groups.missing.insert(name);
+            }
+            PodGroup::Ignored => {
+                groups.ignored.insert(name);
             }
         }
-        groups.ready_pod_count += 1;
-        groups.ready.insert(name);
     }
     groups
-}
-
-/// Go's zero `time.Time` (0001-01-01T00:00:00Z): what an unset timestamp means upstream.
-pub fn go_zero_time() -> Timestamp {
-    Timestamp::from_second(-62_135_596_800).unwrap_or(Timestamp::MIN)
 }
 
 fn milli(
@@ -630,6 +607,10 @@ pub struct PodShare {
     pub sample: Option<i64>,
     /// The value used in the second pass (missing/unready substitution), if any.
     pub assumed: Option<i64>,
+    /// Why the pod is in its class, with the times that decided it (left
+    /// out when it was simply counted as reported).
+    #[serde(skip_serializing_if = "GroupRule::is_counted")]
+    pub why: GroupRule,
 }
 
 /// The classes of [`PodShare::class`].
@@ -644,6 +625,8 @@ impl<'de> Deserialize<'de> for PodShare {
             class: String,
             sample: Option<i64>,
             assumed: Option<i64>,
+            #[serde(default)]
+            why: GroupRule,
         }
         let wire = Wire::deserialize(deserializer)?;
         let class = POD_CLASSES
@@ -657,7 +640,38 @@ impl<'de> Deserialize<'de> for PodShare {
             class,
             sample: wire.sample,
             assumed: wire.assumed,
+            why: wire.why,
         })
+    }
+}
+
+impl PodShare {
+    /// What the controller took for the pod, in words, where it did not
+    /// count its sample as reported; `ratio` is its metric's first-pass
+    /// ratio (which side of the target decides what a missing pod is
+    /// taken as).
+    pub fn taken(&self, ratio: Option<f64>) -> Option<String> {
+        Some(match (self.class, self.assumed) {
+            ("missing", Some(0)) | ("unready", Some(_)) => "taken as 0 on this scale-up".to_owned(),
+            ("missing", Some(v)) => format!(
+                "taken as {v}m on this scale-down (the target; for a utilization target at least the pod's request)"
+            ),
+            ("missing", None) if ratio == Some(1.0) => {
+                "nothing taken: the others are exactly at the target".to_owned()
+            }
+            ("missing" | "unready" | "ignored", None) => "left out".to_owned(),
+            _ => return None,
+        })
+    }
+
+    /// Why the pod counted as it did and what the controller took for it,
+    /// in a user's words.
+    pub fn words(&self, ratio: Option<f64>, now: Timestamp, style: TimeStyle) -> String {
+        let rule = self.why.words(now, style);
+        match self.taken(ratio) {
+            Some(taken) => format!("{rule}; {taken}"),
+            None => rule,
+        }
     }
 }
 
@@ -680,6 +694,37 @@ pub struct PodProposal {
     pub pods: Vec<PodShare>,
 }
 
+/// A pod-based proposal that failed, with the pods as they were grouped
+/// by then (none when there were no pods to group): the trace shows them
+/// beside the error, so "pods might be unready" names the pods and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+pub struct PodFailure {
+    /// Upstream's error (boxed: an error path should not widen every
+    /// proposal's `Result`).
+    pub error: Box<CalcError>,
+    /// How each pod counted.
+    pub pods: Vec<PodShare>,
+}
+
+impl From<CalcError> for PodFailure {
+    fn from(error: CalcError) -> Self {
+        Self {
+            error: Box::new(error),
+            pods: Vec::new(),
+        }
+    }
+}
+
+impl PodFailure {
+    fn grouped(error: CalcError, groups: &PodGroups, samples: &PodMetricsInfo) -> Self {
+        Self {
+            error: Box::new(error),
+            pods: shares(groups, samples, &PodMetricsInfo::new()),
+        }
+    }
+}
+
 fn shares(groups: &PodGroups, samples: &PodMetricsInfo, assumed: &PodMetricsInfo) -> Vec<PodShare> {
     let mut out = Vec::new();
     let mut push = |set: &BTreeSet<Arc<str>>, class| {
@@ -689,6 +734,7 @@ fn shares(groups: &PodGroups, samples: &PodMetricsInfo, assumed: &PodMetricsInfo
                 class,
                 sample: samples.get(p).map(|m| m.value),
                 assumed: assumed.get(p).map(|m| m.value),
+                why: groups.rule(p),
             });
         }
     };
@@ -750,16 +796,22 @@ fn pod_replicas(
     groups: PodGroups,
     timestamp: Timestamp,
     version: KubernetesVersion,
-) -> Result<PodProposal, CalcError> {
+) -> Result<PodProposal, PodFailure> {
     let mut metrics: PodMetricsInfo = samples
         .iter()
         .filter(|(p, _)| !groups.ignored.contains(*p) && !groups.unready.contains(*p))
         .map(|(p, m)| (Arc::clone(p), *m))
         .collect();
     if metrics.is_empty() {
-        return Err(CalcError::NoReadyMetrics);
+        return Err(PodFailure::grouped(
+            CalcError::NoReadyMetrics,
+            &groups,
+            samples,
+        ));
     }
-    let (ratio, utilization, raw_value) = target.ratio(&metrics, version)?;
+    let (ratio, utilization, raw_value) = target
+        .ratio(&metrics, version)
+        .map_err(|e| PodFailure::grouped(e, &groups, samples))?;
     let mut proposal = PodProposal {
         replicas: current_replicas,
         utilization,
@@ -801,7 +853,9 @@ fn pod_replicas(
     }
     metrics.extend(assumed.iter().map(|(p, m)| (Arc::clone(p), *m)));
     proposal.pods = shares(&groups, samples, &assumed);
-    let (new_ratio, _, _) = target.ratio(&metrics, version)?;
+    let (new_ratio, _, _) = target
+        .ratio(&metrics, version)
+        .map_err(|e| PodFailure::grouped(e, &groups, samples))?;
     proposal.new_ratio = Some(new_ratio);
     if tolerances.is_within(new_ratio)
         || (ratio < 1.0 && new_ratio > 1.0)
@@ -836,18 +890,23 @@ pub fn resource_replicas<P: Borrow<CorePod>>(
     pod_level_resources: bool,
     now: Timestamp,
     version: KubernetesVersion,
-) -> Result<PodProposal, CalcError> {
+) -> Result<PodProposal, PodFailure> {
     if pods.is_empty() {
-        return Err(CalcError::NoPods);
+        return Err(CalcError::NoPods.into());
     }
     let groups = group_pods(pods, metrics, resource, readiness, now);
     if metrics
         .keys()
         .all(|p| groups.ignored.contains(p) || groups.unready.contains(p))
     {
-        return Err(CalcError::NoReadyMetrics);
+        return Err(PodFailure::grouped(
+            CalcError::NoReadyMetrics,
+            &groups,
+            metrics,
+        ));
     }
-    let requests = requests_by_pod(pods, container, resource, pod_level_resources, version)?;
+    let requests = requests_by_pod(pods, container, resource, pod_level_resources, version)
+        .map_err(|e| PodFailure::grouped(e, &groups, metrics))?;
     pod_replicas(
         current_replicas,
         PodTarget::Utilization {
@@ -878,9 +937,9 @@ pub fn plain_metric_replicas<P: Borrow<CorePod>>(
     readiness: Readiness,
     now: Timestamp,
     version: KubernetesVersion,
-) -> Result<PodProposal, CalcError> {
+) -> Result<PodProposal, PodFailure> {
     if pods.is_empty() {
-        return Err(CalcError::NoPods);
+        return Err(CalcError::NoPods.into());
     }
     let groups = group_pods(pods, metrics, resource, readiness, now);
     pod_replicas(

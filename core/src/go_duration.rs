@@ -198,6 +198,26 @@ pub fn format_std(d: std::time::Duration) -> String {
     format_nanos(false, d.as_nanos())
 }
 
+/// Serde of a `SignedDuration` as its Go text (`30s`, `1m30.5s`), for
+/// `#[serde(with = "go_duration::serde_format")]`.
+pub mod serde_format {
+    use jiff::SignedDuration;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// Writes the duration as [`super::format`] prints it.
+    pub fn serialize<S: Serializer>(d: &SignedDuration, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&super::format(*d))
+    }
+
+    /// Reads it back with [`super::parse`], Go's error text on failure.
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<SignedDuration, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        super::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 fn format_nanos(neg: bool, mut u: u128) -> String {
     const SECOND: u128 = 1_000_000_000;
     let mut out = String::new();

@@ -21,6 +21,7 @@
 //! - [`gates`]: the feature gates of each release;
 //! - [`config`]: controller flags;
 //! - [`pod`]: the pod as the core reads it, built once per pod change;
+//! - [`grouping`]: upstream's `groupPods`, pod by pod, with the rule and times;
 //! - [`calc`]: the replica calculator, one proposal per metric;
 //! - [`normalize`]: stabilization, limits, behavior policies and defaulting;
 //! - [`status`]: conditions and the semantic status comparison;
@@ -35,6 +36,7 @@ pub mod config;
 pub mod decide;
 pub mod gates;
 pub mod go_duration;
+pub mod grouping;
 pub mod input;
 pub mod labels;
 pub mod normalize;

@@ -10,6 +10,7 @@ use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::calc::{PodShare, Tolerances};
+use crate::grouping::TimeStyle;
 use crate::input::ScaleInfo;
 
 /// One metric's part in the decision.
@@ -241,10 +242,11 @@ impl fmt::Display for DecisionTrace {
                             p.class.to_owned(),
                             opt(p.sample.map(|v| format!("{v}m"))),
                             opt(p.assumed.map(|v| format!("{v}m"))),
+                            p.why.words(self.now, TimeStyle::Relative),
                         ]
                     })
                     .collect();
-                table(f, &["pod", "counted as", "sample", "assumed"], &rows)?;
+                table(f, &["pod", "counted as", "sample", "assumed", "why"], &rows)?;
             }
         }
         writeln!(f, "normalization:")?;

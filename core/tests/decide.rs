@@ -1117,3 +1117,69 @@ fn a_decision_says_why_it_failed_when_a_metric_could_not_be_read() {
         d.error()
     );
 }
+
+/// "did not receive metrics for targeted pods (pods might be unready)":
+/// the failed metric's trace still holds every pod with the rule and times
+/// that made it unready, as the proposal's own grouping decided them.
+#[test]
+fn pods_unready_for_lack_of_a_window_after_readiness_are_named_in_a_failed_metrics_trace() {
+    let hpa = Hpa::test().cpu(50);
+    // Both pods started and turned Ready 10s ago; their 30s samples, taken
+    // 30s ago, began 50s before readiness.
+    let young = |name: &str| {
+        let mut p = pod(name, Some(200));
+        let status = p.status.as_mut().unwrap();
+        let ten_ago = k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            t0() - SignedDuration::from_secs(10),
+        );
+        status.start_time = Some(ten_ago.clone());
+        status.conditions.as_mut().unwrap()[0].last_transition_time = Some(ten_ago);
+        p
+    };
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![young("web-0"), young("web-1")],
+        vec![cpu_samples(&[("web-0", 150), ("web-1", 150)])],
+    );
+    let d = decide(&input, &HpaHistory::default(), &v1_36(), t0());
+    assert_eq!(d.scale_to, None);
+    let metric = &d.trace.metrics[0];
+    assert!(
+        metric
+            .error
+            .as_deref()
+            .unwrap()
+            .ends_with("did not receive metrics for targeted pods (pods might be unready)"),
+        "{:?}",
+        metric.error
+    );
+    let names: Vec<&str> = metric.pods.iter().map(|p| &*p.pod).collect();
+    assert_eq!(names, ["web-0", "web-1"]);
+    for share in &metric.pods {
+        assert_eq!(share.class, "unready");
+        assert_eq!(
+            share.why,
+            hpa_core::grouping::GroupRule::SampleBeforeReady {
+                ready_since: t0() - SignedDuration::from_secs(10),
+                sample_time: t0() - SignedDuration::from_secs(30),
+                window: SignedDuration::from_secs(30),
+                initialization_ends: t0() + SignedDuration::from_secs(290),
+            }
+        );
+        assert_eq!(
+            share.why.counts_from(),
+            Some(t0() + SignedDuration::from_secs(20))
+        );
+    }
+    // The trace reads back with the rules (a controller keeps it as text).
+    let text = serde_json::to_string(&d.trace).unwrap();
+    let back: hpa_core::DecisionTrace = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, d.trace);
+    assert!(
+        d.trace.to_string().contains("before it turned Ready"),
+        "{}",
+        d.trace
+    );
+}

@@ -198,9 +198,21 @@ impl Args {
 }
 
 /// Serves as `args` say until `shutdown`; `on_ready` gets the server's base
-/// URL once the socket is bound.
+/// URL once the socket is bound. `--watch-pods` watches the cluster of the
+/// in-cluster service account or `KUBECONFIG`.
 pub async fn serve(
     args: &Args,
+    on_ready: impl FnOnce(&str),
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), CliError> {
+    serve_with(args, None, on_ready, shutdown).await
+}
+
+/// [`serve`], `--watch-pods` watching through `cluster` when given (a
+/// caller that read `--kubeconfig` and `--context` itself).
+pub async fn serve_with(
+    args: &Args,
+    cluster: Option<kube::Client>,
     on_ready: impl FnOnce(&str),
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), CliError> {
@@ -230,7 +242,10 @@ pub async fn serve(
     );
     let state = AppState::with_script(clock, &script);
     let watch = if args.watch_pods {
-        let client = kube::Client::try_default().await.map_err(CliError::Kube)?;
+        let client = match cluster {
+            Some(client) => client,
+            None => kube::Client::try_default().await.map_err(CliError::Kube)?,
+        };
         Some(tokio::spawn(crate::watch::watch_pods(
             client,
             state.clone(),
@@ -258,8 +273,14 @@ pub async fn serve(
 /// The command: serves until SIGINT or SIGTERM, after printing
 /// `listening: URL` on stdout.
 pub async fn run(args: Args) -> Result<(), CliError> {
-    serve(
+    run_with(args, None).await
+}
+
+/// [`run`], `--watch-pods` watching through `cluster` when given.
+pub async fn run_with(args: Args, cluster: Option<kube::Client>) -> Result<(), CliError> {
+    serve_with(
         &args,
+        cluster,
         |url| {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "listening: {url}");

@@ -73,3 +73,42 @@ Feature: Pods that change during a scenario
     # opposite direction: no change.
     Then the deployment "web" is not rescaled
     And the HPA "web" reports cpu utilization 90%
+
+  Scenario: A pod table said after "the new pods of ... report" wins for the pods it names
+    # The scale-up's new pods report 0 by the rule; the table, said later
+    # and naming them, gives consumer-1 188m: 376m over 3 pods, 125m against
+    # 250m, ratio 0.5, 2 replicas once the scale-up's recommendation of 3
+    # leaves the 5m scale-down window. (Upstream's e2e behaviour tests give
+    # values so, in test/e2e/autoscaling/horizontal_pod_autoscaling_behavior.go.)
+    Given a deployment "consumer" with 1 pod
+    And an HPA "consumer" for deployment "consumer" with min 1 and max 5 replicas
+    And the HPA "consumer" scales on cpu average value 250m
+    And the new pods of "consumer" report "cpu" of 0
+    And the pods of "consumer" report "cpu" of 750m
+    When the HPA controller syncs
+    Then the deployment "consumer" has 3 replicas
+    When the pods report:
+      | pod        | cpu  | timestamp | window |
+      | consumer-0 | 188m | 0s        | 0s     |
+      | consumer-1 | 188m | 0s        | 0s     |
+      | consumer-2 | 0    | 0s        | 0s     |
+    And 5m15s pass
+    Then the deployment "consumer" has 2 replicas
+    And the HPA "consumer" reports "cpu" at 125m
+
+  Scenario: A pod table without sample times said after "the new pods of ... report" wins too
+    Given a deployment "consumer" with 1 pod
+    And an HPA "consumer" for deployment "consumer" with min 1 and max 5 replicas
+    And the HPA "consumer" scales on cpu average value 250m
+    And the new pods of "consumer" report "cpu" of 0
+    And the pods of "consumer" report "cpu" of 750m
+    When the HPA controller syncs
+    Then the deployment "consumer" has 3 replicas
+    When the pods report:
+      | pod        | cpu  |
+      | consumer-0 | 188m |
+      | consumer-1 | 188m |
+      | consumer-2 | 0    |
+    And 5m15s pass
+    Then the deployment "consumer" has 2 replicas
+    And the HPA "consumer" reports "cpu" at 125m

@@ -62,8 +62,40 @@ pub fn aggregated_groups(sim: &Sim) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// The backend for `group/version`, or `None` if the group is not aggregated.
-pub fn backend_for(sim: &Sim, group: &str, version: &str) -> Result<Option<Backend>, ApiError> {
+/// Where a request to an aggregated group goes.
+#[derive(Debug, Clone)]
+pub enum Route {
+    /// Proxied to this backend.
+    Proxy(Backend),
+    /// Answered 503 by the aggregator: the group's APIService is not
+    /// Available.
+    Unavailable,
+}
+
+impl Route {
+    /// The proxied answer, or kube-aggregator's own 503 (its `proxyError`:
+    /// plain text, not a Status).
+    pub async fn answer(
+        self,
+        method: Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Response {
+        match self {
+            Self::Proxy(backend) => proxy(backend, method, uri, headers, body).await,
+            Self::Unavailable => (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "service unavailable\n",
+            )
+                .into_response(),
+        }
+    }
+}
+
+/// Where `group/version` goes, or `None` if the group is not aggregated.
+pub fn backend_for(sim: &Sim, group: &str, version: &str) -> Result<Option<Route>, ApiError> {
     let registered = {
         let st = sim.lock();
         st.store
@@ -75,6 +107,10 @@ pub fn backend_for(sim: &Sim, group: &str, version: &str) -> Result<Option<Backe
     match registered {
         Some(api) => match api.pointer("/spec/service").filter(|s| !s.is_null()) {
             None => Ok(None),
+            // kube-aggregator's proxy answers 503 while the APIService's
+            // Available condition is not True (its availability
+            // controller's verdict; here, what the object's status says).
+            Some(_) if !available(&api) => Ok(Some(Route::Unavailable)),
             Some(svc) => {
                 let key = format!(
                     "{}/{}",
@@ -91,7 +127,7 @@ pub fn backend_for(sim: &Sim, group: &str, version: &str) -> Result<Option<Backe
                     .get(&key)
                     .cloned();
                 match named.or(default) {
-                    Some(b) => Ok(Some(b)),
+                    Some(b) => Ok(Some(Route::Proxy(b))),
                     None => Err(ApiError::ServiceUnavailable(format!(
                         "the server is currently unable to handle the request (service {key} has no endpoints)"
                     ))),
@@ -102,9 +138,25 @@ pub fn backend_for(sim: &Sim, group: &str, version: &str) -> Result<Option<Backe
             let known = METRICS_GROUPS
                 .iter()
                 .any(|(g, vs)| *g == group && vs.contains(&version));
-            Ok(if known { default } else { None })
+            Ok(if known {
+                default.map(Route::Proxy)
+            } else {
+                None
+            })
         }
     }
+}
+
+/// Whether an APIService's `Available` condition is True.
+fn available(api: &serde_json::Value) -> bool {
+    api.pointer("/status/conditions")
+        .and_then(|c| c.as_array())
+        .and_then(|cs| {
+            cs.iter()
+                .find(|c| c.get("type").and_then(|t| t.as_str()) == Some("Available"))
+        })
+        .and_then(|c| c.get("status").and_then(|s| s.as_str()))
+        == Some("True")
 }
 
 /// Forwards a request to a backend.

@@ -118,11 +118,11 @@ async fn route(
                 return Err(forbidden(verb, group, resource, name, ns));
             }
         }
-        if let Some(backend) = backend? {
+        if let Some(route) = backend? {
             sim.inner
                 .stats
                 .record(verb_of(&method, false, false), group);
-            return Ok(aggregation::proxy(backend, method, uri, headers, body).await);
+            return Ok(route.answer(method, uri, headers, body).await);
         }
     }
     match segs.as_slice() {

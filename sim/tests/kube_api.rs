@@ -1313,6 +1313,50 @@ async fn aggregated_metrics_apis_are_proxied_to_the_backend() {
     assert!(client.request::<serde_json::Value>(req).await.is_err());
 }
 
+/// kube-aggregator answers a request to a group whose APIService is not
+/// Available with its own 503 (plain text), whatever the backend.
+#[tokio::test]
+async fn an_api_service_that_is_not_available_answers_503() {
+    let backend = axum::Router::new().route(
+        "/apis/metrics.k8s.io/v1beta1/namespaces/{ns}/pods",
+        axum::routing::get(|| async { axum::Json(json!({"kind": "PodMetricsList", "items": []})) }),
+    );
+    let sim = Sim::new(SimConfig {
+        metrics: Some(Backend::Router(backend)),
+        ..SimConfig::default()
+    });
+    let client = sim.client();
+    let svcs: Api<APIService> = Api::all(client.clone());
+    let svc: APIService = serde_json::from_value(json!({"metadata": {"name": "v1beta1.metrics.k8s.io"},
+        "spec": {"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100, "versionPriority": 100,
+            "service": {"namespace": "kube-system", "name": "metrics-server"}}}))
+    .unwrap();
+    svcs.create(&PostParams::default(), &svc).await.unwrap();
+    let get = || {
+        http::Request::get("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods")
+            .body(Vec::new())
+            .unwrap()
+    };
+    // Created Available (the sim has no availability controller): proxied.
+    let list: serde_json::Value = client.request(get()).await.unwrap();
+    assert_eq!(list["kind"], "PodMetricsList");
+    svcs.patch_status(
+        "v1beta1.metrics.k8s.io",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"status": {"conditions": [{"type": "Available", "status": "False",
+            "reason": "FailedDiscoveryCheck", "message": "failing or missing response from https://10.96.0.10:443/apis/metrics.k8s.io/v1beta1"}]}})),
+    )
+    .await
+    .unwrap();
+    let err = client
+        .request::<serde_json::Value>(get())
+        .await
+        .unwrap_err();
+    assert_eq!(code(err), 503);
+    let raw = client.request_text(get()).await.unwrap_err();
+    assert!(raw.to_string().contains("service unavailable"), "{raw}");
+}
+
 #[tokio::test]
 async fn kube_discovery_finds_every_resource() {
     let sim = sim();

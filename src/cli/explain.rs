@@ -1,7 +1,8 @@
 //! `hpa-harness explain`: two modes, told apart by the argument.
 //!
 //! - `explain FILE.feature` runs the scenarios of a feature file and prints,
-//!   for every sync, the controller's decision for each HPA as a table.
+//!   for every sync, the controller's decision for each HPA as a table;
+//!   `FILE.feature:LINE` and `--name` pick scenarios as `test` does.
 //! - `explain NAMESPACE/NAME` (or `--all-namespaces`, `--selector`) reads a
 //!   live HPA through a kubeconfig, read-only, and prints the same decision
 //!   trace for what the cluster shows now (`crate::live`), with what the
@@ -20,19 +21,26 @@ use crate::report::Recorder;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   hpa-harness explain features/walkthrough/php_apache.feature
+  hpa-harness explain features/metrics/cpu_readiness.feature:12
   hpa-harness explain --kubeconfig ~/.kube/config shop/web
   hpa-harness explain -A --selector team=checkout --output json
   hpa-harness explain shop/web --watch")]
 pub struct Args {
-    /// A feature file to run and explain, or the HPA of a live cluster to
-    /// explain: `NAMESPACE/NAME`, or `NAME` in the kubeconfig context's
-    /// namespace. A path ending in `.feature` (or an existing file) is a
-    /// feature file; anything else names an HPA.
-    #[arg(value_name = "FILE.feature | NAMESPACE/NAME")]
+    /// A feature file to run and explain (`FILE.feature:LINE`: the
+    /// scenario at that line, as `test` takes it), or the HPA of a live
+    /// cluster to explain: `NAMESPACE/NAME`, or `NAME` in the kubeconfig
+    /// context's namespace. A path ending in `.feature` (or an existing
+    /// file or folder, or one with `:LINE`) is a feature file; anything
+    /// else names an HPA.
+    #[arg(value_name = "FILE.feature[:LINE] | NAMESPACE/NAME")]
     pub target: Option<String>,
     /// Run only scenarios whose tags match this expression (feature files).
     #[arg(long, value_name = "EXPR")]
     pub tags: Option<String>,
+    /// Run only scenarios whose name matches this regular expression
+    /// (feature files).
+    #[arg(long, value_name = "REGEX")]
+    pub name: Option<String>,
     /// Also draw each scenario's timeline (one per HPA, one under the
     /// other) to this SVG file (feature files).
     #[arg(long, value_name = "FILE.svg")]
@@ -101,7 +109,7 @@ pub enum ExplainArgError {
         "explain needs a feature file, NAMESPACE/NAME of an HPA, --all-namespaces or --selector"
     )]
     Nothing,
-    #[error("--tags and --plot are for feature files, not a live HPA")]
+    #[error("--tags, --name and --plot are for feature files, not a live HPA")]
     FeatureOptionsOnLive,
     #[error("a live HPA is decided as one release: give one --kubernetes-version")]
     Releases,
@@ -117,9 +125,14 @@ impl Args {
     }
 }
 
-/// Whether `target` names a feature file rather than an HPA.
+/// Whether `target` names a feature file (or a folder of them, or a file
+/// narrowed to a line) rather than an HPA.
 fn is_feature_file(target: &str) -> bool {
-    target.ends_with(".feature") || Path::new(target).is_file() || Path::new(target).is_dir()
+    let path = Path::new(target);
+    target.ends_with(".feature")
+        || path.is_file()
+        || path.is_dir()
+        || crate::gherkin::line_filter::is_file_with_line(path)
 }
 
 /// Runs `hpa-harness explain`.
@@ -136,7 +149,7 @@ pub async fn run(args: Args) -> CliResult {
             Err(ExplainArgError::Nothing.into())
         }
         _ => {
-            if args.tags.is_some() || args.plot.is_some() {
+            if args.tags.is_some() || args.name.is_some() || args.plot.is_some() {
                 return Err(ExplainArgError::FeatureOptionsOnLive.into());
             }
             let version = match args.kubernetes_version.as_ref().map(|l| l.0.as_slice()) {
@@ -280,6 +293,7 @@ async fn explain_feature(file: PathBuf, args: Args) -> CliResult {
         concurrency: 1,
         record: args.plot.as_ref().map(|_| Recorder::default()),
         versions: args.kubernetes_version.map(|l| l.0),
+        name: args.name,
         ..RunOptions::default()
     };
     let summary = runner::run(&options).await?;
@@ -312,6 +326,7 @@ mod tests {
         let code = run(Args {
             target: Some(feature.display().to_string()),
             tags: None,
+            name: None,
             plot: Some(svg.clone()),
             kubernetes_version: None,
             live: LiveArgs::default(),
@@ -331,6 +346,43 @@ mod tests {
         );
     }
 
+    /// `explain FILE.feature:LINE` and `--name` pick scenarios as `test`
+    /// does: of a file with a passing and a failing scenario, each picks
+    /// the passing one (the run passes), and the whole file fails.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_line_or_a_name_picks_the_scenarios_to_explain() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("two.feature");
+        std::fs::write(
+            &file,
+            "Feature: two\n\n  Scenario: passes\n    Given a deployment \"web\" with 2 pods\n    Then the deployment \"web\" has 2 replicas\n\n  Scenario: fails\n    Given a deployment \"web\" with 2 pods\n    Then the deployment \"web\" has 3 replicas\n",
+        )
+        .unwrap();
+        let file = file.display().to_string();
+        let with_line = format!("{file}:3");
+        assert!(is_feature_file(&with_line), "{with_line}");
+        assert!(!is_feature_file("shop/web") && !is_feature_file("web"));
+        let args = |target: &str, name: Option<&str>| Args {
+            target: Some(target.to_owned()),
+            tags: None,
+            name: name.map(str::to_owned),
+            plot: None,
+            kubernetes_version: None,
+            live: LiveArgs::default(),
+        };
+        assert!(!args(&with_line, None).is_live());
+        let by_line = run(args(&with_line, None)).await.unwrap();
+        let by_name = run(args(&file, Some("^passes$"))).await.unwrap();
+        let whole = run(args(&file, None)).await.unwrap();
+        world::set_explain(false);
+        assert_eq!(by_line, ExitCode::SUCCESS);
+        assert_eq!(by_name, ExitCode::SUCCESS);
+        assert_eq!(whole, ExitCode::FAILURE);
+        // --name is for feature files.
+        let live = run(args("shop/web", Some("x"))).await.unwrap_err();
+        assert!(live.to_string().contains("--name"), "{live}");
+    }
+
     /// Issue 29: from zero replicas an AverageValue ratio is infinite, and
     /// drawing it spun forever. The run goes on a thread of its own so that
     /// a regression fails here instead of hanging the suite.
@@ -343,6 +395,7 @@ mod tests {
         let args = Args {
             target: Some(feature.display().to_string()),
             tags: None,
+            name: None,
             plot: Some(svg.clone()),
             kubernetes_version: None,
             live: LiveArgs::default(),

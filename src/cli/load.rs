@@ -68,9 +68,11 @@ pub struct Args {
     /// intervals unknown).
     #[arg(long)]
     pub controller_metrics_url: Option<String>,
-    /// How the metrics change over the run.
-    #[arg(long, value_enum, default_value_t = MetricProfile::Steady)]
-    pub metric_profile: MetricProfile,
+    /// How the metrics change over the run. Default: steady; with
+    /// --agreement, spiky (the check compares decisions, so they must
+    /// change).
+    #[arg(long, value_enum)]
+    pub metric_profile: Option<MetricProfile>,
     /// Turn off the request-saving caches (scale targets from a watch
     /// cache, one metrics list per namespace): upstream's requests.
     #[arg(long)]
@@ -141,8 +143,10 @@ pub struct Args {
     /// sync periods, once as hpa-controller ships (caches on) and once with
     /// upstream's requests, and compare each HPA's sequence of core inputs
     /// (scale, pods, metrics) and decisions. Exits non-zero when any HPA's
-    /// differ. Takes --hpas, --pods-per-hpa, --hpas-per-namespace,
-    /// --metric-profile and the controller flags; no wall time passes.
+    /// differ, or when nothing rescaled (decisions that never change prove
+    /// nothing). Takes --hpas, --pods-per-hpa, --hpas-per-namespace,
+    /// --metric-profile (spiky by default here) and the controller flags;
+    /// no wall time passes.
     #[arg(long, value_name = "PERIODS",
         conflicts_with_all = ["sweep", "compare", "from_json", "csv", "plot", "churn"])]
     pub agreement: Option<usize>,
@@ -164,6 +168,16 @@ fn duration(text: &str) -> Result<Duration, String> {
 }
 
 impl Args {
+    /// `--metric-profile`, or its default: spiky for --agreement (whose
+    /// decisions must change to be compared), else steady.
+    fn profile(&self) -> MetricProfile {
+        self.metric_profile.unwrap_or(if self.agreement.is_some() {
+            MetricProfile::Spiky
+        } else {
+            MetricProfile::Steady
+        })
+    }
+
     fn options(&self, optimize: bool) -> Result<LoadOptions, crate::load::LoadError> {
         // Without --kubernetes-version the gates are read under the
         // cluster's release, once the run has asked it.
@@ -191,7 +205,7 @@ impl Args {
             warmup: self.warmup,
             backend: self.backend,
             testbed: self.testbed.options(),
-            profile: self.metric_profile,
+            profile: self.profile(),
             optimize,
             hpas_per_namespace: self.hpas_per_namespace,
             progress: !self.quiet,
@@ -270,6 +284,13 @@ pub async fn run(args: Args) -> CliResult {
     if let Some(periods) = args.agreement {
         let report = crate::load::agreement::check(&args.options(true)?, periods).await?;
         println!("{report}");
+        if report.compared_no_rescale() {
+            eprintln!(
+                "error: no HPA rescaled in {periods} sync periods of the {} metric profile: the check compared decisions that never changed; give --metric-profile spiky or ramp, or more periods",
+                report.profile.as_str()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
         return Ok(if report.agrees() {
             ExitCode::SUCCESS
         } else {
@@ -426,7 +447,7 @@ async fn sweep(args: &Args) -> Result<Vec<LoadReport>, SweepError> {
             .args(["--duration", &format!("{}ms", args.duration.as_millis())])
             .args(["--warmup", &format!("{}ms", args.warmup.as_millis())])
             .args(["--hpas-per-namespace", &args.hpas_per_namespace.to_string()])
-            .args(["--metric-profile", profile_name(args.metric_profile)])
+            .args(["--metric-profile", profile_name(args.profile())])
             .args(["--backend", args.backend.name()])
             .args(["--kube-api-qps", &args.kube_api_qps.to_string()])
             .args(["--kube-api-burst", &args.kube_api_burst.to_string()])
@@ -543,7 +564,8 @@ mod tests {
         };
         assert_eq!(args.duration, Duration::from_secs(20));
         assert_eq!(args.hpa.sync_period, Duration::from_secs(15));
-        assert_eq!(args.metric_profile, MetricProfile::Spiky);
+        assert_eq!(args.metric_profile, Some(MetricProfile::Spiky));
+        assert_eq!(args.profile(), MetricProfile::Spiky);
         assert_eq!(args.sweep_hpas, vec![100, 1000, 10000]);
         assert!(args.options(!args.no_cache).unwrap().optimize);
         assert!(args.check().is_ok());
@@ -593,6 +615,21 @@ mod tests {
             panic!("not the load command");
         };
         args
+    }
+
+    /// `--agreement` compares decisions: by default under a profile whose
+    /// decisions change (spiky), not the steady one of a load run.
+    #[test]
+    fn agreement_defaults_to_a_profile_that_rescales() {
+        assert_eq!(
+            load_args(&["--agreement", "20"]).profile(),
+            MetricProfile::Spiky
+        );
+        assert_eq!(load_args(&[]).profile(), MetricProfile::Steady);
+        assert_eq!(
+            load_args(&["--agreement", "20", "--metric-profile", "ramp"]).profile(),
+            MetricProfile::Ramp
+        );
     }
 
     #[test]

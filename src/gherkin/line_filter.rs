@@ -37,6 +37,12 @@ pub fn split(paths: &[PathBuf]) -> (Vec<PathBuf>, Lines) {
     (plain, lines)
 }
 
+/// Whether `p` names a file narrowed to a line (`a.feature:47`, where
+/// `a.feature` exists and `a.feature:47` does not).
+pub fn is_file_with_line(p: &Path) -> bool {
+    with_line(p).is_some()
+}
+
 fn with_line(p: &Path) -> Option<(PathBuf, u32)> {
     if p.exists() {
         return None;

@@ -706,6 +706,7 @@ mod tests {
                     timestamp: now,
                 }))),
             ],
+            metrics_apis: Vec::new(),
         }
     }
 

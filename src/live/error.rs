@@ -2,7 +2,7 @@
 //! server's own words inside, never a chain of causes.
 
 /// What the needed role grants, for the refusal message.
-pub const RBAC_HINT: &str = "explain and capture need get and list on horizontalpodautoscalers, the scale subresource, pods and the metrics APIs (deploy/explain-rbac.yaml)";
+pub const RBAC_HINT: &str = "explain and capture need get and list on horizontalpodautoscalers, the scale subresource, pods and the metrics APIs, and list on apiservices (deploy/explain-rbac.yaml)";
 
 /// Why reading or explaining a live HPA failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,9 +43,14 @@ pub enum LiveError {
         name: String,
         detail: String,
     },
-    /// No metric of the HPA could be read from the metrics APIs.
-    #[error("HPA {hpa}: the metrics APIs did not answer: {detail}")]
-    MetricsUnavailable { hpa: String, detail: String },
+    /// No metric of the HPA could be read from the metrics APIs; `why`
+    /// names the APIService at fault (`; APIService ...`), if one is.
+    #[error("HPA {hpa}: the metrics APIs did not answer: {detail}{why}")]
+    MetricsUnavailable {
+        hpa: String,
+        detail: String,
+        why: String,
+    },
     /// Another request failed (the server unreachable, an error answer).
     #[error("{what}: {detail}")]
     Request { what: String, detail: String },

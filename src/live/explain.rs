@@ -17,7 +17,9 @@ use std::sync::Arc;
 use hpa_controller::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
 use hpa_core::decide::RescaleOutcome;
+use hpa_core::grouping::{GroupRule, TimeStyle};
 use hpa_core::normalize::{generate_scale_down_rules, generate_scale_up_rules};
+use hpa_core::trace::MetricTrace;
 use hpa_core::{CorePod, DecisionInput, DecisionTrace, HpaHistory};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{
@@ -126,6 +128,32 @@ impl std::fmt::Display for MetricValue {
     }
 }
 
+/// One pod of a pod-based metric as upstream's `groupPods` groups it: its
+/// group, the rule that put it there with its times, and all of it in
+/// words.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodExplanation {
+    /// The metric's index in `spec.metrics`.
+    pub metric: usize,
+    /// The pod's name.
+    pub pod: String,
+    /// `ready` (counted), `unready`, `missing` or `ignored`.
+    pub group: &'static str,
+    /// The rule (`rule`: `counted`, `sampleBeforeReady`, `notReady`,
+    /// `neverReady`, `noSample`, `deleting`, ...) and its times.
+    #[serde(flatten)]
+    pub rule: GroupRule,
+    /// When the pod counts, where its times say.
+    pub counts_from: Option<Timestamp>,
+    /// Its sample, in milli-units.
+    pub sample: Option<i64>,
+    /// What the controller took for it instead, in milli-units.
+    pub assumed: Option<i64>,
+    /// The rule and what the controller took, in words.
+    pub reason: String,
+}
+
 /// What the HPA's status says (written by the cluster's controller at its
 /// last sync).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -156,7 +184,9 @@ pub struct Agreement {
     pub agrees: bool,
     /// What differs, one line each.
     pub differences: Vec<String>,
-    /// Likely causes, most likely first (empty when they agree).
+    /// Likely causes, most likely first: why the HPA cannot scale (named
+    /// pods and rules, the other HPAs, the APIService) and, when the status
+    /// differs, why it may. Empty when they agree and nothing fails.
     pub likely_causes: Vec<String>,
 }
 
@@ -189,6 +219,11 @@ pub struct Explanation {
     pub conditions: Vec<Condition>,
     /// The current metrics our computation reports.
     pub current_metrics: Vec<MetricValue>,
+    /// Every pod of each pod-based metric, as the computation grouped it.
+    pub pods: Vec<PodExplanation>,
+    /// Where the computation stops without a replica count (a metric or
+    /// the selector fails: ScalingActive=False), its condition.
+    pub stopped: Option<Condition>,
     /// The status as read.
     pub status: Observed,
     /// What cannot be read from outside, as the bounds the status implies.
@@ -309,15 +344,36 @@ pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release
             .collect(),
     };
 
-    let (bounds, unknowns) = bounds(snapshot, config, current, desired, proposal, &observed);
-    let agreement = agreement(
+    // Upstream's reconcile stops without a replica count where a metric
+    // or the selector fails: ScalingActive=False and an error.
+    let stopped = error.as_ref().and_then(|_| {
+        conditions
+            .iter()
+            .find(|c| c.type_ == "ScalingActive" && c.status == "False")
+            .cloned()
+    });
+    let pods = pod_explanations(&trace);
+    let (bounds, unknowns) = bounds(
         snapshot,
         config,
         current,
-        bounds,
-        &current_metrics,
+        desired,
+        proposal,
         &observed,
-        error.as_deref(),
+        stopped.as_ref(),
+    );
+    let agreement = agreement(
+        snapshot,
+        config,
+        &Ours {
+            current,
+            bounds,
+            metrics: &current_metrics,
+            error: error.as_deref(),
+            stopped: stopped.as_ref(),
+            trace: &trace,
+        },
+        &observed,
     );
     let record = DecisionRecord {
         at: now,
@@ -350,11 +406,33 @@ pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release
         trace,
         conditions,
         current_metrics,
+        pods,
+        stopped,
         status: observed,
         unknowns,
         agreement,
         record,
     }
+}
+
+/// Every pod of each pod-based metric of `trace`, in words.
+fn pod_explanations(trace: &DecisionTrace) -> Vec<PodExplanation> {
+    trace
+        .metrics
+        .iter()
+        .flat_map(|m| {
+            m.pods.iter().map(move |share| PodExplanation {
+                metric: m.index,
+                pod: share.pod.to_string(),
+                group: share.class,
+                rule: share.why,
+                counts_from: share.why.counts_from(),
+                sample: share.sample,
+                assumed: share.assumed,
+                reason: share.words(m.ratio, trace.now, TimeStyle::Absolute),
+            })
+        })
+        .collect()
 }
 
 /// Where the running controller's count lies, and why, in words.
@@ -365,6 +443,7 @@ fn bounds(
     desired: i32,
     proposal: i32,
     observed: &Observed,
+    stopped: Option<&Condition>,
 ) -> (Bounds, Vec<String>) {
     let now = snapshot.now;
     let behavior = snapshot.hpa.spec.behavior.as_ref();
@@ -378,6 +457,25 @@ fn bounds(
         hpa_core::go_duration::format(up_window),
         hpa_core::go_duration::format(down_window),
     )];
+    if let Some(c) = stopped {
+        // What the running controller does is known: nothing moves.
+        notes[0] = format!(
+            "The controller keeps its recommendations (stabilization windows: scale-up {}, scale-down {}) and its scale events in memory, not in the API; none of it matters here.",
+            hpa_core::go_duration::format(up_window),
+            hpa_core::go_duration::format(down_window),
+        );
+        notes.push(format!(
+            "The controller cannot compute a replica count now ({}={} {}): it keeps {current} replicas and leaves desiredReplicas as it was ({desired}).",
+            c.type_, c.status, c.reason
+        ));
+        return (
+            Bounds {
+                low: current,
+                high: current,
+            },
+            notes,
+        );
+    }
     let condition = |type_: &str| observed.conditions.iter().find(|c| c.type_ == type_);
     let last_scale = observed.last_scale_time;
     if snapshot.early.is_some() || proposal == current {
@@ -503,33 +601,61 @@ fn bounds(
     (bounds, notes)
 }
 
+/// What our computation gives, for [`agreement`].
+struct Ours<'a> {
+    current: i32,
+    bounds: Bounds,
+    metrics: &'a [MetricValue],
+    error: Option<&'a str>,
+    stopped: Option<&'a Condition>,
+    trace: &'a DecisionTrace,
+}
+
 /// Our computation against the status.
 fn agreement(
     snapshot: &Snapshot,
     config: &ControllerConfig,
-    current: i32,
-    bounds: Bounds,
-    metrics: &[MetricValue],
+    ours: &Ours<'_>,
     observed: &Observed,
-    error: Option<&str>,
 ) -> Agreement {
+    let current = ours.current;
+    let bounds = ours.bounds;
     let mut differences = Vec::new();
     let range = if bounds.low == bounds.high {
         bounds.low.to_string()
     } else {
         format!("{} to {}", bounds.low, bounds.high)
     };
-    match observed.desired_replicas {
-        Some(d) if d < bounds.low || d > bounds.high => differences.push(format!(
+    let no_status = "the HPA has no status yet: no controller has synced it".to_owned();
+    match (ours.stopped, observed.desired_replicas) {
+        // A reconcile that stops leaves desiredReplicas as it was: its
+        // ScalingActive condition is what to compare.
+        (Some(_), _) if observed.conditions.is_empty() => differences.push(no_status),
+        (Some(c), _) => {
+            let theirs = observed
+                .conditions
+                .iter()
+                .find(|t| t.type_ == "ScalingActive");
+            if !theirs.is_some_and(|t| t.status == c.status && t.reason == c.reason) {
+                differences.push(format!(
+                    "the status says {}, our computation fails: ScalingActive=False {} ({})",
+                    theirs.map_or_else(
+                        || "no ScalingActive condition".to_owned(),
+                        |t| format!("ScalingActive={} {}", t.status, t.reason)
+                    ),
+                    c.reason,
+                    c.message
+                ));
+            }
+        }
+        (None, Some(d)) if d < bounds.low || d > bounds.high => differences.push(format!(
             "desired replicas: the status says {d}, we compute {range}"
         )),
-        Some(_) => {}
-        None => {
-            differences.push("the HPA has no status yet: no controller has synced it".to_owned())
-        }
+        (None, Some(_)) => {}
+        (None, None) => differences.push(no_status),
     }
     let mut moved = Vec::new();
-    for ours in metrics {
+    for ours in ours.metrics {
         match observed
             .current_metrics
             .iter()
@@ -543,14 +669,20 @@ fn agreement(
         }
     }
     differences.extend(moved.iter().map(|m| format!("current metrics: {m}")));
+    // Why the HPA cannot scale, or holds pods back: named first, whether
+    // or not the status agrees.
+    let mut causes = diagnoses(snapshot, config, ours.trace);
     if differences.is_empty() {
         return Agreement {
             agrees: true,
             differences,
-            likely_causes: Vec::new(),
+            likely_causes: if ours.error.is_some() {
+                causes
+            } else {
+                Vec::new()
+            },
         };
     }
-    let mut causes = Vec::new();
     if let (Some(g), Some(o)) = (observed.generation, observed.observed_generation)
         && o < g
     {
@@ -577,13 +709,15 @@ fn agreement(
             "The target was rescaled since the controller's last sync (the status counted {seen} replicas, the scale has {current} now)."
         ));
     }
-    if !moved.is_empty() {
+    if !moved.is_empty() || (ours.stopped.is_some() && !observed.conditions.is_empty()) {
         causes.push(format!(
             "The metrics moved since the controller's last sync (it syncs every {}); run again, or with --watch.",
             hpa_core::go_duration::format_std(config.sync_period)
         ));
     }
-    if let Some(e) = error {
+    if let Some(e) = ours.error
+        && ours.stopped.is_none()
+    {
         causes.push(format!("Our read of the metrics failed in part: {e}."));
     }
     causes.push(format!(
@@ -607,6 +741,247 @@ fn agreement(
         agrees: false,
         differences,
         likely_causes: causes,
+    }
+}
+
+/// Why the HPA cannot scale, or scales on fewer pods than it selects, in a
+/// user's words, most telling first: another HPA selecting the same pods,
+/// pods whose samples do not count (named, with the rule and when they
+/// count), an APIService that keeps a metrics API from answering.
+fn diagnoses(snapshot: &Snapshot, config: &ControllerConfig, trace: &DecisionTrace) -> Vec<String> {
+    let mut out = Vec::new();
+    if trace.rule == "AmbiguousSelector" {
+        out.push(ambiguity(snapshot));
+    }
+    // A metric that fails for want of countable pods first, then those
+    // that counted some pods out.
+    let failing = |m: &&MetricTrace| m.error.is_some();
+    for m in trace.metrics.iter().filter(failing) {
+        out.extend(pods_held_back(m, trace.now, config, true));
+    }
+    out.extend(snapshot.metrics_apis.iter().map(|p| {
+        let mut text = p.text.clone();
+        if let Some(first) = text.get(..1) {
+            text.replace_range(..1, &first.to_uppercase());
+        }
+        format!("{text}.")
+    }));
+    for m in trace.metrics.iter().filter(|m| m.error.is_none()) {
+        out.extend(pods_held_back(m, trace.now, config, false));
+    }
+    out
+}
+
+/// The other HPAs whose selectors pick this HPA's pods, named.
+fn ambiguity(snapshot: &Snapshot) -> String {
+    let pods: Vec<CorePod> = snapshot.pods.iter().map(CorePod::from).collect();
+    let own = hpa_core::Selector::parse(&snapshot.scale.selector).ok();
+    let mine: Vec<&CorePod> = pods
+        .iter()
+        .filter(|p| own.as_ref().is_none_or(|s| s.matches(&p.labels)))
+        .collect();
+    let others: Vec<String> = snapshot
+        .others
+        .iter()
+        .filter(|o| mine.iter().any(|p| o.selector.matches(&p.labels)))
+        .map(|o| format!("HPA {} (its target's selector {})", o.key, o.selector))
+        .collect();
+    let (who, verb) = match others.as_slice() {
+        [] => ("another HPA".to_owned(), "selects"),
+        [one] => (one.clone(), "selects"),
+        many => (many.join(" and "), "select"),
+    };
+    format!(
+        "{who} also {verb} the pods of {} {} (selector {}): upstream's controller refuses to scale pods that more than one HPA selects (AmbiguousSelector), so none of them scales until only one HPA selects those pods: delete or retarget the others, or give the workloads selectors that do not overlap.",
+        snapshot.target.kind, snapshot.target.name, snapshot.scale.selector
+    )
+}
+
+/// The pods of one metric that did not count as reported, in sentences:
+/// pods with the same rule, times and share together, then what upstream's
+/// rule is. `failed`: the metric failed, so none of its samples counted.
+fn pods_held_back(
+    m: &MetricTrace,
+    now: Timestamp,
+    config: &ControllerConfig,
+    failed: bool,
+) -> Option<String> {
+    let held: Vec<_> = m.pods.iter().filter(|p| p.class != "ready").collect();
+    if held.is_empty() {
+        return None;
+    }
+    let name = if m.name.is_empty() {
+        format!("#{}", m.index)
+    } else {
+        format!("#{} ({})", m.index, m.name)
+    };
+    let lead = if failed
+        && m.error
+            .as_deref()
+            .is_some_and(|e| e.contains("did not receive metrics for targeted pods"))
+    {
+        format!(
+            "No pod's sample of metric {name} counts, so the metric fails with upstream's \"did not receive metrics for targeted pods (pods might be unready)\": "
+        )
+    } else {
+        format!(
+            "Metric {name} counts {} of its {} pods as reported: ",
+            m.pods.len() - held.len(),
+            m.pods.len()
+        )
+    };
+    // Pods with the same rule, times and share go together.
+    let mut groups: Vec<(Vec<&str>, GroupRule, Option<String>)> = Vec::new();
+    for share in &held {
+        let taken = share.taken(m.ratio);
+        match groups
+            .iter_mut()
+            .find(|(_, rule, t)| *rule == share.why && *t == taken)
+        {
+            Some((names, _, _)) => names.push(&share.pod),
+            None => groups.push((vec![&share.pod], share.why, taken)),
+        }
+    }
+    let mut sentences: Vec<String> = groups
+        .iter()
+        .map(|(names, rule, taken)| sentence(rule, names, taken.as_deref(), now))
+        .collect();
+    let mut rules: Vec<&'static str> = Vec::new();
+    for (_, rule, _) in &groups {
+        let text = rule_text(rule);
+        if !text.is_empty() && !rules.contains(&text) {
+            rules.push(text);
+        }
+    }
+    let period = hpa_core::go_duration::format(config.decision.cpu_initialization_period);
+    let delay = hpa_core::go_duration::format(config.decision.initial_readiness_delay);
+    sentences.extend(
+        rules
+            .iter()
+            .map(|r| r.replace("{period}", &period).replace("{delay}", &delay)),
+    );
+    Some(format!("{lead}{}.", sentences.join(". ")))
+}
+
+/// Pods held back by one rule, named as the subject of a sentence that
+/// gives the rule's times and what the controller took for them.
+fn sentence(rule: &GroupRule, names: &[&str], taken: Option<&str>, now: Timestamp) -> String {
+    let one = names.len() == 1;
+    let pick = |singular: &'static str, plural: &'static str| if one { singular } else { plural };
+    let (they, their, are, have) = (
+        pick("it", "they"),
+        pick("its", "their"),
+        pick("is", "are"),
+        pick("has", "have"),
+    );
+    let who = join_names(names);
+    let at = |t: Timestamp| hpa_core::grouping::when(t, now, TimeStyle::Absolute);
+    let taken = taken.map_or_else(String::new, |t| format!(" ({t})"));
+    match *rule {
+        GroupRule::SampleBeforeReady {
+            ready_since,
+            sample_time,
+            window,
+            initialization_ends,
+        } => {
+            let after_ready = hpa_core::grouping::add(ready_since, window);
+            let counts = if after_ready <= initialization_ends {
+                format!("a sample taken at {} or later counts", at(after_ready))
+            } else {
+                format!(
+                    "{they} count{} from {}, when the cpu initialization period ends",
+                    pick("s", ""),
+                    at(initialization_ends)
+                )
+            };
+            format!(
+                "{who} turned Ready at {}, within the cpu initialization period, but {their} {} cpu sample{} (taken at {}) began {} before that, so {they} {are} unready{taken}; {counts}",
+                at(ready_since),
+                hpa_core::go_duration::format(window),
+                pick("", "s"),
+                at(sample_time),
+                hpa_core::go_duration::format(
+                    ready_since.duration_since(hpa_core::grouping::add(sample_time, -window))
+                ),
+            )
+        }
+        GroupRule::NotReady {
+            since,
+            initialization_ends,
+            ..
+        } => {
+            let mut text = format!(
+                "{who} {are} not Ready{}, within the cpu initialization period (it ends at {}), so {they} {are} unready{taken}",
+                since.map_or_else(String::new, |t| format!(" since {}", at(t))),
+                at(initialization_ends)
+            );
+            if let Some(t) = rule.counts_from() {
+                text.push_str(&format!(
+                    "; {they} count{} from {} even if still not Ready, as {they} turned unready after the initial readiness delay",
+                    pick("s", ""),
+                    at(t)
+                ));
+            }
+            text
+        }
+        GroupRule::NeverReady { since, started, .. } => format!(
+            "{who} {have} not been Ready{} since soon after {they} started at {}, so {they} {are} unready{taken} until {they} turn{} Ready",
+            since.map_or_else(String::new, |t| format!(" (since {})", at(t))),
+            at(started),
+            pick("s", "")
+        ),
+        GroupRule::Pending => format!("{who} {are} Pending, so {they} {are} unready{taken}"),
+        GroupRule::NoReadyCondition => {
+            format!("{who} {have} no Ready condition, so {they} {are} unready{taken}")
+        }
+        GroupRule::NoStartTime => {
+            format!("{who} {have} no start time, so {they} {are} unready{taken}")
+        }
+        GroupRule::NoSample => {
+            format!("the metrics API has no sample of {who}, so {they} {are} missing{taken}")
+        }
+        GroupRule::Deleting { since } => format!(
+            "{who} {are} being deleted (since {}), so {they} {are} ignored",
+            at(since)
+        ),
+        GroupRule::Failed => format!("{who} {have} failed, so {they} {are} ignored"),
+        GroupRule::Counted | GroupRule::TurnedUnready { .. } => format!("{who} {are} counted"),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join_names(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// Upstream's rule behind a group, in a user's words (`{period}`, `{delay}`:
+/// the controller's flags).
+fn rule_text(rule: &GroupRule) -> &'static str {
+    match rule {
+        GroupRule::SampleBeforeReady { .. } => {
+            "Upstream counts the cpu of a pod in its first {period} (the cpu initialization period, from its start) only from a sample whose window began after the pod turned Ready: a starting pod's cpu says little of its load"
+        }
+        GroupRule::NotReady { .. } => {
+            "Upstream leaves out the cpu of a pod that is not Ready within its first {period} (the cpu initialization period)"
+        }
+        GroupRule::NeverReady { .. } => {
+            "Past the cpu initialization period upstream still leaves out a pod not Ready since the first {delay} after its start (the initial readiness delay): it takes it for one that never became ready"
+        }
+        GroupRule::NoReadyCondition | GroupRule::NoStartTime => {
+            "Upstream leaves out the cpu of a pod without a Ready condition or a start time"
+        }
+        GroupRule::Pending => "Upstream leaves out Pending pods, and takes them as 0 on a scale-up",
+        GroupRule::NoSample => {
+            "Upstream takes a pod without a sample as 0 on a scale-up and as the target on a scale-down, so a pod the metrics API does not know holds the HPA back both ways"
+        }
+        GroupRule::Deleting { .. } | GroupRule::Failed => {
+            "Upstream leaves out pods being deleted and Failed pods"
+        }
+        GroupRule::Counted | GroupRule::TurnedUnready { .. } => "",
     }
 }
 
@@ -661,22 +1036,80 @@ impl Explanation {
         for u in &self.unknowns {
             let _ = writeln!(out, "  - {u}");
         }
-        if self.agreement.agrees {
+        match (&self.stopped, self.agreement.agrees) {
+            (Some(c), true) => {
+                let _ = writeln!(
+                    out,
+                    "verdict: the HPA does not scale, as its status says (ScalingActive=False {}): the controller keeps {} replicas.",
+                    c.reason, self.current_replicas
+                );
+            }
+            (None, true) => {
+                let _ = writeln!(
+                    out,
+                    "verdict: our computation agrees with the status (desired {}).",
+                    show(s.desired_replicas)
+                );
+            }
+            (_, false) => {
+                let _ = writeln!(out, "verdict: our computation and the status disagree:");
+                for d in &self.agreement.differences {
+                    let _ = writeln!(out, "  - {d}");
+                }
+            }
+        }
+        if !self.agreement.likely_causes.is_empty() {
             let _ = writeln!(
                 out,
-                "verdict: our computation agrees with the status (desired {}).",
-                show(s.desired_replicas)
+                "{}, most likely first:",
+                if self.agreement.agrees {
+                    "why"
+                } else {
+                    "likely causes"
+                }
             );
-        } else {
-            let _ = writeln!(out, "verdict: our computation and the status disagree:");
-            for d in &self.agreement.differences {
-                let _ = writeln!(out, "  - {d}");
-            }
-            let _ = writeln!(out, "likely causes, most likely first:");
             for (i, c) in self.agreement.likely_causes.iter().enumerate() {
                 let _ = writeln!(out, "  {}. {c}", i + 1);
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::from_second(1_800_000_000 + s).unwrap()
+    }
+
+    #[test]
+    fn a_rule_is_said_of_one_pod_or_of_several() {
+        let rule = GroupRule::NotReady {
+            since: Some(t(60)),
+            delay_ends: t(30),
+            initialization_ends: t(300),
+        };
+        let one = sentence(&rule, &["web-1"], Some("left out"), t(100));
+        assert_eq!(
+            one,
+            format!(
+                "web-1 is not Ready since {} (40s ago), within the cpu initialization period (it ends at {} (in 3m20s)), so it is unready (left out); it counts from {} (in 3m20s) even if still not Ready, as it turned unready after the initial readiness delay",
+                t(60),
+                t(300),
+                t(300)
+            )
+        );
+        let two = sentence(
+            &GroupRule::NoSample,
+            &["web-1", "web-2", "web-3"],
+            None,
+            t(0),
+        );
+        assert_eq!(
+            two,
+            "the metrics API has no sample of web-1, web-2 and web-3, so they are missing"
+        );
     }
 }

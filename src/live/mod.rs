@@ -11,6 +11,7 @@
 //! stable step language, and a replay series. [`client`] builds the
 //! read-only client and tells an RBAC refusal apart from other failures.
 
+pub mod api_service;
 pub mod capture;
 pub mod client;
 pub mod error;

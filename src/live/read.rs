@@ -13,13 +13,15 @@ use hpa_controller::ControllerConfig;
 use hpa_controller::metrics_client::MetricsClient;
 use hpa_controller::reconcile::kube_error_text;
 use hpa_controller::scale::{ScaleError, ScaleResolver};
-use hpa_core::decide::{EarlyReason, Fetched, OtherHpa};
+use hpa_core::decide::{EarlyReason, Fetched, MetricQuery, OtherHpa};
 use hpa_core::{KubernetesVersion, ScaleInfo, Selector};
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{CrossVersionObjectReference, HorizontalPodAutoscaler};
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
 use kube::api::{Api, ListParams};
 
+use super::api_service::{self, MetricsApiProblem, MetricsGroup};
 use super::client::{self, Refusals};
 use super::error::LiveError;
 use hpa_sim::admin::AdminClient;
@@ -96,6 +98,9 @@ pub struct Snapshot {
     pub early: Option<EarlyReason>,
     /// What each metric's read gave, in `spec.metrics` order (`None`: not read).
     pub metrics: Vec<Option<Fetched>>,
+    /// The APIServices behind the metrics reads that failed, where one is
+    /// at fault (none registered, or one not Available).
+    pub metrics_apis: Vec<MetricsApiProblem>,
 }
 
 /// A read-only view of a cluster.
@@ -377,11 +382,20 @@ impl Reader {
             return Err(forbidden(refusal, failed.unwrap_or_default()));
         }
         let errors: Vec<String> = metrics.iter().flatten().filter_map(fetch_error).collect();
+        let metrics_apis = if errors.is_empty() {
+            Vec::new()
+        } else {
+            self.metrics_apis(&plan.queries, &metrics).await
+        };
         let read = metrics.iter().flatten().count();
         if read > 0 && errors.len() == read {
             return Err(LiveError::MetricsUnavailable {
                 hpa: key,
                 detail: errors.join("; "),
+                why: metrics_apis
+                    .iter()
+                    .map(|p| format!("; {p}"))
+                    .collect::<String>(),
             });
         }
         Ok(Snapshot {
@@ -395,7 +409,35 @@ impl Reader {
             others,
             early: plan.early,
             metrics,
+            metrics_apis,
         })
+    }
+
+    /// The APIServices at fault for the metrics reads that failed, one per
+    /// API group; none when they cannot be read (RBAC may not allow it:
+    /// the failure is then reported as read).
+    async fn metrics_apis(
+        &self,
+        queries: &[Option<MetricQuery>],
+        fetched: &[Option<Fetched>],
+    ) -> Vec<MetricsApiProblem> {
+        let mut failed: Vec<(MetricsGroup, String)> = Vec::new();
+        for (query, fetched) in queries.iter().zip(fetched) {
+            if let (Some(query), Some(error)) = (query, fetched.as_ref().and_then(fetch_error)) {
+                let group = MetricsGroup::of(query);
+                if !failed.iter().any(|(g, _)| *g == group) {
+                    failed.push((group, error));
+                }
+            }
+        }
+        let api: Api<APIService> = Api::all(self.client.clone());
+        let Ok(services) = api.list(&ListParams::default()).await else {
+            return Vec::new();
+        };
+        failed
+            .iter()
+            .filter_map(|(group, error)| api_service::diagnose(*group, error, &services.items))
+            .collect()
     }
 
     /// The other HPAs of the namespace with their targets' selectors, as

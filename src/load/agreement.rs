@@ -122,6 +122,18 @@ impl AgreementReport {
     pub fn agrees(&self) -> bool {
         self.divergences.is_empty()
     }
+
+    /// Rescales compared: those of the shipped configuration's run, each
+    /// checked against the same sync of upstream's requests.
+    pub fn rescales_compared(&self) -> usize {
+        self.runs[0].rescales
+    }
+
+    /// Whether neither run rescaled anything: the check then compared
+    /// decisions that never changed, and proves little about the caches.
+    pub fn compared_no_rescale(&self) -> bool {
+        self.runs.iter().all(|r| r.rescales == 0)
+    }
 }
 
 impl std::fmt::Display for AgreementReport {
@@ -148,6 +160,13 @@ impl std::fmt::Display for AgreementReport {
                 run.requests_sent
             )?;
         }
+        writeln!(
+            f,
+            "compared: {} syncs of {} HPAs, {} of them rescales",
+            self.runs[0].syncs,
+            self.hpas,
+            self.rescales_compared()
+        )?;
         if self.agrees() {
             write!(
                 f,
@@ -536,6 +555,28 @@ mod tests {
         let report = check(&options(MetricProfile::Spiky), 10).await.unwrap();
         assert!(report.agrees(), "{report}");
         assert!(report.runs[0].rescales > 0, "nothing scaled: {report}");
+        assert!(!report.compared_no_rescale());
+        assert!(
+            report.to_string().contains(&format!(
+                "compared: 240 syncs of 24 HPAs, {} of them rescales",
+                report.runs[0].rescales
+            )),
+            "{report}"
+        );
+    }
+
+    /// Under the steady profile nothing rescales: the report says it
+    /// compared no rescale (the command then refuses the check).
+    #[tokio::test]
+    async fn a_steady_load_compares_no_rescale() {
+        let report = check(&options(MetricProfile::Steady), 3).await.unwrap();
+        assert!(report.compared_no_rescale(), "{report}");
+        assert!(
+            report
+                .to_string()
+                .contains("compared: 72 syncs of 24 HPAs, 0 of them rescales"),
+            "{report}"
+        );
     }
 
     /// One sync of an HPA on an external metric with an average target of

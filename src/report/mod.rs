@@ -71,6 +71,12 @@ mod tests {
             "failures first"
         );
         assert!(page.contains("<svg"), "a timeline per HPA");
+        // The trace and the timeline's legend write the target as the HPA
+        // does (60), not in milli-units (60000m).
+        assert!(
+            page.contains(" 60 average ") && !page.contains("60000m"),
+            "the target as written"
+        );
         assert!(page.contains("decision trace (5 syncs)"), "the trace");
         assert!(
             page.contains("── sync at +15s"),

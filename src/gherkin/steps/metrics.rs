@@ -20,6 +20,9 @@ async fn pods_report(
     values: Values,
 ) -> StepResult {
     let (ns, n) = world.qualify(&workload);
+    // New pods get the values "the new pods of ..." gave them first: these,
+    // said later of the pods by name, win.
+    world.report_new_pods().await?;
     // On a real cluster the pods a scale-down removes linger a moment,
     // terminating: the values are for the pods that stay (those a scenario
     // holds terminating count), once the cluster shows as many.
@@ -59,6 +62,10 @@ async fn pods_report(
 #[when(expr = "the pods report:")]
 async fn pods_report_table(world: &mut HpaWorld, step: &Step) -> StepResult {
     let table = Table::of(step, &["pod"])?;
+    // New pods get the values "the new pods of ..." gave them first: the
+    // table, later and about these pods by name, wins (with or without its
+    // sample times).
+    world.report_new_pods().await?;
     let metric_columns: Vec<&String> = table
         .header
         .iter()

@@ -4,7 +4,7 @@ use k8s_openapi::api::autoscaling::v2::{
     ExternalMetricStatus, MetricIdentifier, MetricSpec, MetricStatus, MetricValueStatus,
 };
 
-use super::{Ctx, Failure, Proposal, fail, milli_quantity, quantity_milli, value_trace};
+use super::{Ctx, Failure, Proposal, fail, milli_quantity, quantity_milli, value_trace, written};
 use crate::calc;
 use crate::decide::spec::{go_label_selector_string, metric_selector};
 use crate::input::Fetched;
@@ -52,7 +52,7 @@ pub(super) fn external_proposal(
         selector: src.metric.selector.clone(),
     };
     if let Some(target_m) = quantity_milli(src.target.average_value.as_ref()) {
-        trace.target = format!("{target_m}m average value");
+        trace.target = written(src.target.average_value.as_ref(), "average value");
         let v = values
             .map(|vals| {
                 calc::external_per_pod_metric_replicas(
@@ -89,7 +89,7 @@ pub(super) fn external_proposal(
         });
     }
     if let Some(target_m) = quantity_milli(src.target.value.as_ref()) {
-        trace.target = format!("{target_m}m value");
+        trace.target = written(src.target.value.as_ref(), "value");
         let v = values
             .and_then(|vals| {
                 calc::external_metric_replicas(

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{MetricSpec, MetricStatus};
 
-use crate::calc::{PodProposal, Readiness, Tolerances, ValueProposal};
+use crate::calc::{PodFailure, PodProposal, Readiness, Tolerances, ValueProposal};
 use crate::config::DecisionConfig;
 use crate::input::{DecisionInput, Fetched};
 use crate::pod::CorePod;
@@ -82,6 +82,16 @@ fn quantity_milli(
         .map(|q| q.milli_value())
 }
 
+/// A target quantity as the HPA's spec writes it (`100`, `1k`, `500m`),
+/// then what it is: the trace, the timeline's legend and `explain` show
+/// what the user wrote, not its milli-units.
+fn written(
+    q: Option<&k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    what: &str,
+) -> String {
+    q.map_or_else(String::new, |q| format!("{} {what}", q.0))
+}
+
 fn milli_quantity(v: i64) -> k8s_openapi::apimachinery::pkg::api::resource::Quantity {
     Quantity::from_milli(v, Format::DecimalSI).into()
 }
@@ -90,6 +100,13 @@ fn trace_pods(trace: &mut MetricTrace, p: &PodProposal) {
     trace.ratio = Some(p.ratio);
     trace.new_ratio = p.new_ratio;
     trace.pods = p.pods.clone();
+}
+
+/// Keeps a failed proposal's pods in the trace (how they were grouped
+/// explains "pods might be unready"); the error's text for the caller.
+fn failed_pods(trace: &mut MetricTrace, failure: PodFailure) -> String {
+    trace.pods = failure.pods;
+    failure.error.to_string()
 }
 
 fn value_trace(trace: &mut MetricTrace, v: &ValueProposal) {

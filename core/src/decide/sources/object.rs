@@ -4,7 +4,7 @@ use k8s_openapi::api::autoscaling::v2::{
     CrossVersionObjectReference, MetricSpec, MetricStatus, MetricValueStatus, ObjectMetricStatus,
 };
 
-use super::{Ctx, Failure, Proposal, fail, milli_quantity, quantity_milli, value_trace};
+use super::{Ctx, Failure, Proposal, fail, milli_quantity, quantity_milli, value_trace, written};
 use crate::calc;
 use crate::decide::spec::{go_label_selector_string, metric_selector};
 use crate::input::Fetched;
@@ -59,7 +59,7 @@ pub(super) fn object_proposal(
     if target.type_ == "Value"
         && let Some(target_m) = quantity_milli(target.value.as_ref())
     {
-        trace.target = format!("{target_m}m value");
+        trace.target = written(target.value.as_ref(), "value");
         let v = fetched
             .and_then(|usage| {
                 calc::object_metric_replicas(
@@ -95,7 +95,7 @@ pub(super) fn object_proposal(
     if target.type_ == "AverageValue"
         && let Some(target_m) = quantity_milli(target.average_value.as_ref())
     {
-        trace.target = format!("{target_m}m average value");
+        trace.target = written(target.average_value.as_ref(), "average value");
         let v = fetched
             .map(|usage| {
                 calc::object_per_pod_metric_replicas(

@@ -4,7 +4,9 @@ use k8s_openapi::api::autoscaling::v2::{
     MetricIdentifier, MetricSpec, MetricStatus, MetricValueStatus, PodsMetricStatus,
 };
 
-use super::{Ctx, Failure, Proposal, fail, milli_quantity, quantity_milli, trace_pods};
+use super::{
+    Ctx, Failure, Proposal, fail, failed_pods, milli_quantity, quantity_milli, trace_pods, written,
+};
 use crate::calc;
 use crate::decide::spec::metric_selector;
 use crate::input::Fetched;
@@ -32,7 +34,7 @@ pub(super) fn pods_proposal(
             "invalid pods metric source: no average value target was set".to_owned(),
         ));
     };
-    trace.target = format!("{}m average", target_m);
+    trace.target = written(src.target.average_value.as_ref(), "average");
     let metric = &src.metric.name;
     let samples = match ctx.fetched(i) {
         Some(Fetched::PodsCustom(Ok(s))) => calc::pod_custom_metrics(s).map_err(|e| e.to_string()),
@@ -54,7 +56,7 @@ pub(super) fn pods_proposal(
                 ctx.now,
                 ctx.config.version(),
             )
-            .map_err(|e| e.to_string())
+            .map_err(|f| failed_pods(trace, f))
         })
         .map_err(wrap)?;
     trace_pods(trace, &p);

@@ -5,8 +5,8 @@ use k8s_openapi::api::autoscaling::v2::{
     ResourceMetricStatus,
 };
 
-use super::{Ctx, Failure, Proposal, fail, quantity_milli, trace_pods};
-use crate::calc::{self, CalcError};
+use super::{Ctx, Failure, Proposal, fail, failed_pods, quantity_milli, trace_pods};
+use crate::calc;
 use crate::input::Fetched;
 use crate::quantity::build_quantity;
 use crate::trace::MetricTrace;
@@ -72,7 +72,7 @@ pub(super) fn resource_proposal(
                     ctx.now,
                     ctx.config.version(),
                 )
-                .map_err(|e| e.to_string())
+                .map_err(|f| failed_pods(trace, f))
             })
             .map_err(|e| wrap(format!("failed to get {name} usage: {e}")))?;
         trace_pods(trace, &p);
@@ -116,7 +116,7 @@ pub(super) fn resource_proposal(
                 ctx.now,
                 ctx.config.version(),
             )
-            .map_err(|e: CalcError| e.to_string())
+            .map_err(|f| failed_pods(trace, f))
         })
         .map_err(|e| wrap(format!("failed to get {name} utilization: {e}")))?;
     trace_pods(trace, &p);
