@@ -470,3 +470,153 @@ async fn the_feature_library_on_the_genuine_control_plane_agrees_with_kube_contr
         differ.join("\n")
     );
 }
+
+/// `explain` on the genuine control plane, with objects made as kubectl
+/// makes them: two pods that turned Ready a moment ago, whose 30 s cpu
+/// samples began before that, are named unready with the rule and when
+/// they count; once that time has passed they count, and
+/// kube-controller-manager scales as explain said it would.
+#[tokio::test]
+async fn explain_names_young_pods_on_the_genuine_control_plane() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{Api, ListParams, PostParams};
+    let Some(bin) = binaries() else { return };
+    let tmp = temp_dir("cp-explain");
+    let mut plane = start_control_plane(&bin, tmp.path(), &[]);
+    let found = announced(&mut plane).await;
+    let kubeconfig = found["kubeconfig"].clone();
+    let client = hpa_harness::testbed::kubeconfig::client(Some(Path::new(&kubeconfig)), None)
+        .await
+        .unwrap();
+    // The fake metrics server gives every pod of app=web 150m, sampled now
+    // over 30 s.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::builder()
+        .tls_danger_accept_invalid_certs(true)
+        .build()
+        .unwrap();
+    let script = "rules:\n  - name: web\n    selector: app=web\n    containers: [{name: app, cpu: 150m}]\n    window: 30s\n";
+    let patched = http
+        .patch(format!("{}/control/v1/script", found["metrics-server"]))
+        .header("content-type", "application/yaml")
+        .body(script)
+        .send()
+        .await
+        .unwrap();
+    assert!(patched.status().is_success(), "{:?}", patched.text().await);
+    let deployment: Deployment = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+            "template": {"metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "200m"}}}]}}}
+    }))
+    .unwrap();
+    Api::<Deployment>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    let hpa: HorizontalPodAutoscaler = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "minReplicas": 1, "maxReplicas": 5,
+            "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                "target": {"type": "Utilization", "averageUtilization": 50}}}]}
+    }))
+    .unwrap();
+    Api::<HorizontalPodAutoscaler>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &hpa)
+        .await
+        .unwrap();
+    // Both pods Ready (the fake node runs what the cluster schedules).
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ready_since = loop {
+        let listed = pods
+            .list(&ListParams::default().labels("app=web"))
+            .await
+            .unwrap();
+        let since: Vec<String> = listed
+            .items
+            .iter()
+            .filter_map(|p| {
+                let c = p.status.as_ref()?.conditions.as_ref()?;
+                let ready = c
+                    .iter()
+                    .find(|c| c.type_ == "Ready" && c.status == "True")?;
+                Some(ready.last_transition_time.as_ref()?.0.to_string())
+            })
+            .collect();
+        if since.len() == 2 {
+            break since;
+        }
+        assert!(Instant::now() < deadline, "the pods never turned Ready");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let explain = || async {
+        let (ok, out) = harness(
+            &[
+                "explain",
+                "--kubeconfig",
+                &kubeconfig,
+                "default/web",
+                "--output",
+                "json",
+            ],
+            tmp.path(),
+        )
+        .await;
+        assert!(ok, "{out}");
+        let json = out
+            .lines()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or_default()
+            .to_owned();
+        serde_json::from_str::<serde_json::Value>(&json).unwrap_or_else(|e| panic!("{e}: {out}"))
+    };
+    let doc = explain().await;
+    let explained = doc["pods"].as_array().unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(explained.len(), 2, "{doc}");
+    let young: Vec<serde_json::Value> = explained.iter().map(|p| p["pod"].clone()).collect();
+    for p in explained {
+        assert_eq!(p["group"], "unready", "{doc}");
+        assert_eq!(p["rule"], "sampleBeforeReady", "{doc}");
+        let since: jiff::Timestamp = p["readySince"].as_str().unwrap().parse().unwrap();
+        assert!(ready_since.contains(&since.to_string()), "{doc}");
+        let counts_from: jiff::Timestamp = p["countsFrom"].as_str().unwrap().parse().unwrap();
+        assert_eq!(
+            counts_from,
+            since + jiff::SignedDuration::from_secs(30),
+            "{doc}"
+        );
+    }
+    // Past that time the samples count: 150m of 200m is 75% against 50%,
+    // and kube-controller-manager scales the two pods to 3.
+    tokio::time::sleep(Duration::from_secs(31)).await;
+    // (The controller may have scaled already: its new pod is young now.)
+    let doc = explain().await;
+    let counted = doc["pods"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| young.contains(&p["pod"]) && p["group"] == "ready")
+        .count();
+    assert_eq!(counted, 2, "{doc}");
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let replicas = deployments.get("web").await.unwrap().spec.replicas;
+        if replicas == Some(3) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "kube-controller-manager did not scale to 3: {replicas:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    drop(plane);
+    nothing_left(tmp.path(), "after explain").await;
+}

@@ -91,6 +91,19 @@ pub async fn run(args: Args) -> CliResult {
         },
     };
     let summary = runner::run(&options).await?;
+    let not_runnable: Vec<_> = summary.not_runnable().collect();
+    if !not_runnable.is_empty() {
+        println!(
+            "\n{} scenario run(s) not possible on this backend (not failures):",
+            not_runnable.len()
+        );
+        for (o, why) in not_runnable {
+            println!(
+                "  {} ({}, Kubernetes {}): {why}",
+                o.scenario, o.location, o.kubernetes_version
+            );
+        }
+    }
     if let (Some(dir), Some(recorder)) = (&args.report, &options.record) {
         let file = html::write(
             dir,

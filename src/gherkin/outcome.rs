@@ -40,13 +40,26 @@ pub enum Verdict {
 }
 
 impl RunSummary {
-    /// Whether anything failed (a step, a parse, a hook; skipped steps fail
-    /// too, since every step must be implemented).
+    /// Whether anything failed (a scenario, a parse, a hook; skipped steps
+    /// fail too, since every step must be implemented). A scenario the
+    /// backend cannot run ([`Verdict::Unsupported`]) is not a failure: it
+    /// is reported apart, with why.
     pub fn failed(&self) -> bool {
-        self.failed_steps > 0
+        self.scenarios
+            .iter()
+            .any(|s| matches!(s.verdict, Verdict::Failed(_)))
+            || (self.failed_steps > 0 && self.scenarios.is_empty())
             || self.skipped_steps > 0
             || self.parsing_errors > 0
             || self.hook_errors > 0
+    }
+
+    /// The scenarios the backend could not run, and why.
+    pub fn not_runnable(&self) -> impl Iterator<Item = (&ScenarioOutcome, &str)> {
+        self.scenarios.iter().filter_map(|s| match &s.verdict {
+            Verdict::Unsupported(why) => Some((s, why.as_str())),
+            _ => None,
+        })
     }
 }
 
