@@ -74,6 +74,7 @@ Feature: Pods that change during a scenario
     Then the deployment "web" is not rescaled
     And the HPA "web" reports cpu utilization 90%
 
+  @simulated-workloads
   Scenario: A pod table said after "the new pods of ... report" wins for the pods it names
     # The scale-up's new pods report 0 by the rule; the table, said later
     # and naming them, gives consumer-1 188m: 376m over 3 pods, 125m against
@@ -96,6 +97,7 @@ Feature: Pods that change during a scenario
     Then the deployment "consumer" has 2 replicas
     And the HPA "consumer" reports "cpu" at 125m
 
+  @simulated-workloads
   Scenario: A pod table without sample times said after "the new pods of ... report" wins too
     Given a deployment "consumer" with 1 pod
     And an HPA "consumer" for deployment "consumer" with min 1 and max 5 replicas

@@ -72,7 +72,7 @@ impl Needs {
                 "the scenario is tagged @{VIRTUAL_CLOCK_TAG}: its expectations are exact to the second, which only a virtual clock keeps (here time is the wall clock)"
             )),
             Self::SimulatedWorkloads if env.is_real() => Some(format!(
-                "the scenario is tagged @{SIMULATED_WORKLOADS_TAG}: it counts on the pods the simulated cluster's workload controllers keep, and a real ReplicaSet replaces a failed or deleted pod at once and a real rollout picks its own pods"
+                "the scenario is tagged @{SIMULATED_WORKLOADS_TAG}: it counts on the pods the simulated cluster's workload controllers keep, and a real ReplicaSet replaces a failed or deleted pod at once and picks its own pods to remove on a scale-down or a rollout"
             )),
             _ => None,
         }
