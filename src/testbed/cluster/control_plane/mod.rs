@@ -535,7 +535,7 @@ impl ControlPlane {
     }
 
     /// Stops the components (the controller manager first, etcd last),
-    /// each given [`STOP_GRACE`] after SIGTERM, and removes the directory.
+    /// each given a short grace after SIGTERM, and removes the directory.
     pub async fn stop(mut self) {
         self.stop_components().await;
         if let Some(guard) = self.guard.take() {
