@@ -1032,3 +1032,65 @@ async fn explain_names_the_other_hpa_of_an_ambiguous_selector() {
         "{first}"
     );
 }
+
+/// A sample of a pod the scale's selector no longer picks (a metrics
+/// source that still reports a relabeled or deleted pod) is in none of
+/// upstream's groups: `explain` names it as ignored, with the rule, and
+/// the decision is the selected pods' alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_a_sample_of_a_pod_no_longer_selected_as_ignored() {
+    let dir = temp_dir("live-unselected");
+    let sim = start_sim(dir.path()).await;
+    // 100m for every pod of app=web (50% of 200m: on target), and 400m for
+    // web-old, which the metrics source still files under app=web.
+    sim.send(
+        reqwest::Method::PATCH,
+        format!("{}/control/v1/script", sim.metrics),
+        json!({
+            "pods": [{"namespace": "default", "name": "web-old", "labels": {"app": "web"},
+                "containers": [{"name": "app", "cpu": "400m"}]}],
+            "rules": [{"name": "web", "namespace": "default", "selector": "app=web",
+                "containers": [{"name": "app", "cpu": "100m"}]}]
+        }),
+    )
+    .await;
+    sim.create(deployment("web", 2), hpa("web", "web")).await;
+    assert_eq!(sim.pods_of("web").await, ["web-0", "web-1"]);
+    sim.advance("6m").await;
+
+    let (code, out, err) = sim
+        .harness(&["explain", "default/web", "--output", "json"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let doc: Value = serde_json::from_str(out.trim()).unwrap();
+    let pods = doc["pods"].as_array().unwrap();
+    let old = pods
+        .iter()
+        .find(|p| p["pod"] == "web-old")
+        .unwrap_or_else(|| panic!("web-old in {doc}"));
+    assert_eq!(
+        (&old["group"], &old["rule"], &old["counted"], &old["sample"]),
+        (&json!("ignored"), &json!("notSelected"), &json!(false), &json!(400))
+    );
+    assert!(
+        old["reason"]
+            .as_str()
+            .unwrap()
+            .contains("no longer matching"),
+        "{old}"
+    );
+    for name in ["web-0", "web-1"] {
+        let p = pods.iter().find(|p| p["pod"] == name).unwrap();
+        assert_eq!((&p["group"], &p["rule"]), (&json!("ready"), &json!("counted")));
+    }
+    // 50% from the selected pods alone: no rescale (with web-old's 400m
+    // the average would be 100%, and the HPA would double).
+    assert_eq!(doc["desiredReplicas"], 2, "{doc}");
+    let (code, text, err) = sim.harness(&["explain", "default/web"]).await;
+    assert_eq!(code, 0, "{err}");
+    let row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("web-old "))
+        .unwrap_or_else(|| panic!("a row for web-old:\n{text}"));
+    assert!(row.contains("ignored") && row.contains("not picked by the selector"), "{text}");
+}

@@ -186,6 +186,14 @@ pub struct PodGroups {
 }
 
 impl PodGroups {
+    /// Whether `pod` is in a group (the scale's selector picked it).
+    pub fn contains(&self, pod: &str) -> bool {
+        self.ready.contains(pod)
+            || self.unready.contains(pod)
+            || self.missing.contains(pod)
+            || self.ignored.contains(pod)
+    }
+
     /// Why `pod` is in its group.
     pub fn rule(&self, pod: &str) -> GroupRule {
         self.rules.get(pod).copied().unwrap_or_default()
@@ -717,15 +725,28 @@ impl From<CalcError> for PodFailure {
 }
 
 impl PodFailure {
-    fn grouped(error: CalcError, groups: &PodGroups, samples: &PodMetricsInfo) -> Self {
+    fn grouped(
+        error: CalcError,
+        groups: &PodGroups,
+        samples: &PodMetricsInfo,
+        unselected_count: bool,
+    ) -> Self {
         Self {
             error: Box::new(error),
-            pods: shares(groups, samples, &PodMetricsInfo::new()),
+            pods: shares(groups, samples, &PodMetricsInfo::new(), unselected_count),
         }
     }
 }
 
-fn shares(groups: &PodGroups, samples: &PodMetricsInfo, assumed: &PodMetricsInfo) -> Vec<PodShare> {
+/// Each pod's share: the grouped pods, then the samples of pods the
+/// selector did not pick ([`GroupRule::NotSelected`]; `unselected_count`:
+/// whether the target averages them in, as a plain value target does).
+fn shares(
+    groups: &PodGroups,
+    samples: &PodMetricsInfo,
+    assumed: &PodMetricsInfo,
+    unselected_count: bool,
+) -> Vec<PodShare> {
     let mut out = Vec::new();
     let mut push = |set: &BTreeSet<Arc<str>>, class| {
         for p in set {
@@ -742,6 +763,21 @@ fn shares(groups: &PodGroups, samples: &PodMetricsInfo, assumed: &PodMetricsInfo
     push(&groups.unready, "unready");
     push(&groups.missing, "missing");
     push(&groups.ignored, "ignored");
+    let why = GroupRule::NotSelected {
+        counted: unselected_count,
+    };
+    out.extend(
+        samples
+            .iter()
+            .filter(|(p, _)| !groups.contains(p))
+            .map(|(p, m)| PodShare {
+                pod: Arc::clone(p),
+                class: why.group().as_str(),
+                sample: Some(m.value),
+                assumed: None,
+                why,
+            }),
+    );
     out
 }
 
@@ -797,6 +833,8 @@ fn pod_replicas(
     timestamp: Timestamp,
     version: KubernetesVersion,
 ) -> Result<PodProposal, PodFailure> {
+    // A plain value target averages every sample, a selected pod's or not.
+    let unselected_count = matches!(target, PodTarget::Plain { .. });
     let mut metrics: PodMetricsInfo = samples
         .iter()
         .filter(|(p, _)| !groups.ignored.contains(*p) && !groups.unready.contains(*p))
@@ -807,11 +845,12 @@ fn pod_replicas(
             CalcError::NoReadyMetrics,
             &groups,
             samples,
+            unselected_count,
         ));
     }
     let (ratio, utilization, raw_value) = target
         .ratio(&metrics, version)
-        .map_err(|e| PodFailure::grouped(e, &groups, samples))?;
+        .map_err(|e| PodFailure::grouped(e, &groups, samples, unselected_count))?;
     let mut proposal = PodProposal {
         replicas: current_replicas,
         utilization,
@@ -823,7 +862,7 @@ fn pod_replicas(
     };
     let scale_up_with_unready = !groups.unready.is_empty() && ratio > 1.0;
     if !scale_up_with_unready && groups.missing.is_empty() {
-        proposal.pods = shares(&groups, samples, &PodMetricsInfo::new());
+        proposal.pods = shares(&groups, samples, &PodMetricsInfo::new(), unselected_count);
         if !tolerances.is_within(ratio) {
             proposal.replicas = ceil_to_int32(ratio * groups.ready_pod_count as f64, version);
         }
@@ -852,10 +891,10 @@ fn pod_replicas(
         }
     }
     metrics.extend(assumed.iter().map(|(p, m)| (Arc::clone(p), *m)));
-    proposal.pods = shares(&groups, samples, &assumed);
+    proposal.pods = shares(&groups, samples, &assumed, unselected_count);
     let (new_ratio, _, _) = target
         .ratio(&metrics, version)
-        .map_err(|e| PodFailure::grouped(e, &groups, samples))?;
+        .map_err(|e| PodFailure::grouped(e, &groups, samples, unselected_count))?;
     proposal.new_ratio = Some(new_ratio);
     if tolerances.is_within(new_ratio)
         || (ratio < 1.0 && new_ratio > 1.0)
@@ -903,10 +942,11 @@ pub fn resource_replicas<P: Borrow<CorePod>>(
             CalcError::NoReadyMetrics,
             &groups,
             metrics,
+            false,
         ));
     }
     let requests = requests_by_pod(pods, container, resource, pod_level_resources, version)
-        .map_err(|e| PodFailure::grouped(e, &groups, metrics))?;
+        .map_err(|e| PodFailure::grouped(e, &groups, metrics, false))?;
     pod_replicas(
         current_replicas,
         PodTarget::Utilization {
@@ -1321,7 +1361,7 @@ mod tests {
         let ready = groups.ready.first().unwrap();
         assert!(Arc::ptr_eq(ready, &name));
         assert_eq!(&**groups.missing.first().unwrap(), "web-1");
-        let shares = shares(&groups, &metrics, &PodMetricsInfo::new());
+        let shares = shares(&groups, &metrics, &PodMetricsInfo::new(), false);
         assert!(Arc::ptr_eq(&shares[0].pod, &name));
     }
 
@@ -1489,6 +1529,64 @@ mod tests {
             }),
             ..CorePod::default()
         }
+    }
+
+    /// A sample of a pod the selector does not pick (relabeled, or gone
+    /// before the metrics source noticed) is in no group: a utilization
+    /// target leaves it out (no request), a plain value target averages it
+    /// in, as upstream's `GetResourceUtilizationRatio` and
+    /// `GetMetricUsageRatio` do; the shares name it either way.
+    #[test]
+    fn a_sample_of_an_unselected_pod_is_named_and_counts_only_in_a_plain_average() {
+        let tol = Tolerances::symmetric(0.1);
+        let mut web0 = running_ready("web-0");
+        web0.spec = Arc::new(crate::pod::CorePodSpec {
+            containers: vec![crate::pod::CoreContainer {
+                name: "app".into(),
+                requests: BTreeMap::from([(
+                    "memory".into(),
+                    k8s_openapi::apimachinery::pkg::api::resource::Quantity("100m".into()),
+                )]),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let pods = [web0];
+        let sample = |value| PodMetric {
+            value,
+            timestamp: Timestamp::UNIX_EPOCH,
+            window: SignedDuration::from_secs(60),
+        };
+        let metrics = PodMetricsInfo::from([
+            (Arc::from("web-0"), sample(100)),
+            (Arc::from("relabeled"), sample(500)),
+        ]);
+        let readiness = Readiness {
+            cpu_initialization_period: SignedDuration::ZERO,
+            initial_readiness_delay: SignedDuration::ZERO,
+        };
+        let at = Timestamp::UNIX_EPOCH;
+        // 100 of a 100 request at a 100 % target: within tolerance, 1.
+        let p = resource_replicas(
+            1, 100, "memory", "", tol, &pods, &metrics, at, readiness, false, at, V1_37,
+        )
+        .unwrap();
+        assert_eq!((p.replicas, p.utilization), (1, Some(100)));
+        let unselected = p.pods.iter().find(|s| &*s.pod == "relabeled").unwrap();
+        assert_eq!(
+            (unselected.class, unselected.why, unselected.sample),
+            ("ignored", GroupRule::NotSelected { counted: false }, Some(500))
+        );
+        // An average of 100: (100 + 500) / 2 = 300, three times the target.
+        let p = plain_metric_replicas(1, 100, "", tol, &pods, &metrics, at, readiness, at, V1_37)
+            .unwrap();
+        assert_eq!((p.raw_value, p.replicas), (300, 3));
+        let unselected = p.pods.iter().find(|s| &*s.pod == "relabeled").unwrap();
+        assert_eq!(
+            (unselected.class, unselected.why),
+            ("ready", GroupRule::NotSelected { counted: true })
+        );
+        assert_eq!(p.pods.len(), 2);
     }
 
     /// Every proposal that overflows int32 is -2147483648 through 1.37 (the

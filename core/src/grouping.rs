@@ -133,6 +133,17 @@ pub enum GroupRule {
     },
     /// Phase Failed. Ignored.
     Failed,
+    /// The metrics API returned a sample of a pod the scale's selector does
+    /// not pick (its labels no longer match, or it is gone and the metrics
+    /// source has not caught up). Upstream groups only the selected pods,
+    /// so such a sample is in no group: a utilization target finds no
+    /// request for it and leaves it out (`counted` false); an average
+    /// value target averages every sample it is given, so it counts
+    /// (`counted` true).
+    NotSelected {
+        /// Whether the sample counts in the average.
+        counted: bool,
+    },
 }
 
 /// How [`GroupRule::words`] writes a time.
@@ -168,7 +179,9 @@ impl GroupRule {
     /// The group the rule puts a pod in.
     pub fn group(&self) -> PodGroup {
         match self {
-            Self::Counted | Self::TurnedUnready { .. } => PodGroup::Ready,
+            Self::Counted | Self::TurnedUnready { .. } | Self::NotSelected { counted: true } => {
+                PodGroup::Ready
+            }
             Self::Pending
             | Self::NoReadyCondition
             | Self::NoStartTime
@@ -176,7 +189,9 @@ impl GroupRule {
             | Self::SampleBeforeReady { .. }
             | Self::NeverReady { .. } => PodGroup::Unready,
             Self::NoSample => PodGroup::Missing,
-            Self::Deleting { .. } | Self::Failed => PodGroup::Ignored,
+            Self::Deleting { .. } | Self::Failed | Self::NotSelected { counted: false } => {
+                PodGroup::Ignored
+            }
         }
     }
 
@@ -286,6 +301,12 @@ impl GroupRule {
             Self::NoSample => "no sample from the metrics API".to_owned(),
             Self::Deleting { since } => format!("being deleted (since {})", at(since)),
             Self::Failed => "phase Failed".to_owned(),
+            Self::NotSelected { counted: false } => {
+                "not picked by the selector (no longer matching, or gone): its sample is left out".to_owned()
+            }
+            Self::NotSelected { counted: true } => {
+                "not picked by the selector (no longer matching, or gone), yet its sample counts: upstream averages every sample the metrics API returns".to_owned()
+            }
         }
     }
 }

@@ -806,10 +806,19 @@ fn pods_held_back(
     config: &ControllerConfig,
     failed: bool,
 ) -> Option<String> {
-    let held: Vec<_> = m.pods.iter().filter(|p| p.class != "ready").collect();
+    // A pod the selector no longer picks is named even where its sample
+    // counts: its count is upstream's quirk, not the user's intent.
+    let unselected = |p: &&hpa_core::calc::PodShare| matches!(p.why, GroupRule::NotSelected { .. });
+    let held: Vec<_> = m
+        .pods
+        .iter()
+        .filter(|p| p.class != "ready" || unselected(p))
+        .collect();
     if held.is_empty() {
         return None;
     }
+    let selected = m.pods.iter().filter(|p| !unselected(p)).count();
+    let selected_held = held.iter().filter(|p| !unselected(p)).count();
     let name = if m.name.is_empty() {
         format!("#{}", m.index)
     } else {
@@ -825,9 +834,8 @@ fn pods_held_back(
         )
     } else {
         format!(
-            "Metric {name} counts {} of its {} pods as reported: ",
-            m.pods.len() - held.len(),
-            m.pods.len()
+            "Metric {name} counts {} of its {selected} pods as reported: ",
+            selected - selected_held,
         )
     };
     // Pods with the same rule, times and share go together.
@@ -945,6 +953,16 @@ fn sentence(rule: &GroupRule, names: &[&str], taken: Option<&str>, now: Timestam
             at(since)
         ),
         GroupRule::Failed => format!("{who} {have} failed, so {they} {are} ignored"),
+        GroupRule::NotSelected { counted } => format!(
+            "the metrics API returned a sample of {who}, which the scale's selector no longer picks ({their} labels no longer match, or {they} {are} gone), so {} {}",
+            pick("its sample", "their samples"),
+            match (counted, one) {
+                (false, true) => "is ignored",
+                (false, false) => "are ignored",
+                (true, true) => "still counts in the average",
+                (true, false) => "still count in the average",
+            }
+        ),
         GroupRule::Counted | GroupRule::TurnedUnready { .. } => format!("{who} {are} counted"),
     }
 }
@@ -980,6 +998,12 @@ fn rule_text(rule: &GroupRule) -> &'static str {
         }
         GroupRule::Deleting { .. } | GroupRule::Failed => {
             "Upstream leaves out pods being deleted and Failed pods"
+        }
+        GroupRule::NotSelected { counted: false } => {
+            "Upstream groups only the pods the scale's selector picks: a utilization target finds no request for another pod's sample and leaves it out"
+        }
+        GroupRule::NotSelected { counted: true } => {
+            "Upstream groups only the pods the scale's selector picks, yet an average value target averages every sample the metrics API returns, one of a pod no longer selected included: relabel a pod out of a workload and its metrics source must forget it too"
         }
         GroupRule::Counted | GroupRule::TurnedUnready { .. } => "",
     }
