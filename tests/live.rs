@@ -1070,7 +1070,12 @@ async fn explain_names_a_sample_of_a_pod_no_longer_selected_as_ignored() {
         .unwrap_or_else(|| panic!("web-old in {doc}"));
     assert_eq!(
         (&old["group"], &old["rule"], &old["counted"], &old["sample"]),
-        (&json!("ignored"), &json!("notSelected"), &json!(false), &json!(400))
+        (
+            &json!("ignored"),
+            &json!("notSelected"),
+            &json!(false),
+            &json!(400)
+        )
     );
     assert!(
         old["reason"]
@@ -1081,7 +1086,10 @@ async fn explain_names_a_sample_of_a_pod_no_longer_selected_as_ignored() {
     );
     for name in ["web-0", "web-1"] {
         let p = pods.iter().find(|p| p["pod"] == name).unwrap();
-        assert_eq!((&p["group"], &p["rule"]), (&json!("ready"), &json!("counted")));
+        assert_eq!(
+            (&p["group"], &p["rule"]),
+            (&json!("ready"), &json!("counted"))
+        );
     }
     // 50% from the selected pods alone: no rescale (with web-old's 400m
     // the average would be 100%, and the HPA would double).
@@ -1092,5 +1100,8 @@ async fn explain_names_a_sample_of_a_pod_no_longer_selected_as_ignored() {
         .lines()
         .find(|l| l.trim_start().starts_with("web-old "))
         .unwrap_or_else(|| panic!("a row for web-old:\n{text}"));
-    assert!(row.contains("ignored") && row.contains("not picked by the selector"), "{text}");
+    assert!(
+        row.contains("ignored") && row.contains("not picked by the selector"),
+        "{text}"
+    );
 }

@@ -1575,7 +1575,11 @@ mod tests {
         let unselected = p.pods.iter().find(|s| &*s.pod == "relabeled").unwrap();
         assert_eq!(
             (unselected.class, unselected.why, unselected.sample),
-            ("ignored", GroupRule::NotSelected { counted: false }, Some(500))
+            (
+                "ignored",
+                GroupRule::NotSelected { counted: false },
+                Some(500)
+            )
         );
         // An average of 100: (100 + 500) / 2 = 300, three times the target.
         let p = plain_metric_replicas(1, 100, "", tol, &pods, &metrics, at, readiness, at, V1_37)
