@@ -369,7 +369,8 @@ impl Testbed {
                 if let (Parts::Remote { target, .. }, Some(plane)) =
                     (&mut parts, session.control_plane_handle())
                 {
-                    target.manager_flags = Some(plane.manager_hpa_flags());
+                    target.manager_flags =
+                        Some(super::controller_manager::hpa_flags(plane.manager_args()));
                 }
                 let mut bed = Self::new(backend, parts);
                 bed.made = Some(session);

@@ -509,10 +509,10 @@ impl ControlPlane {
         &self.server
     }
 
-    /// The flags of kube-controller-manager's command line that shape its
-    /// HPA controller.
-    pub fn manager_hpa_flags(&self) -> Vec<String> {
-        crate::testbed::controller_manager::hpa_flags(&self.manager_args)
+    /// kube-controller-manager's command line (its HPA flags:
+    /// `testbed::controller_manager::hpa_flags`).
+    pub fn manager_args(&self) -> &[String] {
+        &self.manager_args
     }
 
     /// What `kube-apiserver --version` said.
