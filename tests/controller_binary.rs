@@ -139,13 +139,27 @@ async fn the_controller_binary_scales_a_deployment_of_a_separate_sim_process() {
     })
     .await;
     assert!(scaled.is_ok(), "the deployment was not scaled to 3");
-    let status = Api::<HorizontalPodAutoscaler>::namespaced(client.clone(), "default")
-        .get("web")
-        .await
-        .unwrap()
-        .status
-        .unwrap();
-    assert_eq!(status.desired_replicas, 3);
+    // As upstream, the scale is written before the status: a fast sync can
+    // be caught between the two writes.
+    let hpas = Api::<HorizontalPodAutoscaler>::namespaced(client.clone(), "default");
+    let mut desired = None;
+    for _ in 0..100 {
+        desired = hpas
+            .get("web")
+            .await
+            .unwrap()
+            .status
+            .map(|status| status.desired_replicas);
+        if desired == Some(3) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        desired,
+        Some(3),
+        "the status does not show 3 desired replicas"
+    );
 
     // The reconcile counts itself once it is over, which may be a moment
     // after the scale and the status it wrote are visible.
