@@ -16,9 +16,71 @@ use super::options::LoadError;
 /// scenarios' label, where the testbed's cleanup finds both).
 pub use crate::testbed::cleanup::LOAD_LABEL;
 
-/// How long deleted namespaces may take to go (a real cluster finalizes
-/// their content first).
-const GONE_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long the load waits for its deleted namespaces to make progress
+/// before it gives up. A real cluster's namespace controller deletes their
+/// content first, namespaces in parallel, and each pod goes only once its
+/// kubelet (here the fake node) confirms it: on a genuine control plane
+/// 3,000 pods in 30 namespaces take minutes, with no namespace gone for the
+/// first of them. So the wait lasts as long as either namespaces or pods go.
+const STALL: Duration = Duration::from_secs(180);
+
+/// How often the load lists its namespaces while they go.
+const POLL: Duration = Duration::from_secs(1);
+
+/// A wait for deleted namespaces to go: it gives up only when neither a
+/// namespace nor a pod went for [`STALL`].
+#[derive(Debug, Clone)]
+struct GoneWait {
+    /// The fewest namespaces seen.
+    namespaces: usize,
+    /// The cluster's pods at the last look.
+    pods: u64,
+    last_progress: Instant,
+}
+
+impl GoneWait {
+    fn new(namespaces: usize, now: Instant) -> Self {
+        Self {
+            namespaces,
+            pods: u64::MAX,
+            last_progress: now,
+        }
+    }
+
+    /// Counts the `namespaces` left and the cluster's `pods` at `now`
+    /// (`u64::MAX` when the cluster does not say): whether the wait has
+    /// stalled.
+    fn stalled(&mut self, namespaces: usize, pods: u64, now: Instant) -> bool {
+        if namespaces < self.namespaces || pods < self.pods {
+            self.last_progress = now;
+        }
+        self.namespaces = self.namespaces.min(namespaces);
+        self.pods = pods;
+        namespaces > 0 && now.saturating_duration_since(self.last_progress) >= STALL
+    }
+}
+
+/// How many pods the cluster holds: one pod listed, and the count of the
+/// rest the API server gives with it (it gives none for a list with a
+/// selector, so the list is of every namespace's pods; the load's are most
+/// of them). `u64::MAX` when the server does not count.
+async fn cluster_pods(client: &kube::Client) -> u64 {
+    let pods: Api<k8s_openapi::api::core::v1::Pod> = Api::all(client.clone());
+    match pods.list_metadata(&ListParams::default().limit(1)).await {
+        Ok(list) => pods_counted(list.items.len(), list.metadata.remaining_item_count),
+        Err(_) => u64::MAX,
+    }
+}
+
+/// The pods a list of `listed` items and `remaining` more holds.
+fn pods_counted(listed: usize, remaining: Option<i64>) -> u64 {
+    match remaining {
+        Some(rest) => listed as u64 + u64::try_from(rest).unwrap_or(0),
+        // No count: a list that ended here holds what it listed.
+        None if listed == 0 => 0,
+        None => u64::MAX,
+    }
+}
 
 /// The labels of the load's objects.
 pub fn labels() -> BTreeMap<String, String> {
@@ -69,28 +131,30 @@ pub async fn delete_namespaces(client: &kube::Client, names: &[String]) -> Resul
             Err(e) => return Err(setup(format!("delete namespace {name}"))(e)),
         }
     }
-    let deadline = Instant::now() + GONE_TIMEOUT;
+    let mut wait = GoneWait::new(deleting.len(), Instant::now());
     while !deleting.is_empty() {
-        let mut still = Vec::new();
-        for name in deleting {
-            match api.get_opt(&name).await {
-                Ok(None) => {}
-                Ok(Some(_)) => still.push(name),
-                Err(e) => return Err(setup(format!("read namespace {name}"))(e)),
-            }
-        }
-        deleting = still;
+        // One list of the load's namespaces a poll, not a read of each.
+        let present: std::collections::HashSet<String> = api
+            .list(&ListParams::default().labels(LOAD_LABEL))
+            .await
+            .map_err(setup("list the load's namespaces".into()))?
+            .items
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .collect();
+        deleting.retain(|name| present.contains(name));
         if deleting.is_empty() {
             break;
         }
-        if Instant::now() >= deadline {
+        let pods = cluster_pods(client).await;
+        if wait.stalled(deleting.len(), pods, Instant::now()) {
             return Err(LoadError::Invalid(format!(
-                "the load's namespaces {} were deleted but are still there after {}s",
+                "the load's namespaces {} were deleted but are still there, none of them and none of the cluster's pods gone for {}s",
                 deleting.join(", "),
-                GONE_TIMEOUT.as_secs()
+                STALL.as_secs()
             )));
         }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        tokio::time::sleep(POLL).await;
     }
     Ok(())
 }
@@ -114,5 +178,46 @@ mod tests {
         ns.metadata.labels = Some(labels());
         assert!(is_load_namespace(&ns));
         assert!(foreign_namespace("load-0").contains("kubectl delete namespace load-0"));
+    }
+
+    #[test]
+    fn the_wait_for_deleted_namespaces_lasts_while_namespaces_or_pods_go() {
+        let start = Instant::now();
+        let secs = |n: u64| start + Duration::from_secs(n);
+        // Ten minutes of namespaces going, one every 20 s: never stalled (a
+        // fixed deadline of STALL gave up after 180 s).
+        let mut wait = GoneWait::new(30, start);
+        for i in 1..=30 {
+            assert!(!wait.stalled(30 - i as usize, 0, secs(20 * i)), "at {i}");
+        }
+        // Five minutes with every namespace still there but their pods
+        // going (deleted in parallel): never stalled.
+        let mut wait = GoneWait::new(30, start);
+        for i in 1..=30 {
+            assert!(!wait.stalled(30, 3_000 - 100 * i, secs(10 * i)), "at {i}");
+        }
+        // Pods not counted at first, then counted and going.
+        let mut wait = GoneWait::new(30, start);
+        assert!(!wait.stalled(30, u64::MAX, secs(1)));
+        assert!(!wait.stalled(30, 3_000, secs(100)));
+        assert!(!wait.stalled(30, 2_900, secs(150)));
+        assert!(!wait.stalled(30, 2_900, secs(150) + STALL - Duration::from_secs(1)));
+        assert!(wait.stalled(30, 2_900, secs(150) + STALL));
+        // Neither: stalled STALL after the last progress, not before.
+        let mut wait = GoneWait::new(30, start);
+        assert!(!wait.stalled(29, 500, secs(10)));
+        let last = secs(10) + STALL;
+        assert!(!wait.stalled(29, 500, last - Duration::from_secs(1)));
+        assert!(wait.stalled(29, 500, last));
+        // Nothing left: done, however long it took.
+        assert!(!wait.stalled(0, 0, start + 10 * STALL));
+    }
+
+    #[test]
+    fn the_clusters_pods_are_those_listed_and_those_counted_after() {
+        assert_eq!(pods_counted(1, Some(2_116)), 2_117);
+        assert_eq!(pods_counted(0, None), 0);
+        // The server did not count: unknown, never progress.
+        assert_eq!(pods_counted(1, None), u64::MAX);
     }
 }

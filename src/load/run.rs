@@ -131,7 +131,11 @@ async fn on_shared_cluster(
     }
     match (result, cleaned) {
         (Ok(report), Ok(())) => Ok(report),
-        (Ok(_), Err(e)) => Err(e),
+        // The measurement stands; the next run deletes what is left first.
+        (Ok(report), Err(e)) => {
+            tracing::error!(error = %e, "the load could not be deleted; the next run deletes what is left");
+            Ok(report)
+        }
         (Err(e), Ok(())) => Err(e),
         (Err(e), Err(cleanup)) => {
             tracing::error!(error = %cleanup, "the load could not be deleted");

@@ -35,3 +35,50 @@ print(f"{what}, {syncs} syncs, {cpu:.1f} s CPU, {1000*cpu/syncs:.3f} ms CPU/sync
 if len(a)==7 and len(b)==7:
     user,system=(b[5]-a[5])/100,(b[6]-a[6])/100
     print(f"of which user {1000*user/syncs:.3f} ms/sync, system (kernel) {1000*system/syncs:.3f} ms/sync")
+# control-plane.sh also samples the control plane beside the controller
+# (unix_s api_ticks api_rss_kB etcd_ticks etcd_rss_kB harness_ticks
+# harness_rss_kB load1): their CPU over the same window, per sync.
+import os
+plane_file=os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])),'plane.txt')
+if os.path.exists(plane_file):
+    prow=[list(map(float,l.split())) for l in open(plane_file) if len(l.split())==8]
+    pa=min(prow, key=lambda r: abs(r[0]-a[0])); pb=min(prow, key=lambda r: abs(r[0]-b[0]))
+    inside=[r for r in prow if pa[0]<=r[0]<=pb[0]]
+    parts=[]
+    for name,i in (('kube-apiserver',1),('etcd',3),('hpa-harness (fake metrics server, fake node)',5)):
+        c=(pb[i]-pa[i])/100
+        parts.append(f"{name} {c:.1f} s CPU, {1000*c/syncs:.3f} ms/sync, peak RSS {max(r[i+1] for r in prow)/1024:.0f} MiB")
+    print("; ".join(parts))
+    print(f"load average (1 min) in the window: {min(r[7] for r in inside):.2f} to {max(r[7] for r in inside):.2f}")
+# control-plane.sh keeps the API server's counters at the start and the end
+# of the measured window: requests by verb and resource, watch events by
+# kind, per sync.
+start_file=os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])),'api-start.txt')
+end_file=os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])),'api-end.txt')
+if os.path.exists(start_file) and os.path.exists(end_file):
+    import re
+    from collections import Counter
+    def counters(path):
+        out=Counter()
+        for line in open(path):
+            m=re.match(r'(\w+)\{(.*)\} (\S+)$', line.strip())
+            if not m: continue
+            labels=dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+            if m.group(1)=='apiserver_request_total':
+                key=('request', labels.get('verb',''), labels.get('group','') or 'core', labels.get('resource','')+('/'+labels['subresource'] if labels.get('subresource') else ''))
+            else:
+                key=(m.group(1).replace('apiserver_',''), labels.get('group','') or 'core', labels.get('resource','') or labels.get('kind',''))
+            out[key]+=float(m.group(3))
+        return out
+    d=counters(end_file); d.subtract(counters(start_file))
+    window=[int(l.split()[1]) for l in open(plane_file) if l.split() and l.split()[0] in ('window','window-end')]
+    seconds=window[1]-window[0] if len(window)==2 else 60
+    rate=syncs/(b[0]-a[0])
+    print(f"the API server in the window ({seconds} s), per second and per sync at {rate:.1f} syncs/s:")
+    requests=sorted(((k,v) for k,v in d.items() if k[0]=='request' and v>0), key=lambda kv:-kv[1])
+    for key,v in requests[:12]:
+        print(f"  {' '.join(key[1:])}: {v/seconds:.2f}/s, {v/seconds/rate:.4f} per sync")
+    for metric,what in (('watch_events_total','watch events'),('watch_events_sizes_sum','watch event bytes')):
+        rows=sorted(((k,v) for k,v in d.items() if k[0]==metric and v>0), key=lambda kv:-kv[1])
+        top=', '.join(f"{k[2]} {v/seconds:.2f}/s" for k,v in rows[:3])
+        print(f"  {what}: {sum(v for _,v in rows)/seconds:.2f}/s in all ({top}, ...)")
