@@ -18,7 +18,8 @@
 //! The name of the event written for an observation lives in it
 //! (client-go's `eventLog.name`), bounded with it.
 //!
-//! A deleted HPA's entries go with it ([`EventCorrelator::forget`]):
+//! A deleted HPA's entries go with it ([`EventCorrelator::forget`], when
+//! the watch sees it deleted and when a sync finds it gone):
 //! every key holds the object's uid, so no event of another object, nor of
 //! an HPA created again under the same name, can reach them. client-go
 //! keeps them until 4096 newer keys push them out; under a churn of HPAs
@@ -104,7 +105,10 @@ pub struct EventCorrelator {
 /// namespace, name, uid and apiVersion joined by `/` (client-go joins the
 /// same fields). Every key of an object starts with [`object_prefix`].
 pub fn object_key(kind: &str, namespace: &str, name: &str, uid: &str, api_version: &str) -> String {
-    format!("{}{uid}/{api_version}", object_prefix(kind, namespace, name))
+    format!(
+        "{}{uid}/{api_version}",
+        object_prefix(kind, namespace, name)
+    )
 }
 
 /// What every key of the object `kind` `namespace/name` starts with,
@@ -173,7 +177,10 @@ impl<V> Lru<V> {
     fn forget(&mut self, prefix: &str) {
         let keys: Vec<String> = self
             .entries
-            .range::<str, _>((std::ops::Bound::Included(prefix), std::ops::Bound::Unbounded))
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
             .take_while(|(key, _)| key.starts_with(prefix))
             .map(|(key, _)| key.clone())
             .collect();
@@ -370,10 +377,34 @@ mod tests {
     fn forgetting_an_hpa_drops_its_entries_and_no_other() {
         let mut c = EventCorrelator::default();
         let objects = [
-            object_key("HorizontalPodAutoscaler", "ns", "web", "u1", "autoscaling/v2"),
-            object_key("HorizontalPodAutoscaler", "ns", "web", "u2", "autoscaling/v2"),
-            object_key("HorizontalPodAutoscaler", "ns", "web-2", "u3", "autoscaling/v2"),
-            object_key("HorizontalPodAutoscaler", "other", "web", "u4", "autoscaling/v2"),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "ns",
+                "web",
+                "u1",
+                "autoscaling/v2",
+            ),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "ns",
+                "web",
+                "u2",
+                "autoscaling/v2",
+            ),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "ns",
+                "web-2",
+                "u3",
+                "autoscaling/v2",
+            ),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "other",
+                "web",
+                "u4",
+                "autoscaling/v2",
+            ),
         ];
         for (i, object) in objects.iter().enumerate() {
             for reason in ["FailedGetExternalMetric", "FailedComputeMetricsReplicas"] {
@@ -420,6 +451,48 @@ mod tests {
             repeat,
             Correlated::Write { count: 2, name: Some(name), .. } if name == "web.2"
         ));
+    }
+
+    /// Forgetting one uid of a name (the watch saw that HPA deleted) keeps
+    /// the entries of the HPA created again under the same name.
+    #[test]
+    fn forgetting_a_deleted_uid_keeps_the_hpa_that_replaced_it() {
+        let mut c = EventCorrelator::default();
+        let old = object_key(
+            "HorizontalPodAutoscaler",
+            "ns",
+            "web",
+            "u1",
+            "autoscaling/v2",
+        );
+        let new = object_key(
+            "HorizontalPodAutoscaler",
+            "ns",
+            "web",
+            "u2",
+            "autoscaling/v2",
+        );
+        for (i, object) in [&old, &new].into_iter().enumerate() {
+            let event = Incoming {
+                object,
+                type_: "Warning",
+                reason: "FailedGetExternalMetric",
+                message: "boom",
+            };
+            c.correlate(&event, t(i as i64));
+        }
+        c.forget(&object_key(
+            "HorizontalPodAutoscaler",
+            "ns",
+            "web",
+            "u1",
+            "",
+        ));
+        assert_eq!(
+            (c.aggregates.len(), c.observations.len(), c.buckets.len()),
+            (1, 1, 1)
+        );
+        assert!(c.buckets.entries.contains_key(&new));
     }
 
     #[test]

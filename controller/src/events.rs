@@ -73,6 +73,19 @@ impl EventRecorder {
             .forget(&object_prefix(HPA_KIND, namespace, name));
     }
 
+    /// Forgets what the correlator holds of the HPA `namespace/name` whose
+    /// uid is `uid`, deleted (the watch saw it go): an HPA created again
+    /// under the same name before a sync found the key gone never lets
+    /// [`Self::forget`] run for the old one.
+    pub fn forget_uid(&self, namespace: &str, name: &str, uid: &str) {
+        // The object's key up to its apiVersion: every key of that uid.
+        let prefix = object_key(HPA_KIND, namespace, name, uid, "");
+        self.correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .forget(&prefix);
+    }
+
     /// Records `event` about `regarding`. Failures are logged, never
     /// returned: as upstream's broadcaster, events are best effort.
     pub async fn publish(&self, regarding: &ObjectReference, event: &HpaEvent) {
