@@ -306,6 +306,17 @@ impl CompactText {
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
+    /// Its bytes, as [`Self::from_bytes`] takes them back.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// A compact text from bytes [`Self::as_bytes`] gave (any bytes read
+    /// back as text: a byte that is not UTF-8 as U+FFFD).
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        Self(bytes.into())
+    }
+
     /// Its bytes.
     pub fn len(&self) -> usize {
         self.0.len()

@@ -392,6 +392,7 @@ impl Context {
         self.decisions.remove(key);
         self.selectors.remove(key);
         if let Some((namespace, name)) = split_key(key) {
+            self.recorder.forget(namespace, name);
             self.metrics
                 .desired_replicas
                 .remove(&super::metrics::HpaLabels {

@@ -14,12 +14,21 @@
 //!
 //! So `kubectl describe hpa` shows the counts a kube-controller-manager
 //! shows after the same failures. client-go's caches are LRUs of 4096
-//! entries; these maps are bounded the same way by dropping the stalest, so
-//! a churn of HPAs (each object key holds its uid) leaves at most 4096
-//! entries each. The name of the event written for an observation lives in
-//! it (client-go's `eventLog.name`), bounded with it.
+//! entries; these maps are bounded the same way by dropping the stalest.
+//! The name of the event written for an observation lives in it
+//! (client-go's `eventLog.name`), bounded with it.
+//!
+//! A deleted HPA's entries go with it ([`EventCorrelator::forget`], when
+//! the watch sees it deleted and when a sync finds it gone):
+//! every key holds the object's uid, so no event of another object, nor of
+//! an HPA created again under the same name, can reach them. client-go
+//! keeps them until 4096 newer keys push them out; under a churn of HPAs
+//! that was about 2.7 KB held per deleted HPA that had events, for as many
+//! minutes as 4096 newer keys take to come (docs/load-report.md, "Memory
+//! under churn"). Letting them go changes no event: it only leaves the
+//! live objects' entries more room.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::{SignedDuration, Timestamp};
 
@@ -36,8 +45,8 @@ const SPAM_QPS: f64 = 1.0 / 300.0;
 /// `EventAggregatorByReasonMessageFunc`'s prefix.
 pub const COMBINED_PREFIX: &str = "(combined from similar events): ";
 
-/// An event as the correlator sees it: the object it is about (its kind,
-/// namespace, name, uid and apiVersion joined), type, reason, message.
+/// An event as the correlator sees it: the object it is about
+/// ([`object_key`]), type, reason, message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Incoming<'a> {
     pub object: &'a str,
@@ -92,12 +101,29 @@ pub struct EventCorrelator {
     buckets: Lru<Bucket>,
 }
 
+/// The object an event is about, as the correlator keys it: its kind,
+/// namespace, name, uid and apiVersion joined by `/` (client-go joins the
+/// same fields). Every key of an object starts with [`object_prefix`].
+pub fn object_key(kind: &str, namespace: &str, name: &str, uid: &str, api_version: &str) -> String {
+    format!(
+        "{}{uid}/{api_version}",
+        object_prefix(kind, namespace, name)
+    )
+}
+
+/// What every key of the object `kind` `namespace/name` starts with,
+/// whatever its uid: a name holds no `/`.
+pub fn object_prefix(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{kind}/{namespace}/{name}/")
+}
+
 /// At most [`CACHE_ENTRIES`] entries, the least recently used dropped
-/// first, as client-go's `lru.Cache`; O(log n) a use.
+/// first, as client-go's `lru.Cache`; O(log n) a use. Sorted by key, so
+/// that an object's entries are found together ([`Lru::forget`]).
 #[derive(Debug)]
 struct Lru<V> {
     /// Each entry with its last use.
-    entries: HashMap<String, (u64, V)>,
+    entries: BTreeMap<String, (u64, V)>,
     /// Keys by last use.
     order: BTreeMap<u64, String>,
     uses: u64,
@@ -106,7 +132,7 @@ struct Lru<V> {
 impl<V> Default for Lru<V> {
     fn default() -> Self {
         Self {
-            entries: HashMap::new(),
+            entries: BTreeMap::new(),
             order: BTreeMap::new(),
             uses: 0,
         }
@@ -147,6 +173,24 @@ impl<V> Lru<V> {
         Some(&mut entry.1)
     }
 
+    /// Drops every entry whose key starts with `prefix`.
+    fn forget(&mut self, prefix: &str) {
+        let keys: Vec<String> = self
+            .entries
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix),
+                std::ops::Bound::Unbounded,
+            ))
+            .take_while(|(key, _)| key.starts_with(prefix))
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in keys {
+            if let Some((used, _)) = self.entries.remove(&key) {
+                self.order.remove(&used);
+            }
+        }
+    }
+
     #[cfg(test)]
     fn len(&self) -> usize {
         self.entries.len()
@@ -161,12 +205,13 @@ impl<V: Clone> Lru<V> {
 }
 
 impl EventCorrelator {
-    /// What the correlator's caches hold ([`crate::memory`]): bounded, at
-    /// most 4,096 entries each.
+    /// What the correlator's caches hold ([`crate::memory`]): at most
+    /// 4,096 entries each; its entries are the objects (HPAs) it holds
+    /// a spam filter's bucket of.
     pub fn footprint(&self, meter: &super::memory::Meter) -> super::memory::Footprint {
         super::memory::Footprint {
             structure: std::borrow::Cow::Borrowed("event correlator"),
-            entries: self.aggregates.entries.len(),
+            entries: self.buckets.entries.len(),
             bytes: self.aggregates.footprint(meter)
                 + self.observations.footprint(meter)
                 + self.buckets.footprint(meter),
@@ -239,6 +284,14 @@ impl EventCorrelator {
         if let Some(observation) = self.observations.use_existing(key) {
             observation.name = Some(name.to_owned());
         }
+    }
+
+    /// Forgets the object whose keys start with `prefix` ([`object_prefix`]):
+    /// a deleted HPA.
+    pub fn forget(&mut self, prefix: &str) {
+        self.aggregates.forget(prefix);
+        self.observations.forget(prefix);
+        self.buckets.forget(prefix);
     }
 
     /// The entries of the largest cache.
@@ -316,6 +369,130 @@ mod tests {
             }
         }
         assert_eq!(c.len(), CACHE_ENTRIES);
+    }
+
+    /// A deleted HPA's entries leave every cache, whatever its uid; those
+    /// of an HPA whose name it prefixes, or of another namespace, stay.
+    #[test]
+    fn forgetting_an_hpa_drops_its_entries_and_no_other() {
+        let mut c = EventCorrelator::default();
+        let objects = [
+            object_key(
+                "HorizontalPodAutoscaler",
+                "ns",
+                "web",
+                "u1",
+                "autoscaling/v2",
+            ),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "ns",
+                "web",
+                "u2",
+                "autoscaling/v2",
+            ),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "ns",
+                "web-2",
+                "u3",
+                "autoscaling/v2",
+            ),
+            object_key(
+                "HorizontalPodAutoscaler",
+                "other",
+                "web",
+                "u4",
+                "autoscaling/v2",
+            ),
+        ];
+        for (i, object) in objects.iter().enumerate() {
+            for reason in ["FailedGetExternalMetric", "FailedComputeMetricsReplicas"] {
+                let event = Incoming {
+                    object,
+                    type_: "Warning",
+                    reason,
+                    message: "boom",
+                };
+                if let Correlated::Write { key, .. } = c.correlate(&event, t(i as i64)) {
+                    c.written(&key, &format!("web.{i}"));
+                }
+            }
+        }
+        assert_eq!(
+            (c.aggregates.len(), c.observations.len(), c.buckets.len()),
+            (8, 8, 4)
+        );
+        c.forget(&object_prefix("HorizontalPodAutoscaler", "ns", "web"));
+        assert_eq!(
+            (c.aggregates.len(), c.observations.len(), c.buckets.len()),
+            (4, 4, 2)
+        );
+        assert_eq!(c.aggregates.order.len(), 4);
+        assert!(
+            c.buckets
+                .entries
+                .keys()
+                .all(|k| *k == objects[2] || *k == objects[3]),
+            "{:?}",
+            c.buckets.entries.keys()
+        );
+        // What stays still counts: a repeat updates the event written.
+        let repeat = c.correlate(
+            &Incoming {
+                object: &objects[2],
+                type_: "Warning",
+                reason: "FailedGetExternalMetric",
+                message: "boom",
+            },
+            t(10),
+        );
+        assert!(matches!(
+            repeat,
+            Correlated::Write { count: 2, name: Some(name), .. } if name == "web.2"
+        ));
+    }
+
+    /// Forgetting one uid of a name (the watch saw that HPA deleted) keeps
+    /// the entries of the HPA created again under the same name.
+    #[test]
+    fn forgetting_a_deleted_uid_keeps_the_hpa_that_replaced_it() {
+        let mut c = EventCorrelator::default();
+        let old = object_key(
+            "HorizontalPodAutoscaler",
+            "ns",
+            "web",
+            "u1",
+            "autoscaling/v2",
+        );
+        let new = object_key(
+            "HorizontalPodAutoscaler",
+            "ns",
+            "web",
+            "u2",
+            "autoscaling/v2",
+        );
+        for (i, object) in [&old, &new].into_iter().enumerate() {
+            let event = Incoming {
+                object,
+                type_: "Warning",
+                reason: "FailedGetExternalMetric",
+                message: "boom",
+            };
+            c.correlate(&event, t(i as i64));
+        }
+        c.forget(&object_key(
+            "HorizontalPodAutoscaler",
+            "ns",
+            "web",
+            "u1",
+            "",
+        ));
+        assert_eq!(
+            (c.aggregates.len(), c.observations.len(), c.buckets.len()),
+            (1, 1, 1)
+        );
+        assert!(c.buckets.entries.contains_key(&new));
     }
 
     #[test]

@@ -16,10 +16,13 @@ use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 
-use super::event_correlator::{Correlated, EventCorrelator, Incoming};
+use super::event_correlator::{Correlated, EventCorrelator, Incoming, object_key, object_prefix};
 
 /// Upstream's event source component.
 pub const REPORTING_CONTROLLER: &str = "horizontal-pod-autoscaler";
+
+/// The kind of the objects the controller's events are about.
+pub const HPA_KIND: &str = "HorizontalPodAutoscaler";
 
 pub use hpa_core::decide::{Event as HpaEvent, EventType};
 
@@ -61,6 +64,28 @@ impl EventRecorder {
             .footprint(meter)
     }
 
+    /// Forgets the HPA `namespace/name` (deleted): what the correlator
+    /// holds of its events, whatever its uid.
+    pub fn forget(&self, namespace: &str, name: &str) {
+        self.correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .forget(&object_prefix(HPA_KIND, namespace, name));
+    }
+
+    /// Forgets what the correlator holds of the HPA `namespace/name` whose
+    /// uid is `uid`, deleted (the watch saw it go): an HPA created again
+    /// under the same name before a sync found the key gone never lets
+    /// [`Self::forget`] run for the old one.
+    pub fn forget_uid(&self, namespace: &str, name: &str, uid: &str) {
+        // The object's key up to its apiVersion: every key of that uid.
+        let prefix = object_key(HPA_KIND, namespace, name, uid, "");
+        self.correlator
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .forget(&prefix);
+    }
+
     /// Records `event` about `regarding`. Failures are logged, never
     /// returned: as upstream's broadcaster, events are best effort.
     pub async fn publish(&self, regarding: &ObjectReference, event: &HpaEvent) {
@@ -84,15 +109,13 @@ impl EventRecorder {
             .namespace
             .clone()
             .unwrap_or_else(|| "default".to_string());
-        let object = [
-            regarding.kind.as_deref(),
-            Some(namespace.as_str()),
-            regarding.name.as_deref(),
-            regarding.uid.as_deref(),
-            regarding.api_version.as_deref(),
-        ]
-        .map(Option::unwrap_or_default)
-        .join("/");
+        let object = object_key(
+            regarding.kind.as_deref().unwrap_or_default(),
+            &namespace,
+            regarding.name.as_deref().unwrap_or_default(),
+            regarding.uid.as_deref().unwrap_or_default(),
+            regarding.api_version.as_deref().unwrap_or_default(),
+        );
         let correlated = self
             .correlator
             .lock()

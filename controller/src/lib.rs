@@ -27,7 +27,7 @@
 //! - [`event_correlator`]: client-go's event aggregation, dedup and spam filter;
 //! - [`history`]: per-HPA recommendations and scale events;
 //! - [`decisions`]: the decision log behind `/debug/decisions` and
-//!   `/debug/syncs`;
+//!   `/debug/syncs`; [`packed_trace`]: its traces, packed as bytes;
 //! - [`metrics`]: Prometheus metrics with upstream's names;
 //! - [`memory`]: where the memory goes (`/debug/memory`);
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`,
@@ -57,6 +57,7 @@ pub mod metrics;
 pub mod metrics_client;
 pub mod observe;
 pub mod on_demand;
+pub mod packed_trace;
 pub mod pod_index;
 pub mod queue;
 pub mod ratelimit;

@@ -72,7 +72,7 @@ pub enum Reconciled {
 fn reference(hpa: &HorizontalPodAutoscaler) -> ObjectReference {
     ObjectReference {
         api_version: Some("autoscaling/v2".into()),
-        kind: Some("HorizontalPodAutoscaler".into()),
+        kind: Some(super::events::HPA_KIND.into()),
         name: hpa.metadata.name.clone(),
         namespace: hpa.metadata.namespace.clone(),
         uid: hpa.metadata.uid.clone(),

@@ -911,6 +911,14 @@ async fn watch_hpas(
             // HPA gone, so a quick delete-and-recreate keeps it.
             watcher::Event::Delete(hpa) => {
                 let key = key_of(&hpa.metadata);
+                let meta = &hpa.metadata;
+                if let (Some(namespace), Some(name), Some(uid)) = (
+                    meta.namespace.as_deref(),
+                    meta.name.as_deref(),
+                    meta.uid.as_deref(),
+                ) {
+                    ctx.recorder.forget_uid(namespace, name, uid);
+                }
                 generations().forget(&key);
                 forget_deleted(&ctx, &queue, &key, mode);
             }

@@ -28,11 +28,11 @@ use hpa_controller::{ControllerConfig, ControllerHandle, Extensions};
 pub const MAX_CYCLES: usize = 100;
 
 /// RSS growth allowed from the first cycle's sample to the last's, fixed
-/// part. The caches bounded by design may still fill after the first
-/// cycle: the event correlator's three LRUs of 4,096 entries (about 3 MiB)
-/// and the decision journal (65,536 pushes at least, about 3 MiB); and
-/// samples vary by a few MiB, the first (holding the build's peak) mostly
-/// the highest (docs/load-report.md, "Memory under churn"). A leak of `L`
+/// part. The decision journal, bounded by design, may still fill after
+/// the first cycle (65,536 pushes at least, about 3 MiB; the event
+/// correlator lets a deleted HPA's entries go with it); and samples vary
+/// by a few MiB, the first (holding the build's peak) mostly the highest
+/// (docs/load-report.md, "Memory under churn"). A leak of `L`
 /// bytes per deleted HPA shows once `L` x HPAs x (cycles - 1) passes the
 /// margin: issue 29's 1 KiB per HPA over twelve cycles of 1,000 does.
 pub const MARGIN_FIXED: u64 = 8 * 1024 * 1024;

@@ -43,9 +43,15 @@ pub struct MetricsClient {
 }
 
 impl MetricsClient {
-    /// What the shared lists hold ([`crate::memory`]); `None` without them.
-    pub fn footprint(&self, meter: &crate::memory::Meter) -> Option<crate::memory::Footprint> {
-        self.shared.as_ref().map(|shared| shared.footprint(meter))
+    /// What the shared lists hold, and what checking external lists
+    /// found ([`crate::memory`]); nothing without them.
+    pub fn footprint(&self, meter: &crate::memory::Meter) -> Vec<crate::memory::Footprint> {
+        self.shared.as_ref().map_or_else(Vec::new, |shared| {
+            vec![
+                shared.footprint(meter),
+                shared.external_checks.footprint(meter),
+            ]
+        })
     }
 }
 

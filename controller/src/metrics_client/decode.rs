@@ -156,13 +156,7 @@ impl NamespaceResources {
             (Some(previous), Some(old)) if old.label_texts == memo.label_texts => {
                 Arc::clone(&previous.labels)
             }
-            _ => Arc::new(LabelIndex::new(
-                label_texts
-                    .into_iter()
-                    .map(|text| text.map(serde_json::from_str).transpose())
-                    .collect::<Result<Vec<_>, _>>()
-                    .ok()?,
-            )),
+            _ => Arc::new(LabelIndex::from_texts(label_texts).ok()?),
         };
         Some(Self {
             samples,

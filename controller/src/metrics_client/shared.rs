@@ -214,6 +214,19 @@ impl ExternalChecks {
     pub(super) fn matched(&self, own: &str, matched: bool) {
         lock(&self.matched).set(own, matched);
     }
+
+    /// What the findings hold ([`crate::memory`]): one per request path
+    /// (an External HPA's, kept [`RECHECK_AFTER`] after its HPA is gone:
+    /// HPAs of the same namespace, metric and selector share it) and per
+    /// refused list.
+    pub(super) fn footprint(&self, meter: &Meter) -> Footprint {
+        let (matched, refused) = (lock(&self.matched), lock(&self.refused));
+        Footprint {
+            structure: std::borrow::Cow::Borrowed("external list checks (10 min each)"),
+            entries: matched.by_key.len() + refused.by_key.len(),
+            bytes: matched.footprint(meter) + refused.footprint(meter),
+        }
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -241,6 +254,18 @@ impl<T> Default for Expiring<T> {
 }
 
 impl<T> Expiring<T> {
+    /// The bytes the findings hold: the table and each key.
+    fn footprint(&self, meter: &Meter) -> u64 {
+        table_bytes(
+            self.by_key.capacity(),
+            std::mem::size_of::<(String, (Instant, T))>(),
+        ) + self
+            .by_key
+            .keys()
+            .map(|key| meter.block(key.capacity()))
+            .sum::<u64>()
+    }
+
     /// What was found for `key`, unless it is older than [`RECHECK_AFTER`].
     fn fresh(&self, key: &str) -> Option<&T> {
         self.by_key
