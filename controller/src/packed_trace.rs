@@ -20,8 +20,9 @@ use std::sync::Arc;
 use hpa_core::DecisionTrace;
 use hpa_core::calc::{POD_CLASSES, PodShare, Tolerances};
 use hpa_core::decide::ScaleInfo;
+use hpa_core::grouping::GroupRule;
 use hpa_core::trace::MetricTrace;
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use super::compact_text::CompactText;
 
@@ -100,6 +101,25 @@ fn zigzag(value: i64) -> u64 {
 
 fn unzigzag(code: u64) -> i64 {
     ((code >> 1) as i64) ^ -((code & 1) as i64)
+}
+
+/// A pod rule's kind as a number below 64, written beside the pod's class.
+fn rule_code(rule: &GroupRule) -> u8 {
+    match rule {
+        GroupRule::Counted => 0,
+        GroupRule::TurnedUnready { .. } => 1,
+        GroupRule::Pending => 2,
+        GroupRule::NoReadyCondition => 3,
+        GroupRule::NoStartTime => 4,
+        GroupRule::NotReady { .. } => 5,
+        GroupRule::SampleBeforeReady { .. } => 6,
+        GroupRule::NeverReady { .. } => 7,
+        GroupRule::NoSample => 8,
+        GroupRule::Deleting { .. } => 9,
+        GroupRule::Failed => 10,
+        GroupRule::NotSelected { counted: false } => 11,
+        GroupRule::NotSelected { counted: true } => 12,
+    }
 }
 
 impl Writer {
@@ -181,6 +201,70 @@ impl Writer {
         }
         self.uint(shared as u64);
         self.text(&name[shared..]);
+    }
+
+    fn time(&mut self, time: Timestamp) {
+        self.int(time.as_second());
+        self.int(i64::from(time.subsec_nanosecond()));
+    }
+
+    fn opt_time(&mut self, time: Option<Timestamp>) {
+        match time {
+            None => self.0.push(0),
+            Some(time) => {
+                self.0.push(1);
+                self.time(time);
+            }
+        }
+    }
+
+    /// The times of a pod's rule; its kind went with the class (see
+    /// [`rule_code`]).
+    fn rule_times(&mut self, rule: &GroupRule) {
+        match *rule {
+            GroupRule::Counted
+            | GroupRule::Pending
+            | GroupRule::NoReadyCondition
+            | GroupRule::NoStartTime
+            | GroupRule::NoSample
+            | GroupRule::Failed
+            | GroupRule::NotSelected { .. } => {}
+            GroupRule::TurnedUnready { since, delay_ends } => {
+                self.time(since);
+                self.time(delay_ends);
+            }
+            GroupRule::NotReady {
+                since,
+                delay_ends,
+                initialization_ends,
+            } => {
+                self.opt_time(since);
+                self.time(delay_ends);
+                self.time(initialization_ends);
+            }
+            GroupRule::SampleBeforeReady {
+                ready_since,
+                sample_time,
+                window,
+                initialization_ends,
+            } => {
+                self.time(ready_since);
+                self.time(sample_time);
+                self.int(window.as_secs());
+                self.int(i64::from(window.subsec_nanos()));
+                self.time(initialization_ends);
+            }
+            GroupRule::NeverReady {
+                since,
+                started,
+                delay_ends,
+            } => {
+                self.opt_time(since);
+                self.time(started);
+                self.time(delay_ends);
+            }
+            GroupRule::Deleting { since } => self.time(since),
+        }
     }
 
     fn trace(&mut self, trace: &DecisionTrace) {
@@ -279,13 +363,16 @@ impl Writer {
                 class,
                 sample,
                 assumed,
+                why,
             } = pod;
             self.pod_name(pod, previous);
             previous = pod;
             // One of POD_CLASSES (the core's only ones); another reads
-            // back as the first.
+            // back as the first. The rule's kind shares its byte: a
+            // counted pod costs nothing more.
             let class = POD_CLASSES.iter().position(|c| c == class).unwrap_or(0);
-            self.0.push(class as u8);
+            self.0.push(class as u8 | rule_code(why) << 2);
+            self.rule_times(why);
             self.opt_int(*sample);
             self.opt_int(*assumed);
         }
@@ -388,6 +475,66 @@ impl Reader<'_> {
         }
     }
 
+    fn time(&mut self) -> Option<Timestamp> {
+        let second = self.int()?;
+        let nanosecond = i32::try_from(self.int()?).ok()?;
+        Timestamp::new(second, nanosecond).ok()
+    }
+
+    fn opt_time(&mut self) -> Option<Option<Timestamp>> {
+        match self.byte()? {
+            0 => Some(None),
+            1 => Some(Some(self.time()?)),
+            _ => None,
+        }
+    }
+
+    /// A pod's rule of kind `code` (see [`rule_code`]) with its times.
+    fn rule(&mut self, code: u8) -> Option<GroupRule> {
+        Some(match code {
+            0 => GroupRule::Counted,
+            1 => GroupRule::TurnedUnready {
+                since: self.time()?,
+                delay_ends: self.time()?,
+            },
+            2 => GroupRule::Pending,
+            3 => GroupRule::NoReadyCondition,
+            4 => GroupRule::NoStartTime,
+            5 => GroupRule::NotReady {
+                since: self.opt_time()?,
+                delay_ends: self.time()?,
+                initialization_ends: self.time()?,
+            },
+            6 => GroupRule::SampleBeforeReady {
+                ready_since: self.time()?,
+                sample_time: self.time()?,
+                window: {
+                    let seconds = self.int()?;
+                    let nanos = i32::try_from(self.int()?).ok()?;
+                    // Within a second, as packed: no carry to overflow.
+                    if nanos.unsigned_abs() >= 1_000_000_000 {
+                        return None;
+                    }
+                    SignedDuration::new(seconds, nanos)
+                },
+                initialization_ends: self.time()?,
+            },
+            7 => GroupRule::NeverReady {
+                since: self.opt_time()?,
+                started: self.time()?,
+                delay_ends: self.time()?,
+            },
+            8 => GroupRule::NoSample,
+            9 => GroupRule::Deleting {
+                since: self.time()?,
+            },
+            10 => GroupRule::Failed,
+            11 => GroupRule::NotSelected { counted: false },
+            12 => GroupRule::NotSelected { counted: true },
+            _ => return None,
+        })
+    }
+
     fn trace(&mut self) -> Option<DecisionTrace> {
         let hpa = self.text()?;
         let second = self.int()?;
@@ -457,12 +604,15 @@ impl Reader<'_> {
             let shared = usize::try_from(self.uint()?).ok()?;
             let rest = self.text()?;
             let name: Arc<str> = Arc::from(format!("{}{rest}", previous.get(..shared)?));
-            let class = *POD_CLASSES.get(usize::from(self.byte()?))?;
+            let kinds = self.byte()?;
+            let class = *POD_CLASSES.get(usize::from(kinds & 3))?;
+            let why = self.rule(kinds >> 2)?;
             pods.push(PodShare {
                 pod: Arc::clone(&name),
                 class,
                 sample: self.opt_int()?,
                 assumed: self.opt_int()?,
+                why,
             });
             previous = name;
         }
@@ -493,6 +643,7 @@ mod tests {
             class,
             sample,
             assumed: None,
+            why: GroupRule::Counted,
         }
     }
 
@@ -566,11 +717,33 @@ mod tests {
         odd.metrics[0].new_ratio = Some(-0.0);
         odd.metrics[0].error = Some("unable to get metric x: \u{1} boom".into());
         odd.metrics[0].ready_pods = Some(usize::MAX >> 1);
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
         odd.metrics[0].pods = vec![
-            share("éa", "missing", None),
-            share("éb", "unready", Some(i64::MIN)),
-            share("\u{e9}", "ignored", Some(i64::MAX)),
-            share("", "ready", Some(-1)),
+            PodShare {
+                why: GroupRule::NoSample,
+                ..share("éa", "missing", None)
+            },
+            PodShare {
+                why: GroupRule::SampleBeforeReady {
+                    ready_since: at("2026-01-01T00:00:10Z"),
+                    sample_time: at("2026-01-01T00:00:20.5Z"),
+                    window: SignedDuration::new(-30, -250_000_000),
+                    initialization_ends: Timestamp::MAX,
+                },
+                ..share("éb", "unready", Some(i64::MIN))
+            },
+            PodShare {
+                why: GroupRule::NotSelected { counted: true },
+                ..share("\u{e9}", "ignored", Some(i64::MAX))
+            },
+            PodShare {
+                why: GroupRule::NeverReady {
+                    since: None,
+                    started: Timestamp::MIN,
+                    delay_ends: at("2026-01-01T00:00:30Z"),
+                },
+                ..share("", "ready", Some(-1))
+            },
         ];
         odd.metrics.push(MetricTrace {
             index: 1,
@@ -606,6 +779,60 @@ mod tests {
         prop_oneof![any::<f64>(), Just(f64::NAN), Just(f64::INFINITY), Just(0.1)]
     }
 
+    fn any_time() -> impl Strategy<Value = Timestamp> {
+        (-377_705_116_800i64..253_402_207_200, 0..1_000_000_000i32)
+            .prop_map(|(second, nanosecond)| Timestamp::new(second, nanosecond).unwrap())
+    }
+
+    /// Every rule, with any times.
+    fn any_rule() -> impl Strategy<Value = GroupRule> {
+        let window = (any::<i64>(), -999_999_999..1_000_000_000i32).prop_map(|(s, n)| {
+            // Same sign, as a duration's parts are.
+            let n = if (s < 0 && n > 0) || (s > 0 && n < 0) {
+                -n
+            } else {
+                n
+            };
+            SignedDuration::new(s, n)
+        });
+        prop_oneof![
+            Just(GroupRule::Counted),
+            (any_time(), any_time())
+                .prop_map(|(since, delay_ends)| GroupRule::TurnedUnready { since, delay_ends }),
+            Just(GroupRule::Pending),
+            Just(GroupRule::NoReadyCondition),
+            Just(GroupRule::NoStartTime),
+            (proptest::option::of(any_time()), any_time(), any_time()).prop_map(
+                |(since, delay_ends, initialization_ends)| GroupRule::NotReady {
+                    since,
+                    delay_ends,
+                    initialization_ends
+                }
+            ),
+            (any_time(), any_time(), window, any_time()).prop_map(
+                |(ready_since, sample_time, window, initialization_ends)| {
+                    GroupRule::SampleBeforeReady {
+                        ready_since,
+                        sample_time,
+                        window,
+                        initialization_ends,
+                    }
+                }
+            ),
+            (proptest::option::of(any_time()), any_time(), any_time()).prop_map(
+                |(since, started, delay_ends)| GroupRule::NeverReady {
+                    since,
+                    started,
+                    delay_ends
+                }
+            ),
+            Just(GroupRule::NoSample),
+            any_time().prop_map(|since| GroupRule::Deleting { since }),
+            Just(GroupRule::Failed),
+            any::<bool>().prop_map(|counted| GroupRule::NotSelected { counted }),
+        ]
+    }
+
     fn any_metric() -> impl Strategy<Value = MetricTrace> {
         (
             (
@@ -628,6 +855,7 @@ mod tests {
                     0..POD_CLASSES.len(),
                     proptest::option::of(any::<i64>()),
                     proptest::option::of(any::<i64>()),
+                    any_rule(),
                 ),
                 0..12,
             ),
@@ -650,11 +878,12 @@ mod tests {
                     error,
                     pods: pods
                         .into_iter()
-                        .map(|(pod, class, sample, assumed)| PodShare {
+                        .map(|(pod, class, sample, assumed, why)| PodShare {
                             pod: Arc::from(pod),
                             class: POD_CLASSES[class],
                             sample,
                             assumed,
+                            why,
                         })
                         .collect(),
                 },
