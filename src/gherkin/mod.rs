@@ -16,6 +16,7 @@ pub mod explain;
 pub mod feature_files;
 pub mod kinds;
 pub mod line_filter;
+mod longest_first;
 pub mod not_runnable;
 pub mod outcome;
 pub mod params;

@@ -244,7 +244,11 @@ async fn run_paths(
         })
         .transpose()?;
     let files = feature_files::feature_files(&options.paths)?;
-    let features = feature_files::load(&files)?;
+    let mut features = feature_files::load(&files)?;
+    if split_alone {
+        // Side by side on the wall clock: the longest waits start first.
+        super::longest_first::order(&mut features);
+    }
     let name = options
         .name
         .as_deref()
