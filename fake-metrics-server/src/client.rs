@@ -344,6 +344,38 @@ impl ControlClient {
             .map(Option::unwrap_or_default)
     }
 
+    /// Makes one API answer `status` to the requests in `namespace` only,
+    /// until cleared (other namespaces are served as before).
+    pub async fn fail_in(
+        &self,
+        namespace: &str,
+        api: Api,
+        status: u16,
+    ) -> Result<Faults, ClientError> {
+        let fault = Fault {
+            status: Some(status),
+            ..Fault::default()
+        };
+        self.json(
+            reqwest::Method::PUT,
+            &format!("faults/{api}?namespace={namespace}"),
+            &fault,
+        )
+        .await
+    }
+
+    /// Clears the fault of one API in `namespace`.
+    pub async fn clear_fault_in(&self, namespace: &str, api: Api) -> Result<Faults, ClientError> {
+        self.send(
+            reqwest::Method::DELETE,
+            &format!("faults/{api}?namespace={namespace}"),
+            None,
+            "",
+        )
+        .await
+        .map(Option::unwrap_or_default)
+    }
+
     /// Clears all faults.
     pub async fn clear_faults(&self) -> Result<Faults, ClientError> {
         self.send(reqwest::Method::DELETE, "faults", None, "")

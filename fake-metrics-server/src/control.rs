@@ -209,11 +209,7 @@ async fn put_faults(
     body: ControlBody,
 ) -> Result<Json<Faults>, ApiError> {
     let faults: Faults = from_body(&body.text, body.content_type.as_deref())?;
-    for api in [Api::Resource, Api::Custom, Api::External] {
-        if let Some(f) = faults.get(api) {
-            crate::script::check_fault(&format!("{api}.status"), f.status)?;
-        }
-    }
+    crate::script::check_faults("faults", &faults)?;
     state.set_faults(faults);
     Ok(Json(state.faults()))
 }
@@ -227,28 +223,44 @@ fn parse_api(text: &str) -> Result<Api, ApiError> {
     text.parse().map_err(ApiError::BadRequest)
 }
 
+/// `?namespace=NS` limits a fault to the requests in one namespace.
+#[derive(Debug, Default, Deserialize)]
+struct FaultQuery {
+    #[serde(default)]
+    namespace: Option<String>,
+}
+
+impl FaultQuery {
+    fn namespace(&self) -> Result<Option<&str>, ApiError> {
+        if let Some(ns) = &self.namespace {
+            crate::document::check_name("namespace", ns)?;
+        }
+        Ok(self.namespace.as_deref())
+    }
+}
+
 async fn put_fault(
     State(state): State<AppState>,
     Path(api): Path<String>,
+    Query(query): Query<FaultQuery>,
     body: ControlBody,
 ) -> Result<Json<Faults>, ApiError> {
     let api = parse_api(&api)?;
+    let namespace = query.namespace()?;
     let fault: Fault = from_body(&body.text, body.content_type.as_deref())?;
     crate::script::check_fault("status", fault.status)?;
-    let mut faults = state.faults();
-    faults.set(api, Some(fault));
-    state.set_faults(faults);
+    state.update_faults(|faults| faults.set_in(namespace, api, Some(fault)));
     Ok(Json(state.faults()))
 }
 
 async fn delete_fault(
     State(state): State<AppState>,
     Path(api): Path<String>,
+    Query(query): Query<FaultQuery>,
 ) -> Result<Json<Faults>, ApiError> {
     let api = parse_api(&api)?;
-    let mut faults = state.faults();
-    faults.set(api, None);
-    state.set_faults(faults);
+    let namespace = query.namespace()?;
+    state.update_faults(|faults| faults.set_in(namespace, api, None));
     Ok(Json(state.faults()))
 }
 

@@ -197,12 +197,44 @@ pub struct Faults {
     /// Fault of external.metrics.k8s.io.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<Fault>,
+    /// Faults of one namespace's requests, ahead of the faults above: where
+    /// several users share one server (scenarios side by side on a real
+    /// cluster, each in a namespace of its own), one can fail an API for
+    /// itself alone. A namespace's entry has no `namespaces` of its own.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub namespaces: BTreeMap<String, Faults>,
 }
 
 impl Faults {
     /// No fault anywhere.
     pub fn is_empty(&self) -> bool {
-        self.resource.is_none() && self.custom.is_none() && self.external.is_none()
+        self.resource.is_none()
+            && self.custom.is_none()
+            && self.external.is_none()
+            && self.namespaces.values().all(Faults::is_empty)
+    }
+
+    /// The fault a request of `api` in `namespace` (if it names one) gets:
+    /// its namespace's, else the API's.
+    pub fn hitting(&self, api: Api, namespace: Option<&str>) -> Option<&Fault> {
+        namespace
+            .and_then(|ns| self.namespaces.get(ns))
+            .and_then(|faults| faults.get(api))
+            .or_else(|| self.get(api))
+    }
+
+    /// Sets or clears the fault of one API, for every request or only for
+    /// those in `namespace`. A namespace left without faults is forgotten.
+    pub fn set_in(&mut self, namespace: Option<&str>, api: Api, fault: Option<Fault>) {
+        let Some(ns) = namespace else {
+            self.set(api, fault);
+            return;
+        };
+        let faults = self.namespaces.entry(ns.to_owned()).or_default();
+        faults.set(api, fault);
+        if faults.is_empty() {
+            self.namespaces.remove(ns);
+        }
     }
 
     /// The fault of one API.
@@ -431,6 +463,9 @@ pub struct SetFault {
     /// Only requests without a `labelSelector` (see [`Fault::unselected`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unselected: bool,
+    /// Only requests in this namespace (see [`Faults::namespaces`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// See [`Change::ClearFault`].
@@ -439,6 +474,9 @@ pub struct SetFault {
 pub struct ClearFault {
     /// The API.
     pub api: Api,
+    /// The fault of this namespace's requests (see [`Faults::namespaces`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
 }
 
 /// A `PATCH /control/v1/script` body: entries upserted by key, removals,
@@ -539,11 +577,29 @@ fn check_entries(
         }
     }
     if let Some(faults) = faults {
-        for api in [Api::Resource, Api::Custom, Api::External] {
-            if let Some(f) = faults.get(api) {
-                check_fault(&format!("faults.{api}.status"), f.status)?;
-            }
+        check_faults("faults", faults)?;
+    }
+    Ok(())
+}
+
+/// Checks every fault's status, and that namespaces' faults are one level
+/// deep and named as namespaces are.
+pub fn check_faults(path: &str, faults: &Faults) -> Result<(), ScriptError> {
+    for api in [Api::Resource, Api::Custom, Api::External] {
+        if let Some(f) = faults.get(api) {
+            check_fault(&format!("{path}.{api}.status"), f.status)?;
         }
+    }
+    for (ns, inner) in &faults.namespaces {
+        let at = format!("{path}.namespaces.{ns}");
+        check_name(&at, ns)?;
+        if !inner.namespaces.is_empty() {
+            return Err(ScriptError::invalid(
+                format!("{at}.namespaces"),
+                "a namespace's faults cannot name namespaces",
+            ));
+        }
+        check_faults(&at, inner)?;
     }
     Ok(())
 }
@@ -584,7 +640,16 @@ pub fn check_change(path: &str, change: &Change) -> Result<(), ScriptError> {
             format!("{path}.objectMetric.resource"),
             "use podMetric for pods",
         )),
-        Change::SetFault(f) => check_fault(&format!("{path}.setFault.status"), f.status),
+        Change::SetFault(f) => {
+            if let Some(ns) = &f.namespace {
+                check_name(&format!("{path}.setFault.namespace"), ns)?;
+            }
+            check_fault(&format!("{path}.setFault.status"), f.status)
+        }
+        Change::ClearFault(ClearFault {
+            namespace: Some(ns),
+            ..
+        }) => check_name(&format!("{path}.clearFault.namespace"), ns),
         _ => Ok(()),
     }
 }

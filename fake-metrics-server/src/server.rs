@@ -104,6 +104,13 @@ fn api_of(group: Group) -> Option<Api> {
     }
 }
 
+/// The namespace a metrics API path names (`/apis/GROUP/VERSION/namespaces/NS/...`).
+fn namespace_of(path: &str) -> Option<&str> {
+    let mut segments = path.split('/').filter(|s| !s.is_empty()).skip(3);
+    (segments.next()? == "namespaces").then_some(())?;
+    segments.next()
+}
+
 /// Applies scripted faults to the metrics APIs and records every request.
 async fn observe(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = Instant::now();
@@ -112,8 +119,9 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
     let path = request.uri().path().to_owned();
     let query = request.uri().query().map(str::to_owned);
     let group = Group::of_path(&path);
+    let namespace = namespace_of(&path);
     let fault = api_of(group)
-        .and_then(|api| state.read(|m, _| m.faults.get(api).cloned()))
+        .and_then(|api| state.read(|m, _| m.faults.hitting(api, namespace).cloned()))
         .filter(|fault| fault.hits(query.as_deref()));
     let mut answer = None;
     if let Some(fault) = fault {

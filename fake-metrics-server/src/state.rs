@@ -235,7 +235,8 @@ impl Model {
                     (None, None) => {}
                 }
             }
-            Change::SetFault(f) => self.faults.set(
+            Change::SetFault(f) => self.faults.set_in(
+                f.namespace.as_deref(),
                 f.api,
                 Some(crate::script::Fault {
                     status: f.status,
@@ -244,7 +245,7 @@ impl Model {
                     unselected: f.unselected,
                 }),
             ),
-            Change::ClearFault(f) => self.faults.set(f.api, None),
+            Change::ClearFault(f) => self.faults.set_in(f.namespace.as_deref(), f.api, None),
         }
         Ok(())
     }
@@ -586,17 +587,24 @@ impl AppState {
         self.live().model.faults = faults;
     }
 
+    /// Changes the faults in one step, so that users changing faults of
+    /// their own at the same time do not undo each other's.
+    pub fn update_faults(&self, change: impl FnOnce(&mut Faults)) {
+        change(&mut self.live().model.faults);
+    }
+
     /// The current faults.
     pub fn faults(&self) -> Faults {
         self.read(|m, _| m.faults.clone())
     }
 
-    /// Forgets the pods, objects, external series and rules of one namespace and
-    /// leaves the rest: scenarios that share the server, each in its own
-    /// namespace, clear only their own data.
+    /// Forgets the pods, objects, external series, rules and faults of one
+    /// namespace and leaves the rest: scenarios that share the server, each
+    /// in its own namespace, clear only their own data.
     pub fn reset_namespace(&self, namespace: &str) {
         let mut live = self.live();
         let model = &mut live.model;
+        model.faults.namespaces.remove(namespace);
         model.pods.retain(|(ns, _), _| ns != namespace);
         model
             .objects

@@ -135,6 +135,87 @@ async fn faults_answer_500_or_404_until_cleared_and_only_for_their_api() {
     s.stop().await;
 }
 
+/// Users sharing one server, each in a namespace of its own: a fault of
+/// one namespace hits only its requests, goes ahead of the API's own
+/// fault, and goes with the namespace's data.
+#[tokio::test]
+async fn a_namespace_fault_hits_only_that_namespace() {
+    let s = start(SCRIPT).await;
+    let team = "/apis/metrics.k8s.io/v1beta1/namespaces/team-a/pods";
+    let faults = s
+        .control
+        .fail_in("team-a", Api::Resource, 500)
+        .await
+        .unwrap();
+    assert!(faults.resource.is_none(), "{faults:?}");
+    assert_eq!(
+        faults.namespaces["team-a"]
+            .resource
+            .as_ref()
+            .unwrap()
+            .status,
+        Some(500)
+    );
+    let (status, _) = s.get(team).await;
+    assert_eq!(status, 500);
+    let (status, _) = s.get(PODS).await;
+    assert_eq!(status, 200, "another namespace is served");
+    let (status, _) = s.get("/apis/metrics.k8s.io/v1beta1/pods").await;
+    assert_eq!(status, 200, "a list across namespaces is served");
+
+    // Ahead of the API's own fault.
+    s.control.fail(Api::Resource, 503).await.unwrap();
+    let (status, _) = s.get(team).await;
+    assert_eq!(status, 500);
+    let (status, _) = s.get(PODS).await;
+    assert_eq!(status, 503);
+    s.control.clear_fault(Api::Resource).await.unwrap();
+
+    // Cleared by itself, set by a change, cleared with the namespace's data.
+    let faults = s
+        .control
+        .clear_fault_in("team-a", Api::Resource)
+        .await
+        .unwrap();
+    assert!(faults.is_empty(), "{faults:?}");
+    let (status, _) = s.get(team).await;
+    assert_eq!(status, 200);
+    s.control
+        .apply_json(serde_json::json!({"setFault": {"api": "resource", "status": 500, "namespace": "team-a"}}))
+        .await
+        .unwrap();
+    let (status, _) = s.get(team).await;
+    assert_eq!(status, 500);
+    s.control.reset_namespace("team-a").await.unwrap();
+    let (status, _) = s.get(team).await;
+    assert_eq!(status, 200);
+    assert!(s.control.faults().await.unwrap().is_empty());
+
+    // A bad namespace is refused and names the field.
+    let err = s
+        .control
+        .fail_in("a%2Fb", Api::Resource, 500)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("namespace"), "{err}");
+    let err = s
+        .control
+        .set_faults(
+            &serde_json::from_value(serde_json::json!({
+                "namespaces": {"team-a": {"namespaces": {"team-b": {"resource": {"status": 500}}}}}
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("faults.namespaces.team-a.namespaces"),
+        "{err}"
+    );
+    s.stop().await;
+}
+
 /// KEDA's adapter: an External list without a selector (naming no
 /// ScaledObject) is refused, a list with one is answered.
 #[tokio::test]

@@ -40,8 +40,9 @@ pub struct Args {
     pub report: Option<PathBuf>,
     /// How many scenarios run at the same time: each in its own embedded
     /// cluster, or on a real cluster (`--backend kubeconfig`, kind, k3d,
-    /// k3s) side by side in namespaces of their own (those that make a
-    /// metrics API fail run alone). A simulated cluster reached through a
+    /// k3s) side by side in namespaces of their own (a metrics API one
+    /// makes fail fails in its namespace alone), the longest waits first.
+    /// A simulated cluster reached through a
     /// kubeconfig or `--backend sim-process` takes one at a time: each
     /// scenario resets it and owns its virtual clock.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u16).range(1..))]

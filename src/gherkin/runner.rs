@@ -213,12 +213,8 @@ async fn run_on(
         }
         (None, _) => vec![KubernetesVersion::LATEST_STABLE],
     };
-    let split_alone = matches!(&target, Target::Remote(remote) if remote.is_real());
-    target::scope(
-        target,
-        run_paths(options, &versions, concurrency, split_alone),
-    )
-    .await
+    let real = matches!(&target, Target::Remote(remote) if remote.is_real());
+    target::scope(target, run_paths(options, &versions, concurrency, real)).await
 }
 
 /// Runs every selected scenario under each of its releases: one cucumber
@@ -228,7 +224,7 @@ async fn run_paths(
     options: &RunOptions,
     run_versions: &[KubernetesVersion],
     concurrency: usize,
-    split_alone: bool,
+    real: bool,
 ) -> Result<RunSummary, RunError> {
     check_paths(options)?;
     let tags: Option<TagOperation> = options
@@ -245,7 +241,7 @@ async fn run_paths(
         .transpose()?;
     let files = feature_files::feature_files(&options.paths)?;
     let mut features = feature_files::load(&files)?;
-    if split_alone {
+    if real {
         // Side by side on the wall clock: the longest waits start first.
         super::longest_first::order(&mut features);
     }
@@ -266,7 +262,6 @@ async fn run_paths(
         pass: None,
         lines: LINES.try_with(Clone::clone).unwrap_or_default(),
         name,
-        alone: None,
     };
     let found = selection.count(&files, &features)?;
     if found.selected == 0 && !options.allow_empty {
@@ -278,27 +273,15 @@ async fn run_paths(
     let passes = selection.passes(&features);
     let mut summary = RunSummary::default();
     let mut junit_docs = Vec::new();
-    // Side by side on a real cluster, a scenario that runs alone waits for
-    // every other to end and holds the rest back meanwhile: those run in a
-    // part of their own, one at a time, and the others at full concurrency.
-    let parts: &[(Option<bool>, bool)] = if split_alone && concurrency > 1 {
-        &[(Some(false), false), (Some(true), true)]
-    } else {
-        &[(None, false)]
-    };
-    let runs = passes
-        .iter()
-        .flat_map(|&version| parts.iter().map(move |&part| (version, part)));
-    for (version, (alone, one_at_a_time)) in runs {
+    for &version in &passes {
         let selection = Selection {
             pass: Some(version),
-            alone,
             ..selection.clone()
         };
         if selection.count(&files, &features)?.selected == 0 {
             continue;
         }
-        if passes.len() > 1 && alone != Some(true) {
+        if passes.len() > 1 {
             println!("\n=== Kubernetes {version} ===");
         }
         let junit = PassJunit::default();
@@ -307,7 +290,7 @@ async fn run_paths(
             features.clone(),
             selection,
             version,
-            if one_at_a_time { 1 } else { concurrency },
+            concurrency,
             junit.clone(),
         )
         .await;
@@ -355,7 +338,6 @@ async fn run_pass(
         .with_parser(feature_files::Loaded)
         .max_concurrent_scenarios(concurrency.max(1))
         .before(move |feature, rule, scenario, world| {
-            let alone = super::shared_cluster::runs_alone(feature, rule, scenario);
             world.feature_dir = feature
                 .path
                 .as_ref()
@@ -385,7 +367,6 @@ async fn run_pass(
                 super::record::Recorder::prepare(&mut world.config);
             }
             Box::pin(async move {
-                world.cluster.take_turn(alone).await;
                 world.prepare().await;
             })
         })

@@ -51,9 +51,6 @@ pub(super) struct Selection {
     pub(super) lines: super::line_filter::Lines,
     /// `--name`.
     pub(super) name: Option<regex::Regex>,
-    /// Only the scenarios that run alone on a real cluster (`Some(true)`)
-    /// or only the others (`Some(false)`); `None`: both.
-    pub(super) alone: Option<bool>,
 }
 
 /// A scenario's tags with its feature's and rule's.
@@ -110,11 +107,6 @@ impl Selection {
             if !self.lines.selects(feature.path.as_deref(), line, &lines) {
                 return false;
             }
-        }
-        if let Some(alone) = self.alone
-            && super::shared_cluster::runs_alone(feature, rule, scenario) != alone
-        {
-            return false;
         }
         if let Some(pass) = self.pass {
             let ours = versions::of_scenario(all.iter().copied(), &self.run_versions);

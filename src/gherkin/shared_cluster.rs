@@ -4,15 +4,13 @@
 //! virtual clock belongs to the scenario), so scenarios run one at a time.
 //! On a real cluster (or one treated as real) each scenario has a namespace
 //! of its own, its own controller watching only that namespace and its own
-//! metrics in the shared fake metrics server, so `--concurrency` of them run
-//! side by side; those that make a metrics API fail, which every namespace
-//! would see, run alone. The run clears what earlier runs left once, before
+//! metrics in the shared fake metrics server (a metrics API one makes fail
+//! fails in its namespace alone), so `--concurrency` of them run side by
+//! side. The run clears what earlier runs left once, before
 //! the first scenario, and deletes the namespaces it made when it ends or is
 //! interrupted (SIGINT, SIGTERM).
 
 use std::time::Duration;
-
-use cucumber::gherkin;
 
 use super::target::RemoteTarget;
 use crate::testbed::cleanup::{self, Leftover};
@@ -53,52 +51,5 @@ pub(super) async fn delete_run_namespaces(target: &RemoteTarget, say: bool) {
     let items: Vec<Leftover> = names.into_iter().map(Leftover::Namespace).collect();
     if let Err(e) = cleanup::remove(&target.client, &items, GONE_TIMEOUT).await {
         eprintln!("warning: the run's namespaces: {e}; `hpa-harness cleanup` removes them later");
-    }
-}
-
-/// Whether a scenario changes what every namespace sees, and so runs alone
-/// on a real cluster: a failing metrics API of the shared fake metrics
-/// server.
-pub(super) fn runs_alone(
-    feature: &gherkin::Feature,
-    rule: Option<&gherkin::Rule>,
-    scenario: &gherkin::Scenario,
-) -> bool {
-    feature
-        .background
-        .iter()
-        .chain(rule.and_then(|r| r.background.as_ref()))
-        .flat_map(|b| b.steps.iter())
-        .chain(scenario.steps.iter())
-        .any(|s| s.value.starts_with("the ") && s.value.ends_with(" metrics API fails"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn feature(text: &str) -> gherkin::Feature {
-        gherkin::Feature::parse(text, gherkin::GherkinEnv::default()).unwrap()
-    }
-
-    #[test]
-    fn a_scenario_that_fails_a_metrics_api_runs_alone() {
-        let f = feature(
-            "Feature: f\n  Scenario: fails\n    Given a deployment \"web\" with 1 pods\n    When the resource metrics API fails\n  Scenario: keeps to itself\n    Given a deployment \"web\" with 1 pods\n",
-        );
-        let alone: Vec<bool> = f
-            .scenarios
-            .iter()
-            .map(|s| runs_alone(&f, None, s))
-            .collect();
-        assert_eq!(alone, [true, false]);
-        let in_background = feature(
-            "Feature: f\n  Background:\n    Given the external metrics API fails\n  Scenario: s\n    Given a deployment \"web\" with 1 pods\n",
-        );
-        assert!(runs_alone(
-            &in_background,
-            None,
-            &in_background.scenarios[0]
-        ));
     }
 }

@@ -4,31 +4,19 @@
 //! - `RunNamespaces`: the namespaces the run made and has not deleted
 //!   yet, so that a run stopped by SIGINT or SIGTERM deletes them (a
 //!   scenario's own `finish` does not run then);
-//! - turns: a scenario that changes what every namespace sees (a failing
-//!   metrics API of the shared fake metrics server) runs alone, and
-//!   scenarios that name the same namespace (`Given a namespace "shop"`)
-//!   take it one after another.
+//! - turns: scenarios that name the same namespace (`Given a namespace
+//!   "shop"`) take it one after another.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, OwnedRwLockReadGuard, RwLock};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
 /// The run's shared state on one cluster.
 #[derive(Debug, Default)]
 pub struct RunShared {
     namespaces: Mutex<BTreeSet<String>>,
-    /// Read: a scenario that keeps to its namespace; write: one that runs
-    /// alone.
-    cluster: Arc<RwLock<()>>,
     named: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
-}
-
-/// A scenario's hold on the cluster: shared, or the whole cluster.
-#[derive(Debug)]
-pub enum Turn {
-    Shared(OwnedRwLockReadGuard<()>),
-    Alone(tokio::sync::OwnedRwLockWriteGuard<()>),
 }
 
 /// A scenario's hold on a namespace it named.
@@ -55,16 +43,6 @@ impl RunShared {
         f(&mut guard)
     }
 
-    /// Waits for the scenario's turn: alongside others, or `alone`.
-    pub async fn turn(&self, alone: bool) -> Turn {
-        let lock = Arc::clone(&self.cluster);
-        if alone {
-            Turn::Alone(lock.write_owned().await)
-        } else {
-            Turn::Shared(lock.read_owned().await)
-        }
-    }
-
     /// Waits until no other scenario of the run uses `namespace`.
     pub async fn namespace_turn(&self, namespace: &str) -> NamespaceTurn {
         let lock = {
@@ -79,22 +57,6 @@ impl RunShared {
 mod tests {
     use super::*;
     use std::time::Duration;
-
-    #[tokio::test]
-    async fn a_scenario_alone_waits_for_the_others_and_they_for_it() {
-        let shared = RunShared::default();
-        let a = shared.turn(false).await;
-        let _b = shared.turn(false).await;
-        let alone = tokio::time::timeout(Duration::from_millis(50), shared.turn(true)).await;
-        assert!(alone.is_err(), "two scenarios still run");
-        drop(a);
-        drop(_b);
-        let alone = shared.turn(true).await;
-        let other = tokio::time::timeout(Duration::from_millis(50), shared.turn(false)).await;
-        assert!(other.is_err(), "the lone scenario still runs");
-        drop(alone);
-        let _ = shared.turn(false).await;
-    }
 
     #[tokio::test]
     async fn scenarios_naming_one_namespace_take_it_in_turn() {

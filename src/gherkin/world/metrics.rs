@@ -57,23 +57,43 @@ impl HpaWorld {
     /// Makes one metrics API fail (500) or answer again.
     pub async fn set_metrics_api_failing(&mut self, api: MetricsApi, failing: bool) -> StepResult {
         let client = self.env().await?.metrics.clone();
+        // Side by side on a real cluster the scenarios share one fake
+        // metrics server: the fault is the scenario's namespace's alone, as
+        // every request of its HPAs is (other scenarios are served as
+        // before). On the simulated cluster the server is the scenario's.
+        let scope = self.cluster.shared().map(|_| self.namespace.clone());
+        let key = (api, scope.clone());
         // Recorded before the request: a fault set by a request that
         // timed out is still cleared when the scenario ends.
         if failing {
-            self.metrics.note_failing(api);
+            self.metrics.note_failing(key.clone());
         }
-        let result = if failing {
-            client.fail(api, 500).await
-        } else {
-            client.clear_fault(api).await
-        };
-        if !failing && result.is_ok() {
-            self.metrics.note_recovered(api);
-        }
-        result.map(|_| ()).map_err(StepError::metrics(format!(
+        let what = format!(
             "making the {api} metrics API {}",
             if failing { "fail" } else { "recover" }
-        )))
+        );
+        let faults = match (&scope, failing) {
+            (Some(ns), true) => client.fail_in(ns, api, 500).await,
+            (Some(ns), false) => client.clear_fault_in(ns, api).await,
+            (None, true) => client.fail(api, 500).await,
+            (None, false) => client.clear_fault(api).await,
+        }
+        .map_err(StepError::metrics(what.clone()))?;
+        if let (Some(ns), true) = (&scope, failing)
+            && faults.namespaces.get(ns).and_then(|f| f.get(api)).is_none()
+        {
+            // A server that does not know namespace faults failed the API
+            // for every scenario of the run: undone at once.
+            let _ = client.clear_fault(api).await;
+            return Err(StepError::State(format!(
+                "{what} in namespace {ns}: the fake metrics server at {} does not scope faults to a namespace (an older release?): run the fake metrics server of this release",
+                client.base_url()
+            )));
+        }
+        if !failing {
+            self.metrics.note_recovered(&key);
+        }
+        Ok(())
     }
 
     /// "The new pods of W report": where the cluster acts between steps,

@@ -51,11 +51,16 @@ pub struct MetricsMirror {
     external_series: HashMap<SeriesKey, usize>,
     /// The metrics steps added to each HPA, in order.
     hpa_metrics: HashMap<ObjKey, Vec<Value>>,
-    /// The metrics APIs the scenario made fail: on a cluster the run's
-    /// scenarios share, the fault is the shared fake metrics server's, and
-    /// it goes when the scenario ends.
-    failing_apis: Vec<MetricsApi>,
+    /// The metrics APIs the scenario made fail, each with the namespace it
+    /// fails in (none: everywhere): on a cluster the run's scenarios share,
+    /// the fault is the shared fake metrics server's, and it goes when the
+    /// scenario ends.
+    failing_apis: Vec<FailingApi>,
 }
+
+/// A metrics API a scenario made fail, in one namespace or (`None`)
+/// everywhere.
+pub type FailingApi = (MetricsApi, Option<String>);
 
 impl MetricsMirror {
     /// Whether any pod has a model.
@@ -183,19 +188,19 @@ impl MetricsMirror {
     /// A metrics API is about to be made to fail (recorded before the
     /// request: a fault set by a request that timed out is still cleared
     /// when the scenario ends).
-    pub fn note_failing(&mut self, api: MetricsApi) {
-        if !self.failing_apis.contains(&api) {
-            self.failing_apis.push(api);
+    pub fn note_failing(&mut self, failing: FailingApi) {
+        if !self.failing_apis.contains(&failing) {
+            self.failing_apis.push(failing);
         }
     }
 
     /// A metrics API answers again.
-    pub fn note_recovered(&mut self, api: MetricsApi) {
-        self.failing_apis.retain(|a| *a != api);
+    pub fn note_recovered(&mut self, recovered: &FailingApi) {
+        self.failing_apis.retain(|a| a != recovered);
     }
 
     /// The metrics APIs still failing, forgotten here (the scenario ends).
-    pub fn take_failing(&mut self) -> Vec<MetricsApi> {
+    pub fn take_failing(&mut self) -> Vec<FailingApi> {
         std::mem::take(&mut self.failing_apis)
     }
 }
@@ -427,11 +432,16 @@ mod tests {
     #[test]
     fn a_failing_api_is_remembered_once_until_it_recovers() {
         let mut mirror = MetricsMirror::default();
-        mirror.note_failing(MetricsApi::Resource);
-        mirror.note_failing(MetricsApi::Resource);
-        mirror.note_failing(MetricsApi::External);
-        mirror.note_recovered(MetricsApi::External);
-        assert_eq!(mirror.take_failing(), [MetricsApi::Resource]);
+        let shop = Some("shop".to_owned());
+        mirror.note_failing((MetricsApi::Resource, None));
+        mirror.note_failing((MetricsApi::Resource, None));
+        mirror.note_failing((MetricsApi::Resource, shop.clone()));
+        mirror.note_failing((MetricsApi::External, None));
+        mirror.note_recovered(&(MetricsApi::External, None));
+        assert_eq!(
+            mirror.take_failing(),
+            [(MetricsApi::Resource, None), (MetricsApi::Resource, shop)]
+        );
         assert!(mirror.take_failing().is_empty());
     }
 

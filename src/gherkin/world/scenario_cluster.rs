@@ -1,7 +1,7 @@
 //! The testbed of one scenario, from its first step to its last: the
 //! running cluster and metrics server, our controller and what it starts
 //! with (flags, seeds, how it reads scales), and on a real cluster the
-//! scenario's turn and its own namespace.
+//! namespace it holds and its own namespace.
 //!
 //! Everything starts lazily, at the first step that needs it, so that
 //! "the HPA controller runs with:" may come after workloads are declared
@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use fake_metrics_server::script::Api as MetricsApi;
+use super::metrics_mirror::FailingApi;
 use kube::api::{Api, PostParams};
 
 use super::{StepError, StepResult};
@@ -17,7 +17,7 @@ use crate::gherkin::kinds::{self, KindRef, Served};
 use crate::gherkin::target::{ControllerKind, Target};
 use crate::testbed::controller::{Driver, Requests, Seed};
 use crate::testbed::env::Env;
-use crate::testbed::shared::{NamespaceTurn, RunShared, Turn};
+use crate::testbed::shared::{NamespaceTurn, RunShared};
 use hpa_controller::config::ControllerConfig;
 use hpa_core::FeatureGates;
 
@@ -28,8 +28,6 @@ pub struct ScenarioCluster {
     target: Target,
     env: Option<Env>,
     driver: Option<Driver>,
-    /// On a real cluster: the scenario's turn beside the run's others.
-    turn: Option<Turn>,
     /// On a real cluster: the namespace the scenario named, held until it
     /// ends.
     named_turn: Option<NamespaceTurn>,
@@ -85,7 +83,6 @@ impl ScenarioCluster {
             target,
             env: None,
             driver: None,
-            turn: None,
             named_turn: None,
             own_namespace: None,
             served_kinds: None,
@@ -113,15 +110,6 @@ impl ScenarioCluster {
         match &self.target {
             Target::Remote(r) if r.is_real() => Some(r.shared.clone()),
             _ => None,
-        }
-    }
-
-    /// Before the scenario on a real cluster: waits for its turn beside the
-    /// run's other scenarios, or for the whole cluster when it runs `alone`
-    /// (it changes what every namespace sees).
-    pub async fn take_turn(&mut self, alone: bool) {
-        if let Some(shared) = self.shared() {
-            self.turn = Some(shared.turn(alone).await);
         }
     }
 
@@ -479,13 +467,17 @@ impl ScenarioCluster {
     /// After the last step: the metrics APIs the scenario made fail answer
     /// again and, on a real cluster, its own namespace goes with everything
     /// in it and its metrics.
-    pub async fn clean_up(&mut self, failing: Vec<MetricsApi>) {
+    pub async fn clean_up(&mut self, failing: Vec<FailingApi>) {
         let Some(env) = &self.env else {
             return;
         };
-        for api in failing {
-            if let Err(e) = env.metrics.clear_fault(api).await {
-                tracing::warn!(%api, error = %e, "clearing the scenario's metrics API fault");
+        for (api, namespace) in failing {
+            let cleared = match &namespace {
+                Some(ns) => env.metrics.clear_fault_in(ns, api).await,
+                None => env.metrics.clear_fault(api).await,
+            };
+            if let Err(e) = cleared {
+                tracing::warn!(%api, ?namespace, error = %e, "clearing the scenario's metrics API fault");
             }
         }
         let Some(ns) = self.own_namespace.take() else {
@@ -511,10 +503,9 @@ impl ScenarioCluster {
         }
     }
 
-    /// The scenario's turn passes to the next scenario.
+    /// The namespace the scenario named passes to the next scenario.
     pub fn pass_turn(&mut self) {
         self.named_turn = None;
-        self.turn = None;
     }
 }
 
