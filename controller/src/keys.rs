@@ -1,6 +1,6 @@
 //! The work queue's keys, `namespace/name`: made from an object and taken
 //! apart. A leaf, so that the caches that key by them need not import the
-//! [`Context`](crate::Context) that holds those caches.
+//! `Context` that holds those caches.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
