@@ -1,7 +1,11 @@
 //! docs/ARCHITECTURE.md names every crate of the workspace and every top
 //! module of each crate, and each crate's section names every module file
-//! of that crate, so a new crate, module or file cannot arrive without the
-//! picture saying where it sits.
+//! of that crate by its path, so a new crate, module or file cannot arrive
+//! without the picture saying where it sits. A path is named by itself
+//! (`src/load/cleanup.rs`), by an ending no other file shares
+//! (`steps/controller.rs`), or within the folder a code block's tree puts
+//! it under: a file name described in one folder does not count for
+//! another folder's file of the same name.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -146,19 +150,137 @@ fn section<'a>(doc: &'a str, name: &str, crates: &[String]) -> Option<&'a str> {
     start.map(|begin| &doc[begin..])
 }
 
-/// Whether `section` names the module file `file` (a path from `src/`): by
-/// its file name (`shared.rs`) or, for a folder, `name/`.
-fn names_file(section: &str, file: &str) -> bool {
-    let last = file
-        .trim_end_matches('/')
-        .rsplit('/')
-        .next()
-        .unwrap_or(file);
-    if file.ends_with('/') {
-        section.contains(&format!("{last}/"))
-    } else {
-        section.contains(last)
+/// One mention of a file or folder in a section: its text (`shared.rs`,
+/// `steps/controller.rs`, `selector/`), the folders it is read in, nearest
+/// first (in a code block's tree: the folder entry it sits under, then the
+/// one above, up to `src/` itself: `""`), and whether it is a path from
+/// `src/` (`src/testbed/cleanup.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mention {
+    folders: Vec<String>,
+    text: String,
+    from_src: bool,
+}
+
+/// The file and folder mentions of `section`, a section of the crate at
+/// `member`. In a code block's tree a line's folder is the folder entry
+/// (`name/`) above it at a smaller indentation, and `name/:` within an
+/// entry opens a folder for the words after it, until the next such.
+fn mentions(section: &str, member: &str) -> Vec<Mention> {
+    let is_path_char = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-');
+    let mut out = Vec::new();
+    let mut in_block = false;
+    // The tree entries above the current line: (indentation, the entry's
+    // folder, the sub-folder open in it).
+    let mut entries: Vec<(usize, String, String)> = Vec::new();
+    for line in section.lines() {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            entries.clear();
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        // The folder of the line's first word, and of the words after it.
+        let (mut parent, mut folder) = (String::new(), String::new());
+        if in_block && !line.trim().is_empty() {
+            while entries.last().is_some_and(|(at, _, _)| *at >= indent) {
+                entries.pop();
+            }
+            parent = entries.last().map(|e| e.1.clone()).unwrap_or_default();
+            folder = entries.last().map(|e| e.2.clone()).unwrap_or_default();
+            let first = line.split_whitespace().next().unwrap_or_default();
+            if first.ends_with('/') {
+                folder = format!("{parent}{first}");
+                entries.push((indent, folder.clone(), folder.clone()));
+            }
+        }
+        let is_entry = in_block
+            && line
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| w.ends_with('/'));
+        let mut first_word = true;
+        let mut at = 0;
+        while at < line.len() {
+            let Some(start) = line[at..].find(is_path_char).map(|n| at + n) else {
+                break;
+            };
+            let end = line[start..]
+                .find(|c: char| !is_path_char(c))
+                .map_or(line.len(), |n| start + n);
+            at = end;
+            let word = line[start..end].trim_end_matches('.');
+            let mut here = vec![folder.clone(), parent.clone(), String::new()];
+            if first_word && start == indent && is_entry {
+                here.remove(0);
+            }
+            here.dedup();
+            first_word = false;
+            if in_block && word.ends_with('/') && line[end..].starts_with(':') {
+                // `name/:` opens that folder, within the entry's.
+                if let Some(entry) = entries.last_mut() {
+                    folder = if word.starts_with(&entry.1) {
+                        word.to_owned()
+                    } else {
+                        format!("{}{word}", entry.1)
+                    };
+                    entry.2 = folder.clone();
+                    here = vec![entry.1.clone(), String::new()];
+                }
+            }
+            if !(word.ends_with(".rs") || word.ends_with('/')) {
+                continue;
+            }
+            out.push(match word.rfind("src/") {
+                Some(src) if src == 0 || word[..src] == format!("{member}/") => Mention {
+                    folders: vec![String::new()],
+                    text: word[src + "src/".len()..].to_owned(),
+                    from_src: true,
+                },
+                Some(_) => continue,
+                None => Mention {
+                    folders: here,
+                    text: word.to_owned(),
+                    from_src: false,
+                },
+            });
+        }
     }
+    out
+}
+
+/// The module file (a path from `src/`, among `files`) that `mention`
+/// names: in the nearest of its folders that has one, the path itself
+/// from there, else the one file there whose path ends with it; `None`
+/// when it names none, or several in that folder.
+fn named_by<'a>(mention: &Mention, files: &'a [String]) -> Option<&'a String> {
+    for folder in &mention.folders {
+        let exact = format!("{folder}{}", mention.text);
+        if let Some(file) = files.iter().find(|f| **f == exact) {
+            return Some(file);
+        }
+        if mention.from_src {
+            return None;
+        }
+        let suffix = format!("/{}", mention.text);
+        let mut found = files
+            .iter()
+            .filter(|f| f.starts_with(folder.as_str()) && f.ends_with(&suffix));
+        if let Some(file) = found.next() {
+            return found.next().is_none().then_some(file);
+        }
+    }
+    None
+}
+
+/// The module files of `files` that `section` (of the crate at `member`)
+/// names.
+fn named_files(section: &str, member: &str, files: &[String]) -> Vec<String> {
+    mentions(section, member)
+        .iter()
+        .filter_map(|m| named_by(m, files))
+        .cloned()
+        .collect()
 }
 
 /// Each crate with a section of its own in the document names every
@@ -180,8 +302,10 @@ fn each_crate_section_names_every_module_file() {
             continue;
         };
         sections += 1;
-        for file in module_files(&root().join(member)) {
-            if !names_file(text, &file) {
+        let files = module_files(&root().join(member));
+        let named = named_files(text, member, &files);
+        for file in &files {
+            if !named.contains(file) {
                 let dir = if member == "." {
                     String::new()
                 } else {
@@ -218,6 +342,64 @@ fn the_check_sees_the_workspace() {
         section(doc, "hpa-core", &crates),
         Some("## The core (`hpa-core`)\ncalc.rs\n")
     );
-    assert!(names_file("calc.rs", "calc.rs") && !names_file("calc.rs", "store.rs"));
-    assert!(names_file("selector/ parsing", "selector/"));
+    let files: Vec<String> = [
+        "calc.rs",
+        "client.rs",
+        "metrics_client/",
+        "metrics_client/client.rs",
+        "steps/controller.rs",
+        "steps/time.rs",
+        "world/time.rs",
+        "testbed/controller.rs",
+        "testbed/cleanup.rs",
+        "load/cleanup.rs",
+    ]
+    .map(String::from)
+    .to_vec();
+    let named = |section: &str| {
+        let mut named = named_files(section, ".", &files);
+        named.sort();
+        named.dedup();
+        named
+    };
+    // A file name counts for one file only: the path itself, or a path
+    // ending that no other file shares.
+    assert_eq!(named("calc.rs, client.rs"), ["calc.rs", "client.rs"]);
+    assert_eq!(named("controller.rs, cleanup.rs, time.rs"), [] as [&str; 0]);
+    assert_eq!(
+        named("`steps/controller.rs`, src/load/cleanup.rs"),
+        ["load/cleanup.rs", "steps/controller.rs"]
+    );
+    assert_eq!(named("`core/src/calc.rs`"), [] as [&str; 0]);
+    // In a code block's tree a name is read within the folder above it, and
+    // `name/:` opens a folder within its entry's.
+    let tree = "```text\n client.rs  the kube client\n metrics_client/  lists\n   client.rs  requests\n```\n";
+    assert_eq!(
+        named(tree),
+        ["client.rs", "metrics_client/", "metrics_client/client.rs"]
+    );
+    let tree = "```text\n steps/  the steps: controller.rs\n testbed/  where: controller.rs, cleanup.rs\n```\n";
+    assert_eq!(
+        named(tree),
+        [
+            "steps/controller.rs",
+            "testbed/cleanup.rs",
+            "testbed/controller.rs"
+        ]
+    );
+    let files = [
+        "gherkin/steps/time.rs",
+        "gherkin/world/time.rs",
+        "gherkin/world/",
+    ]
+    .map(String::from);
+    let tree = "```text\n gherkin/  steps/: time.rs; world/: the world,\n           time.rs\n```\n";
+    assert_eq!(
+        named_files(tree, ".", &files),
+        [
+            "gherkin/steps/time.rs",
+            "gherkin/world/",
+            "gherkin/world/time.rs"
+        ]
+    );
 }

@@ -16,6 +16,7 @@ use super::decisions::DecisionLog;
 use super::events::EventRecorder;
 use super::history::HistoryStore;
 use super::hpa_cache::HpaCache;
+use super::keys::split_key;
 use super::label_index::Sorted;
 use super::memory::{Footprint, Meter, table_bytes};
 use super::metrics::ControllerMetrics;
@@ -401,20 +402,6 @@ impl Context {
                 });
         }
     }
-}
-
-/// `namespace/name` → (namespace, name).
-pub fn split_key(key: &str) -> Option<(&str, &str)> {
-    key.split_once('/')
-}
-
-/// The key of an object.
-pub fn key_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
 }
 
 #[cfg(test)]

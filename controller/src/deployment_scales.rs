@@ -250,13 +250,14 @@ pub fn scale_of_deployment(deployment: &Deployment) -> Scale {
     }
 }
 
-/// The scale of `target` from the Deployment cache, when that cache is on
-/// and the target is a cached `apps` Deployment.
+/// The scale of `target` from the Deployment cache `scales` (the
+/// context's, `None` when that cache is off), when the target is a cached
+/// `apps` Deployment.
 pub(crate) fn cached_scale(
-    ctx: &super::Context,
+    scales: Option<&DeploymentScales>,
     target: &super::scale::ScaleTarget,
 ) -> Option<Arc<Scale>> {
-    let scales = ctx.deployments.as_ref()?;
+    let scales = scales?;
     if target.resource.group != "apps" || target.resource.kind != "Deployment" {
         return None;
     }

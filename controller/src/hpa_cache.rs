@@ -132,7 +132,7 @@ impl Default for HpaCache {
 }
 
 fn key_of(hpa: &HorizontalPodAutoscaler) -> Box<str> {
-    super::context::key_of(&hpa.metadata).into_boxed_str()
+    super::keys::key_of(&hpa.metadata).into_boxed_str()
 }
 
 impl HpaCache {

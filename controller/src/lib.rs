@@ -29,7 +29,9 @@
 //! - [`decisions`]: the decision log behind `/debug/decisions` and
 //!   `/debug/syncs`; [`packed_trace`]: its traces, packed as bytes;
 //! - [`metrics`]: Prometheus metrics with upstream's names;
-//! - [`memory`]: where the memory goes (`/debug/memory`);
+//! - [`memory`]: how a structure measures the bytes it holds (a leaf);
+//!   [`memory_report`]: where the memory goes (`/debug/memory`);
+//! - [`keys`]: the queue's `namespace/name` keys (a leaf);
 //! - [`server`]: `/metrics`, `/healthz`, `/readyz`, `/debug/decisions`,
 //!   `/debug/syncs`, `/debug/memory`;
 //! - [`leader`]: Lease-based leader election;
@@ -49,10 +51,12 @@ pub mod flags;
 pub mod generations;
 pub mod history;
 pub mod hpa_cache;
+pub mod keys;
 pub mod kubeconfig;
 pub mod label_index;
 pub mod leader;
 pub mod memory;
+pub mod memory_report;
 pub mod metrics;
 pub mod metrics_client;
 pub mod observe;

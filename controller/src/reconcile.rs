@@ -15,10 +15,11 @@ use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAu
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, PostParams};
 
-use super::context::{Context, split_key};
+use super::context::Context;
 use super::decisions::DecisionRecord;
 use super::events::HpaEvent;
 use super::hpa_cache::CachedHpa;
+use super::keys::split_key;
 use super::metrics::{ErrorLabel, HpaLabels};
 use super::scale::ScaleError;
 
@@ -143,13 +144,15 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         .resolve(&ctx.client, namespace, &hpa.spec.scale_target_ref)
         .await;
     let scale = match target {
-        Ok(target) => match super::deployment_scales::cached_scale(ctx, &target) {
-            Some(scale) => Ok((target, scale)),
-            None => match ctx.scales.get_scale(&ctx.client, &target).await {
-                Ok(scale) => Ok((target, Arc::new(scale))),
-                Err(err) => Err(err),
-            },
-        },
+        Ok(target) => {
+            match super::deployment_scales::cached_scale(ctx.deployments.as_ref(), &target) {
+                Some(scale) => Ok((target, scale)),
+                None => match ctx.scales.get_scale(&ctx.client, &target).await {
+                    Ok(scale) => Ok((target, Arc::new(scale))),
+                    Err(err) => Err(err),
+                },
+            }
+        }
         Err(err) => Err(err),
     };
     let (target, scale) = match scale {

@@ -29,15 +29,16 @@ use tracing::Instrument;
 
 use super::config::ControllerConfig;
 use super::consistency::WatchProgress;
-use super::context::{Context, key_of};
+use super::context::Context;
 use super::decisions::DecisionRecord;
 use super::deployment_scales::DeploymentScales;
 use super::generations::Generations;
 pub use super::generations::queued_at_once;
 use super::history::{AgedRecommendation, AgedScaleEvent};
 use super::hpa_cache::HpaCache;
+use super::keys::key_of;
 use super::leader::{LeaderElector, LeaseTiming};
-use super::memory::{MemoryReport, MemorySource};
+use super::memory_report::{MemoryReport, MemorySource};
 use super::metrics::ControllerMetrics;
 use super::observe::Extensions;
 use super::pod_index::PodIndex;

@@ -30,7 +30,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::decisions::DecisionLog;
-use super::memory::MemorySource;
+use super::memory_report::MemorySource;
 use super::metrics::ControllerMetrics;
 
 /// The default `--bind-address`.

@@ -28,7 +28,8 @@ use tokio::sync::oneshot;
 
 use clap::Parser;
 use hpa_controller::cli::Args;
-use hpa_controller::memory::{MemoryReport, Meter};
+use hpa_controller::memory::Meter;
+use hpa_controller::memory_report::MemoryReport;
 use hpa_controller::{ControllerHandle, ControllerOptions};
 use hpa_core::clock::VirtualClock;
 use hpa_sim::SimConfig;

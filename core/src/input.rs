@@ -1,6 +1,7 @@
 //! What the shell reads for a reconcile and hands to `decide`: the scale,
 //! the pods, the other HPAs' selectors and the fetched metrics. A module of
-//! its own so that both `decide` and `trace` use it, neither the other.
+//! its own so that `trace` names what was read without importing `decide`,
+//! which imports `trace` to fill in the explanation.
 
 use std::sync::Arc;
 

@@ -136,7 +136,7 @@ pub struct LoadReport {
     /// (`hpa_controller::memory`). Absent with `--controller upstream` and
     /// in reports from before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<hpa_controller::memory::MemoryReport>,
+    pub memory: Option<hpa_controller::memory_report::MemoryReport>,
 }
 
 fn counted_default() -> bool {

@@ -525,7 +525,7 @@ enum Measured {
 impl Measured {
     /// Where our controller's memory goes now (`None`: not ours, or not
     /// measurable). Measured on this thread, after the measured window.
-    fn memory_report(&self) -> Option<hpa_controller::memory::MemoryReport> {
+    fn memory_report(&self) -> Option<hpa_controller::memory_report::MemoryReport> {
         match self {
             Self::Ours(controller) => controller.memory_report(),
             Self::Upstream(_) => None,
