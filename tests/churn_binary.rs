@@ -27,7 +27,6 @@
 #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
@@ -36,10 +35,9 @@ use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::json;
-use tokio::process::Command;
 
 mod support;
-use support::{controller_binary, free_port, spawn_sim, temp_dir};
+use support::{ControllerProcess, controller_binary, free_port, spawn_sim, temp_dir};
 
 /// The bound: a tenth of a kilobyte of live memory per deleted HPA.
 const MAX_BYTES_PER_DELETED_HPA: f64 = 100.0;
@@ -232,24 +230,15 @@ async fn a_deleted_hpa_leaves_no_memory_in_the_deployed_binary() {
     let (_sim, kubeconfig, _metrics) = spawn_sim(dir.path(), &[]).await;
     let client = client(&kubeconfig).await;
     let port = free_port();
-    let mut controller = Command::new(controller_binary())
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "--horizontal-pod-autoscaler-sync-period=1s",
-            // The client budget paces requests and holds nothing per HPA:
-            // raised so that a cycle's failing syncs are not 25 s of status
-            // writes and events at 20 a second.
-            "--kube-api-qps=1000",
-            "--kube-api-burst=1000",
-            "--leader-elect=false",
-        ])
-        .arg(format!("--bind-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut controller = ControllerProcess::new(controller_binary(), &[], &kubeconfig)
+        .sync_period("1s")
+        // The client budget paces requests and holds nothing per HPA:
+        // raised so that a cycle's failing syncs are not 25 s of status
+        // writes and events at 20 a second.
+        .args(["--kube-api-qps=1000", "--kube-api-burst=1000"])
+        .without_leader_election()
+        .port(port)
+        .spawn();
     let base = format!("http://127.0.0.1:{port}");
     let http = reqwest::Client::new();
     wait_until("the controller serves /debug/memory", || {

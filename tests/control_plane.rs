@@ -14,11 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 mod support;
-use support::{BIN, controller_binary, temp_dir};
+use support::{BIN, controller_binary, temp_dir, wait_for_announcement};
 
 /// The binaries' folder, or `None` (and a note) when this machine has none.
 fn binaries() -> Option<PathBuf> {
@@ -151,23 +150,20 @@ async fn one_scenario_runs_with_each_controller_and_nothing_is_left() {
 /// What `hpa-harness control-plane` announced (`api-server`, `kubeconfig`,
 /// `metrics-server`, `release`), once it says it runs.
 async fn announced(child: &mut Child) -> BTreeMap<String, String> {
-    let stdout = child.stdout.take().unwrap();
-    let mut lines = BufReader::new(stdout).lines();
-    let found = tokio::time::timeout(Duration::from_secs(120), async {
-        let mut found = BTreeMap::new();
-        while let Some(line) = lines.next_line().await.unwrap() {
-            if line.starts_with("control plane running") {
-                return found;
-            }
-            if let Some((key, value)) = line.split_once(": ") {
-                found.insert(key.to_owned(), value.trim().to_owned());
-            }
+    let mut found = BTreeMap::new();
+    let running = wait_for_announcement(child, Duration::from_secs(120), |line| {
+        if line.starts_with("control plane running") {
+            return Some(());
         }
-        panic!("the control plane stopped before it ran: {found:?}");
+        if let Some((key, value)) = line.split_once(": ") {
+            found.insert(key.to_owned(), value.trim().to_owned());
+        }
+        None
     })
-    .await
-    .unwrap();
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    .await;
+    if running.is_none() {
+        panic!("the control plane stopped before it ran: {found:?}");
+    }
     found
 }
 

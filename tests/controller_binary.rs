@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -14,7 +13,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 mod support;
-use support::{BIN, free_port, spawn, temp_dir};
+use support::{Sim, free_port, harness_controller, temp_dir};
 
 const SCRIPT: &str = "pods:
   - name: web-0
@@ -31,19 +30,11 @@ const SCRIPT: &str = "pods:
 async fn start_sim(dir: &Path) -> (Child, PathBuf) {
     let script = dir.join("metrics.yaml");
     std::fs::write(&script, SCRIPT).unwrap();
-    let kubeconfig = dir.join("kubeconfig");
-    let (kubeconfig_arg, script_arg) = (
-        kubeconfig.display().to_string(),
-        script.display().to_string(),
-    );
-    let args = [
-        "sim",
-        "--kubeconfig",
-        &kubeconfig_arg,
-        "--metrics-script",
-        &script_arg,
-    ];
-    let (child, _) = spawn(&args, "kubeconfig:", Stdio::null()).await;
+    let script_arg = script.display().to_string();
+    let (child, kubeconfig, _) = Sim::new(dir)
+        .args(&["--metrics-script", &script_arg])
+        .spawn()
+        .await;
     (child, kubeconfig)
 }
 
@@ -109,23 +100,16 @@ async fn the_controller_binary_scales_a_deployment_of_a_separate_sim_process() {
         .unwrap();
 
     let port = free_port();
-    let mut controller = Command::new(BIN)
-        .arg("controller")
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
+    let mut controller = harness_controller(&kubeconfig)
+        .sync_period("1s")
         .args([
-            "--horizontal-pod-autoscaler-sync-period=1s",
             "--leader-elect-lease-duration=2s",
             "--leader-elect-renew-deadline=1s",
             "--leader-elect-retry-period=200ms",
             "--leader-elect-resource-namespace=default",
         ])
-        .arg(format!("--bind-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .port(port)
+        .spawn();
 
     let deployments = Api::<Deployment>::namespaced(client.clone(), "default");
     let scaled = tokio::time::timeout(Duration::from_secs(30), async {

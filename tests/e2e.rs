@@ -24,7 +24,7 @@ use hpa_harness::testbed::TestbedOptions;
 use tokio::process::{Child, Command};
 
 mod support;
-use support::{BIN, spawn, temp_dir};
+use support::{BIN, Sim, harness_controller, spawn_metrics_server, temp_dir};
 
 const START: &str = "2026-01-01T00:00:00Z";
 
@@ -50,27 +50,19 @@ impl Servers {
     /// [`Servers::start`] with more flags for `hpa-harness sim`.
     async fn start_with(name: &str, virtual_clock: bool, sim_flags: &[&str]) -> Self {
         let dir = temp_dir(name);
-        let mut fms_args = vec!["metrics-server", "--http", "--listen", "127.0.0.1:0"];
-        if virtual_clock {
-            fms_args.extend(["--virtual-clock", START]);
-        }
-        let (metrics, metrics_url) = spawn(&fms_args, "listening:", Stdio::inherit()).await;
-        let kubeconfig = dir.path().join("kubeconfig");
-        let kubeconfig_arg = kubeconfig.display().to_string();
-        let mut sim_args = vec![
-            "sim",
-            "--listen",
-            "127.0.0.1:0",
-            "--kubeconfig",
-            &kubeconfig_arg,
-            "--metrics-url",
-            &metrics_url,
-        ];
-        if virtual_clock {
-            sim_args.extend(["--virtual-clock", START]);
-        }
-        sim_args.extend(sim_flags);
-        let (sim, _) = spawn(&sim_args, "api-server:", Stdio::inherit()).await;
+        let clock: &[&str] = if virtual_clock {
+            &["--virtual-clock", START]
+        } else {
+            &[]
+        };
+        let (metrics, metrics_url) = spawn_metrics_server(clock, Stdio::inherit()).await;
+        let (sim, kubeconfig, _) = Sim::new(dir.path())
+            .metrics_url(&metrics_url)
+            .args(clock)
+            .args(sim_flags)
+            .stderr(Stdio::inherit())
+            .spawn()
+            .await;
         Self {
             _metrics: metrics,
             _sim: sim,
@@ -229,25 +221,12 @@ async fn the_upstream_path_waits_for_a_controller_it_does_not_drive() {
 /// Our controller binary, started as the cluster's own would be: the
 /// harness does not drive it.
 fn stand_in_controller(servers: &Servers) -> Child {
-    let kubeconfig = servers.kubeconfig.display().to_string();
-    Command::new(BIN)
-        .args([
-            "controller",
-            "--kubeconfig",
-            &kubeconfig,
-            "--horizontal-pod-autoscaler-sync-period",
-            "1s",
-            "--bind-address",
-            "127.0.0.1:0",
-            "--leader-elect=false",
-            // A stand-in for upstream's controller makes upstream's requests.
-            "--upstream-requests",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
+    harness_controller(&servers.kubeconfig)
+        .sync_period("1s")
+        .without_leader_election()
+        // A stand-in for upstream's controller makes upstream's requests.
+        .args(["--upstream-requests"])
         .spawn()
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

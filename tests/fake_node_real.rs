@@ -35,32 +35,17 @@ struct Cluster {
 impl Cluster {
     async fn start(name: &str) -> Self {
         let dir = support::temp_dir(name);
-        let kubeconfig = dir.path().join("kubeconfig");
-        let kubeconfig_arg = kubeconfig.display().to_string();
-        let (metrics, metrics_url) = support::spawn(
-            &["metrics-server", "--http", "--listen", "127.0.0.1:0"],
-            "listening:",
-            Stdio::null(),
-        )
-        .await;
-        let (sim, _) = support::spawn(
-            &[
-                "sim",
+        let (metrics, metrics_url) = support::spawn_metrics_server(&[], Stdio::null()).await;
+        let (sim, kubeconfig, _) = support::Sim::new(dir.path())
+            .args(&[
                 "--without-node",
                 "--generated-pod-names",
                 "--pod-creation-delay",
                 "500ms",
-                "--listen",
-                "127.0.0.1:0",
-                "--kubeconfig",
-                &kubeconfig_arg,
-                "--metrics-url",
-                &metrics_url,
-            ],
-            "kubeconfig:",
-            Stdio::null(),
-        )
-        .await;
+            ])
+            .metrics_url(&metrics_url)
+            .spawn()
+            .await;
         Self {
             _metrics: metrics,
             _sim: sim,
@@ -109,22 +94,10 @@ impl Cluster {
 
 /// Our controller binary as the cluster's own, syncing every second.
 fn cluster_controller(kubeconfig: &Path) -> tokio::process::Child {
-    tokio::process::Command::new(support::BIN)
-        .arg("controller")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args([
-            "--horizontal-pod-autoscaler-sync-period",
-            "1s",
-            "--bind-address",
-            "127.0.0.1:0",
-            "--leader-elect=false",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
+    support::harness_controller(kubeconfig)
+        .sync_period("1s")
+        .without_leader_election()
         .spawn()
-        .unwrap()
 }
 
 /// Every scenario of the feature ran and passed.

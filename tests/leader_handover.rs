@@ -8,7 +8,6 @@
 #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::Lease;
@@ -17,7 +16,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, Command};
 
 mod support;
-use support::{BIN, free_port, spawn, temp_dir};
+use support::{Sim, free_port, harness_controller, temp_dir};
 
 /// Short election timings keep the test bounded: the SIGKILL handover
 /// takes about `LEASE`.
@@ -37,17 +36,10 @@ struct Replica {
 
 fn start_controller(kubeconfig: &Path) -> Replica {
     let port = free_port();
-    let child = Command::new(BIN)
-        .arg("controller")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
+    let child = harness_controller(kubeconfig)
         .args(FLAGS)
-        .arg(format!("--bind-address=127.0.0.1:{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+        .port(port)
+        .spawn();
     Replica { child, port }
 }
 
@@ -107,14 +99,7 @@ async fn holder(leases: &Api<Lease>) -> Option<String> {
 #[tokio::test]
 async fn a_standby_takes_over_at_once_after_sigterm_and_after_the_lease_after_sigkill() {
     let dir = temp_dir("leader");
-    let kubeconfig = dir.path().join("kubeconfig");
-    let kubeconfig_arg = kubeconfig.display().to_string();
-    let (_sim, _) = spawn(
-        &["sim", "--kubeconfig", &kubeconfig_arg],
-        "kubeconfig:",
-        Stdio::null(),
-    )
-    .await;
+    let (_sim, kubeconfig, _) = Sim::new(dir.path()).spawn().await;
     let kc = kube::config::Kubeconfig::read_from(&kubeconfig).unwrap();
     let config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
         .await

@@ -150,21 +150,12 @@ async fn upstreams_syncs_are_checked_by_the_servers_answers() {
     let (mut sim, kubeconfig, metrics_url) = support::spawn_generated_sim(scratch.path()).await;
     // Our controller binary plays the cluster's own, with upstream's
     // requests (one metrics request naming its HPA per sync).
-    let mut controller = tokio::process::Command::new(support::BIN)
-        .args(["controller", "--kubeconfig"])
-        .arg(&kubeconfig)
-        .args([
-            "--horizontal-pod-autoscaler-sync-period",
-            "2s",
-            "--leader-elect=false",
-            "--upstream-requests",
-        ])
-        .arg(format!("--bind-address=127.0.0.1:{}", support::free_port()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
+    let mut controller = support::harness_controller(&kubeconfig)
+        .sync_period("2s")
+        .without_leader_election()
+        .args(["--upstream-requests"])
+        .port(support::free_port())
+        .spawn();
     let upstream = |profile| {
         let mut options = options(&kubeconfig, &metrics_url, profile);
         options.testbed.controller = ControllerKind::Upstream;

@@ -186,41 +186,11 @@ async fn the_kubeconfig_backend_loads_a_sim_process_and_counts_its_requests() {
 
 /// Our controller binary as the "cluster's own" controller: the load run
 /// neither starts nor observes it. 2 s sync period, its endpoints on `port`.
-fn spawn_controller(
-    kubeconfig: &std::path::Path,
-    port: u16,
-    extra: &[&str],
-) -> tokio::process::Child {
-    tokio::process::Command::new(support::BIN)
-        .args(["controller", "--kubeconfig"])
-        .arg(kubeconfig)
-        .args([
-            "--horizontal-pod-autoscaler-sync-period",
-            "2s",
-            "--leader-elect=false",
-        ])
-        .arg(format!("--bind-address=127.0.0.1:{port}"))
-        .args(extra)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap()
-}
-
-/// Waits until the controller at `port` answers (so that a metrics URL
-/// given to the load run is served from its start).
-async fn wait_serving(port: u16) {
-    tokio::time::timeout(Duration::from_secs(30), async {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    })
-    .await
-    .unwrap();
+fn cluster_controller(kubeconfig: &std::path::Path, port: u16) -> support::ControllerProcess {
+    support::harness_controller(kubeconfig)
+        .sync_period("2s")
+        .without_leader_election()
+        .port(port)
 }
 
 fn upstream(kubeconfig: std::path::PathBuf, metrics_url: String) -> LoadOptions {
@@ -246,8 +216,9 @@ async fn the_upstream_mode_measures_a_controller_it_does_not_run() {
     // The run sees the controller's syncs only in the fake metrics server's
     // request log, so it makes upstream's requests (one metrics list per
     // HPA) with --upstream-requests.
-    let mut controller =
-        spawn_controller(&kubeconfig, support::free_port(), &["--upstream-requests"]);
+    let mut controller = cluster_controller(&kubeconfig, support::free_port())
+        .args(["--upstream-requests"])
+        .spawn();
     let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
     controller.kill().await.unwrap();
     sim.kill().await.unwrap();
@@ -271,8 +242,7 @@ async fn a_controller_sharing_lists_is_counted_from_its_own_endpoint() {
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     let port = support::free_port();
-    let mut controller = spawn_controller(&kubeconfig, port, &[]);
-    wait_serving(port).await;
+    let mut controller = cluster_controller(&kubeconfig, port).spawn_serving().await;
     let report = run(&LoadOptions {
         controller_metrics_url: Some(format!("http://127.0.0.1:{port}/metrics")),
         ..upstream(kubeconfig, metrics_url)
@@ -309,7 +279,7 @@ async fn without_its_endpoint_a_sharing_controller_s_coverage_is_unknown() {
     let scratch = support::temp_dir("load-smoke-upstream-shared");
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
-    let mut controller = spawn_controller(&kubeconfig, support::free_port(), &[]);
+    let mut controller = cluster_controller(&kubeconfig, support::free_port()).spawn();
     let report = run(&upstream(kubeconfig, metrics_url)).await.unwrap();
     controller.kill().await.unwrap();
     sim.kill().await.unwrap();
@@ -338,8 +308,7 @@ async fn a_sharing_controller_with_metrics_only_is_counted_in_aggregate() {
     let dir = scratch.path().to_path_buf();
     let (mut sim, kubeconfig, metrics_url) = support::spawn_sim(&dir, &[]).await;
     let port = support::free_port();
-    let mut controller = spawn_controller(&kubeconfig, port, &[]);
-    wait_serving(port).await;
+    let mut controller = cluster_controller(&kubeconfig, port).spawn_serving().await;
     let upstream_metrics = format!("http://127.0.0.1:{port}/metrics");
     // reqwest is built without a default crypto provider.
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -22,26 +22,13 @@ mod support;
 /// real cluster, and returns each scenario's verdict.
 async fn run_on_generated_names(feature: &str, sim_args: &[&str]) -> Vec<(String, Verdict)> {
     let scratch = support::temp_dir("manifests-real");
-    let kubeconfig = scratch.path().join("kubeconfig");
-    let kubeconfig_arg = kubeconfig.display().to_string();
-    let (mut metrics, metrics_url) = support::spawn(
-        &["metrics-server", "--http", "--listen", "127.0.0.1:0"],
-        "listening:",
-        Stdio::null(),
-    )
-    .await;
-    let mut args = vec![
-        "sim",
-        "--generated-pod-names",
-        "--listen",
-        "127.0.0.1:0",
-        "--kubeconfig",
-        &kubeconfig_arg,
-        "--metrics-url",
-        &metrics_url,
-    ];
-    args.extend_from_slice(sim_args);
-    let (mut sim, _) = support::spawn(&args, "kubeconfig:", Stdio::null()).await;
+    let (mut metrics, metrics_url) = support::spawn_metrics_server(&[], Stdio::null()).await;
+    let (mut sim, kubeconfig, _) = support::Sim::new(scratch.path())
+        .args(&["--generated-pod-names"])
+        .args(sim_args)
+        .metrics_url(&metrics_url)
+        .spawn()
+        .await;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let summary = tokio::time::timeout(
         Duration::from_secs(300),

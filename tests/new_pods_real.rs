@@ -8,7 +8,6 @@
 #![allow(clippy::unwrap_used)] // reason: test code; a panic is the failure report
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use hpa_harness::gherkin::target::ControllerKind;
@@ -19,23 +18,11 @@ mod support;
 
 /// Our controller binary as the cluster's own, syncing every second.
 fn cluster_controller(kubeconfig: &std::path::Path) -> tokio::process::Child {
-    tokio::process::Command::new(support::BIN)
-        .arg("controller")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args([
-            "--horizontal-pod-autoscaler-sync-period",
-            "1s",
-            "--bind-address",
-            "127.0.0.1:0",
-            "--leader-elect=false",
-            "--upstream-requests",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
+    support::harness_controller(kubeconfig)
+        .sync_period("1s")
+        .without_leader_election()
+        .args(["--upstream-requests"])
         .spawn()
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -30,23 +30,24 @@
 //! inputs and decision, as `hpa-harness load` does (its checker aside).
 #![allow(clippy::unwrap_used, reason = "benchmark fixtures")]
 
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Parser;
+use fake_metrics_server::AppState;
 use hpa_controller::cli::Args;
 use hpa_controller::{
     ControllerHandle, ControllerOptions, ReconcileObservation, ReconcileObserver,
 };
-use hpa_core::clock::VirtualClock;
-use hpa_embedded::Embedded;
-use hpa_sim::SimConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use serde_json::json;
-use tokio::sync::oneshot;
+
+#[path = "../tests/support/cluster_thread.rs"]
+mod cluster_thread;
+use cluster_thread::Ask;
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -60,68 +61,18 @@ const LOAD_LABEL: &str = "hpa-harness.io/load";
 const SETTLE: usize = 21;
 const PERIOD: jiff::SignedDuration = jiff::SignedDuration::from_secs(15);
 
-/// What the cluster's thread is asked to do.
-enum Ask {
-    Build,
-    Advance(jiff::SignedDuration),
-}
+/// The cluster's thread, asked to build the one namespace of the load.
+type Cluster = cluster_thread::Cluster<()>;
 
-/// The simulated cluster and its fake metrics server on a thread of their
-/// own, serving on a socket; answers each [`Ask`] when done.
-struct Cluster {
-    url: String,
-    clock: VirtualClock,
-    asks: tokio::sync::mpsc::UnboundedSender<(Ask, oneshot::Sender<()>)>,
-}
-
-impl Cluster {
-    fn start() -> Self {
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let (asks, mut asked) =
-            tokio::sync::mpsc::unbounded_channel::<(Ask, oneshot::Sender<()>)>();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let clock = VirtualClock::default();
-                let Embedded { sim, metrics } =
-                    Embedded::new(Some(clock.clone()), SimConfig::default());
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                let url = format!("http://{}", listener.local_addr().unwrap());
-                tokio::spawn(hpa_sim::serve_router(
-                    sim.clone(),
-                    sim.router(),
-                    listener,
-                    std::future::pending(),
-                ));
-                ready_tx.send((url, clock)).unwrap();
-                let client = sim.client();
-                while let Some((ask, done)) = asked.recv().await {
-                    match ask {
-                        Ask::Build => {
-                            build(&client).await;
-                            metrics
-                                .load(&fake_metrics_server::script::from_yaml(&script()).unwrap())
-                                .unwrap();
-                        }
-                        Ask::Advance(by) => sim.advance(by),
-                    }
-                    let _ = done.send(());
-                }
-            });
-        });
-        let (url, clock) = ready_rx.recv().unwrap();
-        Self { url, clock, asks }
-    }
-
-    async fn ask(&self, ask: Ask) {
-        let (done, wait) = oneshot::channel();
-        self.asks.send((ask, done)).unwrap();
-        wait.await.unwrap();
-    }
+/// Starts the cluster's thread, which builds the namespace (its objects
+/// and their metrics) when asked.
+fn start_cluster() -> Cluster {
+    Cluster::start(async |client: &kube::Client, metrics: &AppState, (): ()| {
+        build(client).await;
+        metrics
+            .load(&fake_metrics_server::script::from_yaml(&script()).unwrap())
+            .unwrap();
+    })
 }
 
 /// HPA `i`'s metric: the load's kinds in turn.
@@ -271,18 +222,16 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let cluster = Cluster::start();
+    let cluster = start_cluster();
     let (controller, keys) = runtime.block_on(async {
-        cluster.ask(Ask::Build).await;
+        cluster.ask(Ask::Build(())).await;
         // Pods ready for longer than a metrics window before the first sync.
         cluster
             .ask(Ask::Advance(jiff::SignedDuration::from_secs(60)))
             .await;
         let cli = Cli::parse_from(["hpa-controller"]);
         let config = cli.args.config().unwrap();
-        let mut kube_config = kube::Config::new(cluster.url.parse().unwrap());
-        kube_config.default_retry = false;
-        let client = kube::Client::try_from(kube_config).unwrap();
+        let client = cluster.client();
         let mut extensions = cli.args.extensions();
         if observer {
             extensions.observer = Some(Arc::new(Dropping));

@@ -140,23 +140,25 @@ impl Writer {
         self.uint(zigzag(value));
     }
 
-    /// `None` as 0, a value as its zigzag code plus one.
+    /// `None` as 0, a value as its zigzag code plus one: one byte less
+    /// than [`Self::opt`] for the small counts that are most of them.
     fn opt_int(&mut self, value: Option<i64>) {
         self.wide(value.map_or(0, |v| u128::from(zigzag(v)) + 1));
     }
 
-    fn float(&mut self, value: f64) {
-        self.0.extend_from_slice(&value.to_bits().to_le_bytes());
-    }
-
-    fn opt_float(&mut self, value: Option<f64>) {
+    /// `None` as 0, a value as 1 and the value as `write` writes it.
+    fn opt<T>(&mut self, value: Option<T>, write: impl FnOnce(&mut Self, T)) {
         match value {
             None => self.0.push(0),
-            Some(v) => {
+            Some(value) => {
                 self.0.push(1);
-                self.float(v);
+                write(self, value);
             }
         }
+    }
+
+    fn float(&mut self, value: f64) {
+        self.0.extend_from_slice(&value.to_bits().to_le_bytes());
     }
 
     /// A string: a word's index, or its length and kind (as it is, or
@@ -175,16 +177,6 @@ impl Writer {
         } else {
             self.uint(words + ((text.len() as u64) << 1));
             self.0.extend_from_slice(text.as_bytes());
-        }
-    }
-
-    fn opt_text(&mut self, text: Option<&str>) {
-        match text {
-            None => self.0.push(0),
-            Some(text) => {
-                self.0.push(1);
-                self.text(text);
-            }
         }
     }
 
@@ -208,16 +200,6 @@ impl Writer {
         self.int(i64::from(time.subsec_nanosecond()));
     }
 
-    fn opt_time(&mut self, time: Option<Timestamp>) {
-        match time {
-            None => self.0.push(0),
-            Some(time) => {
-                self.0.push(1);
-                self.time(time);
-            }
-        }
-    }
-
     /// The times of a pod's rule; its kind went with the class (see
     /// [`rule_code`]).
     fn rule_times(&mut self, rule: &GroupRule) {
@@ -238,7 +220,7 @@ impl Writer {
                 delay_ends,
                 initialization_ends,
             } => {
-                self.opt_time(since);
+                self.opt(since, Self::time);
                 self.time(delay_ends);
                 self.time(initialization_ends);
             }
@@ -259,7 +241,7 @@ impl Writer {
                 started,
                 delay_ends,
             } => {
-                self.opt_time(since);
+                self.opt(since, Self::time);
                 self.time(started);
                 self.time(delay_ends);
             }
@@ -350,11 +332,11 @@ impl Writer {
         self.text(name);
         self.text(target);
         self.text(current);
-        self.opt_float(*ratio);
-        self.opt_float(*new_ratio);
+        self.opt(*ratio, Self::float);
+        self.opt(*new_ratio, Self::float);
         self.wide(ready_pods.map_or(0, |n| n as u128 + 1));
         self.opt_int(proposal.map(i64::from));
-        self.opt_text(error.as_deref());
+        self.opt(error.as_deref(), Self::text);
         self.uint(pods.len() as u64);
         let mut previous: &str = "";
         for pod in pods {
@@ -430,6 +412,15 @@ impl Reader<'_> {
         }
     }
 
+    /// What [`Writer::opt`] wrote: 0, or 1 and a value `read` reads.
+    fn opt<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        match self.byte()? {
+            0 => Some(None),
+            1 => Some(Some(read(self)?)),
+            _ => None,
+        }
+    }
+
     fn opt_int32(&mut self) -> Option<Option<i32>> {
         match self.opt_int()? {
             None => Some(None),
@@ -440,14 +431,6 @@ impl Reader<'_> {
     fn float(&mut self) -> Option<f64> {
         let bytes: [u8; 8] = self.take(8)?.try_into().ok()?;
         Some(f64::from_bits(u64::from_le_bytes(bytes)))
-    }
-
-    fn opt_float(&mut self) -> Option<Option<f64>> {
-        match self.byte()? {
-            0 => Some(None),
-            1 => Some(Some(self.float()?)),
-            _ => None,
-        }
     }
 
     fn text(&mut self) -> Option<String> {
@@ -467,26 +450,10 @@ impl Reader<'_> {
         }
     }
 
-    fn opt_text(&mut self) -> Option<Option<String>> {
-        match self.byte()? {
-            0 => Some(None),
-            1 => Some(Some(self.text()?)),
-            _ => None,
-        }
-    }
-
     fn time(&mut self) -> Option<Timestamp> {
         let second = self.int()?;
         let nanosecond = i32::try_from(self.int()?).ok()?;
         Timestamp::new(second, nanosecond).ok()
-    }
-
-    fn opt_time(&mut self) -> Option<Option<Timestamp>> {
-        match self.byte()? {
-            0 => Some(None),
-            1 => Some(Some(self.time()?)),
-            _ => None,
-        }
     }
 
     /// A pod's rule of kind `code` (see [`rule_code`]) with its times.
@@ -501,7 +468,7 @@ impl Reader<'_> {
             3 => GroupRule::NoReadyCondition,
             4 => GroupRule::NoStartTime,
             5 => GroupRule::NotReady {
-                since: self.opt_time()?,
+                since: self.opt(Self::time)?,
                 delay_ends: self.time()?,
                 initialization_ends: self.time()?,
             },
@@ -520,7 +487,7 @@ impl Reader<'_> {
                 initialization_ends: self.time()?,
             },
             7 => GroupRule::NeverReady {
-                since: self.opt_time()?,
+                since: self.opt(Self::time)?,
                 started: self.time()?,
                 delay_ends: self.time()?,
             },
@@ -589,14 +556,14 @@ impl Reader<'_> {
         let name = self.text()?;
         let target = self.text()?;
         let current = self.text()?;
-        let ratio = self.opt_float()?;
-        let new_ratio = self.opt_float()?;
+        let ratio = self.opt(Self::float)?;
+        let new_ratio = self.opt(Self::float)?;
         let ready_pods = match self.wide()? {
             0 => None,
             n => Some(usize::try_from(n - 1).ok()?),
         };
         let proposal = self.opt_int32()?;
-        let error = self.opt_text()?;
+        let error = self.opt(Self::text)?;
         let count = usize::try_from(self.uint()?).ok()?;
         let mut pods = Vec::with_capacity(count.min(self.bytes.len()));
         let mut previous: Arc<str> = Arc::from("");

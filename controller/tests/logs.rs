@@ -3,8 +3,11 @@
 //! `--log-format json`.
 #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
+
+mod support;
+use support::controller_process::{ControllerProcess, free_port};
 
 /// Runs `hpa-controller ARGS` against an API server that refuses every
 /// connection, for long enough to log its start, and returns its stderr.
@@ -20,21 +23,11 @@ fn log_of(args: &[&str]) -> String {
          users: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n",
     )
     .unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hpa-controller"))
-        .args(args)
-        .arg("--kubeconfig")
-        .arg(&kubeconfig)
-        .args([
-            "--leader-elect=false",
-            &format!("--bind-address=127.0.0.1:{port}"),
-        ])
-        .stdout(Stdio::null())
+    let mut child = ControllerProcess::new(env!("CARGO_BIN_EXE_hpa-controller"), args, &kubeconfig)
+        .without_leader_election()
+        .port(free_port())
         .stderr(Stdio::piped())
+        .command()
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(2));

@@ -22,23 +22,21 @@
 //! to set the baselines again.
 #![allow(clippy::unwrap_used)] // reason: test fixtures; a panic is the failure report
 
-use std::sync::mpsc;
-
-use tokio::sync::oneshot;
+use std::ops::Range;
 
 use clap::Parser;
+use fake_metrics_server::AppState;
 use hpa_controller::cli::Args;
 use hpa_controller::memory::Meter;
 use hpa_controller::memory_report::MemoryReport;
 use hpa_controller::{ControllerHandle, ControllerOptions};
-use hpa_core::clock::VirtualClock;
-use hpa_sim::SimConfig;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 
-use hpa_embedded::Embedded;
+mod support;
+use support::cluster_thread::{self, Ask};
 
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
@@ -67,78 +65,23 @@ const PER_NAMESPACE: usize = 100;
 /// Syncs 15 s apart that fill a 300 s stabilization window.
 const SYNCS: usize = 21;
 
-/// What the cluster's thread is asked to do.
-enum Ask {
-    /// Add the load's HPAs `from..to` (Deployments, pods, HPAs, metrics).
-    Build { from: usize, to: usize },
-    /// Move the virtual clock and let the cluster act.
-    Advance(jiff::SignedDuration),
-}
+/// The cluster's thread, asked to build the load's HPAs of a range.
+type Cluster = cluster_thread::Cluster<Range<usize>>;
 
-/// The simulated cluster and its fake metrics server on a thread of their
-/// own, serving on a socket; answers each [`Ask`] when done.
-struct Cluster {
-    url: String,
-    clock: VirtualClock,
-    asks: tokio::sync::mpsc::UnboundedSender<(Ask, oneshot::Sender<()>)>,
-}
-
-impl Cluster {
-    fn start() -> Self {
-        let (ready_tx, ready_rx) = mpsc::channel();
-        let (asks, mut asked) =
-            tokio::sync::mpsc::unbounded_channel::<(Ask, oneshot::Sender<()>)>();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .enable_all()
-                .build()
+/// Starts the cluster's thread, which builds the load's HPAs `from..to`
+/// (Deployments, pods, HPAs, metrics) when asked.
+fn start_cluster() -> Cluster {
+    let mut script = String::from("defaults: {window: 1s}\npods:\n");
+    let mut external = String::from("external:\n");
+    Cluster::start(
+        async move |client: &kube::Client, metrics: &AppState, hpas: Range<usize>| {
+            build(client, hpas.start, hpas.end, &mut script, &mut external).await;
+            let yaml = format!("{script}{external}");
+            metrics
+                .load(&fake_metrics_server::script::from_yaml(&yaml).unwrap())
                 .unwrap();
-            runtime.block_on(async move {
-                let clock = VirtualClock::default();
-                let Embedded { sim, metrics } =
-                    Embedded::new(Some(clock.clone()), SimConfig::default());
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                let url = format!("http://{}", listener.local_addr().unwrap());
-                tokio::spawn(hpa_sim::serve_router(
-                    sim.clone(),
-                    sim.router(),
-                    listener,
-                    std::future::pending(),
-                ));
-                ready_tx.send((url, clock)).unwrap();
-                let client = sim.client();
-                let mut script = String::from("defaults: {window: 1s}\npods:\n");
-                let mut external = String::from("external:\n");
-                loop {
-                    let Some((ask, done)) = asked.recv().await else {
-                        return;
-                    };
-                    match ask {
-                        Ask::Build { from, to } => {
-                            build(&client, from, to, &mut script, &mut external).await;
-                            let yaml = format!("{script}{external}");
-                            metrics
-                                .load(&fake_metrics_server::script::from_yaml(&yaml).unwrap())
-                                .unwrap();
-                        }
-                        Ask::Advance(by) => sim.advance(by),
-                    }
-                    let _ = done.send(());
-                }
-            });
-        });
-        let (url, clock) = ready_rx.recv().unwrap();
-        Self { url, clock, asks }
-    }
-
-    /// Asks and waits for the answer, the controller's tasks running
-    /// meanwhile (as in a cluster, it follows the changes as they come).
-    async fn ask(&self, ask: Ask) {
-        let (done, wait) = oneshot::channel();
-        self.asks.send((ask, done)).unwrap();
-        wait.await.unwrap();
-    }
+        },
+    )
 }
 
 fn namespace(i: usize) -> String {
@@ -255,9 +198,7 @@ async fn measure(
     let start = meter.net();
     let cli = Cli::parse_from(["hpa-controller"]);
     let config = cli.args.config().unwrap();
-    let mut kube_config = kube::Config::new(cluster.url.parse().unwrap());
-    kube_config.default_retry = false;
-    let client = kube::Client::try_from(kube_config).unwrap();
+    let client = cluster.client();
     let controller = ControllerHandle::start_with(
         client,
         ControllerOptions::manual(config, std::sync::Arc::new(cluster.clock.clone())),
@@ -273,13 +214,13 @@ async fn measure(
 #[tokio::test(flavor = "current_thread")]
 async fn the_bytes_per_hpa_stay_within_a_tenth_of_the_baseline() {
     let meter = Meter::on_this_thread().expect("jemalloc is this test's allocator");
-    let cluster = Cluster::start();
+    let cluster = start_cluster();
     // Each size is measured with a controller of its own, started on HPAs
     // that are there already, as one starting on a cluster: both read the
     // same way (a paged list), so buffers sized by reads cancel out.
     let mut measured = Vec::new();
     for (from, to) in [(0, SMALL), (SMALL, LARGE)] {
-        cluster.ask(Ask::Build { from, to }).await;
+        cluster.ask(Ask::Build(from..to)).await;
         // Pods ready for longer than a metrics window before the first sync.
         cluster
             .ask(Ask::Advance(jiff::SignedDuration::from_secs(60)))

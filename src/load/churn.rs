@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::cluster::LoadCluster;
 use super::options::{LoadError, LoadOptions};
-use super::report;
+use super::proc_stats;
 use super::run::{build, under_cluster_release};
 use super::workload::{CREATE_CONCURRENCY, Target, deployment, hpa, invalid, setup, targets};
 use crate::testbed::ControllerKind;
@@ -214,8 +214,8 @@ async fn cycles(
         tokio::time::sleep(Duration::from_secs(1)).await;
         let sample = ChurnCycle {
             cycle,
-            rss_bytes: report::current_rss_bytes(),
-            cluster_rss_bytes: cluster.child_pid().map_or(0, report::rss_bytes_of),
+            rss_bytes: proc_stats::current_rss_bytes(),
+            cluster_rss_bytes: cluster.child_pid().map_or(0, proc_stats::rss_bytes_of),
             seconds: started.elapsed().as_secs_f64(),
         };
         tracing::info!(

@@ -12,6 +12,7 @@ pub mod failures;
 mod metric_kind;
 pub mod options;
 pub mod pod_wait;
+pub mod proc_stats;
 pub mod report;
 pub mod run;
 pub mod stats;

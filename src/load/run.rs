@@ -24,7 +24,8 @@ use super::collect::{Collector, Tally};
 use super::endpoint::{ControllerEndpoint, CounterWatch, SyncsWatch, syncs_poll};
 use super::options::{LoadError, LoadOptions, MetricProfile};
 use super::pod_wait::{PodProgress, PodWait};
-use super::report::{self, LoadReport};
+use super::proc_stats;
+use super::report::LoadReport;
 use super::stats::Summary;
 use super::upstream::{LogWatch, Seen, SyncSource};
 use super::workload::{
@@ -155,8 +156,8 @@ async fn run_on(
 
     // The controller, measured from here; the build's peak is left behind.
     let setup = Setup {
-        peak_reset: report::reset_peak_rss(),
-        rss: report::current_rss_bytes(),
+        peak_reset: proc_stats::reset_peak_rss(),
+        rss: proc_stats::current_rss_bytes(),
     };
     cluster.reset_requests().await?;
     let started = Instant::now();
@@ -482,17 +483,17 @@ struct Used {
 
 impl Usage {
     fn cluster_cpu(cluster: &LoadCluster) -> f64 {
-        cluster.child_pid().map_or(0.0, report::cpu_seconds_of)
+        cluster.child_pid().map_or(0.0, proc_stats::cpu_seconds_of)
     }
 
     fn checker_cpu(task: Option<&str>) -> f64 {
-        task.map_or(0.0, report::thread_cpu_seconds)
+        task.map_or(0.0, proc_stats::thread_cpu_seconds)
     }
 
     /// Counting from now.
     fn now(cluster: &LoadCluster, checker_task: Option<String>) -> Self {
         Self {
-            cpu_before: report::cpu_seconds(),
+            cpu_before: proc_stats::cpu_seconds(),
             checker_cpu_before: Self::checker_cpu(checker_task.as_deref()),
             checker_task,
             cluster_cpu_before: Self::cluster_cpu(cluster),
@@ -506,11 +507,11 @@ impl Usage {
 
     fn since(&self, cluster: &LoadCluster) -> Used {
         Used {
-            cpu_seconds: report::cpu_seconds() - self.cpu_before,
+            cpu_seconds: proc_stats::cpu_seconds() - self.cpu_before,
             checker_cpu_seconds: Self::checker_cpu(self.checker_task.as_deref())
                 - self.checker_cpu_before,
             cluster_cpu_seconds: Self::cluster_cpu(cluster) - self.cluster_cpu_before,
-            cluster_peak_rss_bytes: cluster.child_pid().map_or(0, report::peak_rss_bytes_of),
+            cluster_peak_rss_bytes: cluster.child_pid().map_or(0, proc_stats::peak_rss_bytes_of),
         }
     }
 }
@@ -879,9 +880,9 @@ fn load_report(
         cluster_cpu_seconds: used.cluster_cpu_seconds,
         requests_counted,
         disagreements: tally.disagreements,
-        peak_rss_bytes: report::peak_rss_bytes(),
+        peak_rss_bytes: proc_stats::peak_rss_bytes(),
         cpu_seconds: used.cpu_seconds,
-        machine: report::machine_description(),
+        machine: proc_stats::machine_description(),
         optimized: options.optimize,
         setup_rss_bytes: setup.rss,
         peak_rss_since_controller_start: setup.peak_reset,
