@@ -376,7 +376,7 @@ impl ControllerHandle {
 
     /// Reconciles, now, the HPAs the release's controller would have queued
     /// at once since the last on-demand sync (new ones, and spec changes
-    /// under `HPAGeneration`: [`queued_at_once`]); nothing through 1.36.
+    /// under `HPAGeneration`: [`queued_at_once`](super::queued_at_once)); nothing through 1.36.
     /// The harness calls it as virtual time starts to pass.
     pub async fn sync_queued_now(&self) -> Result<SyncReport, RunError> {
         if !self.is_leader() {
