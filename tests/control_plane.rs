@@ -110,7 +110,7 @@ async fn nothing_left(tmp: &Path, when: &str) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_scenario_runs_with_each_controller_and_nothing_is_left() {
     let Some(bin) = binaries() else { return };
     let tmp = temp_dir("cp-each");
@@ -181,7 +181,7 @@ fn start_control_plane(bin: &Path, tmp: &Path, extra: &[&str]) -> Child {
         .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_harness_killed_or_stopped_mid_run_leaves_nothing() {
     let Some(bin) = binaries() else { return };
     let tmp = temp_dir("cp-kill");
@@ -213,7 +213,7 @@ async fn a_harness_killed_or_stopped_mid_run_leaves_nothing() {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_run_beside_the_first_shares_nothing() {
     let Some(bin) = binaries() else { return };
     let tmp = temp_dir("cp-two");
@@ -305,7 +305,7 @@ async fn serve_metrics_as_metrics_server(kubeconfig: &Path) {
     }
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn preflight_knows_the_metrics_server_by_its_answer_not_by_a_service_name() {
     let Some(bin) = binaries() else { return };
     let tmp = temp_dir("cp-preflight");
@@ -374,7 +374,13 @@ async fn preflight_knows_the_metrics_server_by_its_answer_not_by_a_service_name(
 /// Named to sort first: the test harness starts tests in the order of
 /// their names, two at a time on two cores, and this one lasts longest (as
 /// long as the longest scenario's waits), so it must not wait for others.
-#[tokio::test]
+///
+/// On a runtime with two workers, as the `hpa-harness` binary runs: the two
+/// fake metrics servers, the fake nodes and 32 scenarios share it, and on
+/// one thread a busy stretch of steps delays the metrics servers' answers
+/// to the API servers and the fake nodes' pod updates, which the
+/// wall-clock scenarios then see as a controller acting late.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_feature_library_run_on_the_genuine_control_plane_agrees_with_kube_controller_manager() {
     use hpa_harness::gherkin::{
         BackendKind, RunOptions, Verdict, conformance, not_runnable, runner,
@@ -459,6 +465,13 @@ async fn a_feature_library_run_on_the_genuine_control_plane_agrees_with_kube_con
         "docs/steps.md's list of scenarios that do not run on a real cluster is not this run's; this run's:\n{}",
         not_runnable::render(&found)
     );
+    // The whole error of each failure (the cluster report with the HPA's
+    // status, events and pods), printed last so a log's tail shows it.
+    for o in ours.scenarios.iter().chain(&upstream.scenarios) {
+        if let (Verdict::Failed(_), Some(failure)) = (&o.verdict, &o.failure) {
+            eprintln!("\n--- {} ({}):\n{failure}", o.scenario, o.location);
+        }
+    }
     assert!(
         failed.is_empty(),
         "scenarios failed with ours:\n{}",
@@ -476,7 +489,7 @@ async fn a_feature_library_run_on_the_genuine_control_plane_agrees_with_kube_con
 /// samples began before that, are named unready with the rule and when
 /// they count; once that time has passed they count, and
 /// kube-controller-manager scales as explain said it would.
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explain_names_young_pods_on_the_genuine_control_plane() {
     use k8s_openapi::api::apps::v1::Deployment;
     use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;

@@ -1,15 +1,17 @@
 //! What the cluster shows when a `Then` step fails: every HPA of the
 //! scenario namespace (status, conditions, current metrics), the
-//! controller's latest decisions, the scale targets and recent events.
+//! controller's latest decisions, the scale targets with their pods and
+//! recent events.
 
 use std::fmt::Write as _;
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
 
-use super::world::{HpaWorld, workload_api};
+use super::world::{HpaWorld, ObjKey, workload_api};
 
 /// What the cluster shows: every HPA of the scenario namespace (status,
 /// conditions, current metrics), recent events, the scale targets and the
@@ -91,17 +93,18 @@ pub async fn report(world: &mut HpaWorld) -> String {
             }
         }
     }
-    for (key, w) in &world.workloads {
-        if key.ns != ns {
-            continue;
-        }
-        let api = workload_api(&client, &key.ns, w.kind);
-        if let Ok(obj) = api.get(&key.name).await {
+    let workloads: Vec<_> = world
+        .workloads
+        .iter()
+        .filter(|(key, _)| key.ns == ns)
+        .map(|(key, w)| (key.name.clone(), w.kind))
+        .collect();
+    for (name, kind) in workloads {
+        let api = workload_api(&client, &ns, kind);
+        if let Ok(obj) = api.get(&name).await {
             let _ = writeln!(
                 out,
-                "{} {}: spec.replicas {}, status.replicas {}",
-                w.kind,
-                key.name,
+                "{kind} {name}: spec.replicas {}, status.replicas {}",
                 obj.data
                     .pointer("/spec/replicas")
                     .cloned()
@@ -111,6 +114,13 @@ pub async fn report(world: &mut HpaWorld) -> String {
                     .cloned()
                     .unwrap_or(Value::Null)
             );
+        }
+        // On a wall clock, when each pod started and turned ready decides
+        // whether its samples count yet.
+        for pod in world.pods_of(&ns, &name).await.unwrap_or_default() {
+            let real = pod.metadata.name.clone().unwrap_or_default();
+            let step = world.pod_names.step_name(&ObjKey::new(ns.clone(), real));
+            let _ = writeln!(out, "  {}", pod_line(&pod, &step));
         }
     }
     let events: Api<Event> = Api::namespaced(client, &ns);
@@ -139,4 +149,36 @@ pub async fn report(world: &mut HpaWorld) -> String {
         );
     }
     out
+}
+
+/// One pod: its name (and the steps' name for it), phase, start and
+/// readiness with when it last changed.
+fn pod_line(pod: &Pod, step: &str) -> String {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let alias = if step == name {
+        String::new()
+    } else {
+        format!(" ({step})")
+    };
+    let status = pod.status.as_ref();
+    let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("no phase");
+    let started = status
+        .and_then(|s| s.start_time.as_ref())
+        .map_or_else(|| "not started".to_owned(), |t| format!("started {}", t.0));
+    let ready = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .map_or_else(
+            || "no Ready condition".to_owned(),
+            |c| {
+                format!(
+                    "Ready={} since {}",
+                    c.status,
+                    c.last_transition_time
+                        .as_ref()
+                        .map_or_else(|| "?".to_owned(), |t| t.0.to_string())
+                )
+            },
+        );
+    format!("pod {name}{alias}: {phase}, {started}, {ready}")
 }

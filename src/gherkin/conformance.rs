@@ -157,6 +157,7 @@ mod tests {
             location: format!("features/a.feature:{line}"),
             verdict,
             kubernetes_version: hpa_core::KubernetesVersion::default(),
+            failure: None,
         }
     }
 

@@ -249,6 +249,7 @@ mod tests {
             location: location.into(),
             verdict,
             kubernetes_version: KubernetesVersion::V1_36,
+            failure: None,
         }
     }
 

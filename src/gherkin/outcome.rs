@@ -27,6 +27,9 @@ pub struct ScenarioOutcome {
     pub verdict: Verdict,
     /// The Kubernetes release it ran under.
     pub kubernetes_version: KubernetesVersion,
+    /// A failed step's whole error: what it expected and the cluster report
+    /// that follows (the verdict keeps only its first line).
+    pub failure: Option<String>,
 }
 
 /// A scenario's verdict.
@@ -90,15 +93,8 @@ impl Verdict {
             F::StepPassed => Self::Passed,
             F::StepSkipped => Self::Failed("a step has no definition".to_owned()),
             F::BeforeHookFailed(_) => Self::Failed("a before hook failed".to_owned()),
-            F::StepFailed(_, _, err) => {
-                let text = match err {
-                    cucumber::event::StepError::Panic(p) => p
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                        .unwrap_or_else(|| "the step panicked".to_owned()),
-                    other => other.to_string(),
-                };
+            F::StepFailed(..) => {
+                let text = step_error(finished).unwrap_or_default();
                 let first = text.lines().next().unwrap_or_default().to_owned();
                 if text.contains(super::step_error::UNSUPPORTED_MARK) {
                     Self::Unsupported(first.replace(super::step_error::UNSUPPORTED_MARK, ""))
@@ -108,6 +104,21 @@ impl Verdict {
             }
         }
     }
+}
+
+/// The whole error of the step that failed a scenario, if one did.
+pub fn step_error(finished: &cucumber::event::ScenarioFinished) -> Option<String> {
+    let cucumber::event::ScenarioFinished::StepFailed(_, _, err) = finished else {
+        return None;
+    };
+    Some(match err {
+        cucumber::event::StepError::Panic(p) => p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "the step panicked".to_owned()),
+        other => other.to_string(),
+    })
 }
 
 /// A scenario that ran in two runs (say, under the two configurations of
@@ -185,6 +196,7 @@ mod tests {
             location: location.into(),
             verdict,
             kubernetes_version: KubernetesVersion::V1_37,
+            failure: None,
         }
     }
 

@@ -29,8 +29,6 @@ pub struct HpaRecord {
 #[derive(Debug, Clone)]
 pub struct ScenarioRecord {
     pub outcome: ScenarioOutcome,
-    /// The failing step's whole error text.
-    pub error: Option<String>,
     /// The virtual (or wall) time the scenario started at.
     pub started_at: Option<jiff::Timestamp>,
     pub hpas: Vec<HpaRecord>,
@@ -53,13 +51,8 @@ impl Recorder {
     pub fn capture(
         &self,
         outcome: &ScenarioOutcome,
-        finished: &cucumber::event::ScenarioFinished,
         world: Option<&HpaWorld>,
     ) {
-        let error = match finished {
-            cucumber::event::ScenarioFinished::StepFailed(_, _, e) => Some(e.to_string()),
-            _ => None,
-        };
         let started_at = world.and_then(|w| w.cluster.env_if_started().map(|e| e.started_at));
         let hpas = match (world, started_at) {
             (Some(w), Some(start)) => w
@@ -91,7 +84,6 @@ impl Recorder {
         };
         let record = ScenarioRecord {
             outcome: outcome.clone(),
-            error,
             started_at,
             hpas,
         };

@@ -386,9 +386,10 @@ async fn run_pass(
                 kubernetes_version: world
                     .as_deref()
                     .map_or(version, |w| w.config.decision.feature_gates.version()),
+                failure: super::outcome::step_error(finished),
             };
             if let Some(recorder) = &recorder {
-                recorder.capture(&outcome, finished, world.as_deref());
+                recorder.capture(&outcome, world.as_deref());
             }
             if let Ok(mut all) = collected.lock() {
                 all.push(outcome);

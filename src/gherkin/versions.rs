@@ -215,6 +215,7 @@ mod tests {
             location: location.into(),
             verdict,
             kubernetes_version: v,
+            failure: None,
         }
     }
 

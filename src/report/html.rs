@@ -141,7 +141,7 @@ fn section(out: &mut String, i: usize, r: &ScenarioRecord) {
         esc(&o.feature),
         esc(&o.location)
     );
-    match (&o.verdict, &r.error) {
+    match (&o.verdict, &o.failure) {
         (Verdict::Passed, _) => {}
         (_, Some(e)) => {
             let _ = writeln!(out, "<pre class=\"error\">{}</pre>", esc(e));
@@ -217,8 +217,8 @@ mod tests {
                 location: "features/x.feature:3".to_owned(),
                 verdict,
                 kubernetes_version: hpa_core::KubernetesVersion::default(),
+                failure: None,
             },
-            error: None,
             started_at: None,
             hpas: Vec::new(),
         }

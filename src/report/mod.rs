@@ -56,11 +56,12 @@ mod tests {
         assert_eq!(failed.hpas[0].timeline.samples[1].t, 15.0);
         assert!(
             failed
-                .error
+                .outcome
+                .failure
                 .as_deref()
                 .is_some_and(|e| e.contains("expected deployment web to have 7 replicas")),
             "{:?}",
-            failed.error
+            failed.outcome.failure
         );
 
         let out = html::write(&dir.path().join("report"), &records, &[feature], None).unwrap();
