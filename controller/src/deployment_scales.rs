@@ -24,6 +24,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::runtime::watcher;
 
 use super::memory::{Footprint, Meter, table_bytes};
+use super::watch_store::{Change, WatchStore};
 use crate::consistency::WatchProgress;
 
 /// namespace → name → scale.
@@ -80,22 +81,17 @@ impl CachedScale {
     }
 }
 
-/// The scales of the watched Deployments (see the module doc).
+/// The scales of the watched Deployments (see the module doc). No ready
+/// signal: the harness waits for the cache's resourceVersions to match a
+/// list instead.
 #[derive(Debug, Clone, Default)]
 pub struct DeploymentScales {
-    state: Arc<Mutex<State>>,
+    state: Arc<Mutex<WatchStore<Scales>>>,
     progress: Arc<WatchProgress>,
 }
 
-#[derive(Debug, Default)]
-struct State {
-    live: Scales,
-    /// Filled during a relist, swapped in when it is done.
-    relisting: Option<Scales>,
-}
-
 impl DeploymentScales {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, WatchStore<Scales>> {
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -106,7 +102,7 @@ impl DeploymentScales {
     /// why).
     pub fn get(&self, namespace: &str, name: &str) -> Option<Scale> {
         let state = self.lock();
-        let cached = state.live.get(namespace)?.get(name)?;
+        let cached = state.live().get(namespace)?.get(name)?;
         cached
             .selector
             .is_some()
@@ -116,7 +112,7 @@ impl DeploymentScales {
     /// The resourceVersion of every cached Deployment, by `namespace/name`.
     pub fn versions(&self) -> BTreeMap<String, String> {
         self.lock()
-            .live
+            .live()
             .iter()
             .flat_map(|(namespace, scales)| {
                 scales.iter().map(move |(name, scale)| {
@@ -146,29 +142,11 @@ impl DeploymentScales {
             self.progress
                 .observe(d.metadata.resource_version.as_deref());
         }
-        let mut state = self.lock();
-        match event {
-            watcher::Event::Apply(deployment) => set(&mut state.live, &deployment),
-            watcher::Event::Delete(deployment) => {
-                let (namespace, name) = names(&deployment);
-                if let Some(scales) = state.live.get_mut(namespace) {
-                    scales.remove(name);
-                    if scales.is_empty() {
-                        state.live.remove(namespace);
-                    }
-                }
-            }
-            watcher::Event::Init => state.relisting = Some(Scales::default()),
-            watcher::Event::InitApply(deployment) => {
-                let State { live, relisting } = &mut *state;
-                set(relisting.as_mut().unwrap_or(live), &deployment);
-            }
-            watcher::Event::InitDone => {
-                if let Some(relisted) = state.relisting.take() {
-                    state.live = relisted;
-                }
-            }
-        }
+        // No ready signal to set (see the type's doc).
+        let _listed = self.lock().apply(&event, |scales, change| match change {
+            Change::Apply(deployment) => set(scales, deployment),
+            Change::Delete(deployment) => remove(scales, deployment),
+        });
     }
 }
 
@@ -177,7 +155,7 @@ impl DeploymentScales {
     pub fn footprint(&self, meter: &Meter) -> Footprint {
         let state = self.lock();
         let mut footprint = Footprint::new("scale cache (Deployments)");
-        for scales in std::iter::once(&state.live).chain(state.relisting.as_ref()) {
+        for scales in state.maps() {
             footprint.bytes += table_bytes(
                 scales.capacity(),
                 std::mem::size_of::<(String, FastMap<String, CachedScale>)>(),
@@ -217,6 +195,17 @@ fn set(scales: &mut Scales, deployment: &Deployment) {
         name.to_owned(),
         CachedScale::of(scale_of_deployment(deployment)),
     );
+}
+
+/// Forgets the scale of `deployment`, and its namespace once empty.
+fn remove(scales: &mut Scales, deployment: &Deployment) {
+    let (namespace, name) = names(deployment);
+    if let Some(by_name) = scales.get_mut(namespace) {
+        by_name.remove(name);
+        if by_name.is_empty() {
+            scales.remove(namespace);
+        }
+    }
 }
 
 /// The `/scale` a Deployment would serve, from the Deployment itself: spec
@@ -315,10 +304,10 @@ mod tests {
         assert_eq!(replicas(&scales, "web"), None);
         assert_eq!(scales.versions().keys().collect::<Vec<_>>(), ["ns/web"]);
         scales.apply(watcher::Event::Delete(deployment("web", bad, 3)));
-        assert!(scales.lock().live.is_empty());
+        assert!(scales.lock().live().is_empty());
         scales.apply(watcher::Event::Apply(deployment("db", app.clone(), 1)));
         scales.apply(watcher::Event::Delete(deployment("db", app, 1)));
-        assert!(scales.lock().live.is_empty());
+        assert!(scales.lock().live().is_empty());
     }
 
     fn replicas(scales: &DeploymentScales, name: &str) -> Option<i32> {

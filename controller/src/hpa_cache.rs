@@ -23,10 +23,10 @@ use std::sync::{Arc, RwLock};
 use foldhash::HashMap as FastMap;
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use kube::runtime::watcher;
-use tokio::sync::watch;
 
 use super::compact_text::CompactText;
 use super::memory::{Footprint, Meter, table_bytes};
+use super::watch_store::{Change, Ready, WatchStore};
 
 /// One cached HPA (see the module documentation).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,28 +107,11 @@ impl CachedHpa {
 /// HPAs by key (`namespace/name`).
 type Entries = FastMap<Box<str>, Arc<CachedHpa>>;
 
-#[derive(Debug, Default)]
-struct State {
-    live: Entries,
-    /// A relist in progress: replaces `live` when done.
-    relisting: Option<Entries>,
-}
-
 /// The HPA watch cache (see the module documentation). Cloning shares it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HpaCache {
-    state: Arc<RwLock<State>>,
-    /// Whether the first list is complete.
-    ready: Arc<watch::Sender<bool>>,
-}
-
-impl Default for HpaCache {
-    fn default() -> Self {
-        Self {
-            state: Arc::default(),
-            ready: Arc::new(watch::Sender::new(false)),
-        }
-    }
+    state: Arc<RwLock<WatchStore<Entries>>>,
+    ready: Ready,
 }
 
 fn key_of(hpa: &HorizontalPodAutoscaler) -> Box<str> {
@@ -136,7 +119,7 @@ fn key_of(hpa: &HorizontalPodAutoscaler) -> Box<str> {
 }
 
 impl HpaCache {
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, State> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, WatchStore<Entries>> {
         self.state
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -150,59 +133,44 @@ impl HpaCache {
             .state
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match event {
-            watcher::Event::Apply(hpa) => {
-                state
-                    .live
-                    .insert(key_of(hpa), Arc::new(CachedHpa::new(hpa)));
+        let listed = state.apply(event, |entries, change| match change {
+            Change::Apply(hpa) => {
+                entries.insert(key_of(hpa), Arc::new(CachedHpa::new(hpa)));
             }
-            watcher::Event::Delete(hpa) => {
-                state.live.remove(&key_of(hpa));
+            Change::Delete(hpa) => {
+                entries.remove(&key_of(hpa));
             }
-            watcher::Event::Init => state.relisting = Some(Entries::default()),
-            watcher::Event::InitApply(hpa) => {
-                let State { live, relisting } = &mut *state;
-                relisting
-                    .as_mut()
-                    .unwrap_or(live)
-                    .insert(key_of(hpa), Arc::new(CachedHpa::new(hpa)));
-            }
-            watcher::Event::InitDone => {
-                if let Some(relisted) = state.relisting.take() {
-                    state.live = relisted;
-                }
-                drop(state);
-                self.ready.send_replace(true);
-            }
+        });
+        drop(state);
+        if listed {
+            self.ready.set();
         }
     }
 
     /// Waits until the first list is in the cache.
     pub async fn wait_until_ready(&self) {
-        let mut ready = self.ready.subscribe();
-        // The sender lives as long as `self`: `wait_for` cannot fail here.
-        let _ = ready.wait_for(|ready| *ready).await;
+        self.ready.wait().await;
     }
 
     /// The HPA `key` (`namespace/name`).
     pub fn get(&self, key: &str) -> Option<Arc<CachedHpa>> {
-        self.read().live.get(key).cloned()
+        self.read().live().get(key).cloned()
     }
 
     /// Whether `key` is cached.
     pub fn contains(&self, key: &str) -> bool {
-        self.read().live.contains_key(key)
+        self.read().live().contains_key(key)
     }
 
     /// Every cached HPA's key, sorted.
     pub fn keys(&self) -> BTreeSet<String> {
-        self.read().live.keys().map(|k| k.to_string()).collect()
+        self.read().live().keys().map(|k| k.to_string()).collect()
     }
 
     /// Every cached HPA with its key.
     pub fn entries(&self) -> Vec<(String, Arc<CachedHpa>)> {
         self.read()
-            .live
+            .live()
             .iter()
             .map(|(k, v)| (k.to_string(), Arc::clone(v)))
             .collect()
@@ -211,7 +179,7 @@ impl HpaCache {
     /// Every cached HPA's resourceVersion by key.
     pub fn versions(&self) -> BTreeMap<String, String> {
         self.read()
-            .live
+            .live()
             .iter()
             .map(|(k, v)| {
                 (
@@ -224,7 +192,7 @@ impl HpaCache {
 
     /// The number of cached HPAs.
     pub fn len(&self) -> usize {
-        self.read().live.len()
+        self.read().live().len()
     }
 
     /// Whether no HPA is cached.
@@ -237,7 +205,7 @@ impl HpaCache {
     pub fn footprint(&self, meter: &Meter) -> Footprint {
         let state = self.read();
         let mut footprint = Footprint::new("HPA cache");
-        for entries in std::iter::once(&state.live).chain(state.relisting.as_ref()) {
+        for entries in state.maps() {
             footprint.entries += entries.len();
             footprint.bytes += table_bytes(
                 entries.capacity(),

@@ -23,6 +23,7 @@
 //! - [`metrics_client`]: the aggregated metrics APIs: the client, the window's
 //!   shared lists, and the one decoder of their bodies;
 //! - [`label_index`]: entries by label, for the pod cache and a shared metrics list;
+//! - [`watch_store`]: the live map, relist and ready signal behind the three watch caches;
 //! - [`events`]: Kubernetes events on the injected clock;
 //! - [`event_correlator`]: client-go's event aggregation, dedup and spam filter;
 //! - [`history`]: per-HPA recommendations and scale events;
@@ -71,6 +72,7 @@ pub mod runtime;
 pub mod scale;
 pub mod server;
 pub mod slim_pod;
+pub mod watch_store;
 
 pub use config::ControllerConfig;
 pub use context::Context;

@@ -25,34 +25,25 @@ use std::sync::{Arc, RwLock};
 use hpa_core::pod::{CorePodSpec, Labels};
 use hpa_core::{CorePod, Selector};
 use kube::runtime::watcher;
-use tokio::sync::watch;
 
 use super::label_index::{Postings, Sorted};
 use super::memory::{Footprint, Meter, table_bytes};
 use super::slim_pod::SlimPod;
+use super::watch_store::{Change, Ready, WatchStore};
 
 /// See the module documentation. Cloning shares the index.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct PodIndex {
     state: Arc<RwLock<IndexState>>,
-    /// Whether the first list is complete (the watch's first `InitDone`).
-    ready: Arc<watch::Sender<bool>>,
+    ready: Ready,
 }
 
-impl Default for PodIndex {
-    fn default() -> Self {
-        Self {
-            state: Arc::default(),
-            ready: Arc::new(watch::Sender::new(false)),
-        }
-    }
-}
+/// Each namespace's pods.
+type Namespaces = FastMap<String, NamespacePods>;
 
 #[derive(Debug, Default)]
 struct IndexState {
-    live: FastMap<String, NamespacePods>,
-    /// A relist in progress: replaces `live` when it is done.
-    relisting: Option<FastMap<String, NamespacePods>>,
+    namespaces: WatchStore<Namespaces>,
     /// Counts the changes of any namespace's pods and labels (never reset,
     /// so a relisted namespace cannot repeat an earlier value).
     changes: u64,
@@ -290,7 +281,7 @@ impl<'a> Matching<'a> {
     }
 }
 
-fn insert(map: &mut FastMap<String, NamespacePods>, changes: &mut u64, pod: &SlimPod) {
+fn insert(map: &mut Namespaces, changes: &mut u64, pod: &SlimPod) {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let pods = match map.get_mut(namespace) {
         Some(pods) => pods,
@@ -308,6 +299,21 @@ fn insert(map: &mut FastMap<String, NamespacePods>, changes: &mut u64, pod: &Sli
     if pods.insert(cached) {
         *changes += 1;
         pods.changed_at = *changes;
+    }
+}
+
+/// Removes `pod` from its namespace, and the namespace once empty.
+fn remove(map: &mut Namespaces, changes: &mut u64, pod: &SlimPod) {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
+    if let Some(pods) = map.get_mut(namespace) {
+        if pods.remove(name) {
+            *changes += 1;
+            pods.changed_at = *changes;
+        }
+        if pods.pods.is_empty() {
+            map.remove(namespace);
+        }
     }
 }
 
@@ -364,49 +370,23 @@ impl PodIndex {
             .state
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match event {
-            watcher::Event::Apply(pod) => {
-                let IndexState { live, changes, .. } = &mut *state;
-                insert(live, changes, pod);
-            }
-            watcher::Event::Delete(pod) => {
-                let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
-                let name = pod.metadata.name.as_deref().unwrap_or_default();
-                let IndexState { live, changes, .. } = &mut *state;
-                if let Some(pods) = live.get_mut(namespace) {
-                    if pods.remove(name) {
-                        *changes += 1;
-                        pods.changed_at = *changes;
-                    }
-                    if pods.pods.is_empty() {
-                        live.remove(namespace);
-                    }
-                }
-            }
-            watcher::Event::Init => state.relisting = Some(FastMap::default()),
-            watcher::Event::InitApply(pod) => {
-                let IndexState {
-                    live,
-                    relisting,
-                    changes,
-                } = &mut *state;
-                insert(relisting.as_mut().unwrap_or(live), changes, pod);
-            }
-            watcher::Event::InitDone => {
-                if let Some(relisted) = state.relisting.take() {
-                    state.live = relisted;
-                }
-                drop(state);
-                self.ready.send_replace(true);
-            }
+        let IndexState {
+            namespaces,
+            changes,
+        } = &mut *state;
+        let listed = namespaces.apply(event, |map, change| match change {
+            Change::Apply(pod) => insert(map, changes, pod),
+            Change::Delete(pod) => remove(map, changes, pod),
+        });
+        drop(state);
+        if listed {
+            self.ready.set();
         }
     }
 
     /// Waits until the first list is in the cache.
     pub async fn wait_until_ready(&self) {
-        let mut ready = self.ready.subscribe();
-        // The sender lives as long as `self`: `wait_for` cannot fail here.
-        let _ = ready.wait_for(|ready| *ready).await;
+        self.ready.wait().await;
     }
 
     /// Every cached pod's resource version by `namespace/name`.
@@ -416,7 +396,8 @@ impl PodIndex {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         state
-            .live
+            .namespaces
+            .live()
             .iter()
             .flat_map(|(namespace, pods)| {
                 pods.pods.iter().map(move |(name, cached)| {
@@ -447,7 +428,7 @@ impl PodIndex {
             .state
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let pods = state.live.get(namespace)?;
+        let pods = state.namespaces.live().get(namespace)?;
         // Whether every listed pod is cached is checked once per change of
         // the namespace's pods, not once per HPA.
         if listed.known_at.load(Ordering::Relaxed) != pods.changed_at {
@@ -480,7 +461,7 @@ impl PodIndex {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut footprint = Footprint::new("pod cache");
-        for map in std::iter::once(&state.live).chain(state.relisting.as_ref()) {
+        for map in state.namespaces.maps() {
             footprint.bytes += table_bytes(
                 map.capacity(),
                 std::mem::size_of::<(String, NamespacePods)>(),
@@ -500,7 +481,7 @@ impl PodIndex {
             .state
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let Some(pods) = state.live.get(namespace) else {
+        let Some(pods) = state.namespaces.live().get(namespace) else {
             return Vec::new();
         };
         pods.select(selector).into_iter().map(Arc::clone).collect()
@@ -602,7 +583,7 @@ mod tests {
         let mut fed = Fed::new();
         fed.apply(watcher::Event::Init);
         fed.apply(watcher::Event::InitApply(pod_at("web-1", "Running", "3")));
-        assert!(!*fed.index.ready.borrow());
+        assert!(!fed.index.ready.is_set());
         fed.apply(watcher::Event::InitDone);
         fed.index.wait_until_ready().await;
         assert_eq!(
@@ -630,7 +611,8 @@ mod tests {
         let pools = |fed: &Fed| {
             let state = fed.index.state.read().unwrap();
             state
-                .live
+                .namespaces
+                .live()
                 .get("ns")
                 .map(|ns| (ns.label_sets.len(), ns.specs.len()))
         };
@@ -837,13 +819,13 @@ mod tests {
     #[test]
     fn an_update_that_keeps_the_labels_is_no_change() {
         let mut fed = two_apps();
-        let before = fed.index.state.read().unwrap().live["ns"].changed_at;
+        let before = fed.index.state.read().unwrap().namespaces.live()["ns"].changed_at;
         fed.apply(watcher::Event::Apply(pod("ns", "web-1", &[("app", "web")])));
         assert_eq!(
-            fed.index.state.read().unwrap().live["ns"].changed_at,
+            fed.index.state.read().unwrap().namespaces.live()["ns"].changed_at,
             before
         );
         fed.apply(watcher::Event::Apply(pod("ns", "web-1", &[("app", "x")])));
-        assert!(fed.index.state.read().unwrap().live["ns"].changed_at > before);
+        assert!(fed.index.state.read().unwrap().namespaces.live()["ns"].changed_at > before);
     }
 }
