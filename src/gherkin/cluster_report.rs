@@ -161,7 +161,9 @@ fn pod_line(pod: &Pod, step: &str) -> String {
         format!(" ({step})")
     };
     let status = pod.status.as_ref();
-    let phase = status.and_then(|s| s.phase.as_deref()).unwrap_or("no phase");
+    let phase = status
+        .and_then(|s| s.phase.as_deref())
+        .unwrap_or("no phase");
     let started = status
         .and_then(|s| s.start_time.as_ref())
         .map_or_else(|| "not started".to_owned(), |t| format!("started {}", t.0));

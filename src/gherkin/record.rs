@@ -48,11 +48,7 @@ impl Recorder {
     }
 
     /// Records a finished scenario with what its controller decided.
-    pub fn capture(
-        &self,
-        outcome: &ScenarioOutcome,
-        world: Option<&HpaWorld>,
-    ) {
+    pub fn capture(&self, outcome: &ScenarioOutcome, world: Option<&HpaWorld>) {
         let started_at = world.and_then(|w| w.cluster.env_if_started().map(|e| e.started_at));
         let hpas = match (world, started_at) {
             (Some(w), Some(start)) => w
