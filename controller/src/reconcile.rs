@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use futures::future::join_all;
-use hpa_core::decide::{Fetched, RescaleOutcome, ScaleInfo, ScaleReadError};
+use hpa_core::decide::{Fetched, MetricQuery, RescaleOutcome, ScaleInfo, ScaleReadError};
 use hpa_core::{DecisionInput, Outcome, Selector};
+use k8s_openapi::api::autoscaling::v1::Scale;
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, HorizontalPodAutoscalerStatus};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Api, PostParams};
@@ -21,7 +22,7 @@ use super::events::HpaEvent;
 use super::hpa_cache::CachedHpa;
 use super::keys::split_key;
 use super::metrics::{ErrorLabel, HpaLabels};
-use super::scale::ScaleError;
+use super::scale::{ScaleError, ScaleTarget};
 
 /// Errors of one reconcile; each is retried by the queue.
 #[derive(Debug, thiserror::Error)]
@@ -110,52 +111,16 @@ pub fn kube_error_text(err: &kube::Error) -> String {
 pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, ReconcileError> {
     let started = Instant::now();
     let (namespace, _) = split_key(key).ok_or_else(|| ReconcileError::InvalidKey(key.into()))?;
-    // The cached HPA, decoded for this reconcile (shared with its
-    // observation; the decision log keeps the cache's entry).
-    let Some(cached) = ctx.hpas.get(key) else {
+    let Some((cached, hpa)) = load_hpa(key, ctx)? else {
         ctx.forget(key);
         return Ok(Reconciled::Deleted);
     };
-    let hpa = Arc::new(cached.hpa().map_err(|source| ReconcileError::Cache {
-        key: key.to_owned(),
-        source,
-    })?);
-    if ctx
-        .config
-        .decision
-        .feature_gates
-        .stale_controller_consistency()
-    {
-        ctx.consistency
-            .ensure_ready(key)
-            .map_err(|source| ReconcileError::NotReady {
-                key: key.to_owned(),
-                source,
-            })?;
-    }
     // Built once with the settings, not per reconcile.
     let core = &ctx.config.decision;
     let history = ctx.history.get(key);
     let now = ctx.clock.now();
 
-    // The scale target.
-    let target = ctx
-        .scales
-        .resolve(&ctx.client, namespace, &hpa.spec.scale_target_ref)
-        .await;
-    let scale = match target {
-        Ok(target) => {
-            match super::deployment_scales::cached_scale(ctx.deployments.as_ref(), &target) {
-                Some(scale) => Ok((target, scale)),
-                None => match ctx.scales.get_scale(&ctx.client, &target).await {
-                    Ok(scale) => Ok((target, Arc::new(scale))),
-                    Err(err) => Err(err),
-                },
-            }
-        }
-        Err(err) => Err(err),
-    };
-    let (target, scale) = match scale {
+    let (target, scale) = match read_scale(ctx, namespace, &hpa).await {
         Ok(found) => found,
         Err(err) => {
             let outcome =
@@ -174,46 +139,15 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
             .await;
         }
     };
-    let mut scale_info = ScaleInfo::new(
-        scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
-        scale.status.as_ref().map_or(0, |s| s.replicas),
-        scale
-            .status
-            .as_ref()
-            .and_then(|s| s.selector.clone())
-            .unwrap_or_default(),
-    );
+    let mut scale_info = scale_info_of(&scale);
     // The selector as parsed at an earlier sync from the same text: the
     // core then parses it neither to plan nor to select the pods.
     scale_info.parsed_selector = ctx.selectors.known(key, &scale_info.selector);
-    // Metrics, fetched concurrently, each timed for the computation metric.
     let plan = hpa_core::plan(&hpa, &scale_info, core);
-    // Upstream registers an HPA's selector for the ambiguity check only
-    // where it computes metrics (validateAndParseSelector), not when a rule
-    // decides without them (a target at zero, out of range). Registered,
-    // an unchanged selector is not parsed again.
-    let selector = if plan.early.is_none() {
-        ctx.selectors.register(key, &scale_info.selector)
-    } else {
-        Selector::parse(&scale_info.selector)
-            .ok()
-            .filter(|_| !scale_info.selector.is_empty())
-            .map(Arc::new)
-    };
+    let selector = target_selector(ctx, key, plan.early.is_none(), &scale_info.selector);
     // Parsed from the same text: the core's pod selection takes it as is.
     scale_info.parsed_selector.clone_from(&selector);
-    let fetches = plan.queries.iter().map(|query| async move {
-        match query {
-            Some(query) => {
-                let t = Instant::now();
-                let fetched = ctx.metrics_client.fetch(namespace, query).await;
-                (Some(fetched), Some(t.elapsed().as_secs_f64()))
-            }
-            None => (None::<Fetched>, None),
-        }
-    });
-    let (metrics, durations): (Vec<_>, Vec<_>) = join_all(fetches).await.into_iter().unzip();
-    let durations: Vec<f64> = durations.into_iter().flatten().collect();
+    let (metrics, durations) = fetch_metrics(ctx, namespace, &plan.queries).await;
 
     // Only the target's pods: the core selects them again, and the
     // ambiguity check needs no others.
@@ -228,24 +162,7 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
     let decision = hpa_core::decide(&input, &history, core, now);
     let observed_decision = ctx.observer.as_ref().map(|_| decision.clone());
 
-    // Write the scale when the core says so.
-    let mut rescaled = false;
-    let rescale = match decision.scale_to {
-        None => RescaleOutcome::NotNeeded,
-        Some(_) if ctx.config.dry_run => RescaleOutcome::Succeeded,
-        Some(replicas) => match ctx
-            .scales
-            .update_scale(&ctx.client, &target, Arc::unwrap_or_clone(scale), replicas)
-            .await
-        {
-            Ok(_) => {
-                rescaled = true;
-                RescaleOutcome::Succeeded
-            }
-            Err(ScaleError::Update { source }) => RescaleOutcome::Failed(kube_error_text(&source)),
-            Err(other) => RescaleOutcome::Failed(other.to_string()),
-        },
-    };
+    let (rescale, rescaled) = write_scale(ctx, &target, scale, decision.scale_to).await;
     let finished_at = ctx.clock.now();
     let outcome = hpa_core::finish(decision, rescale.clone(), finished_at);
     let (desired_replicas, status_changed) =
@@ -278,6 +195,136 @@ pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, Reconcile
         });
     }
     result
+}
+
+/// The cache's entry and the HPA decoded from it.
+type LoadedHpa = (Arc<CachedHpa>, Arc<HorizontalPodAutoscaler>);
+
+/// The cached HPA, decoded for this reconcile (shared with its observation;
+/// the decision log keeps the cache's entry); `None` when it is gone. With
+/// `StaleControllerConsistencyHPA`, an HPA whose last status write the cache
+/// has not seen yet is not ready.
+fn load_hpa(key: &str, ctx: &Context) -> Result<Option<LoadedHpa>, ReconcileError> {
+    let Some(cached) = ctx.hpas.get(key) else {
+        return Ok(None);
+    };
+    let hpa = Arc::new(cached.hpa().map_err(|source| ReconcileError::Cache {
+        key: key.to_owned(),
+        source,
+    })?);
+    if ctx
+        .config
+        .decision
+        .feature_gates
+        .stale_controller_consistency()
+    {
+        ctx.consistency
+            .ensure_ready(key)
+            .map_err(|source| ReconcileError::NotReady {
+                key: key.to_owned(),
+                source,
+            })?;
+    }
+    Ok(Some((cached, hpa)))
+}
+
+/// The scale target and its scale: the Deployment cache's where it holds
+/// the target, else read from the scale subresource.
+async fn read_scale(
+    ctx: &Context,
+    namespace: &str,
+    hpa: &HorizontalPodAutoscaler,
+) -> Result<(ScaleTarget, Arc<Scale>), ScaleError> {
+    let target = ctx
+        .scales
+        .resolve(&ctx.client, namespace, &hpa.spec.scale_target_ref)
+        .await?;
+    match super::deployment_scales::cached_scale(ctx.deployments.as_ref(), &target) {
+        Some(scale) => Ok((target, scale)),
+        None => {
+            let scale = ctx.scales.get_scale(&ctx.client, &target).await?;
+            Ok((target, Arc::new(scale)))
+        }
+    }
+}
+
+fn scale_info_of(scale: &Scale) -> ScaleInfo {
+    ScaleInfo::new(
+        scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
+        scale.status.as_ref().map_or(0, |s| s.replicas),
+        scale
+            .status
+            .as_ref()
+            .and_then(|s| s.selector.clone())
+            .unwrap_or_default(),
+    )
+}
+
+/// The target's selector, parsed. Upstream registers an HPA's selector for
+/// the ambiguity check only where it computes metrics
+/// (validateAndParseSelector), not when a rule decides without them (a
+/// target at zero, out of range). Registered, an unchanged selector is not
+/// parsed again.
+fn target_selector(
+    ctx: &Context,
+    key: &str,
+    computes_metrics: bool,
+    text: &str,
+) -> Option<Arc<Selector>> {
+    if computes_metrics {
+        ctx.selectors.register(key, text)
+    } else {
+        Selector::parse(text)
+            .ok()
+            .filter(|_| !text.is_empty())
+            .map(Arc::new)
+    }
+}
+
+/// The plan's metrics, fetched concurrently, each fetch timed for the
+/// computation metric (durations only of the metrics fetched).
+async fn fetch_metrics(
+    ctx: &Context,
+    namespace: &str,
+    queries: &[Option<MetricQuery>],
+) -> (Vec<Option<Fetched>>, Vec<f64>) {
+    let fetches = queries.iter().map(|query| async move {
+        match query {
+            Some(query) => {
+                let t = Instant::now();
+                let fetched = ctx.metrics_client.fetch(namespace, query).await;
+                (Some(fetched), Some(t.elapsed().as_secs_f64()))
+            }
+            None => (None::<Fetched>, None),
+        }
+    });
+    let (metrics, durations): (Vec<_>, Vec<_>) = join_all(fetches).await.into_iter().unzip();
+    (metrics, durations.into_iter().flatten().collect())
+}
+
+/// Writes the scale when the core says so (a dry run only says it did);
+/// the outcome for the core, and whether the scale was written.
+async fn write_scale(
+    ctx: &Context,
+    target: &ScaleTarget,
+    scale: Arc<Scale>,
+    scale_to: Option<i32>,
+) -> (RescaleOutcome, bool) {
+    match scale_to {
+        None => (RescaleOutcome::NotNeeded, false),
+        Some(_) if ctx.config.dry_run => (RescaleOutcome::Succeeded, false),
+        Some(replicas) => match ctx
+            .scales
+            .update_scale(&ctx.client, target, Arc::unwrap_or_clone(scale), replicas)
+            .await
+        {
+            Ok(_) => (RescaleOutcome::Succeeded, true),
+            Err(ScaleError::Update { source }) => {
+                (RescaleOutcome::Failed(kube_error_text(&source)), false)
+            }
+            Err(other) => (RescaleOutcome::Failed(other.to_string()), false),
+        },
+    }
 }
 
 /// Applies an outcome: history, status, events, metrics, decision log.

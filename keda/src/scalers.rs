@@ -179,129 +179,185 @@ pub fn trigger_metric_in(
     namespace: &str,
     as_metric_source: bool,
 ) -> Result<TriggerMetric, ScalerError> {
-    let kind = t.kind.clone();
-    let meta = |field: &'static str| {
-        t.metadata
+    if matches!(t.kind.as_str(), "cpu" | "memory") {
+        return resource_metric(index, t);
+    }
+    let spec = scaler_spec(&Metadata { index, t }, namespace, as_metric_source)?;
+    let target = metric_target(index, t, spec.target, spec.milli)?;
+    Ok(TriggerMetric {
+        index,
+        trigger_name: t.name.clone().filter(|n| !n.is_empty()),
+        kind: t.kind.clone(),
+        metric: metric_name_with_index(index, &spec.name),
+        resource: false,
+        target,
+        target_value: spec.target,
+        activation: spec.activation,
+        container: None,
+    })
+}
+
+/// A trigger's metadata, read as its scaler reads it; errors name the
+/// trigger.
+struct Metadata<'a> {
+    index: usize,
+    t: &'a Trigger,
+}
+
+impl Metadata<'_> {
+    /// A field's value; empty is unset, as KEDA's metadata parsing has it.
+    fn get(&self, field: &str) -> Option<&str> {
+        self.t
+            .metadata
             .get(field)
             .map(String::as_str)
             .filter(|v| !v.is_empty())
-    };
-    let number = |field: &'static str, default: Option<f64>| -> Result<f64, ScalerError> {
-        match meta(field) {
+    }
+
+    fn missing(&self, field: &'static str) -> ScalerError {
+        ScalerError::Missing {
+            index: self.index,
+            kind: self.t.kind.clone(),
+            field,
+        }
+    }
+
+    /// A numeric field, else `default`; unset without a default is missing.
+    fn number(&self, field: &'static str, default: Option<f64>) -> Result<f64, ScalerError> {
+        match self.get(field) {
             Some(v) => v
                 .trim()
                 .parse::<f64>()
                 .map_err(|_| ScalerError::NotANumber {
-                    index,
-                    kind: kind.clone(),
+                    index: self.index,
+                    kind: self.t.kind.clone(),
                     field,
                     value: v.to_owned(),
                 }),
-            None => default.ok_or_else(|| ScalerError::Missing {
-                index,
-                kind: kind.clone(),
-                field,
-            }),
+            None => default.ok_or_else(|| self.missing(field)),
         }
+    }
+}
+
+/// What a non-resource scaler makes of its metadata.
+struct ScalerSpec {
+    /// The metric name before the `s{index}-` prefix.
+    name: String,
+    target: f64,
+    activation: f64,
+    /// The target is written in milli-units (else as Go's `int64`).
+    milli: bool,
+}
+
+/// Each modelled scaler's metric name, target and activation, from the
+/// fields its KEDA scaler reads.
+fn scaler_spec(
+    m: &Metadata<'_>,
+    namespace: &str,
+    as_metric_source: bool,
+) -> Result<ScalerSpec, ScalerError> {
+    let spec = |name, target, activation, milli| ScalerSpec {
+        name,
+        target,
+        activation,
+        milli,
     };
-    let (name, target, activation, milli) = match t.kind.as_str() {
+    Ok(match m.t.kind.as_str() {
         "rabbitmq" => {
-            let queue = meta("metricName")
-                .or(meta("queueName"))
-                .ok_or(ScalerError::Missing {
-                    index,
-                    kind: kind.clone(),
-                    field: "queueName",
-                })?;
-            let target = match meta("value") {
-                Some(_) => number("value", None)?,
+            let queue = m
+                .get("metricName")
+                .or(m.get("queueName"))
+                .ok_or_else(|| m.missing("queueName"))?;
+            let target = match m.get("value") {
+                Some(_) => m.number("value", None)?,
                 // The deprecated field of older ScaledObjects.
-                None => number("queueLength", Some(20.0))?,
+                None => m.number("queueLength", Some(20.0))?,
             };
             let name = normalize(&format!("rabbitmq-{}", query_escape(queue)));
-            (name, target, number("activationValue", Some(0.0))?, true)
+            spec(name, target, m.number("activationValue", Some(0.0))?, true)
         }
-        "prometheus" => (
+        "prometheus" => spec(
             normalize("prometheus"),
-            number("threshold", None)?,
-            number("activationThreshold", Some(0.0))?,
+            m.number("threshold", None)?,
+            m.number("activationThreshold", Some(0.0))?,
             true,
         ),
         "kafka" => {
-            let name = match meta("topic") {
+            let name = match m.get("topic") {
                 Some(topic) => format!("kafka-{topic}"),
-                None => format!("kafka-{}-topics", meta("consumerGroup").unwrap_or_default()),
+                None => format!(
+                    "kafka-{}-topics",
+                    m.get("consumerGroup").unwrap_or_default()
+                ),
             };
-            (
+            spec(
                 normalize(&name),
-                number("lagThreshold", Some(10.0))?.trunc(),
-                number("activationLagThreshold", Some(0.0))?,
+                m.number("lagThreshold", Some(10.0))?.trunc(),
+                m.number("activationLagThreshold", Some(0.0))?,
                 false,
             )
         }
         "cron" => {
             let name = format!(
                 "cron-{}-{}-{}",
-                meta("timezone").unwrap_or_default(),
-                cron_shape(meta("start").unwrap_or_default()),
-                cron_shape(meta("end").unwrap_or_default())
+                m.get("timezone").unwrap_or_default(),
+                cron_shape(m.get("start").unwrap_or_default()),
+                cron_shape(m.get("end").unwrap_or_default())
             );
             // The cron scaler reports desiredReplicas inside its window
             // against a target of 1 per pod.
-            (normalize(&name), 1.0, 0.0, false)
+            spec(normalize(&name), 1.0, 0.0, false)
         }
         // `metrics_api_scaler.go`: named after the GJSON path of the value.
-        "metrics-api" => (
+        "metrics-api" => spec(
             normalize(&format!(
                 "metric-api-{}",
-                meta("valueLocation").unwrap_or_default()
+                m.get("valueLocation").unwrap_or_default()
             )),
-            number("targetValue", as_metric_source.then_some(0.0))?,
-            number("activationTargetValue", Some(0.0))?,
+            m.number("targetValue", as_metric_source.then_some(0.0))?,
+            m.number("activationTargetValue", Some(0.0))?,
             true,
         ),
         // `kubernetes_workload_scaler.go`: the count of pods matching
         // `podSelector`, named after the ScaledObject's namespace.
-        "kubernetes-workload" => (
+        "kubernetes-workload" => spec(
             normalize(&format!("workload-{namespace}")),
-            number("value", as_metric_source.then_some(0.0))?,
-            number("activationValue", Some(0.0))?,
+            m.number("value", as_metric_source.then_some(0.0))?,
+            m.number("activationValue", Some(0.0))?,
             true,
         ),
-        "cpu" | "memory" => return resource_metric(index, t),
         _ => {
-            return Err(ScalerError::Unsupported { index, kind });
+            return Err(ScalerError::Unsupported {
+                index: m.index,
+                kind: m.t.kind.clone(),
+            });
         }
-    };
-    let target_value = target;
+    })
+}
+
+/// The HPA target for a target value, under the trigger's `metricType`
+/// (`AverageValue` when unset).
+fn metric_target(
+    index: usize,
+    t: &Trigger,
+    target: f64,
+    milli: bool,
+) -> Result<Target, ScalerError> {
     let quantity = if milli {
         milli_quantity(target)
     } else {
         format!("{}", go_float_to_i64(target))
     };
-    let target = match t.metric_type.as_deref().unwrap_or("AverageValue") {
-        "AverageValue" => Target::AverageValue(quantity),
-        "Value" => Target::Value(quantity),
-        other => {
-            return Err(ScalerError::MetricType {
-                index,
-                kind,
-                metric_type: other.to_owned(),
-                reason: "is not AverageValue or Value (Utilization is for cpu and memory)",
-            });
-        }
-    };
-    Ok(TriggerMetric {
-        index,
-        trigger_name: t.name.clone().filter(|n| !n.is_empty()),
-        kind: t.kind.clone(),
-        metric: metric_name_with_index(index, &name),
-        resource: false,
-        target,
-        target_value,
-        activation,
-        container: None,
-    })
+    match t.metric_type.as_deref().unwrap_or("AverageValue") {
+        "AverageValue" => Ok(Target::AverageValue(quantity)),
+        "Value" => Ok(Target::Value(quantity)),
+        other => Err(ScalerError::MetricType {
+            index,
+            kind: t.kind.clone(),
+            metric_type: other.to_owned(),
+            reason: "is not AverageValue or Value (Utilization is for cpu and memory)",
+        }),
+    }
 }
 
 fn resource_metric(index: usize, t: &Trigger) -> Result<TriggerMetric, ScalerError> {

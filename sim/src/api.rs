@@ -482,6 +482,63 @@ async fn resource(
     let ns = t.ns.unwrap_or("");
     let watch = params.flag("watch");
     let verb = verb_of(&method, t.name.is_some(), watch);
+    record_and_authorize(sim, &t, verb)?;
+    let dry_run = params.get("dryRun") == Some("All");
+    let scale = t.sub == Some("scale");
+    let part = if t.sub == Some("status") {
+        Part::Status
+    } else {
+        Part::Main
+    };
+    if part == Part::Status {
+        injected_status_conflict(sim, &t, &method, ns)?;
+    }
+    let v = match (method.clone(), t.name) {
+        (Method::GET, None) => {
+            let labels = selector(params, "labelSelector")?;
+            let fields = field_selector(def, params)?;
+            return if watch {
+                watch_response(sim, def, t.ns, labels, fields, params, table)
+            } else {
+                list_response(sim, def, t.ns, &labels, &fields, params, table)
+            };
+        }
+        (Method::GET, Some(name)) if scale => sim.get_scale(def, ns, name)?,
+        (Method::GET, Some(name)) => get_named(sim, def, ns, name, table)?,
+        (Method::POST, None) => {
+            let obj = parse_json(&body)?;
+            return Ok(created(&sim.create(def, ns, obj, dry_run)?));
+        }
+        (Method::POST, Some(name)) if t.sub == Some("binding") => {
+            return Ok(created(&sim.bind_pod(ns, name, &parse_json(&body)?)?));
+        }
+        (Method::PUT, Some(name)) if scale => {
+            sim.replace_scale(def, ns, name, parse_json(&body)?, dry_run)?
+        }
+        (Method::PUT, Some(name)) => {
+            sim.replace(def, ns, name, parse_json(&body)?, part, dry_run)?
+        }
+        (Method::PATCH, Some(name)) => {
+            let kind = patch_kind(headers)?;
+            if scale {
+                sim.patch_scale(def, ns, name, kind, &body, dry_run)?
+            } else {
+                sim.patch(def, ns, name, kind, &body, part, dry_run)?
+            }
+        }
+        (Method::DELETE, Some(name)) => {
+            sim.delete(def, ns, name, delete_precondition(&body).as_deref())?
+        }
+        (Method::DELETE, None) => delete_collection(sim, def, t.ns, params)?,
+        _ => return Err(ApiError::MethodNotAllowed),
+    };
+    Ok(json_response(&v))
+}
+
+/// Counts the request in the stats, then refuses it if a fault forbids
+/// its verb on its resource (counted first: a refused request was made).
+fn record_and_authorize(sim: &Sim, t: &Target<'_>, verb: &'static str) -> Result<(), ApiError> {
+    let def = t.def;
     let res_name = match t.sub {
         Some(sub) => format!("{}/{sub}", def.qualified()),
         None => def.qualified(),
@@ -494,127 +551,121 @@ async fn resource(
         };
         return Err(forbidden(verb, def.group, &resource, t.name, t.ns));
     }
-    let dry_run = params.get("dryRun") == Some("All");
-    let scale = t.sub == Some("scale");
-    let part = if t.sub == Some("status") {
-        Part::Status
-    } else {
-        Part::Main
-    };
-    if part == Part::Status
-        && def.storage == Storage::Hpas
-        && matches!(method, Method::PUT | Method::PATCH)
+    Ok(())
+}
+
+/// A write to an HPA's status refused with a conflict, where the sim was
+/// told to make one (a controller's retry path).
+fn injected_status_conflict(
+    sim: &Sim,
+    t: &Target<'_>,
+    method: &Method,
+    ns: &str,
+) -> Result<(), ApiError> {
+    if t.def.storage == Storage::Hpas
+        && matches!(*method, Method::PUT | Method::PATCH)
         && let Some(name) = t.name
         && sim.hpa_status_conflict(ns, name)
     {
         return Err(ApiError::Conflict {
-            resource: def.qualified(),
+            resource: t.def.qualified(),
             name: name.into(),
         });
     }
-    let parse_json = |body: &Bytes| -> Result<Value, ApiError> {
-        serde_json::from_slice(body)
-            .map_err(|e| ApiError::BadRequest(format!("the request body is not valid JSON: {e}")))
+    Ok(())
+}
+
+fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::BadRequest(format!("the request body is not valid JSON: {e}")))
+}
+
+/// A `201 Created` carrying the new object.
+fn created(v: &Value) -> Response {
+    json_bytes(
+        StatusCode::CREATED,
+        serde_json::to_vec(v).unwrap_or_default(),
+    )
+}
+
+/// One object, or a one-row `Table` of it for `kubectl get`.
+fn get_named(
+    sim: &Sim,
+    def: &'static ResourceDef,
+    ns: &str,
+    name: &str,
+    table: Option<crate::table::IncludeObject>,
+) -> Result<Value, ApiError> {
+    let obj = sim.get(def, ns, name)?;
+    Ok(match table {
+        Some(include) => {
+            let rv = obj.pointer("/metadata/resourceVersion").cloned();
+            crate::table::table(
+                def,
+                &[obj],
+                sim.clock().now(),
+                json!({"resourceVersion": rv}),
+                include,
+            )
+        }
+        None => obj,
+    })
+}
+
+/// The patch kind its `Content-Type` names; others are a 415.
+fn patch_kind(headers: &HeaderMap) -> Result<PatchKind, ApiError> {
+    let ct = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    PatchKind::from_content_type(ct).map_err(|_| {
+        ApiError::UnsupportedMediaType(
+            "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml".into(),
+        )
+    })
+}
+
+/// The `resourceVersion` precondition of a delete's `DeleteOptions`; a body
+/// that does not parse sets none.
+fn delete_precondition(body: &Bytes) -> Option<String> {
+    if body.is_empty() {
+        return None;
+    }
+    serde_json::from_slice::<Value>(body).ok().and_then(|o| {
+        o.pointer("/preconditions/resourceVersion")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    })
+}
+
+/// `DELETE` on a collection: deletes what the selectors match, one by one
+/// outside the lock, and lists what went.
+fn delete_collection(
+    sim: &Sim,
+    def: &'static ResourceDef,
+    ns: Option<&str>,
+    params: &Params,
+) -> Result<Value, ApiError> {
+    let labels = selector(params, "labelSelector")?;
+    let fields = field_selector(def, params)?;
+    let names: Vec<(String, String)> = {
+        let st = sim.lock();
+        list_entries(&st, def.storage, ns, &labels, &fields, (None, None), None)
+            .0
+            .iter()
+            .map(|e| (e.ns.to_string(), e.name.to_string()))
+            .collect()
     };
-    let v = match (method.clone(), t.name) {
-        (Method::GET, None) => {
-            let labels = selector(params, "labelSelector")?;
-            let fields = field_selector(def, params)?;
-            return if watch {
-                watch_response(sim, def, t.ns, labels, fields, params, table)
-            } else {
-                list_response(sim, def, t.ns, &labels, &fields, params, table)
-            };
+    let mut items = Vec::new();
+    for (n, name) in names {
+        if let Ok(v) = sim.delete(def, &n, &name, None) {
+            items.push(v);
         }
-        (Method::GET, Some(name)) if scale => sim.get_scale(def, ns, name)?,
-        (Method::GET, Some(name)) => {
-            let obj = sim.get(def, ns, name)?;
-            match table {
-                Some(include) => {
-                    let rv = obj.pointer("/metadata/resourceVersion").cloned();
-                    crate::table::table(
-                        def,
-                        &[obj],
-                        sim.clock().now(),
-                        json!({"resourceVersion": rv}),
-                        include,
-                    )
-                }
-                None => obj,
-            }
-        }
-        (Method::POST, None) => {
-            let obj = parse_json(&body)?;
-            let created = sim.create(def, ns, obj, dry_run)?;
-            return Ok(json_bytes(
-                StatusCode::CREATED,
-                serde_json::to_vec(&created).unwrap_or_default(),
-            ));
-        }
-        (Method::POST, Some(name)) if t.sub == Some("binding") => {
-            let bound = sim.bind_pod(ns, name, &parse_json(&body)?)?;
-            return Ok(json_bytes(
-                StatusCode::CREATED,
-                serde_json::to_vec(&bound).unwrap_or_default(),
-            ));
-        }
-        (Method::PUT, Some(name)) if scale => {
-            sim.replace_scale(def, ns, name, parse_json(&body)?, dry_run)?
-        }
-        (Method::PUT, Some(name)) => {
-            sim.replace(def, ns, name, parse_json(&body)?, part, dry_run)?
-        }
-        (Method::PATCH, Some(name)) => {
-            let ct = headers
-                .get(http::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default();
-            let kind = PatchKind::from_content_type(ct).map_err(|_| {
-                ApiError::UnsupportedMediaType(
-                    "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml".into(),
-                )
-            })?;
-            if scale {
-                sim.patch_scale(def, ns, name, kind, &body, dry_run)?
-            } else {
-                sim.patch(def, ns, name, kind, &body, part, dry_run)?
-            }
-        }
-        (Method::DELETE, Some(name)) => {
-            let pre = if body.is_empty() {
-                None
-            } else {
-                serde_json::from_slice::<Value>(&body).ok().and_then(|o| {
-                    o.pointer("/preconditions/resourceVersion")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-            };
-            sim.delete(def, ns, name, pre.as_deref())?
-        }
-        (Method::DELETE, None) => {
-            let labels = selector(params, "labelSelector")?;
-            let fields = field_selector(def, params)?;
-            let names: Vec<(String, String)> = {
-                let st = sim.lock();
-                list_entries(&st, def.storage, t.ns, &labels, &fields, (None, None), None)
-                    .0
-                    .iter()
-                    .map(|e| (e.ns.to_string(), e.name.to_string()))
-                    .collect()
-            };
-            let mut items = Vec::new();
-            for (n, name) in names {
-                if let Ok(v) = sim.delete(def, &n, &name, None) {
-                    items.push(v);
-                }
-            }
-            json!({"apiVersion": def.api_version(), "kind": format!("{}List", def.kind),
-                "metadata": {"resourceVersion": sim.resource_version().to_string()}, "items": items})
-        }
-        _ => return Err(ApiError::MethodNotAllowed),
-    };
-    Ok(json_response(&v))
+    }
+    Ok(
+        json!({"apiVersion": def.api_version(), "kind": format!("{}List", def.kind),
+        "metadata": {"resourceVersion": sim.resource_version().to_string()}, "items": items}),
+    )
 }
 
 /// `Some` when the client asked for a `Table` (`kubectl get`), with what

@@ -423,6 +423,8 @@ const SOURCE_TYPES: [&str; 5] = [
     "Resource",
 ];
 
+/// Upstream `validateMetricSpec`: a known type with its own source field
+/// populated and no other, then that source's own checks.
 fn validate_metric(m: &Value, path: &str, opts: ValidationOptions, errs: &mut Vec<FieldError>) {
     let ty = m.get("type").and_then(Value::as_str).unwrap_or_default();
     if ty.is_empty() {
@@ -466,91 +468,111 @@ fn validate_metric(m: &Value, path: &str, opts: ValidationOptions, errs: &mut Ve
     };
     let sp = format!("{path}.{field}");
     match ty {
-        "Resource" | "ContainerResource" => {
-            if src
-                .get("name")
-                .and_then(Value::as_str)
-                .is_none_or(str::is_empty)
-            {
-                errs.push(FieldError::required(
-                    format!("{sp}.name"),
-                    "must specify a resource name",
-                ));
-            }
-            if ty == "ContainerResource"
-                && src
-                    .get("container")
-                    .and_then(Value::as_str)
-                    .is_none_or(str::is_empty)
-            {
-                errs.push(FieldError::required(
-                    format!("{sp}.container"),
-                    "must specify a container",
-                ));
-            }
-            validate_target(src.get("target"), &format!("{sp}.target"), errs);
-            let (util, avg) = (
-                target_has(src, "averageUtilization"),
-                target_has(src, "averageValue"),
-            );
-            if !util && !avg {
-                errs.push(FieldError::required(
-                    format!("{sp}.target.averageUtilization"),
-                    "must set either a target raw value or a target utilization",
-                ));
-            }
-            if util && avg {
-                errs.push(FieldError::forbidden(
-                    format!("{sp}.target.averageValue"),
-                    "may not set both a target raw value and a target utilization",
-                ));
-            }
-        }
-        "Object" => {
-            validate_ref(
-                src.get("describedObject"),
-                &format!("{sp}.describedObject"),
-                errs,
-            );
-            if !opts.allow_invalid_object_api_version {
-                // Object metrics may name a core kind (a Service): no group
-                // needed, but the apiVersion must parse.
-                validate_api_version(
-                    src.get("describedObject"),
-                    &format!("{sp}.describedObject"),
-                    false,
-                    errs,
-                );
-            }
-            validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
-            validate_target(src.get("target"), &format!("{sp}.target"), errs);
-            if !target_has(src, "value") && !target_has(src, "averageValue") {
-                errs.push(FieldError::required(
-                    format!("{sp}.target.averageValue"),
-                    "must set either a target value or averageValue",
-                ));
-            }
-        }
-        "Pods" => {
-            validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
-            validate_target(src.get("target"), &format!("{sp}.target"), errs);
-            if !target_has(src, "averageValue") {
-                errs.push(FieldError::required(
-                    format!("{sp}.target.averageValue"),
-                    "must specify a positive target averageValue",
-                ));
-            }
-        }
-        _ => {
-            validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
-            validate_target(src.get("target"), &format!("{sp}.target"), errs);
-            if !target_has(src, "value") && !target_has(src, "averageValue") {
-                errs.push(FieldError::required(
-                    format!("{sp}.target.averageValue"),
-                    "must set either a target value for metric or a per-pod target",
-                ));
-            }
-        }
+        "Resource" => validate_resource_source(src, &sp, false, errs),
+        "ContainerResource" => validate_resource_source(src, &sp, true, errs),
+        "Object" => validate_object_source(src, &sp, opts, errs),
+        "Pods" => validate_pods_source(src, &sp, errs),
+        _ => validate_external_source(src, &sp, errs),
+    }
+}
+
+/// Upstream `validateResourceSource` and, with `container`,
+/// `validateContainerResourceSource`: a name, and exactly one of an average
+/// utilization and an average value.
+fn validate_resource_source(src: &Value, sp: &str, container: bool, errs: &mut Vec<FieldError>) {
+    if src
+        .get("name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        errs.push(FieldError::required(
+            format!("{sp}.name"),
+            "must specify a resource name",
+        ));
+    }
+    if container
+        && src
+            .get("container")
+            .and_then(Value::as_str)
+            .is_none_or(str::is_empty)
+    {
+        errs.push(FieldError::required(
+            format!("{sp}.container"),
+            "must specify a container",
+        ));
+    }
+    validate_target(src.get("target"), &format!("{sp}.target"), errs);
+    let (util, avg) = (
+        target_has(src, "averageUtilization"),
+        target_has(src, "averageValue"),
+    );
+    if !util && !avg {
+        errs.push(FieldError::required(
+            format!("{sp}.target.averageUtilization"),
+            "must set either a target raw value or a target utilization",
+        ));
+    }
+    if util && avg {
+        errs.push(FieldError::forbidden(
+            format!("{sp}.target.averageValue"),
+            "may not set both a target raw value and a target utilization",
+        ));
+    }
+}
+
+/// Upstream `validateObjectSource`.
+fn validate_object_source(
+    src: &Value,
+    sp: &str,
+    opts: ValidationOptions,
+    errs: &mut Vec<FieldError>,
+) {
+    validate_ref(
+        src.get("describedObject"),
+        &format!("{sp}.describedObject"),
+        errs,
+    );
+    if !opts.allow_invalid_object_api_version {
+        // Object metrics may name a core kind (a Service): no group
+        // needed, but the apiVersion must parse.
+        validate_api_version(
+            src.get("describedObject"),
+            &format!("{sp}.describedObject"),
+            false,
+            errs,
+        );
+    }
+    validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
+    validate_target(src.get("target"), &format!("{sp}.target"), errs);
+    if !target_has(src, "value") && !target_has(src, "averageValue") {
+        errs.push(FieldError::required(
+            format!("{sp}.target.averageValue"),
+            "must set either a target value or averageValue",
+        ));
+    }
+}
+
+/// Upstream `validatePodsSource`.
+fn validate_pods_source(src: &Value, sp: &str, errs: &mut Vec<FieldError>) {
+    validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
+    validate_target(src.get("target"), &format!("{sp}.target"), errs);
+    if !target_has(src, "averageValue") {
+        errs.push(FieldError::required(
+            format!("{sp}.target.averageValue"),
+            "must specify a positive target averageValue",
+        ));
+    }
+}
+
+/// Upstream `validateExternalSource`.
+fn validate_external_source(src: &Value, sp: &str, errs: &mut Vec<FieldError>) {
+    validate_identifier(src.get("metric"), &format!("{sp}.metric"), errs);
+    validate_target(src.get("target"), &format!("{sp}.target"), errs);
+    if !target_has(src, "value") && !target_has(src, "averageValue") {
+        errs.push(FieldError::required(
+            format!("{sp}.target.averageValue"),
+            "must set either a target value for metric or a per-pod target",
+        ));
     }
 }
 

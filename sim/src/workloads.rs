@@ -45,6 +45,32 @@ fn storage_of_kind(kind: &str) -> Option<Storage> {
     }
 }
 
+/// A workload under reconcile, and what its pods are named after.
+struct Workload<'a> {
+    s: Storage,
+    ns: &'a str,
+    name: &'a str,
+    uid: &'a str,
+    obj: &'a Value,
+    /// The pod names the harness asked for, in order (empty when generated).
+    names: &'a [String],
+    /// Names come from [`crate::pod_names`], as a real cluster's.
+    generate: bool,
+}
+
+impl Workload<'_> {
+    /// The pod name for index `k`: the harness's name, else `NAME-k`.
+    fn pod_name_at(&self, k: u64) -> String {
+        usize::try_from(k)
+            .ok()
+            .and_then(|k| self.names.get(k).cloned())
+            .unwrap_or_else(|| format!("{}-{k}", self.name))
+    }
+}
+
+/// A workload's pod that is not terminating, with its index if it has one.
+type ActivePod = (Option<u64>, Box<str>);
+
 /// Brings the pods of workload `ns/name` to its `spec.replicas`, then
 /// refreshes its status.
 pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: Timestamp) {
@@ -67,23 +93,21 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
     } else {
         named_pods(&obj)
     };
+    let w = Workload {
+        s,
+        ns,
+        name,
+        uid,
+        obj: &obj,
+        names: &names,
+        generate,
+    };
     let want = obj
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
         .unwrap_or(1)
         .max(0) as usize;
-    let mut active: Vec<(Option<u64>, Box<str>)> = st
-        .store
-        .owned_pods(uid)
-        .into_iter()
-        .filter(|p| {
-            st.store
-                .table(Storage::Pods)
-                .get(ns, p)
-                .is_some_and(|e| !terminating(e))
-        })
-        .map(|p| (index_in(&names, name, &p), p))
-        .collect();
+    let active = active_pods(st, &w);
     let key = (s, ns.to_owned(), name.to_owned());
     if active.len() >= want {
         // Nothing owed: a later scale-up waits anew.
@@ -94,102 +118,145 @@ pub(crate) fn reconcile(st: &mut State, s: Storage, ns: &str, name: &str, now: T
         return;
     }
     if active.len() < want {
-        let highest = active.iter().filter_map(|(i, _)| *i).max();
-        let mut next = st
-            .next_index
-            .get(&key)
-            .copied()
-            .unwrap_or(0)
-            .max(highest.map_or(0, |h| h + 1));
-        let delays = st
-            .delays
-            .get(&(ns.to_owned(), name.to_owned()))
-            .copied()
-            .unwrap_or(st.default_delays);
-        let name_at = |k: u64| {
-            usize::try_from(k)
-                .ok()
-                .and_then(|k| names.get(k).cloned())
-                .unwrap_or_else(|| format!("{name}-{k}"))
-        };
-        let capped = want.min(st.max_pods);
-        if capped < want {
-            tracing::warn!(
-                namespace = ns,
-                workload = name,
-                replicas = want,
-                cap = st.max_pods,
-                "the sim creates no more pods for this workload"
-            );
-        }
-        let batch = capped
-            .saturating_sub(active.len())
-            .min(crate::limits::POD_BURST);
-        if active.len() + batch < capped {
-            // The rest come in later batches, each under the lock anew
-            // (without a further delay: one reaction, several batches).
-            st.unsettled.insert((s, ns.to_owned(), name.to_owned()));
-            if !st.creation_delay.is_zero() {
-                st.creation_due.insert(key.clone(), now);
-            }
-        }
-        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let template = obj
-            .pointer("/spec/template")
-            .cloned()
-            .unwrap_or(Value::Null);
-        for _ in 0..batch {
-            let mut hash = None;
-            let mut pod_name = name_at(next);
-            loop {
-                if generate {
-                    st.name_seq += 1;
-                    if let Some((n, h)) =
-                        crate::pod_names::generated(kind, name, &template, st.name_seq)
-                    {
-                        pod_name = n;
-                        hash = h;
-                    }
-                }
-                if st.store.table(Storage::Pods).get(ns, &pod_name).is_none() {
-                    break;
-                }
-                next += 1;
-                pod_name = name_at(next);
-            }
-            next += 1;
-            create_pod(st, &obj, uid, &pod_name, hash.as_deref(), now, delays);
-        }
-        st.next_index.insert(key, next);
+        create_missing_pods(st, &w, &active, want, key, now);
     } else if active.len() > want {
-        // Pending first, as the ReplicaSet controller ranks them, then the
-        // highest-numbered; pods not named NAME-k go before numbered ones,
-        // the last by name first.
-        let state = |p: &str| {
-            st.store
-                .table(Storage::Pods)
-                .get(ns, p)
-                .is_some_and(|e| phase(&e.value()) != "Pending")
-        };
-        active.sort_by(|a, b| {
-            let (sa, sb) = (state(&a.1), state(&b.1));
-            sa.cmp(&sb).then_with(|| match (a.0, b.0) {
-                (Some(x), Some(y)) => y.cmp(&x),
-                (None, Some(_)) => std::cmp::Ordering::Less,
-                (Some(_), None) => std::cmp::Ordering::Greater,
-                (None, None) => b.1.cmp(&a.1),
-            })
-        });
-        let extra = active.len() - want;
-        for (_, p) in active.into_iter().take(extra) {
-            st.store.remove(Storage::Pods, ns, &p);
-        }
+        remove_extra_pods(st, ns, active, want);
     }
     if s == Storage::StatefulSets {
         updater::roll_statefulset(st, &obj, uid, now);
     }
     start_waiting(st, ns, name, uid, now);
     refresh_status(st, s, ns, name);
+}
+
+/// The workload's pods that are not terminating: those that count toward
+/// `spec.replicas`.
+fn active_pods(st: &State, w: &Workload<'_>) -> Vec<ActivePod> {
+    st.store
+        .owned_pods(w.uid)
+        .into_iter()
+        .filter(|p| {
+            st.store
+                .table(Storage::Pods)
+                .get(w.ns, p)
+                .is_some_and(|e| !terminating(e))
+        })
+        .map(|p| (index_in(w.names, w.name, &p), p))
+        .collect()
+}
+
+/// Creates the pods a scale-up owes, at most a burst at a time (the rest
+/// come back through `unsettled`), numbering on from the highest used.
+fn create_missing_pods(
+    st: &mut State,
+    w: &Workload<'_>,
+    active: &[ActivePod],
+    want: usize,
+    key: (Storage, String, String),
+    now: Timestamp,
+) {
+    let (s, ns, name) = (w.s, w.ns, w.name);
+    let highest = active.iter().filter_map(|(i, _)| *i).max();
+    let mut next = st
+        .next_index
+        .get(&key)
+        .copied()
+        .unwrap_or(0)
+        .max(highest.map_or(0, |h| h + 1));
+    let delays = st
+        .delays
+        .get(&(ns.to_owned(), name.to_owned()))
+        .copied()
+        .unwrap_or(st.default_delays);
+    let capped = want.min(st.max_pods);
+    if capped < want {
+        tracing::warn!(
+            namespace = ns,
+            workload = name,
+            replicas = want,
+            cap = st.max_pods,
+            "the sim creates no more pods for this workload"
+        );
+    }
+    let batch = capped
+        .saturating_sub(active.len())
+        .min(crate::limits::POD_BURST);
+    if active.len() + batch < capped {
+        // The rest come in later batches, each under the lock anew
+        // (without a further delay: one reaction, several batches).
+        st.unsettled.insert((s, ns.to_owned(), name.to_owned()));
+        if !st.creation_delay.is_zero() {
+            st.creation_due.insert(key.clone(), now);
+        }
+    }
+    let kind = w
+        .obj
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let template = w
+        .obj
+        .pointer("/spec/template")
+        .cloned()
+        .unwrap_or(Value::Null);
+    for _ in 0..batch {
+        let (pod_name, hash) = free_pod_name(st, w, &mut next, kind, &template);
+        next += 1;
+        create_pod(st, w.obj, w.uid, &pod_name, hash.as_deref(), now, delays);
+    }
+    st.next_index.insert(key, next);
+}
+
+/// The first name from index `next` on that no pod has, with its template
+/// hash when generated; `next` is left at that name's index.
+fn free_pod_name(
+    st: &mut State,
+    w: &Workload<'_>,
+    next: &mut u64,
+    kind: &str,
+    template: &Value,
+) -> (String, Option<String>) {
+    let mut hash = None;
+    let mut pod_name = w.pod_name_at(*next);
+    loop {
+        if w.generate {
+            st.name_seq += 1;
+            if let Some((n, h)) = crate::pod_names::generated(kind, w.name, template, st.name_seq) {
+                pod_name = n;
+                hash = h;
+            }
+        }
+        if st.store.table(Storage::Pods).get(w.ns, &pod_name).is_none() {
+            return (pod_name, hash);
+        }
+        *next += 1;
+        pod_name = w.pod_name_at(*next);
+    }
+}
+
+/// Removes the pods a scale-down sheds. Pending first, as the ReplicaSet
+/// controller ranks them, then the highest-numbered; pods not named NAME-k
+/// go before numbered ones, the last by name first.
+fn remove_extra_pods(st: &mut State, ns: &str, mut active: Vec<ActivePod>, want: usize) {
+    let state = |p: &str| {
+        st.store
+            .table(Storage::Pods)
+            .get(ns, p)
+            .is_some_and(|e| phase(&e.value()) != "Pending")
+    };
+    active.sort_by(|a, b| {
+        let (sa, sb) = (state(&a.1), state(&b.1));
+        sa.cmp(&sb).then_with(|| match (a.0, b.0) {
+            (Some(x), Some(y)) => y.cmp(&x),
+            (None, Some(_)) => std::cmp::Ordering::Less,
+            (Some(_), None) => std::cmp::Ordering::Greater,
+            (None, None) => b.1.cmp(&a.1),
+        })
+    });
+    let extra = active.len() - want;
+    for (_, p) in active.into_iter().take(extra) {
+        st.store.remove(Storage::Pods, ns, &p);
+    }
 }
 
 /// Whether workload `key` must wait before creating the pods it owes: a

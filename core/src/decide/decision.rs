@@ -27,48 +27,12 @@ pub fn decide(
     now: Timestamp,
 ) -> Decision {
     let hpa = &input.hpa;
-    let generation = observed_generation(hpa, &config.feature_gates);
-    let mut conditions = conditions_of(hpa);
-    if drops_scaled_to_zero(config) {
-        remove_condition(&mut conditions, "ScaledToZero");
-    }
-    set_condition(
-        &mut conditions,
-        "AbleToScale",
-        "True",
-        "SucceededGetScale",
-        "the HPA controller was able to get the target's current scale",
-        generation,
-        now,
-    );
     let current = input.scale.spec_replicas;
-    let mut history = history.clone();
-    if history.recommendations.is_none() {
-        history.recommendations = Some(vec![Recommendation {
-            replicas: current,
-            timestamp: now,
-        }]);
-    }
     let (min, max) = min_max(hpa);
     let (scaled_to_zero, _) = zero_state(hpa, config);
     let tolerances = tolerances_for(hpa, config);
     let mut trace = DecisionTrace::new(hpa, &input.scale, min, max, tolerances, now);
-    let mut state = State {
-        hpa: Arc::clone(hpa),
-        conditions,
-        current,
-        desired: 0,
-        min,
-        statuses: None,
-        events: Vec::new(),
-        computations: Vec::new(),
-        history,
-        failure: None,
-        soft_error: None,
-        has_object_or_external: has_object_or_external(hpa),
-        keeps_scaled_to_zero: keeps_scaled_to_zero(config),
-        observed_generation: generation,
-    };
+    let mut state = starting_state(input, history, config, min, now);
     let mut reason = String::new();
     let rescale;
     match early_branch(hpa, current, config) {
@@ -140,5 +104,56 @@ pub fn decide(
         rescale_reason: reason,
         trace,
         state,
+    }
+}
+
+/// The state a sync starts from, before any rule or metric: the HPA's
+/// conditions with `AbleToScale` set (the scale was read), and the
+/// recommendations seeded with the current count when there are none yet.
+fn starting_state(
+    input: &DecisionInput,
+    history: &HpaHistory,
+    config: &DecisionConfig,
+    min: i32,
+    now: Timestamp,
+) -> State {
+    let hpa = &input.hpa;
+    let generation = observed_generation(hpa, &config.feature_gates);
+    let mut conditions = conditions_of(hpa);
+    if drops_scaled_to_zero(config) {
+        remove_condition(&mut conditions, "ScaledToZero");
+    }
+    set_condition(
+        &mut conditions,
+        "AbleToScale",
+        "True",
+        "SucceededGetScale",
+        "the HPA controller was able to get the target's current scale",
+        generation,
+        now,
+    );
+    let current = input.scale.spec_replicas;
+    let mut history = history.clone();
+    if history.recommendations.is_none() {
+        history.recommendations = Some(vec![Recommendation {
+            replicas: current,
+            timestamp: now,
+        }]);
+    }
+    State {
+        hpa: Arc::clone(hpa),
+        conditions,
+        current,
+        desired: 0,
+        min,
+        statuses: None,
+        events: Vec::new(),
+        computations: Vec::new(),
+        history,
+        failure: None,
+        soft_error: None,
+        has_object_or_external: has_object_or_external(hpa),
+        keeps_scaled_to_zero: keeps_scaled_to_zero(config),
+        observed_generation: generation,
     }
 }

@@ -1,112 +1,169 @@
 //! Resource and ContainerResource metrics (pod usage from `metrics.k8s.io`).
 
+use jiff::Timestamp;
 use k8s_openapi::api::autoscaling::v2::{
-    ContainerResourceMetricStatus, MetricSpec, MetricStatus, MetricValueStatus,
+    ContainerResourceMetricStatus, MetricSpec, MetricStatus, MetricTarget, MetricValueStatus,
     ResourceMetricStatus,
 };
 
 use super::{Ctx, Failure, Proposal, fail, failed_pods, quantity_milli, trace_pods};
-use crate::calc;
+use crate::calc::{self, PodMetricsInfo};
 use crate::input::Fetched;
 use crate::quantity::build_quantity;
 use crate::trace::MetricTrace;
 
+/// The pod samples for one resource, or why there are none.
+type Samples = Result<(PodMetricsInfo, Timestamp), String>;
+
+/// What a Resource or ContainerResource spec names, with the condition
+/// reason and outer error text its failures carry: upstream's
+/// `computeStatusForResourceMetric` and `...ContainerResourceMetric`, which
+/// differ only in these before sharing `computeStatusForResourceMetricGeneric`.
+struct Source<'a> {
+    name: &'a str,
+    container: &'a str,
+    target: &'a MetricTarget,
+    reason: &'static str,
+    outer: String,
+}
+
+impl Source<'_> {
+    /// A failure carrying this source's reason, wrapped in its outer text.
+    fn fail(&self, e: String) -> Failure {
+        fail(self.reason, e.clone(), format!("{}: {e}", self.outer))
+    }
+
+    /// Upstream's text for samples that could not be fetched.
+    fn fetch_error(&self, e: String) -> String {
+        format!("unable to get metrics for resource {}: {e}", self.name)
+    }
+}
+
+/// Picks the source for the spec's type; a missing source field is upstream's
+/// "invalid ... metric source" failure.
+fn resource_source(spec: &MetricSpec) -> Result<Source<'_>, Failure> {
+    match (spec.resource.as_ref(), spec.container_resource.as_ref()) {
+        (Some(r), _) if spec.type_ == "Resource" => Ok(Source {
+            name: r.name.as_str(),
+            container: "",
+            target: &r.target,
+            reason: "FailedGetResourceMetric",
+            outer: format!("failed to get {} resource metric value", r.name),
+        }),
+        (_, Some(c)) if spec.type_ == "ContainerResource" => Ok(Source {
+            name: c.name.as_str(),
+            container: c.container.as_str(),
+            target: &c.target,
+            reason: "FailedGetContainerResourceMetric",
+            outer: format!("failed to get {} container metric value", c.container),
+        }),
+        _ => {
+            let e = format!(
+                "invalid {} metric source: the {} field is not set",
+                spec.type_, spec.type_
+            );
+            Err(fail("FailedGetResourceMetric", e.clone(), e))
+        }
+    }
+}
+
+/// Upstream's `computeStatusForResourceMetricGeneric`: an average-value
+/// target before an average-utilization one.
 pub(super) fn resource_proposal(
     ctx: &Ctx<'_>,
     i: usize,
     spec: &MetricSpec,
     trace: &mut MetricTrace,
 ) -> Result<Proposal, Failure> {
-    let (name, container, target, reason, outer) =
-        match (spec.resource.as_ref(), spec.container_resource.as_ref()) {
-            (Some(r), _) if spec.type_ == "Resource" => (
-                r.name.as_str(),
-                "",
-                &r.target,
-                "FailedGetResourceMetric",
-                format!("failed to get {} resource metric value", r.name),
-            ),
-            (_, Some(c)) if spec.type_ == "ContainerResource" => (
-                c.name.as_str(),
-                c.container.as_str(),
-                &c.target,
-                "FailedGetContainerResourceMetric",
-                format!("failed to get {} container metric value", c.container),
-            ),
-            _ => {
-                let e = format!(
-                    "invalid {} metric source: the {} field is not set",
-                    spec.type_, spec.type_
-                );
-                return Err(fail("FailedGetResourceMetric", e.clone(), e));
-            }
-        };
-    let wrap = |inner: String| {
-        let e = inner;
-        fail(reason, e.clone(), format!("{outer}: {e}"))
-    };
-    let current = ctx.input.scale.spec_replicas;
+    let src = resource_source(spec)?;
     let samples = match ctx.fetched(i) {
         Some(Fetched::PodResource(Ok(s))) => {
-            calc::pod_resource_metrics(s, name, container).map_err(|e| e.to_string())
+            calc::pod_resource_metrics(s, src.name, src.container).map_err(|e| e.to_string())
         }
         Some(Fetched::PodResource(Err(e))) => Err(e.clone()),
         _ => Err("metric was not fetched".to_owned()),
     };
-    let fetch_err = |e: String| format!("unable to get metrics for resource {name}: {e}");
-    if let Some(avg) = target.average_value.as_ref() {
-        let target_m = quantity_milli(Some(avg)).unwrap_or(0);
-        trace.target = format!("{} (average value)", avg.0);
-        let p = samples
-            .map_err(fetch_err)
-            .and_then(|(m, ts)| {
-                calc::plain_metric_replicas(
-                    current,
-                    target_m,
-                    name,
-                    ctx.tolerances,
-                    &ctx.pods,
-                    &m,
-                    ts,
-                    ctx.readiness(),
-                    ctx.now,
-                    ctx.config.version(),
-                )
-                .map_err(|f| failed_pods(trace, f))
-            })
-            .map_err(|e| wrap(format!("failed to get {name} usage: {e}")))?;
-        trace_pods(trace, &p);
-        let value = build_quantity(name, p.raw_value);
-        trace.current = value.to_string();
-        return Ok(Proposal {
-            replicas: p.replicas,
-            name: format!("{name} resource"),
-            status: resource_status(
-                spec,
-                container,
-                name,
-                MetricValueStatus {
-                    average_value: Some(value.into()),
-                    ..Default::default()
-                },
-            ),
-        });
+    if let Some(avg) = src.target.average_value.as_ref() {
+        return average_value_proposal(ctx, spec, &src, avg, samples, trace);
     }
-    let Some(target_util) = target.average_utilization else {
-        return Err(wrap(
+    let Some(target_util) = src.target.average_utilization else {
+        return Err(src.fail(
             "invalid resource metric source: neither an average utilization target nor an average value (usage) target was set"
                 .to_owned(),
         ));
     };
+    utilization_proposal(ctx, spec, &src, target_util, samples, trace)
+}
+
+/// An average-value (usage) target: upstream's `GetRawResourceReplicas`
+/// branch.
+fn average_value_proposal(
+    ctx: &Ctx<'_>,
+    spec: &MetricSpec,
+    src: &Source<'_>,
+    avg: &k8s_openapi::apimachinery::pkg::api::resource::Quantity,
+    samples: Samples,
+    trace: &mut MetricTrace,
+) -> Result<Proposal, Failure> {
+    let name = src.name;
+    let target_m = quantity_milli(Some(avg)).unwrap_or(0);
+    trace.target = format!("{} (average value)", avg.0);
+    let p = samples
+        .map_err(|e| src.fetch_error(e))
+        .and_then(|(m, ts)| {
+            calc::plain_metric_replicas(
+                ctx.input.scale.spec_replicas,
+                target_m,
+                name,
+                ctx.tolerances,
+                &ctx.pods,
+                &m,
+                ts,
+                ctx.readiness(),
+                ctx.now,
+                ctx.config.version(),
+            )
+            .map_err(|f| failed_pods(trace, f))
+        })
+        .map_err(|e| src.fail(format!("failed to get {name} usage: {e}")))?;
+    trace_pods(trace, &p);
+    let value = build_quantity(name, p.raw_value);
+    trace.current = value.to_string();
+    Ok(Proposal {
+        replicas: p.replicas,
+        name: format!("{name} resource"),
+        status: resource_status(
+            spec,
+            src.container,
+            name,
+            MetricValueStatus {
+                average_value: Some(value.into()),
+                ..Default::default()
+            },
+        ),
+    })
+}
+
+/// An average-utilization target (percent of request): upstream's
+/// `GetResourceReplicas` branch.
+fn utilization_proposal(
+    ctx: &Ctx<'_>,
+    spec: &MetricSpec,
+    src: &Source<'_>,
+    target_util: i32,
+    samples: Samples,
+    trace: &mut MetricTrace,
+) -> Result<Proposal, Failure> {
+    let name = src.name;
     trace.target = format!("{target_util}% utilization");
     let p = samples
-        .map_err(fetch_err)
+        .map_err(|e| src.fetch_error(e))
         .and_then(|(m, ts)| {
             calc::resource_replicas(
-                current,
+                ctx.input.scale.spec_replicas,
                 target_util,
                 name,
-                container,
+                src.container,
                 ctx.tolerances,
                 &ctx.pods,
                 &m,
@@ -118,7 +175,7 @@ pub(super) fn resource_proposal(
             )
             .map_err(|f| failed_pods(trace, f))
         })
-        .map_err(|e| wrap(format!("failed to get {name} utilization: {e}")))?;
+        .map_err(|e| src.fail(format!("failed to get {name} utilization: {e}")))?;
     trace_pods(trace, &p);
     let value = build_quantity(name, p.raw_value);
     trace.current = format!("{}% ({value})", p.utilization.unwrap_or(0));
@@ -132,7 +189,7 @@ pub(super) fn resource_proposal(
         name: metric_name,
         status: resource_status(
             spec,
-            container,
+            src.container,
             name,
             MetricValueStatus {
                 average_utilization: p.utilization,
