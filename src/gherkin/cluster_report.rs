@@ -28,7 +28,16 @@ pub async fn report(world: &mut HpaWorld) -> String {
         out,
         "--- what the cluster shows at {now} (namespace {ns}) ---"
     );
-    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), &ns);
+    hpa_lines(&mut out, world, &client, &ns).await;
+    workload_lines(&mut out, world, &client, &ns).await;
+    event_lines(&mut out, client, &ns).await;
+    out
+}
+
+/// Each HPA of `ns`: its status, conditions and current metrics, and the
+/// controller's latest decisions with the last one's trace.
+async fn hpa_lines(out: &mut String, world: &HpaWorld, client: &kube::Client, ns: &str) {
+    let hpas: Api<HorizontalPodAutoscaler> = Api::namespaced(client.clone(), ns);
     let list = hpas
         .list(&ListParams::default())
         .await
@@ -68,7 +77,10 @@ pub async fn report(world: &mut HpaWorld) -> String {
             let _ = writeln!(out, "  no status");
         }
         if let Some(driver) = world.cluster.driver_if_started() {
-            let decisions = driver.decisions(&ns, &name, 3);
+            for d in driver.process_decisions(ns, &name, 3).await {
+                process_decision_lines(out, &d);
+            }
+            let decisions = driver.decisions(ns, &name, 3);
             let last = decisions.len().saturating_sub(1);
             for (i, d) in decisions.into_iter().enumerate() {
                 let _ = writeln!(
@@ -93,6 +105,10 @@ pub async fn report(world: &mut HpaWorld) -> String {
             }
         }
     }
+}
+
+/// Each scale target the scenario declared in `ns`, with its pods.
+async fn workload_lines(out: &mut String, world: &mut HpaWorld, client: &kube::Client, ns: &str) {
     let workloads: Vec<_> = world
         .workloads
         .iter()
@@ -100,7 +116,7 @@ pub async fn report(world: &mut HpaWorld) -> String {
         .map(|(key, w)| (key.name.clone(), w.kind))
         .collect();
     for (name, kind) in workloads {
-        let api = workload_api(&client, &ns, kind);
+        let api = workload_api(client, ns, kind);
         if let Ok(obj) = api.get(&name).await {
             let _ = writeln!(
                 out,
@@ -117,13 +133,17 @@ pub async fn report(world: &mut HpaWorld) -> String {
         }
         // On a wall clock, when each pod started and turned ready decides
         // whether its samples count yet.
-        for pod in world.pods_of(&ns, &name).await.unwrap_or_default() {
+        for pod in world.pods_of(ns, &name).await.unwrap_or_default() {
             let real = pod.metadata.name.clone().unwrap_or_default();
-            let step = world.pod_names.step_name(&ObjKey::new(ns.clone(), real));
+            let step = world.pod_names.step_name(&ObjKey::new(ns, real));
             let _ = writeln!(out, "  {}", pod_line(&pod, &step));
         }
     }
-    let events: Api<Event> = Api::namespaced(client, &ns);
+}
+
+/// The namespace's last ten events, oldest first.
+async fn event_lines(out: &mut String, client: kube::Client, ns: &str) {
+    let events: Api<Event> = Api::namespaced(client, ns);
     let mut evs = events
         .list(&ListParams::default())
         .await
@@ -148,7 +168,31 @@ pub async fn report(world: &mut HpaWorld) -> String {
             e.note.as_deref().unwrap_or_default()
         );
     }
-    out
+}
+
+/// One decision of a controller process (its `/debug/decisions` entry):
+/// when, what it saw and wanted, its error, and its trace.
+fn process_decision_lines(out: &mut String, d: &Value) {
+    let field = |f: &str| d.get(f).map_or_else(|| "-".to_owned(), ToString::to_string);
+    let _ = writeln!(
+        out,
+        "  decision at {}: current {} -> desired {}, rescaled {}, error {}",
+        field("at"),
+        field("currentReplicas"),
+        field("desiredReplicas"),
+        field("rescaled"),
+        field("error")
+    );
+    let trace = d
+        .get("trace")
+        .cloned()
+        .and_then(|t| serde_json::from_value::<hpa_core::DecisionTrace>(t).ok());
+    for l in trace
+        .iter()
+        .flat_map(|t| t.to_string().lines().map(str::to_owned).collect::<Vec<_>>())
+    {
+        let _ = writeln!(out, "    {l}");
+    }
 }
 
 /// One pod: its name (and the steps' name for it), phase, start and

@@ -336,6 +336,41 @@ impl Driver {
         }
     }
 
+    /// The latest `n` decisions of an HPA as a controller process's
+    /// `/debug/decisions` shows them (JSON, oldest first), for a failure
+    /// report; none for a controller in this process or when it cannot say.
+    pub async fn process_decisions(
+        &self,
+        namespace: &str,
+        name: &str,
+        n: usize,
+    ) -> Vec<serde_json::Value> {
+        let Some(Running::Process(process)) = &self.running else {
+            return Vec::new();
+        };
+        let Ok(mut document) = process.decisions_document().await else {
+            return Vec::new();
+        };
+        let key = format!("{namespace}/{name}");
+        let Some(serde_json::Value::Array(hpas)) = document.get_mut("hpas").map(std::mem::take)
+        else {
+            return Vec::new();
+        };
+        let Some(mut hpa) = hpas
+            .into_iter()
+            .find(|h| h.get("key").and_then(serde_json::Value::as_str) == Some(key.as_str()))
+        else {
+            return Vec::new();
+        };
+        let Some(serde_json::Value::Array(decisions)) =
+            hpa.get_mut("decisions").map(std::mem::take)
+        else {
+            return Vec::new();
+        };
+        let skip = decisions.len().saturating_sub(n);
+        decisions.into_iter().skip(skip).collect()
+    }
+
     /// Every HPA key (`namespace/name`) the controller decided about (none
     /// for a controller process, see [`Driver::decisions`]).
     pub fn keys(&self) -> Vec<String> {

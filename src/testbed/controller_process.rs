@@ -217,6 +217,18 @@ impl ControllerProcess {
             .map_err(|e| self.failed(e))
     }
 
+    /// The process's `/debug/decisions` document, for a failure report.
+    pub async fn decisions_document(&self) -> Result<serde_json::Value, ProcessError> {
+        self.http
+            .get(format!("{}/debug/decisions", self.url))
+            .send()
+            .await
+            .map_err(|e| self.failed(e))?
+            .json()
+            .await
+            .map_err(|e| self.failed(e))
+    }
+
     /// Stops the process.
     pub async fn stop(mut self) {
         let _ = self.child.kill().await;

@@ -269,6 +269,8 @@ impl HpaWorld {
 
     /// Runs `check` until it holds or [`Self::patience`] runs out; only
     /// unmet expectations are retried, other errors end the step at once.
+    /// The wait is wall-clock time: the controller keeps syncing every
+    /// sync period meanwhile ([`Self::waited`]), as it does deployed.
     pub async fn eventually<F>(&mut self, mut check: F) -> StepResult
     where
         F: AsyncFnMut(&mut HpaWorld) -> StepResult,
@@ -277,10 +279,13 @@ impl HpaWorld {
             return check(self).await;
         };
         let deadline = tokio::time::Instant::now() + patience;
+        let mut since = tokio::time::Instant::now();
         loop {
             match check(self).await {
                 Err(StepError::Expectation(_)) if tokio::time::Instant::now() < deadline => {
                     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    self.waited(since.elapsed()).await?;
+                    since = tokio::time::Instant::now();
                 }
                 other => return other,
             }

@@ -70,6 +70,20 @@ impl HpaWorld {
         Ok(())
     }
 
+    /// Counts `elapsed` wall-clock time a step spent waiting for what it
+    /// expects, and syncs when a sync period has gone by. Upstream's
+    /// controller syncs on its own every period, and so does ours deployed;
+    /// driven on demand (`--sync-on-demand`), ours would otherwise stand
+    /// still while a `Then` step waits, and miss a change that comes due
+    /// within the step's patience (a new pod whose samples start to count).
+    pub(super) async fn waited(&mut self, elapsed: std::time::Duration) -> StepResult {
+        self.since_sync += SignedDuration::try_from(elapsed).unwrap_or(SignedDuration::ZERO);
+        if self.since_sync >= self.signed_sync_period()? {
+            self.sync_now().await?;
+        }
+        Ok(())
+    }
+
     /// Moves the clock on by `by`, syncing every sync period meanwhile;
     /// `check` runs after each sync (for "stays at").
     pub async fn pass_time<F>(&mut self, by: SignedDuration, mut check: F) -> StepResult
