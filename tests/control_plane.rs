@@ -147,6 +147,48 @@ async fn one_scenario_runs_with_each_controller_and_nothing_is_left() {
     }
 }
 
+/// On the wall clock a `Then` step waits while the controller syncs on its
+/// own time: ours, driven on demand, syncs every period of the wait too. No
+/// step here syncs, so ours can only meet the expectation at a sync made
+/// while the step waits (a new HPA is synced at once only from 1.37 on;
+/// the cluster runs 1.36).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_then_step_waits_while_our_controller_syncs_every_period() {
+    let Some(bin) = binaries() else { return };
+    let tmp = temp_dir("cp-wait");
+    let feature = tmp.path().join("waits.feature");
+    std::fs::write(
+        &feature,
+        "Feature: the controller acts while a step waits\n\
+         \x20 Scenario: a new HPA scales its deployment with no sync step\n\
+         \x20   Given a deployment \"web\" with 2 pods\n\
+         \x20   And an HPA \"web\" for deployment \"web\" with min 1 and max 10 replicas\n\
+         \x20   And the HPA \"web\" scales on cpu utilization 50%\n\
+         \x20   And the pods of \"web\" report \"cpu\" of 900m and 700m\n\
+         \x20   Then the deployment \"web\" has 4 replicas\n",
+    )
+    .unwrap();
+    let (bin, controller) = (
+        bin.display().to_string(),
+        controller_binary().display().to_string(),
+    );
+    let feature = feature.display().to_string();
+    let args = [
+        "test",
+        "--backend",
+        "control-plane",
+        "--control-plane-bin",
+        &bin,
+        "--controller-binary",
+        &controller,
+        &feature,
+    ];
+    let (ok, out) = harness(&args, tmp.path()).await;
+    assert!(ok, "{out}");
+    assert!(out.contains("1 scenario (1 passed)"), "{out}");
+    nothing_left(tmp.path(), "after the run").await;
+}
+
 /// What `hpa-harness control-plane` announced (`api-server`, `kubeconfig`,
 /// `metrics-server`, `release`), once it says it runs.
 async fn announced(child: &mut Child) -> BTreeMap<String, String> {

@@ -248,7 +248,9 @@ async fn read_scale(
     }
 }
 
-fn scale_info_of(scale: &Scale) -> ScaleInfo {
+/// What the decision reads of a `/scale`: its spec and status replicas
+/// and its selector's text.
+pub fn scale_info_of(scale: &Scale) -> ScaleInfo {
     ScaleInfo::new(
         scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
         scale.status.as_ref().map_or(0, |s| s.replicas),

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use hpa_controller::ControllerConfig;
 use hpa_controller::metrics_client::MetricsClient;
-use hpa_controller::reconcile::kube_error_text;
+use hpa_controller::reconcile::{kube_error_text, scale_info_of};
 use hpa_controller::scale::{ScaleError, ScaleResolver};
 use hpa_core::decide::{EarlyReason, Fetched, MetricQuery, OtherHpa};
 use hpa_core::{KubernetesVersion, ScaleInfo, Selector};
@@ -339,15 +339,7 @@ impl Reader {
             .get_scale(&self.client, &scale_target)
             .await
             .map_err(|e| self.scale_failure(&key, &target, &e))?;
-        let scale = ScaleInfo::new(
-            scale.spec.as_ref().and_then(|s| s.replicas).unwrap_or(0),
-            scale.status.as_ref().map_or(0, |s| s.replicas),
-            scale
-                .status
-                .as_ref()
-                .and_then(|s| s.selector.clone())
-                .unwrap_or_default(),
-        );
+        let scale = scale_info_of(&scale);
         let plan = hpa_core::plan(&hpa, &scale, &self.config.decision);
         let parsed = Selector::parse(&scale.selector)
             .ok()

@@ -109,6 +109,32 @@ fn failed_pods(trace: &mut MetricTrace, failure: PodFailure) -> String {
     failure.error.to_string()
 }
 
+/// Upstream's `calcPlainMetricReplicas` on the HPA's pods (a Pods metric,
+/// a Resource metric's average value); a failure keeps its pods in the
+/// trace and gives its text.
+fn plain_replicas(
+    ctx: &Ctx<'_>,
+    target_m: i64,
+    resource: &str,
+    metrics: &crate::calc::PodMetricsInfo,
+    timestamp: Timestamp,
+    trace: &mut MetricTrace,
+) -> Result<PodProposal, String> {
+    crate::calc::plain_metric_replicas(
+        ctx.input.scale.spec_replicas,
+        target_m,
+        resource,
+        ctx.tolerances,
+        &ctx.pods,
+        metrics,
+        timestamp,
+        ctx.readiness(),
+        ctx.now,
+        ctx.config.version(),
+    )
+    .map_err(|f| failed_pods(trace, f))
+}
+
 fn value_trace(trace: &mut MetricTrace, v: &ValueProposal) {
     trace.ratio = Some(v.ratio);
     trace.ready_pods = v.ready_pods;

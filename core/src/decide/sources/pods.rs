@@ -5,7 +5,8 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 
 use super::{
-    Ctx, Failure, Proposal, fail, failed_pods, milli_quantity, quantity_milli, trace_pods, written,
+    Ctx, Failure, Proposal, fail, milli_quantity, plain_replicas, quantity_milli, trace_pods,
+    written,
 };
 use crate::calc;
 use crate::decide::spec::metric_selector;
@@ -43,21 +44,7 @@ pub(super) fn pods_proposal(
     };
     let p = samples
         .map_err(|e| format!("unable to get metric {metric}: {e}"))
-        .and_then(|(m, ts)| {
-            calc::plain_metric_replicas(
-                ctx.input.scale.spec_replicas,
-                target_m,
-                "",
-                ctx.tolerances,
-                &ctx.pods,
-                &m,
-                ts,
-                ctx.readiness(),
-                ctx.now,
-                ctx.config.version(),
-            )
-            .map_err(|f| failed_pods(trace, f))
-        })
+        .and_then(|(m, ts)| plain_replicas(ctx, target_m, "", &m, ts, trace))
         .map_err(wrap)?;
     trace_pods(trace, &p);
     trace.current = Quantity::from_milli(p.raw_value, Format::DecimalSI).to_string();

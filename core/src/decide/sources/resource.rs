@@ -6,7 +6,9 @@ use k8s_openapi::api::autoscaling::v2::{
     ResourceMetricStatus,
 };
 
-use super::{Ctx, Failure, Proposal, fail, failed_pods, quantity_milli, trace_pods};
+use super::{
+    Ctx, Failure, Proposal, fail, failed_pods, plain_replicas, quantity_milli, trace_pods,
+};
 use crate::calc::{self, PodMetricsInfo};
 use crate::input::Fetched;
 use crate::quantity::build_quantity;
@@ -110,21 +112,7 @@ fn average_value_proposal(
     trace.target = format!("{} (average value)", avg.0);
     let p = samples
         .map_err(|e| src.fetch_error(e))
-        .and_then(|(m, ts)| {
-            calc::plain_metric_replicas(
-                ctx.input.scale.spec_replicas,
-                target_m,
-                name,
-                ctx.tolerances,
-                &ctx.pods,
-                &m,
-                ts,
-                ctx.readiness(),
-                ctx.now,
-                ctx.config.version(),
-            )
-            .map_err(|f| failed_pods(trace, f))
-        })
+        .and_then(|(m, ts)| plain_replicas(ctx, target_m, name, &m, ts, trace))
         .map_err(|e| src.fail(format!("failed to get {name} usage: {e}")))?;
     trace_pods(trace, &p);
     let value = build_quantity(name, p.raw_value);
