@@ -270,7 +270,7 @@ impl HpaWorld {
     /// Runs `check` until it holds or [`Self::patience`] runs out; only
     /// unmet expectations are retried, other errors end the step at once.
     /// The wait is wall-clock time: the controller keeps syncing every
-    /// sync period meanwhile ([`Self::waited`]), as it does deployed.
+    /// sync period meanwhile (`waited`), as it does deployed.
     pub async fn eventually<F>(&mut self, mut check: F) -> StepResult
     where
         F: AsyncFnMut(&mut HpaWorld) -> StepResult,
