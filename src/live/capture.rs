@@ -11,7 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use hpa_core::decide::Fetched;
+use hpa_core::calc::{PodCustomSample, PodResourceSample};
+use hpa_core::decide::{ExternalSample, Fetched, ObjectSample};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{HorizontalPodAutoscaler, MetricSpec};
 use k8s_openapi::api::core::v1::{Container, Pod};
@@ -171,22 +172,62 @@ pub fn scenario(
     explanation: &Explanation,
     flags: &[String],
 ) -> Result<String, LiveError> {
-    let hpa = &snapshot.hpa;
     let key = &snapshot.key;
     let refuse = |reason: String| LiveError::Capture {
         hpa: key.clone(),
         reason,
     };
-    let (namespace, name) = key.split_once('/').unwrap_or(("default", key));
     let kind = snapshot.target.kind.as_str();
     let word = workload_word(kind).ok_or_else(|| {
         refuse(format!(
             "its scale target is a {kind}; scenarios make Deployments, StatefulSets and ReplicaSets"
         ))
     })?;
-    let target = &snapshot.target.name;
-    let now = snapshot.now;
     let mut out = String::new();
+    write_preamble(&mut out, snapshot, explanation, flags);
+    write_workload(&mut out, snapshot, word).map_err(refuse)?;
+
+    // The HPA as stored.
+    let _ = writeln!(out, "    And the HPA:");
+    let _ = writeln!(out, "      \"\"\"yaml");
+    out.push_str(&yaml_block(&manifest(&snapshot.hpa), "      "));
+    let _ = writeln!(out, "      \"\"\"");
+
+    // The metrics, as read now.
+    let pod_names: BTreeSet<String> = snapshot
+        .pods
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    out.push_str(&metric_steps(snapshot, &pod_names).map_err(refuse)?);
+
+    let (_, name) = key.split_once('/').unwrap_or(("default", key));
+    let target = &snapshot.target.name;
+    let _ = writeln!(out, "    When the HPA controller syncs");
+    let _ = writeln!(
+        out,
+        "    Then the {word} \"{target}\" has {} replicas",
+        explanation.desired_replicas
+    );
+    let _ = writeln!(
+        out,
+        "    And the HPA \"{name}\" wants {} replicas",
+        explanation.desired_replicas
+    );
+    Ok(out)
+}
+
+/// The scenario's opening: a comment on where it comes from and what it
+/// cannot know, its `Feature` and `Scenario` lines, then the release, the
+/// controller's flags and the namespace.
+fn write_preamble(
+    out: &mut String,
+    snapshot: &Snapshot,
+    explanation: &Explanation,
+    flags: &[String],
+) {
+    let (key, now) = (&snapshot.key, snapshot.now);
+    let (namespace, _) = key.split_once('/').unwrap_or(("default", key));
     let _ = writeln!(
         out,
         "# Captured by `hpa-harness capture` from HPA {key} at {now}, decided as"
@@ -220,85 +261,17 @@ pub fn scenario(
     if namespace != "default" {
         let _ = writeln!(out, "    And a namespace \"{namespace}\"");
     }
+}
 
-    // The workload and its pods.
-    let pod_names: BTreeSet<String> = snapshot
-        .pods
-        .iter()
-        .filter_map(|p| p.metadata.name.clone())
-        .collect();
+/// The workload and its pods, then its scale where the scale counts other
+/// than the pods; a pod in a phase no scenario can give is refused.
+fn write_workload(out: &mut String, snapshot: &Snapshot, word: &str) -> Result<(), String> {
+    let target = &snapshot.target.name;
     if snapshot.pods.is_empty() {
         let _ = writeln!(out, "    And a {word} \"{target}\" with 0 pods");
     } else {
         let _ = writeln!(out, "    And a {word} \"{target}\" with pods:");
-        let optional = [
-            ("pod cpu request", "cpu", false),
-            ("pod memory request", "memory", false),
-            ("pod cpu overhead", "cpu", true),
-            ("pod memory overhead", "memory", true),
-        ];
-        let used: Vec<_> = optional
-            .iter()
-            .filter(|(_, r, o)| snapshot.pods.iter().any(|p| pod_level(p, r, *o).is_some()))
-            .collect();
-        let mut header: Vec<String> = [
-            "pod",
-            "phase",
-            "ready",
-            "started",
-            "ready since",
-            "deleted",
-            "cpu request",
-            "memory request",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        header.extend(used.iter().map(|(c, _, _)| (*c).to_owned()));
-        let mut rows = vec![header];
-        for pod in &snapshot.pods {
-            let status = pod.status.as_ref();
-            let phase = status
-                .and_then(|s| s.phase.clone())
-                .unwrap_or_else(|| "Pending".to_owned());
-            if !matches!(
-                phase.as_str(),
-                "Running" | "Pending" | "Succeeded" | "Failed"
-            ) {
-                return Err(refuse(format!(
-                    "pod {} is in phase {phase}, which a scenario cannot give a pod",
-                    pod.metadata.name.as_deref().unwrap_or_default()
-                )));
-            }
-            let ready = status
-                .and_then(|s| s.conditions.as_ref())
-                .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
-            let started = status
-                .and_then(|s| s.start_time.as_ref())
-                .map_or_else(|| "never".to_owned(), |t| age(now, t.0));
-            let mut row = vec![
-                pod.metadata.name.clone().unwrap_or_default(),
-                phase,
-                match ready.map(|c| c.status.as_str()) {
-                    Some("True") => "true".to_owned(),
-                    Some(_) => "false".to_owned(),
-                    None => "none".to_owned(),
-                },
-                started,
-                ready
-                    .and_then(|c| c.last_transition_time.as_ref())
-                    .map(|t| age(now, t.0))
-                    .unwrap_or_default(),
-                pod.metadata.deletion_timestamp.is_some().to_string(),
-                per_container(pod, "cpu"),
-                per_container(pod, "memory"),
-            ];
-            row.extend(
-                used.iter()
-                    .map(|(_, r, o)| pod_level(pod, r, *o).unwrap_or_default()),
-            );
-            rows.push(row);
-        }
-        out.push_str(&table(&rows, "      "));
+        out.push_str(&pod_table(snapshot)?);
     }
     let (spec, status) = (snapshot.scale.spec_replicas, snapshot.scale.status_replicas);
     let pods = i32::try_from(snapshot.pods.len()).unwrap_or(i32::MAX);
@@ -308,28 +281,86 @@ pub fn scenario(
             "    And the scale of \"{target}\" reports {spec} spec replicas and {status} status replicas"
         );
     }
+    Ok(())
+}
 
-    // The HPA as stored.
-    let _ = writeln!(out, "    And the HPA:");
-    let _ = writeln!(out, "      \"\"\"yaml");
-    out.push_str(&yaml_block(&manifest(hpa), "      "));
-    let _ = writeln!(out, "      \"\"\"");
+/// The pods' table: each pod's phase, readiness, times and per-container
+/// requests, plus the pod-level request and overhead columns some pod has.
+fn pod_table(snapshot: &Snapshot) -> Result<String, String> {
+    let optional = [
+        ("pod cpu request", "cpu", false),
+        ("pod memory request", "memory", false),
+        ("pod cpu overhead", "cpu", true),
+        ("pod memory overhead", "memory", true),
+    ];
+    let used: Vec<_> = optional
+        .iter()
+        .filter(|(_, r, o)| snapshot.pods.iter().any(|p| pod_level(p, r, *o).is_some()))
+        .collect();
+    let mut header: Vec<String> = [
+        "pod",
+        "phase",
+        "ready",
+        "started",
+        "ready since",
+        "deleted",
+        "cpu request",
+        "memory request",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    header.extend(used.iter().map(|(c, _, _)| (*c).to_owned()));
+    let mut rows = vec![header];
+    for pod in &snapshot.pods {
+        let mut row = pod_row(pod, snapshot.now)?;
+        row.extend(
+            used.iter()
+                .map(|(_, r, o)| pod_level(pod, r, *o).unwrap_or_default()),
+        );
+        rows.push(row);
+    }
+    Ok(table(&rows, "      "))
+}
 
-    // The metrics, as read now.
-    out.push_str(&metric_steps(snapshot, &pod_names).map_err(refuse)?);
-
-    let _ = writeln!(out, "    When the HPA controller syncs");
-    let _ = writeln!(
-        out,
-        "    Then the {word} \"{target}\" has {} replicas",
-        explanation.desired_replicas
-    );
-    let _ = writeln!(
-        out,
-        "    And the HPA \"{name}\" wants {} replicas",
-        explanation.desired_replicas
-    );
-    Ok(out)
+/// One pod's cells up to its per-container requests; a phase a scenario
+/// cannot give a pod is refused.
+fn pod_row(pod: &Pod, now: Timestamp) -> Result<Vec<String>, String> {
+    let status = pod.status.as_ref();
+    let phase = status
+        .and_then(|s| s.phase.clone())
+        .unwrap_or_else(|| "Pending".to_owned());
+    if !matches!(
+        phase.as_str(),
+        "Running" | "Pending" | "Succeeded" | "Failed"
+    ) {
+        return Err(format!(
+            "pod {} is in phase {phase}, which a scenario cannot give a pod",
+            pod.metadata.name.as_deref().unwrap_or_default()
+        ));
+    }
+    let ready = status
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+    let started = status
+        .and_then(|s| s.start_time.as_ref())
+        .map_or_else(|| "never".to_owned(), |t| age(now, t.0));
+    Ok(vec![
+        pod.metadata.name.clone().unwrap_or_default(),
+        phase,
+        match ready.map(|c| c.status.as_str()) {
+            Some("True") => "true".to_owned(),
+            Some(_) => "false".to_owned(),
+            None => "none".to_owned(),
+        },
+        started,
+        ready
+            .and_then(|c| c.last_transition_time.as_ref())
+            .map(|t| age(now, t.0))
+            .unwrap_or_default(),
+        pod.metadata.deletion_timestamp.is_some().to_string(),
+        per_container(pod, "cpu"),
+        per_container(pod, "memory"),
+    ])
 }
 
 /// The metric steps: one `the pods report:` table for the pods' values
@@ -337,12 +368,8 @@ pub fn scenario(
 /// sample time and window), then the object and external metrics; a
 /// failed read is its metrics API failing.
 fn metric_steps(snapshot: &Snapshot, pods: &BTreeSet<String>) -> Result<String, String> {
-    let now = snapshot.now;
     let specs = snapshot.hpa.spec.metrics.clone().unwrap_or_default();
-    // pod -> column -> cell; pod -> (timestamp, window)
-    let mut cells: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-    let mut times: BTreeMap<String, (Timestamp, Option<SignedDuration>, bool)> = BTreeMap::new();
-    let mut columns: Vec<String> = Vec::new();
+    let mut report = PodReport::default();
     let mut steps = String::new();
     let mut failed: BTreeMap<&'static str, bool> = BTreeMap::new();
     for (spec, fetched) in specs.iter().zip(&snapshot.metrics) {
@@ -360,96 +387,10 @@ fn metric_steps(snapshot: &Snapshot, pods: &BTreeSet<String>) -> Result<String, 
         let all_failed = failed.entry(api).or_insert(true);
         *all_failed &= !ok;
         match fetched {
-            Fetched::PodResource(Ok(samples)) => {
-                if !columns.contains(&metric) {
-                    columns.push(metric.clone());
-                }
-                for s in samples.iter().filter(|s| pods.contains(&*s.pod)) {
-                    let cell = s
-                        .containers
-                        .iter()
-                        .filter_map(|c| c.usage.get(&metric).map(|q| format!("{}={q}", c.name)))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    cells
-                        .entry(s.pod.to_string())
-                        .or_default()
-                        .insert(metric.clone(), cell);
-                    times.insert(s.pod.to_string(), (s.timestamp, Some(s.window), true));
-                }
-            }
-            Fetched::PodsCustom(Ok(samples)) => {
-                if matches!(metric.as_str(), "cpu" | "memory") {
-                    return Err(format!(
-                        "its Pods metric is named {metric:?}, which a scenario reads as the resource"
-                    ));
-                }
-                if !columns.contains(&metric) {
-                    columns.push(metric.clone());
-                }
-                for s in samples.iter().filter(|s| pods.contains(&*s.pod)) {
-                    cells
-                        .entry(s.pod.to_string())
-                        .or_default()
-                        .insert(metric.clone(), s.value.to_string());
-                    times
-                        .entry(s.pod.to_string())
-                        .or_insert((s.timestamp, s.window, false));
-                }
-            }
-            Fetched::Object(Ok(sample)) => {
-                let object = spec
-                    .object
-                    .as_ref()
-                    .map(|o| &o.described_object)
-                    .ok_or("an Object metric without its object")?;
-                let group = object
-                    .api_version
-                    .as_deref()
-                    .and_then(|v| v.split_once('/').map(|(g, _)| g))
-                    .unwrap_or_default();
-                let word = if group.is_empty() {
-                    object.kind.clone()
-                } else {
-                    format!("{}.{group}", object.kind.to_lowercase())
-                };
-                let _ = writeln!(
-                    steps,
-                    "    And object metric \"{metric}\" of {word} \"{}\" is {}",
-                    object.name, sample.value
-                );
-            }
-            Fetched::External(Ok(sample)) => {
-                let selector = spec
-                    .external
-                    .as_ref()
-                    .and_then(|e| e.metric.selector.as_ref());
-                if selector
-                    .and_then(|s| s.match_expressions.as_ref())
-                    .is_some_and(|e| !e.is_empty())
-                {
-                    return Err(format!(
-                        "external metric {metric:?} selects its series with matchExpressions, which the step \"external metric ... with selector ...\" cannot write"
-                    ));
-                }
-                let labels = selector
-                    .and_then(|s| s.match_labels.as_ref())
-                    .map(|l| {
-                        l.iter()
-                            .map(|(k, v)| format!("{k}={v}"))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    })
-                    .unwrap_or_default();
-                let list: Vec<String> = sample.values.iter().map(ToString::to_string).collect();
-                if !list.is_empty() {
-                    let _ = writeln!(
-                        steps,
-                        "    And external metric \"{metric}\" with selector \"{labels}\" is {}",
-                        values(&list)
-                    );
-                }
-            }
+            Fetched::PodResource(Ok(samples)) => report.add_resource(&metric, samples, pods),
+            Fetched::PodsCustom(Ok(samples)) => report.add_pods(&metric, samples, pods)?,
+            Fetched::Object(Ok(sample)) => object_step(&mut steps, spec, &metric, sample)?,
+            Fetched::External(Ok(sample)) => external_step(&mut steps, spec, &metric, sample)?,
             _ => {}
         }
     }
@@ -459,23 +400,103 @@ fn metric_steps(snapshot: &Snapshot, pods: &BTreeSet<String>) -> Result<String, 
         }
     }
     let mut out = String::new();
-    if !columns.is_empty() && !cells.is_empty() {
+    report.write(&mut out, pods, snapshot.now);
+    out.push_str(&steps);
+    Ok(out)
+}
+
+/// The pods' values for `the pods report:`, one column per pod metric.
+#[derive(Default)]
+struct PodReport {
+    columns: Vec<String>,
+    /// pod -> column -> cell.
+    cells: BTreeMap<String, BTreeMap<String, String>>,
+    /// pod -> (timestamp, window, whether a resource sample set them).
+    times: BTreeMap<String, (Timestamp, Option<SignedDuration>, bool)>,
+}
+
+impl PodReport {
+    fn add_column(&mut self, metric: &str) {
+        if !self.columns.iter().any(|c| c == metric) {
+            self.columns.push(metric.to_owned());
+        }
+    }
+
+    /// A resource metric: each pod's usage per container; its sample's
+    /// time and window are the pod's.
+    fn add_resource(
+        &mut self,
+        metric: &str,
+        samples: &[PodResourceSample],
+        pods: &BTreeSet<String>,
+    ) {
+        self.add_column(metric);
+        for s in samples.iter().filter(|s| pods.contains(&*s.pod)) {
+            let cell = s
+                .containers
+                .iter()
+                .filter_map(|c| c.usage.get(metric).map(|q| format!("{}={q}", c.name)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            self.cells
+                .entry(s.pod.to_string())
+                .or_default()
+                .insert(metric.to_owned(), cell);
+            self.times
+                .insert(s.pod.to_string(), (s.timestamp, Some(s.window), true));
+        }
+    }
+
+    /// A Pods metric: each pod's value; its sample's time and window are
+    /// the pod's unless another metric set them. A Pods metric named as a
+    /// resource is refused: the step reads that column as the resource.
+    fn add_pods(
+        &mut self,
+        metric: &str,
+        samples: &[PodCustomSample],
+        pods: &BTreeSet<String>,
+    ) -> Result<(), String> {
+        if matches!(metric, "cpu" | "memory") {
+            return Err(format!(
+                "its Pods metric is named {metric:?}, which a scenario reads as the resource"
+            ));
+        }
+        self.add_column(metric);
+        for s in samples.iter().filter(|s| pods.contains(&*s.pod)) {
+            self.cells
+                .entry(s.pod.to_string())
+                .or_default()
+                .insert(metric.to_owned(), s.value.to_string());
+            self.times
+                .entry(s.pod.to_string())
+                .or_insert((s.timestamp, s.window, false));
+        }
+        Ok(())
+    }
+
+    /// The `the pods report:` step and its table, pods in `pods` order;
+    /// nothing when no pod has a value.
+    fn write(&self, out: &mut String, pods: &BTreeSet<String>, now: Timestamp) {
+        if self.columns.is_empty() || self.cells.is_empty() {
+            return;
+        }
         let _ = writeln!(out, "    And the pods report:");
         let mut header = vec!["pod".to_owned()];
-        header.extend(columns.iter().cloned());
+        header.extend(self.columns.iter().cloned());
         header.extend(["timestamp".to_owned(), "window".to_owned()]);
         let mut rows = vec![header];
         for pod in pods {
-            let Some(values) = cells.get(pod) else {
+            let Some(values) = self.cells.get(pod) else {
                 continue;
             };
             let mut row = vec![pod.clone()];
             row.extend(
-                columns
+                self.columns
                     .iter()
                     .map(|c| values.get(c).cloned().unwrap_or_default()),
             );
-            let (ts, window) = times
+            let (ts, window) = self
+                .times
                 .get(pod)
                 .map(|(t, w, _)| (age(now, *t), w.map(hpa_core::go_duration::format)))
                 .unwrap_or_default();
@@ -485,8 +506,78 @@ fn metric_steps(snapshot: &Snapshot, pods: &BTreeSet<String>) -> Result<String, 
         }
         out.push_str(&table(&rows, "      "));
     }
-    out.push_str(&steps);
-    Ok(out)
+}
+
+/// `object metric "M" of KIND "NAME" is V`, the kind qualified by its
+/// group where it has one.
+fn object_step(
+    steps: &mut String,
+    spec: &MetricSpec,
+    metric: &str,
+    sample: &ObjectSample,
+) -> Result<(), String> {
+    let object = spec
+        .object
+        .as_ref()
+        .map(|o| &o.described_object)
+        .ok_or("an Object metric without its object")?;
+    let group = object
+        .api_version
+        .as_deref()
+        .and_then(|v| v.split_once('/').map(|(g, _)| g))
+        .unwrap_or_default();
+    let word = if group.is_empty() {
+        object.kind.clone()
+    } else {
+        format!("{}.{group}", object.kind.to_lowercase())
+    };
+    let _ = writeln!(
+        steps,
+        "    And object metric \"{metric}\" of {word} \"{}\" is {}",
+        object.name, sample.value
+    );
+    Ok(())
+}
+
+/// `external metric "M" with selector "a=b" is V`, none for an empty
+/// answer; a selector with matchExpressions is refused (the step has only
+/// labels).
+fn external_step(
+    steps: &mut String,
+    spec: &MetricSpec,
+    metric: &str,
+    sample: &ExternalSample,
+) -> Result<(), String> {
+    let selector = spec
+        .external
+        .as_ref()
+        .and_then(|e| e.metric.selector.as_ref());
+    if selector
+        .and_then(|s| s.match_expressions.as_ref())
+        .is_some_and(|e| !e.is_empty())
+    {
+        return Err(format!(
+            "external metric {metric:?} selects its series with matchExpressions, which the step \"external metric ... with selector ...\" cannot write"
+        ));
+    }
+    let labels = selector
+        .and_then(|s| s.match_labels.as_ref())
+        .map(|l| {
+            l.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_default();
+    let list: Vec<String> = sample.values.iter().map(ToString::to_string).collect();
+    if !list.is_empty() {
+        let _ = writeln!(
+            steps,
+            "    And external metric \"{metric}\" with selector \"{labels}\" is {}",
+            values(&list)
+        );
+    }
+    Ok(())
 }
 
 /// The header of a capture's replay series: `timestamp` and one column per
