@@ -16,14 +16,15 @@ use std::sync::Arc;
 
 use hpa_controller::ControllerConfig;
 use hpa_controller::decisions::DecisionRecord;
-use hpa_core::decide::RescaleOutcome;
+use hpa_core::decide::{Outcome, RescaleOutcome};
 use hpa_core::grouping::{GroupRule, TimeStyle};
 use hpa_core::normalize::{generate_scale_down_rules, generate_scale_up_rules};
 use hpa_core::trace::MetricTrace;
 use hpa_core::{CorePod, DecisionInput, DecisionTrace, HpaHistory};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::{
-    HPAScalingRules, HorizontalPodAutoscalerCondition, MetricStatus, MetricValueStatus,
+    HPAScalingRules, HorizontalPodAutoscaler, HorizontalPodAutoscalerCondition, MetricStatus,
+    MetricValueStatus,
 };
 use serde::Serialize;
 
@@ -279,17 +280,7 @@ fn rules_of(
 pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release) -> Explanation {
     let core = &config.decision;
     let now = snapshot.now;
-    let input = DecisionInput {
-        hpa: Arc::clone(&snapshot.hpa),
-        scale: snapshot.scale.clone(),
-        pods: snapshot
-            .pods
-            .iter()
-            .map(|p| Arc::new(CorePod::from(p)))
-            .collect(),
-        other_hpas: snapshot.others.clone(),
-        metrics: snapshot.metrics.clone(),
-    };
+    let input = decision_input(snapshot);
     let fresh = hpa_core::decide(&input, &HpaHistory::default(), core, now);
     let quiet = HpaHistory {
         recommendations: Some(Vec::new()),
@@ -321,28 +312,7 @@ pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release
         .flatten()
         .filter_map(MetricValue::of)
         .collect();
-
-    let hpa = &snapshot.hpa;
-    let status = hpa.status.as_ref();
-    let observed = Observed {
-        desired_replicas: status.map(|s| s.desired_replicas),
-        current_replicas: status.and_then(|s| s.current_replicas),
-        last_scale_time: status.and_then(|s| s.last_scale_time.as_ref().map(|t| t.0)),
-        observed_generation: status.and_then(|s| s.observed_generation),
-        generation: hpa.metadata.generation,
-        conditions: status
-            .and_then(|s| s.conditions.as_ref())
-            .into_iter()
-            .flatten()
-            .map(Condition::of)
-            .collect(),
-        current_metrics: status
-            .and_then(|s| s.current_metrics.as_ref())
-            .into_iter()
-            .flatten()
-            .filter_map(MetricValue::of)
-            .collect(),
-    };
+    let observed = Observed::of(&snapshot.hpa);
 
     // Upstream's reconcile stops without a replica count where a metric
     // or the selector fails: ScalingActive=False and an error.
@@ -375,21 +345,7 @@ pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release
         },
         &observed,
     );
-    let record = DecisionRecord {
-        at: now,
-        current_replicas: Some(current),
-        desired_replicas: Some(desired),
-        rescaled: false,
-        status_written: false,
-        dry_run: true,
-        observed: Some(Arc::new(hpa_controller::hpa_cache::CachedHpa::new(
-            &snapshot.hpa,
-        ))),
-        computed_status: Some(outcome.status),
-        events: outcome.events,
-        error: error.clone(),
-        trace: Some(trace.clone()),
-    };
+    let record = dry_run_record(snapshot, current, outcome, error.clone(), trace.clone());
     Explanation {
         hpa: snapshot.key.clone(),
         at: now,
@@ -412,6 +368,73 @@ pub fn explain(snapshot: &Snapshot, config: &ControllerConfig, release: &Release
         unknowns,
         agreement,
         record,
+    }
+}
+
+/// The core's input from what was read.
+fn decision_input(snapshot: &Snapshot) -> DecisionInput {
+    DecisionInput {
+        hpa: Arc::clone(&snapshot.hpa),
+        scale: snapshot.scale.clone(),
+        pods: snapshot
+            .pods
+            .iter()
+            .map(|p| Arc::new(CorePod::from(p)))
+            .collect(),
+        other_hpas: snapshot.others.clone(),
+        metrics: snapshot.metrics.clone(),
+    }
+}
+
+impl Observed {
+    /// The status of `hpa` as read, with the generation it was written for.
+    fn of(hpa: &HorizontalPodAutoscaler) -> Self {
+        let status = hpa.status.as_ref();
+        Self {
+            desired_replicas: status.map(|s| s.desired_replicas),
+            current_replicas: status.and_then(|s| s.current_replicas),
+            last_scale_time: status.and_then(|s| s.last_scale_time.as_ref().map(|t| t.0)),
+            observed_generation: status.and_then(|s| s.observed_generation),
+            generation: hpa.metadata.generation,
+            conditions: status
+                .and_then(|s| s.conditions.as_ref())
+                .into_iter()
+                .flatten()
+                .map(Condition::of)
+                .collect(),
+            current_metrics: status
+                .and_then(|s| s.current_metrics.as_ref())
+                .into_iter()
+                .flatten()
+                .filter_map(MetricValue::of)
+                .collect(),
+        }
+    }
+}
+
+/// The decision as a dry-run controller records it, for `explain FEATURE`'s
+/// printing: nothing rescaled, no status written.
+fn dry_run_record(
+    snapshot: &Snapshot,
+    current: i32,
+    outcome: Outcome,
+    error: Option<String>,
+    trace: DecisionTrace,
+) -> DecisionRecord {
+    DecisionRecord {
+        at: snapshot.now,
+        current_replicas: Some(current),
+        desired_replicas: Some(outcome.status.desired_replicas),
+        rescaled: false,
+        status_written: false,
+        dry_run: true,
+        observed: Some(Arc::new(hpa_controller::hpa_cache::CachedHpa::new(
+            &snapshot.hpa,
+        ))),
+        computed_status: Some(outcome.status),
+        events: outcome.events,
+        error,
+        trace: Some(trace),
     }
 }
 
@@ -445,39 +468,26 @@ fn bounds(
     observed: &Observed,
     stopped: Option<&Condition>,
 ) -> (Bounds, Vec<String>) {
-    let now = snapshot.now;
     let behavior = snapshot.hpa.spec.behavior.as_ref();
     let up = generate_scale_up_rules(behavior.and_then(|b| b.scale_up.as_ref()));
     let down = generate_scale_down_rules(behavior.and_then(|b| b.scale_down.as_ref()));
     let (up_window, up_period, up_select) = rules_of(&up, SignedDuration::ZERO);
     let (down_window, down_period, down_select) =
         rules_of(&down, config.decision.downscale_stabilization);
-    let mut notes = vec![format!(
-        "The controller keeps its recommendations (stabilization windows: scale-up {}, scale-down {}) and its scale events (which the scaling policies count) in memory, not in the API: the trace above is what a controller that started now would decide ({desired}).",
-        hpa_core::go_duration::format(up_window),
-        hpa_core::go_duration::format(down_window),
+    let mut notes = vec![memory_note(
+        up_window,
+        down_window,
+        desired,
+        stopped.is_some(),
     )];
     if let Some(c) = stopped {
         // What the running controller does is known: nothing moves.
-        notes[0] = format!(
-            "The controller keeps its recommendations (stabilization windows: scale-up {}, scale-down {}) and its scale events in memory, not in the API; none of it matters here.",
-            hpa_core::go_duration::format(up_window),
-            hpa_core::go_duration::format(down_window),
-        );
         notes.push(format!(
             "The controller cannot compute a replica count now ({}={} {}): it keeps {current} replicas and leaves desiredReplicas as it was ({desired}).",
             c.type_, c.status, c.reason
         ));
-        return (
-            Bounds {
-                low: current,
-                high: current,
-            },
-            notes,
-        );
+        return (exactly(current), notes);
     }
-    let condition = |type_: &str| observed.conditions.iter().find(|c| c.type_ == type_);
-    let last_scale = observed.last_scale_time;
     if snapshot.early.is_some() || proposal == current {
         let why = if snapshot.early.is_some() {
             "a rule decides without metrics"
@@ -487,74 +497,154 @@ fn bounds(
         notes.push(format!(
             "Here {why}: no window or policy can move it, so the controller wants {proposal}."
         ));
-        return (
-            Bounds {
-                low: proposal,
-                high: proposal,
-            },
-            notes,
-        );
+        return (exactly(proposal), notes);
     }
     let (going, window, period, select) = if proposal < current {
         ("down", down_window, down_period, down_select)
     } else {
         ("up", up_window, up_period, up_select)
     };
-    let mut held = false;
     if select == "Disabled" {
         notes.push(format!(
             "Scaling {going} is disabled (selectPolicy Disabled): the controller keeps {current}."
         ));
-        return (
-            Bounds {
-                low: current,
-                high: current,
-            },
-            notes,
-        );
+        return (exactly(current), notes);
     }
-    if window.is_positive() {
-        held = true;
-        let (from, to) = if proposal < current {
-            (proposal + 1, current)
-        } else {
-            (current, proposal - 1)
-        };
-        let range = if from == to {
-            format!("{from}")
-        } else {
-            format!("any count from {from} to {to}")
-        };
+    let window_holds = window_note(&mut notes, going, window, proposal, current);
+    let events_count = policy_note(
+        &mut notes,
+        going,
+        period,
+        observed.last_scale_time,
+        snapshot.now,
+    );
+    last_sync_notes(&mut notes, observed);
+    let bounds = match (window_holds || events_count, proposal < current) {
+        (false, _) => exactly(proposal),
+        (true, true) => Bounds {
+            low: proposal,
+            high: current,
+        },
+        (true, false) => Bounds {
+            low: current,
+            high: proposal,
+        },
+    };
+    if bounds.low != bounds.high {
         notes.push(format!(
-            "The metrics propose {proposal} ({going} from {current}): a scale {going} follows only the {} recommendation of the last {} (the scale-{going} stabilization window), so the stabilization window may be holding {range}.",
-            if proposal < current { "highest" } else { "lowest" },
-            hpa_core::go_duration::format(window),
+            "So the running controller wants between {} and {} now.",
+            bounds.low, bounds.high
         ));
+    }
+    (bounds, notes)
+}
+
+/// Bounds of one count.
+fn exactly(replicas: i32) -> Bounds {
+    Bounds {
+        low: replicas,
+        high: replicas,
+    }
+}
+
+/// What the API cannot show (the controller's windows and scale events),
+/// and whether it matters: not where the computation stops.
+fn memory_note(
+    up_window: SignedDuration,
+    down_window: SignedDuration,
+    desired: i32,
+    stopped: bool,
+) -> String {
+    if stopped {
+        format!(
+            "The controller keeps its recommendations (stabilization windows: scale-up {}, scale-down {}) and its scale events in memory, not in the API; none of it matters here.",
+            hpa_core::go_duration::format(up_window),
+            hpa_core::go_duration::format(down_window),
+        )
     } else {
+        format!(
+            "The controller keeps its recommendations (stabilization windows: scale-up {}, scale-down {}) and its scale events (which the scaling policies count) in memory, not in the API: the trace above is what a controller that started now would decide ({desired}).",
+            hpa_core::go_duration::format(up_window),
+            hpa_core::go_duration::format(down_window),
+        )
+    }
+}
+
+/// What the stabilization window of the direction `going` may hold, in
+/// words; whether it may hold anything.
+fn window_note(
+    notes: &mut Vec<String>,
+    going: &str,
+    window: SignedDuration,
+    proposal: i32,
+    current: i32,
+) -> bool {
+    if !window.is_positive() {
         notes.push(format!(
             "The scale-{going} stabilization window is 0s: nothing holds the proposal of {proposal}."
         ));
+        return false;
     }
+    let (from, to) = if proposal < current {
+        (proposal + 1, current)
+    } else {
+        (current, proposal - 1)
+    };
+    let range = if from == to {
+        format!("{from}")
+    } else {
+        format!("any count from {from} to {to}")
+    };
+    notes.push(format!(
+        "The metrics propose {proposal} ({going} from {current}): a scale {going} follows only the {} recommendation of the last {} (the scale-{going} stabilization window), so the stabilization window may be holding {range}.",
+        if proposal < current { "highest" } else { "lowest" },
+        hpa_core::go_duration::format(window),
+    ));
+    true
+}
+
+/// Whether scale events may count against the policies of the direction
+/// `going`, as the status's `lastScaleTime` tells, in words; whether they
+/// may.
+fn policy_note(
+    notes: &mut Vec<String>,
+    going: &str,
+    period: i32,
+    last_scale: Option<Timestamp>,
+    now: Timestamp,
+) -> bool {
     let period_d = SignedDuration::from_secs(i64::from(period));
     match last_scale {
         Some(at) if now.duration_since(at) < period_d => {
-            held = true;
             notes.push(format!(
                 "The last scale was {} (lastScaleTime), within the longest scale-{going} policy period ({}): the scale events the policies count may limit the change below the proposal.",
                 ago(now, at),
                 secs(period)
             ));
+            true
         }
-        Some(at) => notes.push(format!(
-            "The last scale was {} (lastScaleTime), longer ago than the longest scale-{going} policy period ({}): no scale event counts, so the policies limit exactly as computed.",
-            ago(now, at),
-            secs(period)
-        )),
-        None => notes.push(format!(
-            "The status has no lastScaleTime: the controller has not scaled this HPA's target, so no scale event counts against the scale-{going} policies ({})."
-            ,secs(period)
-        )),
+        Some(at) => {
+            notes.push(format!(
+                "The last scale was {} (lastScaleTime), longer ago than the longest scale-{going} policy period ({}): no scale event counts, so the policies limit exactly as computed.",
+                ago(now, at),
+                secs(period)
+            ));
+            false
+        }
+        None => {
+            notes.push(format!(
+                "The status has no lastScaleTime: the controller has not scaled this HPA's target, so no scale event counts against the scale-{going} policies ({}).",
+                secs(period)
+            ));
+            false
+        }
     }
+}
+
+/// What the status's conditions say the controller did at its last sync:
+/// a window holding, a limit applied.
+fn last_sync_notes(notes: &mut Vec<String>, observed: &Observed) {
+    let condition = |type_: &str| observed.conditions.iter().find(|c| c.type_ == type_);
     if let Some(c) = condition("AbleToScale")
         && matches!(
             c.reason.as_str(),
@@ -578,27 +668,6 @@ fn bounds(
             c.reason, c.message
         ));
     }
-    let bounds = match (held, proposal < current) {
-        (false, _) => Bounds {
-            low: proposal,
-            high: proposal,
-        },
-        (true, true) => Bounds {
-            low: proposal,
-            high: current,
-        },
-        (true, false) => Bounds {
-            low: current,
-            high: proposal,
-        },
-    };
-    if bounds.low != bounds.high {
-        notes.push(format!(
-            "So the running controller wants between {} and {} now.",
-            bounds.low, bounds.high
-        ));
-    }
-    (bounds, notes)
 }
 
 /// What our computation gives, for [`agreement`].
@@ -618,56 +687,8 @@ fn agreement(
     ours: &Ours<'_>,
     observed: &Observed,
 ) -> Agreement {
-    let current = ours.current;
-    let bounds = ours.bounds;
-    let mut differences = Vec::new();
-    let range = if bounds.low == bounds.high {
-        bounds.low.to_string()
-    } else {
-        format!("{} to {}", bounds.low, bounds.high)
-    };
-    let no_status = "the HPA has no status yet: no controller has synced it".to_owned();
-    match (ours.stopped, observed.desired_replicas) {
-        // A reconcile that stops leaves desiredReplicas as it was: its
-        // ScalingActive condition is what to compare.
-        (Some(_), _) if observed.conditions.is_empty() => differences.push(no_status),
-        (Some(c), _) => {
-            let theirs = observed
-                .conditions
-                .iter()
-                .find(|t| t.type_ == "ScalingActive");
-            if !theirs.is_some_and(|t| t.status == c.status && t.reason == c.reason) {
-                differences.push(format!(
-                    "the status says {}, our computation fails: ScalingActive=False {} ({})",
-                    theirs.map_or_else(
-                        || "no ScalingActive condition".to_owned(),
-                        |t| format!("ScalingActive={} {}", t.status, t.reason)
-                    ),
-                    c.reason,
-                    c.message
-                ));
-            }
-        }
-        (None, Some(d)) if d < bounds.low || d > bounds.high => differences.push(format!(
-            "desired replicas: the status says {d}, we compute {range}"
-        )),
-        (None, Some(_)) => {}
-        (None, None) => differences.push(no_status),
-    }
-    let mut moved = Vec::new();
-    for ours in ours.metrics {
-        match observed
-            .current_metrics
-            .iter()
-            .find(|m| m.name == ours.name)
-        {
-            Some(theirs) if !theirs.same(ours) => {
-                moved.push(format!("the status says {theirs}, we read {ours}"));
-            }
-            Some(_) => {}
-            None => moved.push(format!("the status has no {}, we read {ours}", ours.name)),
-        }
-    }
+    let mut differences: Vec<String> = replicas_difference(ours, observed).into_iter().collect();
+    let moved = moved_metrics(ours.metrics, observed);
     differences.extend(moved.iter().map(|m| format!("current metrics: {m}")));
     // Why the HPA cannot scale, or holds pods back: named first, whether
     // or not the status agrees.
@@ -683,6 +704,86 @@ fn agreement(
             },
         };
     }
+    since_last_sync_causes(&mut causes, config, ours, observed, !moved.is_empty());
+    assumed_causes(&mut causes, snapshot, config);
+    Agreement {
+        agrees: false,
+        differences,
+        likely_causes: causes,
+    }
+}
+
+/// Where the status's desired count (or, where the computation stops, its
+/// ScalingActive condition) differs from ours, in words.
+fn replicas_difference(ours: &Ours<'_>, observed: &Observed) -> Option<String> {
+    let bounds = ours.bounds;
+    let no_status = || "the HPA has no status yet: no controller has synced it".to_owned();
+    match (ours.stopped, observed.desired_replicas) {
+        // A reconcile that stops leaves desiredReplicas as it was: its
+        // ScalingActive condition is what to compare.
+        (Some(_), _) if observed.conditions.is_empty() => Some(no_status()),
+        (Some(c), _) => {
+            let theirs = observed
+                .conditions
+                .iter()
+                .find(|t| t.type_ == "ScalingActive");
+            (!theirs.is_some_and(|t| t.status == c.status && t.reason == c.reason)).then(|| {
+                format!(
+                    "the status says {}, our computation fails: ScalingActive=False {} ({})",
+                    theirs.map_or_else(
+                        || "no ScalingActive condition".to_owned(),
+                        |t| format!("ScalingActive={} {}", t.status, t.reason)
+                    ),
+                    c.reason,
+                    c.message
+                )
+            })
+        }
+        (None, Some(d)) if d < bounds.low || d > bounds.high => {
+            let range = if bounds.low == bounds.high {
+                bounds.low.to_string()
+            } else {
+                format!("{} to {}", bounds.low, bounds.high)
+            };
+            Some(format!(
+                "desired replicas: the status says {d}, we compute {range}"
+            ))
+        }
+        (None, Some(_)) => None,
+        (None, None) => Some(no_status()),
+    }
+}
+
+/// Each current metric of ours the status has otherwise, or not at all.
+fn moved_metrics(ours: &[MetricValue], observed: &Observed) -> Vec<String> {
+    let mut moved = Vec::new();
+    for ours in ours {
+        match observed
+            .current_metrics
+            .iter()
+            .find(|m| m.name == ours.name)
+        {
+            Some(theirs) if !theirs.same(ours) => {
+                moved.push(format!("the status says {theirs}, we read {ours}"));
+            }
+            Some(_) => {}
+            None => moved.push(format!("the status has no {}, we read {ours}", ours.name)),
+        }
+    }
+    moved
+}
+
+/// Why the status may differ, as what it and our read show: a spec the
+/// controller has not synced, its last sync failing, a rescale, metrics
+/// that moved, our own read failing.
+fn since_last_sync_causes(
+    causes: &mut Vec<String>,
+    config: &ControllerConfig,
+    ours: &Ours<'_>,
+    observed: &Observed,
+    moved: bool,
+) {
+    let current = ours.current;
     if let (Some(g), Some(o)) = (observed.generation, observed.observed_generation)
         && o < g
     {
@@ -709,7 +810,7 @@ fn agreement(
             "The target was rescaled since the controller's last sync (the status counted {seen} replicas, the scale has {current} now)."
         ));
     }
-    if !moved.is_empty() || (ours.stopped.is_some() && !observed.conditions.is_empty()) {
+    if moved || (ours.stopped.is_some() && !observed.conditions.is_empty()) {
         causes.push(format!(
             "The metrics moved since the controller's last sync (it syncs every {}); run again, or with --watch.",
             hpa_core::go_duration::format_std(config.sync_period)
@@ -720,6 +821,12 @@ fn agreement(
     {
         causes.push(format!("Our read of the metrics failed in part: {e}."));
     }
+}
+
+/// Why the status may differ that no read shows: what this computation
+/// assumes of the cluster's controller (its flags, its release, that it is
+/// the one writing) and pods changing between its read and ours.
+fn assumed_causes(causes: &mut Vec<String>, snapshot: &Snapshot, config: &ControllerConfig) {
     causes.push(format!(
         "The cluster's controller runs with other flags than assumed here (tolerance {}, cpu initialization period {}, initial readiness delay {}, downscale stabilization {}): give them with --flag NAME=VALUE.",
         config.decision.tolerance,
@@ -737,11 +844,6 @@ fn agreement(
     causes.push(
         "Another autoscaler writes this HPA's status (a shadowing or replacement controller), not kube-controller-manager's.".to_owned(),
     );
-    Agreement {
-        agrees: false,
-        differences,
-        likely_causes: causes,
-    }
 }
 
 /// Why the HPA cannot scale, or scales on fewer pods than it selects, in a
