@@ -7,6 +7,7 @@ use cucumber::given;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
+use crate::gherkin::kinds::KindRef;
 use crate::gherkin::params::WorkloadKind;
 use crate::gherkin::world::{HpaWorld, ObjKey, StepError, StepResult, Workload};
 
@@ -184,24 +185,7 @@ async fn apply(
         Some((g, v)) => (g, v),
         None => ("", api_version),
     };
-    let word = if group.is_empty() {
-        kind.to_owned()
-    } else {
-        format!("{kind}.{group}")
-    };
-    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
-    let described = loop {
-        match world.resolve_kind(&word).await {
-            Ok(k) => break k,
-            Err(e) => {
-                let wall_clock = world.env().await?.is_real() || !world.env().await?.is_virtual();
-                if !wall_clock || tokio::time::Instant::now() >= deadline {
-                    return Err(StepError::Input(format!("{}: {e}", m.origin)));
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-            }
-        }
-    };
+    let described = served_kind(world, group, kind, &m.origin).await?;
     let resource = ApiResource {
         group: group.to_owned(),
         version: version.to_owned(),
@@ -236,38 +220,7 @@ async fn apply(
         Some(ns) => {
             world.create_dynamic(ns, &resource, obj.clone()).await?;
         }
-        None => {
-            obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = json!("true");
-            let client = world.env().await?.client.clone();
-            let api: Api<DynamicObject> = Api::all_with(client, &resource);
-            let dynamic: DynamicObject = serde_json::from_value(obj.clone())
-                .map_err(|e| StepError::Input(format!("{}: {e}", m.origin)))?;
-            let created = api.create(&PostParams::default(), &dynamic).await;
-            let real = world.env().await?.is_real();
-            match created {
-                // On a real cluster scenarios side by side share what is
-                // cluster-wide (a chart's CRD): the second applies it over
-                // the first, as `kubectl apply` would.
-                Err(kube::Error::Api(e)) if e.code == 409 && real => {
-                    api.patch(
-                        &name,
-                        &PatchParams::apply("hpa-harness").force(),
-                        &Patch::Apply(&dynamic),
-                    )
-                    .await
-                    .map_err(StepError::kube(format!(
-                        "{}: applying {kind} {name}",
-                        m.origin
-                    )))?;
-                }
-                other => {
-                    other.map_err(StepError::kube(format!(
-                        "{}: creating {kind} {name}",
-                        m.origin
-                    )))?;
-                }
-            }
-        }
+        None => create_cluster_wide(world, &resource, &mut obj, &name, &m.origin).await?,
     }
     if kind == "CustomResourceDefinition" {
         // Its kind is served from now on: look again when asked.
@@ -290,32 +243,108 @@ async fn apply(
         );
     } else if let Some(status) = status.filter(|_| !is_builtin(group)) {
         // A custom resource's status is its operator's to write; a
-        // scenario stands in for the operator, through `/status` where the
-        // CRD has it (on create the API server drops it).
-        let client = world.env().await?.client.clone();
-        let api: Api<DynamicObject> = match &ns {
-            Some(ns) => Api::namespaced_with(client, ns, &resource),
-            None => Api::all_with(client, &resource),
-        };
-        match api
-            .patch_status(
-                &name,
-                &PatchParams::default(),
-                &Patch::Merge(json!({"status": status})),
-            )
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if matches!(s.code, 404 | 405) => {}
+        // scenario stands in for the operator.
+        write_status(world, ns.as_deref(), &resource, &name, status, &m.origin).await?;
+    }
+    Ok(workload.map(|w| (ns_name, name, w)))
+}
+
+/// The kind `kind` of `group` as the cluster serves it; on a wall clock,
+/// waited for up to [`ESTABLISH_TIMEOUT`] (a CRD applied just before).
+async fn served_kind(
+    world: &mut HpaWorld,
+    group: &str,
+    kind: &str,
+    origin: &str,
+) -> Result<KindRef, StepError> {
+    let word = if group.is_empty() {
+        kind.to_owned()
+    } else {
+        format!("{kind}.{group}")
+    };
+    let deadline = tokio::time::Instant::now() + ESTABLISH_TIMEOUT;
+    loop {
+        match world.resolve_kind(&word).await {
+            Ok(k) => return Ok(k),
             Err(e) => {
-                return Err(StepError::kube(format!(
-                    "{}: writing the status of {kind} {name}",
-                    m.origin
-                ))(e));
+                let wall_clock = world.env().await?.is_real() || !world.env().await?.is_virtual();
+                if !wall_clock || tokio::time::Instant::now() >= deadline {
+                    return Err(StepError::Input(format!("{origin}: {e}")));
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
             }
         }
     }
-    Ok(workload.map(|w| (ns_name, name, w)))
+}
+
+/// Creates a cluster-wide object, marked as the scenario's; on a real
+/// cluster one that exists already (another scenario's) is applied over.
+async fn create_cluster_wide(
+    world: &mut HpaWorld,
+    resource: &ApiResource,
+    obj: &mut Value,
+    name: &str,
+    origin: &str,
+) -> StepResult {
+    let kind = &resource.kind;
+    obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = json!("true");
+    let client = world.env().await?.client.clone();
+    let api: Api<DynamicObject> = Api::all_with(client, resource);
+    let dynamic: DynamicObject = serde_json::from_value(obj.clone())
+        .map_err(|e| StepError::Input(format!("{origin}: {e}")))?;
+    let created = api.create(&PostParams::default(), &dynamic).await;
+    let real = world.env().await?.is_real();
+    match created {
+        // On a real cluster scenarios side by side share what is
+        // cluster-wide (a chart's CRD): the second applies it over
+        // the first, as `kubectl apply` would.
+        Err(kube::Error::Api(e)) if e.code == 409 && real => {
+            api.patch(
+                name,
+                &PatchParams::apply("hpa-harness").force(),
+                &Patch::Apply(&dynamic),
+            )
+            .await
+            .map_err(StepError::kube(format!("{origin}: applying {kind} {name}")))?;
+        }
+        other => {
+            other.map_err(StepError::kube(format!("{origin}: creating {kind} {name}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes a custom resource's `status` as its operator would, through
+/// `/status` where the CRD has it (on create the API server drops it);
+/// without that subresource, nothing.
+async fn write_status(
+    world: &mut HpaWorld,
+    ns: Option<&str>,
+    resource: &ApiResource,
+    name: &str,
+    status: Value,
+    origin: &str,
+) -> StepResult {
+    let client = world.env().await?.client.clone();
+    let api: Api<DynamicObject> = match ns {
+        Some(ns) => Api::namespaced_with(client, ns, resource),
+        None => Api::all_with(client, resource),
+    };
+    match api
+        .patch_status(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": status})),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) if matches!(s.code, 404 | 405) => Ok(()),
+        Err(e) => Err(StepError::kube(format!(
+            "{origin}: writing the status of {} {name}",
+            resource.kind
+        ))(e)),
+    }
 }
 
 fn workload_kind(group: &str, kind: &str) -> Option<WorkloadKind> {
