@@ -171,6 +171,105 @@ pub fn kubeconfig_text(server: &str, ca_pem: &str, user: &pki::Pem, name: &str) 
     serde_json::to_string_pretty(&config).unwrap_or_default()
 }
 
+/// kube-apiserver's command line: on loopback at `api_port`, over etcd at
+/// `etcd_url`, with the aggregation layer the metrics APIs go through.
+fn api_server_args(
+    api_port: u16,
+    etcd_url: &str,
+    pki: &pki::Pki,
+    pki_dir: &Path,
+    options: &ControlPlaneOptions,
+) -> Vec<String> {
+    let p = |path: &Path| path.display().to_string();
+    let mut api_args = vec![
+        format!("--etcd-servers={etcd_url}"),
+        "--bind-address=127.0.0.1".to_owned(),
+        "--advertise-address=127.0.0.1".to_owned(),
+        format!("--secure-port={api_port}"),
+        format!("--service-cluster-ip-range={}", pki::SERVICE_RANGE),
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
+        format!("--service-account-key-file={}", p(&pki.service_account_pub)),
+        format!(
+            "--service-account-signing-key-file={}",
+            p(&pki.service_account_key)
+        ),
+        format!("--client-ca-file={}", p(&pki.ca_cert)),
+        format!("--tls-cert-file={}", p(&pki.api_server_cert)),
+        format!("--tls-private-key-file={}", p(&pki.api_server_key)),
+        format!("--cert-dir={}", p(pki_dir)),
+        "--authorization-mode=Node,RBAC".to_owned(),
+        // The aggregation layer: the metrics APIs are served through it.
+        format!(
+            "--requestheader-client-ca-file={}",
+            p(&pki.front_proxy_ca_cert)
+        ),
+        format!("--requestheader-allowed-names={}", pki::FRONT_PROXY_CLIENT),
+        "--requestheader-username-headers=X-Remote-User".to_owned(),
+        "--requestheader-group-headers=X-Remote-Group".to_owned(),
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-".to_owned(),
+        format!(
+            "--proxy-client-cert-file={}",
+            p(&pki.front_proxy_client_cert)
+        ),
+        format!("--proxy-client-key-file={}", p(&pki.front_proxy_client_key)),
+        // A loopback advertise address makes the `kubernetes` Endpoints
+        // invalid; nothing here needs them.
+        "--endpoint-reconciler-type=none".to_owned(),
+        // The aggregator then dials an ExternalName Service's name,
+        // which is how it reaches the fake metrics server on loopback.
+        "--enable-aggregator-routing=false".to_owned(),
+    ];
+    if !options.feature_gates.is_empty() {
+        api_args.push(format!("--feature-gates={}", options.feature_gates));
+    }
+    api_args
+}
+
+/// kube-controller-manager's command line: through `kubeconfig`, without
+/// leader election, with or without its HPA controller as `options` say,
+/// serving on a free loopback port.
+fn controller_manager_args(
+    kubeconfig: &Path,
+    pki: &pki::Pki,
+    pki_dir: &Path,
+    options: &ControlPlaneOptions,
+) -> Result<Vec<String>, ControlPlaneError> {
+    let p = |path: &Path| path.display().to_string();
+    let controllers = if options.upstream_hpa {
+        "*"
+    } else {
+        "*,-horizontalpodautoscaling"
+    };
+    let mut manager_args = vec![
+        format!("--kubeconfig={}", p(kubeconfig)),
+        format!("--authentication-kubeconfig={}", p(kubeconfig)),
+        format!("--authorization-kubeconfig={}", p(kubeconfig)),
+        format!(
+            "--service-account-private-key-file={}",
+            p(&pki.service_account_key)
+        ),
+        format!("--root-ca-file={}", p(&pki.ca_cert)),
+        format!("--cluster-signing-cert-file={}", p(&pki.ca_cert)),
+        format!("--cluster-signing-key-file={}", p(&pki.ca_key)),
+        "--use-service-account-credentials=true".to_owned(),
+        "--leader-elect=false".to_owned(),
+        format!("--controllers={controllers}"),
+        format!(
+            "--horizontal-pod-autoscaler-sync-period={}s",
+            options.sync_period.as_secs_f64()
+        ),
+        format!("--kube-api-qps={}", options.manager_qps),
+        format!("--kube-api-burst={}", options.manager_burst),
+        "--bind-address=127.0.0.1".to_owned(),
+        format!("--secure-port={}", free_port()?),
+        format!("--cert-dir={}", p(pki_dir)),
+    ];
+    if !options.feature_gates.is_empty() {
+        manager_args.push(format!("--feature-gates={}", options.feature_gates));
+    }
+    Ok(manager_args)
+}
+
 impl ControlPlane {
     /// Starts etcd, the API server and the controller manager, and waits
     /// until the API server serves and the controller manager works.
@@ -202,6 +301,9 @@ impl ControlPlane {
         self.dir.as_ref().map_or(Path::new(""), |d| d.path())
     }
 
+    /// etcd, then the API server once etcd answers, then the controller
+    /// manager once the API server serves, each with the certificates made
+    /// here and its state under the run's directory.
     async fn start_components(
         &mut self,
         options: &ControlPlaneOptions,
@@ -212,13 +314,49 @@ impl ControlPlane {
         let pki = pki::make(&pki_dir)?;
         let bins = &options.binaries;
 
+        let etcd_url = self.start_etcd(&bins.etcd, &dir.join("etcd")).await?;
+
+        let api_port = free_port()?;
+        self.server = format!("https://127.0.0.1:{api_port}");
+        let api_args = api_server_args(api_port, &etcd_url, &pki, &pki_dir, options);
+        self.spawn("kube-apiserver", &bins.api_server, &api_args)?;
+        let admin_kubeconfig = dir.join("kubeconfig");
+        self.write_kubeconfig(
+            &admin_kubeconfig,
+            &pki.ca_pem,
+            &pki.admin,
+            "hpa-harness-control-plane",
+        )?;
+        self.kubeconfig = admin_kubeconfig;
+        self.wait_api_server(&pki.ca_pem).await?;
+        let client = self.client().await?;
+
+        let manager_kubeconfig = dir.join("kube-controller-manager.kubeconfig");
+        self.write_kubeconfig(
+            &manager_kubeconfig,
+            &pki.ca_pem,
+            &pki.controller_manager,
+            "kube-controller-manager",
+        )?;
+        let manager_args = controller_manager_args(&manager_kubeconfig, &pki, &pki_dir, options)?;
+        self.spawn(
+            "kube-controller-manager",
+            &bins.controller_manager,
+            &manager_args,
+        )?;
+        self.manager_args = manager_args;
+        self.wait_manager(&client).await
+    }
+
+    /// Starts etcd on two free loopback ports with its data in `data`, and
+    /// waits until it answers; its client URL.
+    async fn start_etcd(&mut self, etcd: &Path, data: &Path) -> Result<String, ControlPlaneError> {
         let (etcd_port, peer_port) = (free_port()?, free_port()?);
         let etcd_url = format!("http://127.0.0.1:{etcd_port}");
         let peer_url = format!("http://127.0.0.1:{peer_port}");
-        let data = dir.join("etcd");
         self.spawn(
             "etcd",
-            &bins.etcd,
+            etcd,
             &[
                 format!("--data-dir={}", data.display()),
                 format!("--listen-client-urls={etcd_url}"),
@@ -233,117 +371,19 @@ impl ControlPlane {
             ],
         )?;
         self.wait_etcd(&etcd_url).await?;
+        Ok(etcd_url)
+    }
 
-        let api_port = free_port()?;
-        self.server = format!("https://127.0.0.1:{api_port}");
-        let p = |path: &Path| path.display().to_string();
-        let mut api_args = vec![
-            format!("--etcd-servers={etcd_url}"),
-            "--bind-address=127.0.0.1".to_owned(),
-            "--advertise-address=127.0.0.1".to_owned(),
-            format!("--secure-port={api_port}"),
-            format!("--service-cluster-ip-range={}", pki::SERVICE_RANGE),
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_owned(),
-            format!("--service-account-key-file={}", p(&pki.service_account_pub)),
-            format!(
-                "--service-account-signing-key-file={}",
-                p(&pki.service_account_key)
-            ),
-            format!("--client-ca-file={}", p(&pki.ca_cert)),
-            format!("--tls-cert-file={}", p(&pki.api_server_cert)),
-            format!("--tls-private-key-file={}", p(&pki.api_server_key)),
-            format!("--cert-dir={}", p(&pki_dir)),
-            "--authorization-mode=Node,RBAC".to_owned(),
-            // The aggregation layer: the metrics APIs are served through it.
-            format!(
-                "--requestheader-client-ca-file={}",
-                p(&pki.front_proxy_ca_cert)
-            ),
-            format!("--requestheader-allowed-names={}", pki::FRONT_PROXY_CLIENT),
-            "--requestheader-username-headers=X-Remote-User".to_owned(),
-            "--requestheader-group-headers=X-Remote-Group".to_owned(),
-            "--requestheader-extra-headers-prefix=X-Remote-Extra-".to_owned(),
-            format!(
-                "--proxy-client-cert-file={}",
-                p(&pki.front_proxy_client_cert)
-            ),
-            format!("--proxy-client-key-file={}", p(&pki.front_proxy_client_key)),
-            // A loopback advertise address makes the `kubernetes` Endpoints
-            // invalid; nothing here needs them.
-            "--endpoint-reconciler-type=none".to_owned(),
-            // The aggregator then dials an ExternalName Service's name,
-            // which is how it reaches the fake metrics server on loopback.
-            "--enable-aggregator-routing=false".to_owned(),
-        ];
-        if !options.feature_gates.is_empty() {
-            api_args.push(format!("--feature-gates={}", options.feature_gates));
-        }
-        self.spawn("kube-apiserver", &bins.api_server, &api_args)?;
-        let admin_kubeconfig = dir.join("kubeconfig");
-        std::fs::write(
-            &admin_kubeconfig,
-            kubeconfig_text(
-                &self.server,
-                &pki.ca_pem,
-                &pki.admin,
-                "hpa-harness-control-plane",
-            ),
-        )
-        .map_err(ControlPlaneError::Directory)?;
-        self.kubeconfig = admin_kubeconfig;
-        self.wait_api_server(&pki.ca_pem).await?;
-        let client = self.client().await?;
-
-        let manager_kubeconfig = dir.join("kube-controller-manager.kubeconfig");
-        std::fs::write(
-            &manager_kubeconfig,
-            kubeconfig_text(
-                &self.server,
-                &pki.ca_pem,
-                &pki.controller_manager,
-                "kube-controller-manager",
-            ),
-        )
-        .map_err(ControlPlaneError::Directory)?;
-        let controllers = if options.upstream_hpa {
-            "*"
-        } else {
-            "*,-horizontalpodautoscaling"
-        };
-        let mut manager_args = vec![
-            format!("--kubeconfig={}", p(&manager_kubeconfig)),
-            format!("--authentication-kubeconfig={}", p(&manager_kubeconfig)),
-            format!("--authorization-kubeconfig={}", p(&manager_kubeconfig)),
-            format!(
-                "--service-account-private-key-file={}",
-                p(&pki.service_account_key)
-            ),
-            format!("--root-ca-file={}", p(&pki.ca_cert)),
-            format!("--cluster-signing-cert-file={}", p(&pki.ca_cert)),
-            format!("--cluster-signing-key-file={}", p(&pki.ca_key)),
-            "--use-service-account-credentials=true".to_owned(),
-            "--leader-elect=false".to_owned(),
-            format!("--controllers={controllers}"),
-            format!(
-                "--horizontal-pod-autoscaler-sync-period={}s",
-                options.sync_period.as_secs_f64()
-            ),
-            format!("--kube-api-qps={}", options.manager_qps),
-            format!("--kube-api-burst={}", options.manager_burst),
-            "--bind-address=127.0.0.1".to_owned(),
-            format!("--secure-port={}", free_port()?),
-            format!("--cert-dir={}", p(&pki_dir)),
-        ];
-        if !options.feature_gates.is_empty() {
-            manager_args.push(format!("--feature-gates={}", options.feature_gates));
-        }
-        self.spawn(
-            "kube-controller-manager",
-            &bins.controller_manager,
-            &manager_args,
-        )?;
-        self.manager_args = manager_args;
-        self.wait_manager(&client).await
+    /// Writes a kubeconfig for `user` of this API server to `path`.
+    fn write_kubeconfig(
+        &self,
+        path: &Path,
+        ca_pem: &str,
+        user: &pki::Pem,
+        name: &str,
+    ) -> Result<(), ControlPlaneError> {
+        std::fs::write(path, kubeconfig_text(&self.server, ca_pem, user, name))
+            .map_err(ControlPlaneError::Directory)
     }
 
     fn spawn(
