@@ -26,11 +26,13 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use fake_metrics_server::script::{Script, from_yaml};
+use fake_metrics_server::server::ServerError;
 use fake_metrics_server::{AppState, Transport};
 use hpa_core::DecisionConfig;
 use hpa_core::clock::ScenarioClock;
 use hpa_sim::Sim;
 use hpa_sim::standalone;
+use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::CliResult;
@@ -115,21 +117,8 @@ fn load_script(path: &PathBuf) -> Result<Script, SimCliError> {
 pub async fn run(args: Args) -> CliResult {
     let mut sim_args = args.sim.clone();
     let stop_metrics = CancellationToken::new();
-    let mut metrics_server = None;
     let own_metrics = if sim_args.metrics_url.is_none() {
-        let listener = tokio::net::TcpListener::bind(args.metrics_listen)
-            .await
-            .map_err(|source| SimCliError::BindMetrics {
-                addr: args.metrics_listen,
-                source,
-            })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| SimCliError::BindMetrics {
-                addr: args.metrics_listen,
-                source,
-            })?;
-        let url = format!("http://{addr}");
+        let (listener, url) = bind_metrics(args.metrics_listen).await?;
         sim_args.metrics_url = Some(url.clone());
         Some((listener, url))
     } else {
@@ -139,72 +128,16 @@ pub async fn run(args: Args) -> CliResult {
         return Err(SimCliError::ControllerWithMetricsUrl.into());
     }
     let sim = Sim::new(standalone::config_from_args(&sim_args)?);
-    let mut controller = None;
-    let mut mirror_task = None;
+    let mut beside = Beside::default();
     if let Some((listener, url)) = own_metrics {
-        let clock = match sim.virtual_clock() {
-            Some(clock) => ScenarioClock::Virtual(clock),
-            None => ScenarioClock::wall(),
-        };
-        let script = match &args.metrics_script {
-            Some(path) => load_script(path)?,
-            None => Script::default(),
-        };
-        let state = AppState::with_script(clock, &script);
-        // The built-in server knows the sim's pods (as metrics-server knows
-        // a cluster's), so that its script's rules give values to pods
-        // created later under names nobody chose in advance.
-        let watch_stop = stop_metrics.clone();
-        tokio::spawn(fake_metrics_server::watch::watch_pods(
-            sim.client(),
-            state.clone(),
-            async move { watch_stop.cancelled().await },
-        ));
-        let stop = stop_metrics.clone();
-        if args.controller {
-            let loads = Loads::default();
-            let mirror = Arc::new(Mirror::new(sim.client(), state.clone(), loads.clone()));
-            mirror_task = Some(tokio::spawn(Arc::clone(&mirror).run(stop_metrics.clone())));
-            let router =
-                fake_metrics_server::app(state).merge(crate::sim_service::loads::routes(loads));
-            metrics_server = Some(tokio::spawn(async move {
-                axum::serve(listener, router)
-                    .with_graceful_shutdown(async move { stop.cancelled().await })
-                    .await
-                    .map_err(fake_metrics_server::server::ServerError::Io)
-            }));
-            controller = Some(Arc::new(InProcess::start(
-                &sim,
-                // One release for the API server and the controller.
-                ControllerConfig {
-                    decision: DecisionConfig {
-                        feature_gates: sim.feature_gates(),
-                        ..DecisionConfig::default()
-                    },
-                    ..ControllerConfig::default()
-                },
-                mirror,
-                if args.upstream_requests {
-                    Requests::Upstream
-                } else {
-                    Requests::Shipped
-                },
-            )));
-        } else {
-            metrics_server = Some(tokio::spawn(fake_metrics_server::run(
-                listener,
-                state,
-                Transport::Plain,
-                async move { stop.cancelled().await },
-            )));
-        }
+        beside = serve_metrics(&sim, listener, &args, &stop_metrics)?;
         println!("metrics-server: {url}");
     } else if let Some(url) = &sim_args.metrics_url {
         println!("metrics-server: {url}");
     }
     let kubeconfig = sim_args.kubeconfig.clone();
     let mut router = sim.router();
-    if let Some(c) = &controller {
+    if let Some(c) = &beside.controller {
         println!("controller: in-process");
         // The controller's decisions beside the API, as `hpa-controller`
         // serves them on its --bind-address.
@@ -228,19 +161,141 @@ pub async fn run(args: Args) -> CliResult {
     )
     .await;
     stop_metrics.cancel();
-    if let Some(task) = mirror_task {
-        let _ = task.await;
-    }
-    if let Some(c) = controller.and_then(Arc::into_inner) {
-        c.shutdown().await.map_err(SimCliError::Controller)?;
-    }
-    if let Some(server) = metrics_server {
-        match server.await {
-            Ok(Err(err)) => tracing::warn!(error = %err, "the fake metrics server failed"),
-            Err(err) => tracing::warn!(error = %err, "the fake metrics server task failed"),
-            Ok(Ok(())) => {}
-        }
-    }
+    beside.stop().await?;
     result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Binds the built-in metrics server's listener; it and its URL.
+async fn bind_metrics(addr: SocketAddr) -> Result<(tokio::net::TcpListener, String), SimCliError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| SimCliError::BindMetrics { addr, source })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| SimCliError::BindMetrics { addr, source })?;
+    Ok((listener, format!("http://{local}")))
+}
+
+/// What runs beside the API server: the built-in metrics server and, with
+/// --controller, our controller and the task sharing loads among pods.
+#[derive(Default)]
+struct Beside {
+    metrics_server: Option<JoinHandle<Result<(), ServerError>>>,
+    controller: Option<Arc<InProcess>>,
+    mirror_task: Option<JoinHandle<()>>,
+}
+
+impl Beside {
+    /// Waits for each to stop (their token cancelled): the mirror, then the
+    /// controller, then the metrics server, whose failure is only logged.
+    async fn stop(self) -> Result<(), SimCliError> {
+        if let Some(task) = self.mirror_task {
+            let _ = task.await;
+        }
+        if let Some(c) = self.controller.and_then(Arc::into_inner) {
+            c.shutdown().await.map_err(SimCliError::Controller)?;
+        }
+        if let Some(server) = self.metrics_server {
+            match server.await {
+                Ok(Err(err)) => tracing::warn!(error = %err, "the fake metrics server failed"),
+                Err(err) => tracing::warn!(error = %err, "the fake metrics server task failed"),
+                Ok(Ok(())) => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Serves the built-in metrics server on `listener` until `stop_metrics`
+/// is cancelled, on the sim's clock, with `--metrics-script`'s rules and
+/// the sim's pods; with --controller, our controller beside it.
+fn serve_metrics(
+    sim: &Sim,
+    listener: tokio::net::TcpListener,
+    args: &Args,
+    stop_metrics: &CancellationToken,
+) -> Result<Beside, SimCliError> {
+    let clock = match sim.virtual_clock() {
+        Some(clock) => ScenarioClock::Virtual(clock),
+        None => ScenarioClock::wall(),
+    };
+    let script = match &args.metrics_script {
+        Some(path) => load_script(path)?,
+        None => Script::default(),
+    };
+    let state = AppState::with_script(clock, &script);
+    // The built-in server knows the sim's pods (as metrics-server knows
+    // a cluster's), so that its script's rules give values to pods
+    // created later under names nobody chose in advance.
+    let watch_stop = stop_metrics.clone();
+    tokio::spawn(fake_metrics_server::watch::watch_pods(
+        sim.client(),
+        state.clone(),
+        async move { watch_stop.cancelled().await },
+    ));
+    if args.controller {
+        return Ok(serve_with_controller(
+            sim,
+            listener,
+            state,
+            args.upstream_requests,
+            stop_metrics,
+        ));
+    }
+    let stop = stop_metrics.clone();
+    Ok(Beside {
+        metrics_server: Some(tokio::spawn(fake_metrics_server::run(
+            listener,
+            state,
+            Transport::Plain,
+            async move { stop.cancelled().await },
+        ))),
+        ..Beside::default()
+    })
+}
+
+/// The metrics server with the loads API (`/control/v1/loads`), the task
+/// sharing each workload's load among its running pods, and our controller
+/// on the sim's clock, of the sim's release.
+fn serve_with_controller(
+    sim: &Sim,
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    upstream_requests: bool,
+    stop_metrics: &CancellationToken,
+) -> Beside {
+    let stop = stop_metrics.clone();
+    let loads = Loads::default();
+    let mirror = Arc::new(Mirror::new(sim.client(), state.clone(), loads.clone()));
+    let mirror_task = Some(tokio::spawn(Arc::clone(&mirror).run(stop_metrics.clone())));
+    let router = fake_metrics_server::app(state).merge(crate::sim_service::loads::routes(loads));
+    let metrics_server = Some(tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .map_err(ServerError::Io)
+    }));
+    let controller = Some(Arc::new(InProcess::start(
+        sim,
+        // One release for the API server and the controller.
+        ControllerConfig {
+            decision: DecisionConfig {
+                feature_gates: sim.feature_gates(),
+                ..DecisionConfig::default()
+            },
+            ..ControllerConfig::default()
+        },
+        mirror,
+        if upstream_requests {
+            Requests::Upstream
+        } else {
+            Requests::Shipped
+        },
+    )));
+    Beside {
+        metrics_server,
+        controller,
+        mirror_task,
+    }
 }
