@@ -175,14 +175,6 @@ impl Summary {
     /// The summary as people read it.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        let pct = |s: f64| {
-            if self.duration_seconds > 0.0 {
-                s / self.duration_seconds * 100.0
-            } else {
-                0.0
-            }
-        };
-        let show = |v: Option<i32>| v.map_or_else(|| "-".to_owned(), |v| v.to_string());
         let _ = writeln!(
             out,
             "replay of HPA {} ({}): {} syncs of {} over {}, pod metrics as {}",
@@ -209,7 +201,7 @@ impl Summary {
             "time at maxReplicas ({}): {} ({:.0}%)",
             show(self.max_replicas),
             duration_label(self.seconds_at_max),
-            pct(self.seconds_at_max)
+            self.percent(self.seconds_at_max)
         );
         for o in &self.over_target {
             let _ = writeln!(
@@ -218,9 +210,42 @@ impl Summary {
                 o.metric,
                 o.column,
                 duration_label(o.seconds),
-                pct(o.seconds)
+                self.percent(o.seconds)
             );
         }
+        self.write_replica_changes(&mut out);
+        let _ = writeln!(out, "rescales: {}", self.rescales.len());
+        for r in &self.rescales {
+            let _ = writeln!(
+                out,
+                "  +{:<8} {:>3} -> {:<3} {}",
+                duration_label(r.at_seconds),
+                show(r.from),
+                show(r.to),
+                r.reason
+            );
+        }
+        if let Some(k) = &self.keda {
+            self.write_keda(&mut out, k);
+        }
+        if let Some(e) = &self.first_error {
+            let _ = writeln!(out, "syncs with an error: {} (first: {e})", self.errors);
+        }
+        out
+    }
+
+    /// Percent of the replay's duration `seconds` is (0 for an empty one).
+    fn percent(&self, seconds: f64) -> f64 {
+        if self.duration_seconds > 0.0 {
+            seconds / self.duration_seconds * 100.0
+        } else {
+            0.0
+        }
+    }
+
+    /// `replicas over time:` each change of the count with its time, the
+    /// first [`MAX_CHANGES_SHOWN`] of them.
+    fn write_replica_changes(&self, out: &mut String) {
         let mut changes: Vec<String> = Vec::new();
         let mut last = None;
         for s in &self.samples {
@@ -240,61 +265,54 @@ impl Summary {
             );
         }
         let _ = writeln!(out);
-        let _ = writeln!(out, "rescales: {}", self.rescales.len());
-        for r in &self.rescales {
+    }
+
+    /// The KEDA operator's part: its triggers' columns, each step it took,
+    /// and the time its fallback was in force.
+    fn write_keda(&self, out: &mut String, k: &KedaSummary) {
+        let columns: Vec<String> = k
+            .run
+            .columns
+            .iter()
+            .map(|(m, c)| format!("{m} <- {c:?}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "KEDA (ScaledObject {}; triggers {}): {} operator steps",
+            k.run.scaled_object,
+            columns.join(", "),
+            k.run.steps.len()
+        );
+        for s in &k.run.steps {
             let _ = writeln!(
                 out,
                 "  +{:<8} {:>3} -> {:<3} {}",
-                duration_label(r.at_seconds),
-                show(r.from),
-                show(r.to),
-                r.reason
+                duration_label(s.at_seconds),
+                s.from,
+                s.to,
+                s.reason
             );
         }
-        if let Some(k) = &self.keda {
-            let columns: Vec<String> = k
-                .run
-                .columns
-                .iter()
-                .map(|(m, c)| format!("{m} <- {c:?}"))
-                .collect();
-            let _ = writeln!(
-                out,
-                "KEDA (ScaledObject {}; triggers {}): {} operator steps",
-                k.run.scaled_object,
-                columns.join(", "),
-                k.run.steps.len()
-            );
-            for s in &k.run.steps {
-                let _ = writeln!(
-                    out,
-                    "  +{:<8} {:>3} -> {:<3} {}",
-                    duration_label(s.at_seconds),
-                    s.from,
-                    s.to,
-                    s.reason
-                );
+        let spans: Vec<String> = k
+            .fallback_spans
+            .iter()
+            .map(|(a, b)| format!("+{} to +{}", duration_label(*a), duration_label(*b)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "fallback in force: {} ({:.0}%){}",
+            duration_label(k.fallback_seconds),
+            self.percent(k.fallback_seconds),
+            if spans.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", spans.join(", "))
             }
-            let spans: Vec<String> = k
-                .fallback_spans
-                .iter()
-                .map(|(a, b)| format!("+{} to +{}", duration_label(*a), duration_label(*b)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "fallback in force: {} ({:.0}%){}",
-                duration_label(k.fallback_seconds),
-                pct(k.fallback_seconds),
-                if spans.is_empty() {
-                    String::new()
-                } else {
-                    format!(", {}", spans.join(", "))
-                }
-            );
-        }
-        if let Some(e) = &self.first_error {
-            let _ = writeln!(out, "syncs with an error: {} (first: {e})", self.errors);
-        }
-        out
+        );
     }
+}
+
+/// A replica count, `-` where there is none.
+fn show(replicas: Option<i32>) -> String {
+    replicas.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
