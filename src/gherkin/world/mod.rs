@@ -12,11 +12,11 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams,
 use serde_json::Value;
 
 use super::target::{self, ControllerKind, Target};
-use crate::testbed::controller::{Driver, Requests};
+use crate::testbed::controller::Driver;
 pub use crate::testbed::env::Env;
-use hpa_controller::config::ControllerConfig;
 
 mod cluster;
+mod controller_setup;
 mod keda;
 mod key;
 mod metrics;
@@ -27,6 +27,7 @@ mod rollouts;
 mod scenario_cluster;
 mod time;
 
+pub use controller_setup::ControllerSetup;
 pub use key::ObjKey;
 pub(crate) use metrics::set_value;
 pub use metrics_mirror::{MetricsMirror, SeriesKey};
@@ -68,10 +69,8 @@ pub struct HpaWorld {
     pub namespace: String,
     /// The scenario named its namespace (`Given a namespace`).
     pub namespace_named: bool,
-    /// The controller's flags (settable until it starts).
-    pub config: ControllerConfig,
-    /// Which configuration of `hpa-controller` ours runs with.
-    pub requests: Requests,
+    /// What the controller starts with: its configuration, flags and seeds.
+    pub setup: ControllerSetup,
     /// Declared scale targets.
     pub workloads: HashMap<ObjKey, Workload>,
     /// Time passed since the last sync (syncs happen every sync period).
@@ -97,8 +96,7 @@ impl HpaWorld {
             metrics: MetricsMirror::default(),
             namespace: "default".to_owned(),
             namespace_named: false,
-            config: ControllerConfig::default(),
-            requests: Requests::default(),
+            setup: ControllerSetup::default(),
             workloads: HashMap::new(),
             since_sync: SignedDuration::ZERO,
             real_node: false,
@@ -195,48 +193,18 @@ impl HpaWorld {
     /// The running cluster, started on first use (on a real cluster, in a
     /// namespace of the scenario's own unless it named one).
     pub async fn env(&mut self) -> Result<&Env, StepError> {
-        let gates = &self.config.decision.feature_gates;
+        let gates = &self.setup.config.decision.feature_gates;
         if let Some(own) = self.cluster.start(gates, self.namespace_named).await? {
             self.namespace = own;
         }
         self.cluster.env()
     }
 
-    /// The controller, started on first use with the flags given so far;
-    /// seeds given so far are handed over.
+    /// The controller, started on first use as [`ControllerSetup`] says so
+    /// far; seeds given so far are handed over.
     pub async fn driver(&mut self) -> Result<&Driver, StepError> {
         self.env().await?;
-        self.cluster
-            .driver(&self.config, self.requests, &self.namespace)
-            .await
-    }
-
-    /// The release a run's pass gives the scenario (before its first step).
-    pub fn set_release(&mut self, version: hpa_core::KubernetesVersion) {
-        self.config.decision.feature_gates = hpa_core::FeatureGates::of(version);
-    }
-
-    /// `Given Kubernetes X.Y`: the scenario's release, with the gates set so
-    /// far (refused where the release does not know or locks one); refused
-    /// once the controller runs.
-    pub async fn set_kubernetes_version(&mut self, version: &str) -> StepResult {
-        self.set_flag("kubernetes-version", version).await
-    }
-
-    /// Sets one controller flag; refused once the controller runs.
-    pub async fn set_flag(&mut self, flag: &str, value: &str) -> StepResult {
-        let config = &mut self.config;
-        self.cluster
-            .set_flag(flag, value, || {
-                config
-                    .set_flag(flag, value)
-                    .map_err(|source| StepError::Flag {
-                        flag: flag.to_owned(),
-                        source,
-                    })?;
-                Ok(config.decision.feature_gates)
-            })
-            .await
+        self.cluster.driver(&mut self.setup, &self.namespace).await
     }
 
     /// How long `Then` steps wait for what they expect: not at all on a
@@ -252,7 +220,7 @@ impl HpaWorld {
 
     /// The sync period of the controller acting in the scenario.
     pub fn sync_period(&self) -> std::time::Duration {
-        self.cluster.sync_period(&self.config)
+        self.cluster.sync_period(&self.setup.config)
     }
 
     /// The sync period as the scenario clock counts; one it cannot count
@@ -491,7 +459,7 @@ mod tests {
     #[test]
     fn a_sync_period_the_clock_cannot_count_is_an_error_naming_it() {
         let mut world = HpaWorld::new();
-        world.config.sync_period = std::time::Duration::MAX;
+        world.setup.config.sync_period = std::time::Duration::MAX;
         let err = world.signed_sync_period().unwrap_err().to_string();
         let named = hpa_controller::config::format_go_duration(std::time::Duration::MAX);
         assert!(err.contains(&format!("sync period {named}")), "{err}");
