@@ -8,20 +8,20 @@ use fake_metrics_server::script::Api as MetricsApi;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::Value;
 
 use super::target::{self, ControllerKind, Target};
 use crate::testbed::controller::Driver;
 pub use crate::testbed::env::Env;
 
-mod cluster;
 mod controller_setup;
 mod keda;
 mod key;
 mod metrics;
 mod metrics_mirror;
 mod new_pods;
+mod objects;
 mod pod_names;
 mod rollouts;
 mod scenario_cluster;
@@ -294,20 +294,11 @@ impl HpaWorld {
     /// names; others (a real ReplicaSet's `NAME-7d4b9-xk2zq`) get the next
     /// step name in creation order the first time they are seen.
     pub async fn pods_of(&mut self, ns: &str, workload: &str) -> Result<Vec<Pod>, StepError> {
-        let api: Api<Pod> = self.api(ns).await?;
-        let selector = self
-            .workloads
-            .get(&ObjKey::new(ns, workload))
-            .map_or_else(|| format!("app={workload}"), |w| w.selector.clone());
-        let list = api
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .map_err(StepError::kube(format!(
-                "listing the pods of {ns}/{workload}"
-            )))?;
-        let mut pods = list.items;
-        self.pod_names
-            .arrange(&ObjKey::new(ns, workload), &mut pods);
+        self.env().await?;
+        let key = ObjKey::new(ns, workload);
+        let selector = pod_selector(&self.workloads, &key);
+        let mut pods = self.cluster.pods(ns, workload, &selector).await?;
+        self.pod_names.arrange(&key, &mut pods);
         Ok(pods)
     }
 
@@ -379,6 +370,14 @@ impl HpaWorld {
             if seen == 1 { "" } else { "s" }
         ))
     }
+}
+
+/// The label selector of a workload's pods: the one it declared, else
+/// `app=NAME` (what the steps' workloads carry).
+pub(crate) fn pod_selector(workloads: &HashMap<ObjKey, Workload>, workload: &ObjKey) -> String {
+    workloads
+        .get(workload)
+        .map_or_else(|| format!("app={}", workload.name), |w| w.selector.clone())
 }
 
 /// A check run after each sync while time passes.

@@ -10,10 +10,14 @@
 use std::sync::Arc;
 
 use super::metrics_mirror::FailingApi;
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use serde_json::Value;
 
-use super::{ControllerSetup, StepError, StepResult};
+use super::{ControllerSetup, StepError, StepResult, workload_api};
 use crate::gherkin::kinds::{self, KindRef, Served};
+use crate::gherkin::params::WorkloadKind;
 use crate::gherkin::target::{ControllerKind, Target};
 use crate::testbed::controller::Driver;
 use crate::testbed::env::Env;
@@ -213,6 +217,128 @@ impl ScenarioCluster {
     /// The cluster if it started (for failure reports).
     pub fn env_if_started(&self) -> Option<&Env> {
         self.env.as_ref()
+    }
+
+    /// The HPA `ns/name` as the API serves it in autoscaling/v2 (after
+    /// [`Self::start`], as every object method here).
+    pub async fn hpa(&self, ns: &str, name: &str) -> Result<HorizontalPodAutoscaler, StepError> {
+        let api: Api<HorizontalPodAutoscaler> = Api::namespaced(self.env()?.client.clone(), ns);
+        api.get(name)
+            .await
+            .map_err(StepError::kube(format!("reading HPA {ns}/{name}")))
+    }
+
+    /// The pods in `ns` that `selector` picks, in the cluster's order.
+    pub async fn pods(
+        &self,
+        ns: &str,
+        workload: &str,
+        selector: &str,
+    ) -> Result<Vec<Pod>, StepError> {
+        let api: Api<Pod> = Api::namespaced(self.env()?.client.clone(), ns);
+        let list = api
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(StepError::kube(format!(
+                "listing the pods of {ns}/{workload}"
+            )))?;
+        Ok(list.items)
+    }
+
+    /// `spec.replicas` of a scale target (the workload object itself, not
+    /// what an overridden `/scale` reports).
+    pub async fn spec_replicas(
+        &self,
+        kind: WorkloadKind,
+        ns: &str,
+        name: &str,
+    ) -> Result<i32, StepError> {
+        let api = workload_api(&self.env()?.client, ns, kind);
+        let obj = api.get(name).await.map_err(StepError::kube(format!(
+            "reading {} {ns}/{name}",
+            kind.word()
+        )))?;
+        Ok(obj
+            .data
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .and_then(|v| i32::try_from(v).ok())
+            .unwrap_or(1))
+    }
+
+    /// `spec.replicas` as the target's scale subresource reports it (what
+    /// the HPA sees, an overridden scale included). Where reading the scale
+    /// is made to fail, the workload object's own count.
+    pub async fn scale_replicas(
+        &self,
+        kind: WorkloadKind,
+        ns: &str,
+        name: &str,
+    ) -> Result<i32, StepError> {
+        let api = workload_api(&self.env()?.client, ns, kind);
+        match api.get_scale(name).await {
+            Ok(scale) => Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0)),
+            Err(kube::Error::Api(e)) if e.code >= 500 => self.spec_replicas(kind, ns, name).await,
+            Err(e) => Err(StepError::kube(format!(
+                "reading the scale of {} {ns}/{name}",
+                kind.word()
+            ))(e)),
+        }
+    }
+
+    /// Creates an object given as JSON in a namespace, marked as the
+    /// scenario's.
+    pub async fn create_dynamic(
+        &self,
+        ns: &str,
+        resource: &ApiResource,
+        obj: Value,
+    ) -> Result<DynamicObject, StepError> {
+        let mut obj = obj;
+        // Marked so that a shared cluster can be cleared for the next scenario.
+        obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = Value::from("true");
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.env()?.client.clone(), ns, resource);
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let dynamic: DynamicObject = serde_json::from_value(obj)
+            .map_err(|e| StepError::Input(format!("{} {name}: {e}", resource.kind)))?;
+        api.create(&PostParams::default(), &dynamic)
+            .await
+            .map_err(StepError::kube(format!(
+                "creating {} {ns}/{name}",
+                resource.kind
+            )))
+    }
+
+    /// Merge-patches an object's main part or status.
+    pub async fn merge_patch(
+        &self,
+        ns: &str,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        status: bool,
+    ) -> StepResult {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.env()?.client.clone(), ns, resource);
+        let what = format!(
+            "updating {} {ns}/{name}{}",
+            resource.kind,
+            if status { " status" } else { "" }
+        );
+        let params = PatchParams::default();
+        let patch = Patch::Merge(&patch);
+        if status {
+            api.patch_status(name, &params, &patch).await
+        } else {
+            api.patch(name, &params, &patch).await
+        }
+        .map(|_| ())
+        .map_err(StepError::kube(what))
     }
 
     /// The controller if it started.
