@@ -28,6 +28,7 @@ mod scenario_cluster;
 mod time;
 
 pub use controller_setup::ControllerSetup;
+pub use keda::{KedaObject, KedaReach, KedaScenario};
 pub use key::ObjKey;
 pub(crate) use metrics::set_value;
 pub use metrics_mirror::{MetricsMirror, SeriesKey};
@@ -81,7 +82,7 @@ pub struct HpaWorld {
     /// The folder of the feature file (manifest paths are relative to it).
     pub feature_dir: Option<std::path::PathBuf>,
     /// KEDA's ScaledObjects, run before every HPA sync.
-    pub(crate) keda: keda::KedaScenario,
+    pub keda: KedaScenario,
     /// What the scenario said of the pods workloads make from now on.
     pub new_pods: NewPods,
 }
@@ -101,7 +102,7 @@ impl HpaWorld {
             since_sync: SignedDuration::ZERO,
             real_node: false,
             feature_dir: None,
-            keda: keda::KedaScenario::default(),
+            keda: KedaScenario::default(),
             new_pods: NewPods::default(),
         }
     }
