@@ -1,6 +1,10 @@
 //! The scenario world: what one scenario declared, and its rooms: the
-//! testbed ([`ScenarioCluster`]), pod names ([`PodNames`]) and the metrics
-//! it set ([`MetricsMirror`]).
+//! testbed ([`ScenarioCluster`]), what the controller starts with
+//! ([`ControllerSetup`]), pod names ([`PodNames`]), the metrics it set
+//! ([`MetricsMirror`]), what it said of new pods ([`NewPods`]) and KEDA's
+//! ScaledObjects ([`KedaScenario`]). Each room's file holds its behaviour;
+//! the world's own files (`objects.rs`, `metrics_server.rs`, `rollouts.rs`,
+//! `time.rs`) are what steps do across rooms.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -54,24 +58,31 @@ pub struct Workload {
 /// One scenario's state. A fresh one per scenario; nothing is shared.
 ///
 /// It is made of rooms, each with one job: [`ScenarioCluster`] (the testbed
-/// from the first step to the last), [`PodNames`] (pod names as steps say
-/// them) and [`MetricsMirror`] (the metrics the scenario set). The fields
-/// beside them are what the scenario declared.
+/// from the first step to the last), [`ControllerSetup`] (what the
+/// controller starts with), [`PodNames`] (pod names as steps say them),
+/// [`MetricsMirror`] (the metrics the scenario set), [`NewPods`] (what it
+/// said of the pods workloads make from now on) and [`KedaScenario`]
+/// (KEDA's ScaledObjects). The fields after them are what the scenario
+/// declared.
 #[derive(Debug, cucumber::World)]
 #[world(init = Self::new)]
 pub struct HpaWorld {
     /// The scenario's cluster, metrics server and controller.
     pub cluster: ScenarioCluster,
+    /// What the controller starts with: its configuration, flags and seeds.
+    pub setup: ControllerSetup,
     /// Pod names as steps say them, and as the cluster does.
     pub pod_names: PodNames,
     /// The metrics the scenario set, as the fake metrics server knows them.
     pub metrics: MetricsMirror,
+    /// What the scenario said of the pods workloads make from now on.
+    pub new_pods: NewPods,
+    /// KEDA's ScaledObjects, run before every HPA sync.
+    pub keda: KedaScenario,
     /// Namespace of unqualified names.
     pub namespace: String,
     /// The scenario named its namespace (`Given a namespace`).
     pub namespace_named: bool,
-    /// What the controller starts with: its configuration, flags and seeds.
-    pub setup: ControllerSetup,
     /// Declared scale targets.
     pub workloads: HashMap<ObjKey, Workload>,
     /// Time passed since the last sync (syncs happen every sync period).
@@ -81,10 +92,6 @@ pub struct HpaWorld {
     pub real_node: bool,
     /// The folder of the feature file (manifest paths are relative to it).
     pub feature_dir: Option<std::path::PathBuf>,
-    /// KEDA's ScaledObjects, run before every HPA sync.
-    pub keda: KedaScenario,
-    /// What the scenario said of the pods workloads make from now on.
-    pub new_pods: NewPods,
 }
 
 pub use crate::testbed::controller::Seed;
@@ -93,17 +100,17 @@ impl HpaWorld {
     fn new() -> Self {
         Self {
             cluster: ScenarioCluster::new(target::current()),
+            setup: ControllerSetup::default(),
             pod_names: PodNames::default(),
             metrics: MetricsMirror::default(),
+            new_pods: NewPods::default(),
+            keda: KedaScenario::default(),
             namespace: "default".to_owned(),
             namespace_named: false,
-            setup: ControllerSetup::default(),
             workloads: HashMap::new(),
             since_sync: SignedDuration::ZERO,
             real_node: false,
             feature_dir: None,
-            keda: KedaScenario::default(),
-            new_pods: NewPods::default(),
         }
     }
 
