@@ -361,10 +361,10 @@ async fn run_pass(
             if tagged(SIMULATED_WORKLOADS_TAG) {
                 world.cluster.require(Needs::SimulatedWorkloads);
             }
-            world.set_release(version);
-            world.requests = requests;
+            world.setup.set_release(version);
+            world.setup.requests = requests;
             if recording {
-                super::record::Recorder::prepare(&mut world.config);
+                super::record::Recorder::prepare(&mut world.setup.config);
             }
             Box::pin(async move {
                 world.prepare().await;
@@ -385,7 +385,7 @@ async fn run_pass(
                 verdict: Verdict::of(finished),
                 kubernetes_version: world
                     .as_deref()
-                    .map_or(version, |w| w.config.decision.feature_gates.version()),
+                    .map_or(version, |w| w.setup.config.decision.feature_gates.version()),
                 failure: super::outcome::step_error(finished),
             };
             if let Some(recorder) = &recorder {

@@ -13,16 +13,21 @@ async fn runs_with(world: &mut HpaWorld, step: &Step) -> StepResult {
     for row in &table.rows {
         let flag = table.cell(row, "flag").unwrap_or_default();
         let value = table.cell(row, "value").unwrap_or_default();
-        world.set_flag(flag, value).await?;
+        world.setup.set_flag(flag, value, &world.cluster).await?;
     }
     Ok(())
 }
 
 /// `Given Kubernetes 1.36`: the scenario runs under that release's HPA
-/// semantics (controller and simulated API server), whatever the run's.
+/// semantics (controller and simulated API server), whatever the run's;
+/// the flag `kubernetes-version`, with the gates set so far (refused where
+/// the release does not know or locks one), refused once the controller runs.
 #[given(regex = r"^Kubernetes v?(\S+)$")]
 async fn kubernetes(world: &mut HpaWorld, version: String) -> StepResult {
-    world.set_kubernetes_version(&version).await
+    world
+        .setup
+        .set_flag("kubernetes-version", &version, &world.cluster)
+        .await
 }
 
 /// `Then the HPA controller refuses the flag "F" "V" saying "TEXT"`: the
@@ -35,14 +40,14 @@ async fn refuses_flag(
     value: String,
     text: String,
 ) -> StepResult {
-    let before = world.config.clone();
-    match world.set_flag(&flag, &value).await {
+    let before = world.setup.config.clone();
+    match world.setup.set_flag(&flag, &value, &world.cluster).await {
         Ok(()) => Err(StepError::Expectation(format!(
             "expected --{flag}={value} to be refused, the controller took it"
         ))),
         Err(StepError::Flag { source, .. }) => {
             let message = source.to_string();
-            if world.config != before {
+            if world.setup.config != before {
                 return Err(StepError::Expectation(format!(
                     "--{flag}={value} was refused ({message}) but changed the settings"
                 )));
@@ -77,12 +82,15 @@ async fn recommendations_were(world: &mut HpaWorld, step: &Step, hpa: String) ->
     }
     let (namespace, name) = world.qualify(&hpa);
     world
-        .cluster
-        .seed(Seed::Recommendations {
-            namespace,
-            name,
-            entries,
-        })
+        .setup
+        .seed(
+            Seed::Recommendations {
+                namespace,
+                name,
+                entries,
+            },
+            &world.cluster,
+        )
         .await
 }
 
@@ -106,12 +114,15 @@ async fn scale_events_were(world: &mut HpaWorld, step: &Step, hpa: String) -> St
     }
     let (namespace, name) = world.qualify(&hpa);
     world
-        .cluster
-        .seed(Seed::ScaleEvents {
-            namespace,
-            name,
-            events,
-        })
+        .setup
+        .seed(
+            Seed::ScaleEvents {
+                namespace,
+                name,
+                events,
+            },
+            &world.cluster,
+        )
         .await
 }
 

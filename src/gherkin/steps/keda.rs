@@ -6,8 +6,15 @@ use cucumber::gherkin::Step;
 use cucumber::{given, then, when};
 
 use super::doc_string;
-use crate::gherkin::world::{HpaWorld, StepError, StepResult, yaml};
+use crate::gherkin::world::{HpaWorld, ObjKey, StepError, StepResult, yaml};
 use hpa_keda::adapter::Reading;
+
+/// The key of ScaledObject `so` (`ns/name`, or a name in the scenario's
+/// namespace).
+fn so_key(world: &HpaWorld, so: &str) -> ObjKey {
+    let (ns, name) = world.qualify(so);
+    ObjKey::new(ns, name)
+}
 
 #[given(expr = "the ScaledObject:")]
 async fn the_scaled_object(world: &mut HpaWorld, step: &Step) -> StepResult {
@@ -28,13 +35,19 @@ async fn trigger_reports(
             "trigger {trigger:?} of ScaledObject {so:?}: {value:?} is not a number"
         ))
     })?;
-    world.set_trigger_reading(&so, &trigger, Reading::Value(v))
+    let key = so_key(world, &so);
+    world
+        .keda
+        .set_trigger_reading(&key, &trigger, Reading::Value(v))
 }
 
 #[given(expr = "the trigger {string} of ScaledObject {string} fails")]
 #[when(expr = "the trigger {string} of ScaledObject {string} fails")]
 async fn trigger_fails(world: &mut HpaWorld, trigger: String, so: String) -> StepResult {
-    world.set_trigger_reading(&so, &trigger, Reading::Failed)
+    let key = so_key(world, &so);
+    world
+        .keda
+        .set_trigger_reading(&key, &trigger, Reading::Failed)
 }
 
 #[then(expr = "the ScaledObject {string} is active")]
@@ -70,7 +83,7 @@ async fn has_condition_reason(
 
 #[then(expr = "an event {string} is recorded for the ScaledObject {string}")]
 async fn event_recorded(world: &mut HpaWorld, reason: String, so: String) -> StepResult {
-    let object = world.scaled_object(&so)?;
+    let object = world.keda.object(&so_key(world, &so))?;
     let events = object.keda.events();
     if events.iter().any(|e| e.reason == reason) {
         return Ok(());
@@ -99,7 +112,10 @@ async fn check_condition(
             "condition {kind:?}: a ScaledObject has Ready, Active, Fallback and Paused"
         )));
     }
-    let object = world.served_scaled_object(so).await?;
+    let object = world
+        .keda
+        .served(&so_key(world, so), &world.cluster)
+        .await?;
     let got = object
         .pointer("/status/conditions")
         .and_then(serde_json::Value::as_array)

@@ -89,7 +89,7 @@ async fn scale_reports_replicas(
     spec: i32,
     status: i32,
 ) -> StepResult {
-    world.cluster.bend_scale(world.requests)?;
+    world.setup.bend_scale(&world.cluster)?;
     let (ns, n) = world.qualify(&name);
     world
         .env()
@@ -110,7 +110,7 @@ async fn scale_reports_selector(
     name: String,
     selector: String,
 ) -> StepResult {
-    world.cluster.bend_scale(world.requests)?;
+    world.setup.bend_scale(&world.cluster)?;
     let (ns, n) = world.qualify(&name);
     world
         .env()
@@ -126,7 +126,7 @@ async fn scale_reports_selector(
 
 #[given(expr = "reading the scale of {string} fails")]
 async fn reading_scale_fails(world: &mut HpaWorld, name: String) -> StepResult {
-    world.cluster.bend_scale(world.requests)?;
+    world.setup.bend_scale(&world.cluster)?;
     let (ns, n) = world.qualify(&name);
     world
         .env()

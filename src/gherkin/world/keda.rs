@@ -1,6 +1,8 @@
 //! KEDA in a scenario: the ScaledObjects declared, the trigger readings
 //! scripted, and the operator and metrics adapter run before every HPA
-//! sync on the scenario clock (the pure logic is [`hpa_keda`]).
+//! sync on the scenario clock (the pure logic is [`hpa_keda`]). The room
+//! ([`KedaScenario`]) acts on the running cluster through [`KedaReach`],
+//! the other rooms it borrows while it does.
 
 use std::collections::BTreeMap;
 
@@ -31,44 +33,89 @@ pub struct KedaObject {
     original_replicas: Option<i32>,
 }
 
-impl KedaScenario {
-    /// A declared ScaledObject.
-    pub fn get(&self, ns: &str, name: &str) -> Option<&KedaObject> {
-        self.objects.get(&ObjKey::new(ns, name))
-    }
+/// What KEDA reaches beyond its own room, once the cluster runs: the
+/// cluster (ScaledObjects, the HPAs it generates, scales, the fake metrics
+/// server its adapter answers through), the scale targets the scenario
+/// declared (their kinds and pod selectors), pod names (listing a target's
+/// pods names them) and the metrics mirror (pods a scale-down removed take
+/// their metrics along).
+pub struct KedaReach<'w> {
+    cluster: &'w mut ScenarioCluster,
+    workloads: &'w HashMap<ObjKey, Workload>,
+    pod_names: &'w mut PodNames,
+    metrics: &'w mut MetricsMirror,
 }
 
 impl HpaWorld {
     /// Declares a ScaledObject (a doc string or a manifest document); KEDA's
     /// controller reconciles it at once, creating its HPA.
     pub async fn add_scaled_object(&mut self, object: &Value, what: &str) -> StepResult {
+        let (so, key) = self.keda.check_new(object, what, &self.namespace)?;
+        self.env().await?;
+        let (keda, reach) = self.keda_reach();
+        keda.add(so, key, object, reach).await
+    }
+
+    /// The KEDA room and the rooms it reaches, borrowed apart.
+    pub(crate) fn keda_reach(&mut self) -> (&mut KedaScenario, KedaReach<'_>) {
+        let reach = KedaReach {
+            cluster: &mut self.cluster,
+            workloads: &self.workloads,
+            pod_names: &mut self.pod_names,
+            metrics: &mut self.metrics,
+        };
+        (&mut self.keda, reach)
+    }
+}
+
+impl KedaScenario {
+    /// A ScaledObject given as `object` (in `namespace` unless it names
+    /// one), refused where it does not parse or is declared twice.
+    pub fn check_new(
+        &self,
+        object: &Value,
+        what: &str,
+        namespace: &str,
+    ) -> Result<(ScaledObject, ObjKey), StepError> {
         let mut so =
             ScaledObject::from_value(object, what).map_err(|e| StepError::Input(e.to_string()))?;
         let ns = so
             .metadata
             .namespace
-            .get_or_insert_with(|| self.namespace.clone())
+            .get_or_insert_with(|| namespace.to_owned())
             .clone();
         let key = ObjKey::new(ns, so.metadata.name.clone());
-        if self.keda.objects.contains_key(&key) {
+        if self.objects.contains_key(&key) {
             return Err(StepError::Input(format!(
                 "{what}: ScaledObject {}/{} is declared twice",
                 key.ns, key.name
             )));
         }
-        if self.env().await?.is_real() {
+        Ok((so, key))
+    }
+
+    /// Declares a ScaledObject [`Self::check_new`] took; KEDA's controller
+    /// reconciles it at once, creating its HPA.
+    pub async fn add(
+        &mut self,
+        so: ScaledObject,
+        key: ObjKey,
+        object: &Value,
+        mut reach: KedaReach<'_>,
+    ) -> StepResult {
+        if reach.cluster.is_real() {
             return Err(StepError::unsupported(
                 "a ScaledObject is played by the harness's model of KEDA, which needs the simulated cluster; \
                  on a real cluster install KEDA and point a metrics-api trigger at the harness (docs/keda.md, \
                  \"On a real cluster with KEDA installed\")",
             ));
         }
-        self.keda_store(&key, object).await?;
+        store(&key, object, reach.cluster).await?;
         let target = so.spec.scale_target_ref.name.clone();
-        let original_replicas = self.keda_current(&key.ns, &target).await.ok();
+        let original_replicas = reach.current(&key.ns, &target).await.ok();
         let mut keda = KedaLoop::new(so, &key.ns);
-        let step = keda.reconcile(self.now().await?, original_replicas);
-        self.keda.objects.insert(
+        let step = keda.reconcile(reach.cluster.env()?.now(), original_replicas);
+        self.objects.insert(
             key.clone(),
             KedaObject {
                 keda,
@@ -76,49 +123,14 @@ impl HpaWorld {
                 original_replicas,
             },
         );
-        self.keda_carry_out(&key.ns, &target, step).await?;
-        self.keda_write_status(&key).await
-    }
-
-    /// Stores the ScaledObject in the cluster as `kubectl apply` would, KEDA's
-    /// CRD first, so that `kubectl get so` shows it with KEDA's status.
-    async fn keda_store(&mut self, key: &ObjKey, object: &Value) -> StepResult {
-        let client = self.env().await?.client.clone();
-        let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
-        if crds
-            .get_opt(keda_status::CRD_NAME)
-            .await
-            .map_err(StepError::kube("reading KEDA's ScaledObject CRD"))?
-            .is_none()
-        {
-            let crd: DynamicObject = serde_json::from_value(keda_status::crd())
-                .map_err(|e| StepError::State(format!("KEDA's ScaledObject CRD: {e}")))?;
-            match crds.create(&PostParams::default(), &crd).await {
-                Ok(_) => {}
-                Err(kube::Error::Api(e)) if e.code == 409 => {}
-                Err(e) => return Err(StepError::kube("creating KEDA's ScaledObject CRD")(e)),
-            }
-            self.cluster.forget_served_kinds();
-        }
-        let mut object = object.clone();
-        object["metadata"]["namespace"] = Value::from(key.ns.clone());
-        if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-            for field in ["resourceVersion", "uid", "creationTimestamp"] {
-                m.remove(field);
-            }
-        }
-        if let Some(o) = object.as_object_mut() {
-            o.remove("status");
-        }
-        self.create_dynamic(&key.ns, &scaled_object_resource(), object)
-            .await?;
-        Ok(())
+        reach.carry_out(&key.ns, &target, step).await?;
+        self.write_status(&key, reach.cluster).await
     }
 
     /// Writes the status the model keeps through the ScaledObject's
     /// `/status`, as KEDA's controller does after each reconcile.
-    async fn keda_write_status(&mut self, key: &ObjKey) -> StepResult {
-        let Some(object) = self.keda.objects.get(key) else {
+    async fn write_status(&self, key: &ObjKey, cluster: &ScenarioCluster) -> StepResult {
+        let Some(object) = self.objects.get(key) else {
             return Ok(());
         };
         let facts = TargetFacts {
@@ -127,7 +139,7 @@ impl HpaWorld {
         };
         let keda = &object.keda;
         let status = keda_status::status(keda.scaled_object(), keda.status(), &facts);
-        let client = self.env().await?.client.clone();
+        let client = cluster.env()?.client.clone();
         let api: Api<DynamicObject> =
             Api::namespaced_with(client, &key.ns, &scaled_object_resource());
         let mut found = api.get(&key.name).await.map_err(StepError::kube(format!(
@@ -148,13 +160,16 @@ impl HpaWorld {
     }
 
     /// Scripts what trigger `trigger` of ScaledObject `so` reads from now on.
-    pub fn set_trigger_reading(&mut self, so: &str, trigger: &str, reading: Reading) -> StepResult {
-        let (ns, name) = self.qualify(so);
-        let key = ObjKey::new(ns, name);
-        let object = self.keda.objects.get_mut(&key).ok_or_else(|| {
+    pub fn set_trigger_reading(
+        &mut self,
+        so: &ObjKey,
+        trigger: &str,
+        reading: Reading,
+    ) -> StepResult {
+        let object = self.objects.get_mut(so).ok_or_else(|| {
             StepError::Input(format!(
                 "ScaledObject {}/{} is not declared",
-                key.ns, key.name
+                so.ns, so.name
             ))
         })?;
         let metrics = trigger_metrics(object.keda.scaled_object())
@@ -167,7 +182,7 @@ impl HpaWorld {
                 .collect();
             return Err(StepError::Input(format!(
                 "ScaledObject {}: {} trigger(s) answer to {trigger:?}; name one by its name or metric name ({})",
-                key.name,
+                so.name,
                 found.len(),
                 known.join(", ")
             )));
@@ -176,89 +191,74 @@ impl HpaWorld {
         Ok(())
     }
 
-    /// The ScaledObject `name` as KEDA keeps it.
-    pub fn scaled_object(&self, name: &str) -> Result<&KedaObject, StepError> {
-        let (ns, n) = self.qualify(name);
-        self.keda
-            .get(&ns, &n)
-            .ok_or_else(|| StepError::Input(format!("ScaledObject {ns}/{n} is not declared")))
+    /// The ScaledObject `so` as KEDA keeps it.
+    pub fn object(&self, so: &ObjKey) -> Result<&KedaObject, StepError> {
+        self.objects
+            .get(so)
+            .ok_or_else(|| StepError::Input(format!("ScaledObject {so} is not declared")))
     }
 
-    /// The ScaledObject `name` as the cluster serves it (`kubectl get so NAME
+    /// The ScaledObject `so` as the cluster serves it (`kubectl get so NAME
     /// -o yaml`): the expectations read its status from here, where the
     /// model's status was written.
-    pub async fn served_scaled_object(&mut self, name: &str) -> Result<Value, StepError> {
-        self.scaled_object(name)?;
-        let (ns, n) = self.qualify(name);
-        let client = self.env().await?.client.clone();
-        let api: Api<DynamicObject> = Api::namespaced_with(client, &ns, &scaled_object_resource());
+    pub async fn served(&self, so: &ObjKey, cluster: &ScenarioCluster) -> Result<Value, StepError> {
+        self.object(so)?;
+        let client = cluster.env()?.client.clone();
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(client, &so.ns, &scaled_object_resource());
         let found = api
-            .get(&n)
+            .get(&so.name)
             .await
-            .map_err(StepError::kube(format!("reading ScaledObject {ns}/{n}")))?;
+            .map_err(StepError::kube(format!("reading ScaledObject {so}")))?;
         Ok(found.data)
     }
 
     /// Before each HPA sync, for every ScaledObject: KEDA's turn (its
     /// controller and, every `pollingInterval`, its scale loop), then its
     /// metrics adapter's answers.
-    pub(crate) async fn keda_sync(&mut self) -> StepResult {
-        let keys: Vec<ObjKey> = self.keda.objects.keys().cloned().collect();
+    pub async fn sync(&mut self, mut reach: KedaReach<'_>) -> StepResult {
+        let keys: Vec<ObjKey> = self.objects.keys().cloned().collect();
         for key in keys {
-            self.keda_turn(&key).await?;
-            self.keda_answer(&key).await?;
-            self.keda_write_status(&key).await?;
+            self.turn(&key, &mut reach).await?;
+            self.answer(&key, &mut reach).await?;
+            self.write_status(&key, reach.cluster).await?;
         }
         Ok(())
     }
 
     /// KEDA's turn on the scenario clock, and what it decided written.
-    async fn keda_turn(&mut self, key: &ObjKey) -> StepResult {
-        let now = self.now().await?;
-        let Some(object) = self.keda.objects.get(key) else {
+    async fn turn(&mut self, key: &ObjKey, reach: &mut KedaReach<'_>) -> StepResult {
+        let now = reach.cluster.env()?.now();
+        let Some(object) = self.objects.get(key) else {
             return Ok(());
         };
         let target = object.keda.target().to_owned();
         // An unreadable target waits for the adapter's read to report it.
-        let current = self.keda_current(&key.ns, &target).await.ok();
-        let Some(object) = self.keda.objects.get_mut(key) else {
+        let current = reach.current(&key.ns, &target).await.ok();
+        let Some(object) = self.objects.get_mut(key) else {
             return Ok(());
         };
         let step = object.keda.step(now, &object.readings, current);
-        self.keda_carry_out(&key.ns, &target, step).await
-    }
-
-    /// Writes a turn's HPA and scale to the cluster.
-    async fn keda_carry_out(&mut self, ns: &str, target: &str, step: Step) -> StepResult {
-        if let Some(name) = step.delete_hpa {
-            self.delete_hpa(ns, &name).await?;
-        }
-        if let Some(hpa) = step.apply_hpa {
-            self.apply_hpa(ns, &hpa.name, hpa.object).await?;
-        }
-        match step.scale {
-            Some(scale) => self.keda_scale(ns, target, scale.to).await,
-            None => Ok(()),
-        }
+        reach.carry_out(&key.ns, &target, step).await
     }
 
     /// The metrics adapter's answers to the HPA's coming read, loaded into
     /// the fake metrics server under the HPA's selector.
-    async fn keda_answer(&mut self, key: &ObjKey) -> StepResult {
-        let Some(object) = self.keda.objects.get(key) else {
+    async fn answer(&mut self, key: &ObjKey, reach: &mut KedaReach<'_>) -> StepResult {
+        let Some(object) = self.objects.get(key) else {
             return Ok(());
         };
         if object.keda.hpa().is_none() {
             return Ok(());
         }
         let target = object.keda.target().to_owned();
-        let replicas = self.keda_replicas(&key.ns, &target).await?;
-        let Some(object) = self.keda.objects.get_mut(key) else {
+        let replicas = reach.replicas(&key.ns, &target).await?;
+        let Some(object) = self.objects.get_mut(key) else {
             return Ok(());
         };
         let answers = object.keda.answer(&object.readings, replicas);
         let labels = BTreeMap::from([(OWNER_LABEL.to_owned(), key.name.clone())]);
-        let client = self.env().await?.metrics.clone();
+        let client = reach.cluster.env()?.metrics.clone();
         for a in answers {
             let value = a.quantity();
             client
@@ -271,20 +271,80 @@ impl HpaWorld {
         }
         Ok(())
     }
+}
+
+/// Stores the ScaledObject in the cluster as `kubectl apply` would, KEDA's
+/// CRD first, so that `kubectl get so` shows it with KEDA's status.
+async fn store(key: &ObjKey, object: &Value, cluster: &mut ScenarioCluster) -> StepResult {
+    let client = cluster.env()?.client.clone();
+    let crds: Api<DynamicObject> = Api::all_with(client, &crd_resource());
+    if crds
+        .get_opt(keda_status::CRD_NAME)
+        .await
+        .map_err(StepError::kube("reading KEDA's ScaledObject CRD"))?
+        .is_none()
+    {
+        let crd: DynamicObject = serde_json::from_value(keda_status::crd())
+            .map_err(|e| StepError::State(format!("KEDA's ScaledObject CRD: {e}")))?;
+        match crds.create(&PostParams::default(), &crd).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(e)) if e.code == 409 => {}
+            Err(e) => return Err(StepError::kube("creating KEDA's ScaledObject CRD")(e)),
+        }
+        cluster.forget_served_kinds();
+    }
+    let mut object = object.clone();
+    object["metadata"]["namespace"] = Value::from(key.ns.clone());
+    if let Some(m) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        for field in ["resourceVersion", "uid", "creationTimestamp"] {
+            m.remove(field);
+        }
+    }
+    if let Some(o) = object.as_object_mut() {
+        o.remove("status");
+    }
+    cluster
+        .create_dynamic(&key.ns, &scaled_object_resource(), object)
+        .await?;
+    Ok(())
+}
+
+impl KedaReach<'_> {
+    /// The kind of scale target `ns/target` (a Deployment unless declared).
+    fn kind_of(&self, ns: &str, target: &str) -> super::super::params::WorkloadKind {
+        self.workloads
+            .get(&ObjKey::new(ns, target))
+            .map_or(super::super::params::WorkloadKind::Deployment, |w| w.kind)
+    }
+
+    /// Writes a turn's HPA and scale to the cluster.
+    async fn carry_out(&mut self, ns: &str, target: &str, step: Step) -> StepResult {
+        if let Some(name) = step.delete_hpa {
+            self.delete_hpa(ns, &name).await?;
+        }
+        if let Some(hpa) = step.apply_hpa {
+            self.apply_hpa(ns, &hpa.name, hpa.object).await?;
+        }
+        match step.scale {
+            Some(scale) => self.scale(ns, target, scale.to).await,
+            None => Ok(()),
+        }
+    }
 
     /// The target's `spec.replicas`, through its scale subresource.
-    async fn keda_current(&mut self, ns: &str, target: &str) -> Result<i32, StepError> {
-        let kind = self
-            .workloads
-            .get(&ObjKey::new(ns, target))
-            .map_or(super::super::params::WorkloadKind::Deployment, |w| w.kind);
-        self.scale_replicas(kind, &format!("{ns}/{target}")).await
+    async fn current(&self, ns: &str, target: &str) -> Result<i32, StepError> {
+        self.cluster
+            .scale_replicas(self.kind_of(ns, target), ns, target)
+            .await
     }
 
     /// The target's `spec.replicas` and ready pods.
-    async fn keda_replicas(&mut self, ns: &str, target: &str) -> Result<Replicas, StepError> {
-        let current = self.keda_current(ns, target).await?;
-        let pods = self.pods_of(ns, target).await?;
+    async fn replicas(&mut self, ns: &str, target: &str) -> Result<Replicas, StepError> {
+        let current = self.current(ns, target).await?;
+        let key = ObjKey::new(ns, target);
+        let selector = pod_selector(self.workloads, &key);
+        let mut pods = self.cluster.pods(ns, target, &selector).await?;
+        self.pod_names.arrange(&key, &mut pods);
         let ready = pods.iter().filter(|p| pod_ready(p)).count();
         Ok(Replicas {
             current,
@@ -292,13 +352,12 @@ impl HpaWorld {
         })
     }
 
-    /// Sets the target's replicas through its scale subresource, as KEDA does.
-    async fn keda_scale(&mut self, ns: &str, target: &str, replicas: i32) -> StepResult {
-        let kind = self
-            .workloads
-            .get(&ObjKey::new(ns, target))
-            .map_or(super::super::params::WorkloadKind::Deployment, |w| w.kind);
-        let api = workload_api(&self.env().await?.client, ns, kind);
+    /// Sets the target's replicas through its scale subresource, as KEDA
+    /// does; the pods a scale-down removed take their metrics along.
+    async fn scale(&mut self, ns: &str, target: &str, replicas: i32) -> StepResult {
+        let kind = self.kind_of(ns, target);
+        let env = self.cluster.env()?;
+        let api = workload_api(&env.client, ns, kind);
         api.patch_scale(
             target,
             &PatchParams::default(),
@@ -309,12 +368,13 @@ impl HpaWorld {
             "KEDA scaling {} {ns}/{target} to {replicas}",
             kind.word()
         )))?;
-        self.prune_pods().await
+        let (cluster, client) = (env.client.clone(), env.metrics.clone());
+        self.metrics.prune(&cluster, &client).await
     }
 
     /// Creates the generated HPA, or replaces its spec, labels and annotations.
-    async fn apply_hpa(&mut self, ns: &str, name: &str, hpa: Value) -> StepResult {
-        let client = self.env().await?.client.clone();
+    async fn apply_hpa(&self, ns: &str, name: &str, hpa: Value) -> StepResult {
+        let client = self.cluster.env()?.client.clone();
         let api: Api<DynamicObject> = Api::namespaced_with(client, ns, &hpa_resource("v2"));
         let existing = api
             .get_opt(name)
@@ -322,7 +382,9 @@ impl HpaWorld {
             .map_err(StepError::kube(format!("reading HPA {ns}/{name}")))?;
         match existing {
             None => {
-                self.create_dynamic(ns, &hpa_resource("v2"), hpa).await?;
+                self.cluster
+                    .create_dynamic(ns, &hpa_resource("v2"), hpa)
+                    .await?;
             }
             Some(mut found) => {
                 let want_spec = hpa.get("spec").cloned().unwrap_or_default();
@@ -338,8 +400,9 @@ impl HpaWorld {
         Ok(())
     }
 
-    async fn delete_hpa(&mut self, ns: &str, name: &str) -> StepResult {
-        let client = self.env().await?.client.clone();
+    /// Deletes an HPA KEDA no longer generates (gone already is fine).
+    async fn delete_hpa(&self, ns: &str, name: &str) -> StepResult {
+        let client = self.cluster.env()?.client.clone();
         let api: Api<DynamicObject> = Api::namespaced_with(client, ns, &hpa_resource("v2"));
         match api.delete(name, &Default::default()).await {
             Ok(_) => Ok(()),
@@ -420,8 +483,10 @@ spec:
         .unwrap();
         let object = yaml(WORKER, "test").unwrap();
         world.add_scaled_object(&object, "test").await.unwrap();
+        let worker = ObjKey::new(world.namespace.clone(), "worker");
         world
-            .set_trigger_reading("worker", "rabbitmq", Reading::Value(50.0))
+            .keda
+            .set_trigger_reading(&worker, "rabbitmq", Reading::Value(50.0))
             .unwrap();
         world.sync_step().await.unwrap();
 
@@ -430,7 +495,7 @@ spec:
             got["spec"]["scaleTargetRef"]["name"], "worker",
             "stored as applied"
         );
-        let model = world.scaled_object("worker").unwrap();
+        let model = world.keda.object(&worker).unwrap();
         let want = keda_status::status(
             model.keda.scaled_object(),
             model.keda.status(),
@@ -450,7 +515,8 @@ spec:
 
         // Two failed reads pass failureThreshold 1: Fallback=True is served.
         world
-            .set_trigger_reading("worker", "rabbitmq", Reading::Failed)
+            .keda
+            .set_trigger_reading(&worker, "rabbitmq", Reading::Failed)
             .unwrap();
         world.sync_step().await.unwrap();
         world.sync_step().await.unwrap();

@@ -1,6 +1,10 @@
 //! The scenario world: what one scenario declared, and its rooms: the
-//! testbed ([`ScenarioCluster`]), pod names ([`PodNames`]) and the metrics
-//! it set ([`MetricsMirror`]).
+//! testbed ([`ScenarioCluster`]), what the controller starts with
+//! ([`ControllerSetup`]), pod names ([`PodNames`]), the metrics it set
+//! ([`MetricsMirror`]), what it said of new pods ([`NewPods`]) and KEDA's
+//! ScaledObjects ([`KedaScenario`]). Each room's file holds its behaviour;
+//! the world's own files (`objects.rs`, `metrics_server.rs`, `rollouts.rs`,
+//! `time.rs`) are what steps do across rooms.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -8,28 +12,30 @@ use fake_metrics_server::script::Api as MetricsApi;
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use serde_json::Value;
 
 use super::target::{self, ControllerKind, Target};
-use crate::testbed::controller::{Driver, Requests};
+use crate::testbed::controller::Driver;
 pub use crate::testbed::env::Env;
-use hpa_controller::config::ControllerConfig;
 
-mod cluster;
+mod controller_setup;
 mod keda;
 mod key;
-mod metrics;
 mod metrics_mirror;
+mod metrics_server;
 mod new_pods;
+mod objects;
 mod pod_names;
 mod rollouts;
 mod scenario_cluster;
 mod time;
 
+pub use controller_setup::ControllerSetup;
+pub use keda::{KedaObject, KedaReach, KedaScenario};
 pub use key::ObjKey;
-pub(crate) use metrics::set_value;
 pub use metrics_mirror::{MetricsMirror, SeriesKey};
+pub(crate) use metrics_server::set_value;
 pub use new_pods::NewPods;
 pub use pod_names::{PodNames, pod_index};
 pub use rollouts::VERSION_ANNOTATION;
@@ -52,26 +58,31 @@ pub struct Workload {
 /// One scenario's state. A fresh one per scenario; nothing is shared.
 ///
 /// It is made of rooms, each with one job: [`ScenarioCluster`] (the testbed
-/// from the first step to the last), [`PodNames`] (pod names as steps say
-/// them) and [`MetricsMirror`] (the metrics the scenario set). The fields
-/// beside them are what the scenario declared.
+/// from the first step to the last), [`ControllerSetup`] (what the
+/// controller starts with), [`PodNames`] (pod names as steps say them),
+/// [`MetricsMirror`] (the metrics the scenario set), [`NewPods`] (what it
+/// said of the pods workloads make from now on) and [`KedaScenario`]
+/// (KEDA's ScaledObjects). The fields after them are what the scenario
+/// declared.
 #[derive(Debug, cucumber::World)]
 #[world(init = Self::new)]
 pub struct HpaWorld {
     /// The scenario's cluster, metrics server and controller.
     pub cluster: ScenarioCluster,
+    /// What the controller starts with: its configuration, flags and seeds.
+    pub setup: ControllerSetup,
     /// Pod names as steps say them, and as the cluster does.
     pub pod_names: PodNames,
     /// The metrics the scenario set, as the fake metrics server knows them.
     pub metrics: MetricsMirror,
+    /// What the scenario said of the pods workloads make from now on.
+    pub new_pods: NewPods,
+    /// KEDA's ScaledObjects, run before every HPA sync.
+    pub keda: KedaScenario,
     /// Namespace of unqualified names.
     pub namespace: String,
     /// The scenario named its namespace (`Given a namespace`).
     pub namespace_named: bool,
-    /// The controller's flags (settable until it starts).
-    pub config: ControllerConfig,
-    /// Which configuration of `hpa-controller` ours runs with.
-    pub requests: Requests,
     /// Declared scale targets.
     pub workloads: HashMap<ObjKey, Workload>,
     /// Time passed since the last sync (syncs happen every sync period).
@@ -81,10 +92,6 @@ pub struct HpaWorld {
     pub real_node: bool,
     /// The folder of the feature file (manifest paths are relative to it).
     pub feature_dir: Option<std::path::PathBuf>,
-    /// KEDA's ScaledObjects, run before every HPA sync.
-    pub(crate) keda: keda::KedaScenario,
-    /// What the scenario said of the pods workloads make from now on.
-    pub new_pods: NewPods,
 }
 
 pub use crate::testbed::controller::Seed;
@@ -93,18 +100,17 @@ impl HpaWorld {
     fn new() -> Self {
         Self {
             cluster: ScenarioCluster::new(target::current()),
+            setup: ControllerSetup::default(),
             pod_names: PodNames::default(),
             metrics: MetricsMirror::default(),
+            new_pods: NewPods::default(),
+            keda: KedaScenario::default(),
             namespace: "default".to_owned(),
             namespace_named: false,
-            config: ControllerConfig::default(),
-            requests: Requests::default(),
             workloads: HashMap::new(),
             since_sync: SignedDuration::ZERO,
             real_node: false,
             feature_dir: None,
-            keda: keda::KedaScenario::default(),
-            new_pods: NewPods::default(),
         }
     }
 
@@ -195,48 +201,18 @@ impl HpaWorld {
     /// The running cluster, started on first use (on a real cluster, in a
     /// namespace of the scenario's own unless it named one).
     pub async fn env(&mut self) -> Result<&Env, StepError> {
-        let gates = &self.config.decision.feature_gates;
+        let gates = &self.setup.config.decision.feature_gates;
         if let Some(own) = self.cluster.start(gates, self.namespace_named).await? {
             self.namespace = own;
         }
         self.cluster.env()
     }
 
-    /// The controller, started on first use with the flags given so far;
-    /// seeds given so far are handed over.
+    /// The controller, started on first use as [`ControllerSetup`] says so
+    /// far; seeds given so far are handed over.
     pub async fn driver(&mut self) -> Result<&Driver, StepError> {
         self.env().await?;
-        self.cluster
-            .driver(&self.config, self.requests, &self.namespace)
-            .await
-    }
-
-    /// The release a run's pass gives the scenario (before its first step).
-    pub fn set_release(&mut self, version: hpa_core::KubernetesVersion) {
-        self.config.decision.feature_gates = hpa_core::FeatureGates::of(version);
-    }
-
-    /// `Given Kubernetes X.Y`: the scenario's release, with the gates set so
-    /// far (refused where the release does not know or locks one); refused
-    /// once the controller runs.
-    pub async fn set_kubernetes_version(&mut self, version: &str) -> StepResult {
-        self.set_flag("kubernetes-version", version).await
-    }
-
-    /// Sets one controller flag; refused once the controller runs.
-    pub async fn set_flag(&mut self, flag: &str, value: &str) -> StepResult {
-        let config = &mut self.config;
-        self.cluster
-            .set_flag(flag, value, || {
-                config
-                    .set_flag(flag, value)
-                    .map_err(|source| StepError::Flag {
-                        flag: flag.to_owned(),
-                        source,
-                    })?;
-                Ok(config.decision.feature_gates)
-            })
-            .await
+        self.cluster.driver(&mut self.setup, &self.namespace).await
     }
 
     /// How long `Then` steps wait for what they expect: not at all on a
@@ -252,7 +228,7 @@ impl HpaWorld {
 
     /// The sync period of the controller acting in the scenario.
     pub fn sync_period(&self) -> std::time::Duration {
-        self.cluster.sync_period(&self.config)
+        self.cluster.sync_period(&self.setup.config)
     }
 
     /// The sync period as the scenario clock counts; one it cannot count
@@ -326,20 +302,11 @@ impl HpaWorld {
     /// names; others (a real ReplicaSet's `NAME-7d4b9-xk2zq`) get the next
     /// step name in creation order the first time they are seen.
     pub async fn pods_of(&mut self, ns: &str, workload: &str) -> Result<Vec<Pod>, StepError> {
-        let api: Api<Pod> = self.api(ns).await?;
-        let selector = self
-            .workloads
-            .get(&ObjKey::new(ns, workload))
-            .map_or_else(|| format!("app={workload}"), |w| w.selector.clone());
-        let list = api
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .map_err(StepError::kube(format!(
-                "listing the pods of {ns}/{workload}"
-            )))?;
-        let mut pods = list.items;
-        self.pod_names
-            .arrange(&ObjKey::new(ns, workload), &mut pods);
+        self.env().await?;
+        let key = ObjKey::new(ns, workload);
+        let selector = pod_selector(&self.workloads, &key);
+        let mut pods = self.cluster.pods(ns, workload, &selector).await?;
+        self.pod_names.arrange(&key, &mut pods);
         Ok(pods)
     }
 
@@ -411,6 +378,14 @@ impl HpaWorld {
             if seen == 1 { "" } else { "s" }
         ))
     }
+}
+
+/// The label selector of a workload's pods: the one it declared, else
+/// `app=NAME` (what the steps' workloads carry).
+pub(crate) fn pod_selector(workloads: &HashMap<ObjKey, Workload>, workload: &ObjKey) -> String {
+    workloads
+        .get(workload)
+        .map_or_else(|| format!("app={}", workload.name), |w| w.selector.clone())
 }
 
 /// A check run after each sync while time passes.
@@ -491,7 +466,7 @@ mod tests {
     #[test]
     fn a_sync_period_the_clock_cannot_count_is_an_error_naming_it() {
         let mut world = HpaWorld::new();
-        world.config.sync_period = std::time::Duration::MAX;
+        world.setup.config.sync_period = std::time::Duration::MAX;
         let err = world.signed_sync_period().unwrap_err().to_string();
         let named = hpa_controller::config::format_go_duration(std::time::Duration::MAX);
         assert!(err.contains(&format!("sync period {named}")), "{err}");

@@ -104,8 +104,15 @@ impl HpaWorld {
                 // without the old one's values.
                 self.metrics.forget_pod(&key.sibling(name.clone()));
                 for (metric, value) in &values {
-                    super::metrics::set_value(self, &key.ns, &name, metric, Some(value), false)
-                        .await?;
+                    super::metrics_server::set_value(
+                        self,
+                        &key.ns,
+                        &name,
+                        metric,
+                        Some(value),
+                        false,
+                    )
+                    .await?;
                 }
                 self.push_pod(&key.ns, &name).await?;
                 self.new_pods.given(&key, uid);

@@ -1,7 +1,7 @@
 //! The testbed of one scenario, from its first step to its last: the
-//! running cluster and metrics server, our controller and what it starts
-//! with (flags, seeds, how it reads scales), and on a real cluster the
-//! namespace it holds and its own namespace.
+//! running cluster and metrics server, the controller once started (with
+//! what [`ControllerSetup`] holds), and on a real cluster the namespace it
+//! holds and its own namespace.
 //!
 //! Everything starts lazily, at the first step that needs it, so that
 //! "the HPA controller runs with:" may come after workloads are declared
@@ -10,12 +10,16 @@
 use std::sync::Arc;
 
 use super::metrics_mirror::FailingApi;
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ApiResource, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use serde_json::Value;
 
-use super::{StepError, StepResult};
+use super::{ControllerSetup, StepError, StepResult, workload_api};
 use crate::gherkin::kinds::{self, KindRef, Served};
+use crate::gherkin::params::WorkloadKind;
 use crate::gherkin::target::{ControllerKind, Target};
-use crate::testbed::controller::{Driver, Requests, Seed};
+use crate::testbed::controller::Driver;
 use crate::testbed::env::Env;
 use crate::testbed::shared::{NamespaceTurn, RunShared};
 use hpa_controller::config::ControllerConfig;
@@ -37,15 +41,6 @@ pub struct ScenarioCluster {
     /// What the cluster serves, for the kinds steps name (refreshed when a
     /// name is not found: a CRD may have come since).
     served_kinds: Option<Vec<Served>>,
-    /// Stabilization history and scale events to seed into the controller.
-    seeds: Vec<Seed>,
-    /// The controller flags steps gave (`kubernetes-version` included), in
-    /// order: what a controller process is started with.
-    flags: Vec<(String, String)>,
-    /// A step bent what the target's `/scale` subresource answers: the
-    /// controller reads scales through it, whatever `requests` says (see
-    /// [`ScenarioCluster::bend_scale`]).
-    scale_bent: bool,
     /// What the scenario's tags say it needs (`@virtual-clock`,
     /// `@simulated-workloads`).
     needs: Vec<Needs>,
@@ -86,9 +81,6 @@ impl ScenarioCluster {
             named_turn: None,
             own_namespace: None,
             served_kinds: None,
-            seeds: Vec::new(),
-            flags: Vec::new(),
-            scale_bent: false,
             needs: Vec::new(),
         }
     }
@@ -227,18 +219,139 @@ impl ScenarioCluster {
         self.env.as_ref()
     }
 
+    /// The HPA `ns/name` as the API serves it in autoscaling/v2 (after
+    /// [`Self::start`], as every object method here).
+    pub async fn hpa(&self, ns: &str, name: &str) -> Result<HorizontalPodAutoscaler, StepError> {
+        let api: Api<HorizontalPodAutoscaler> = Api::namespaced(self.env()?.client.clone(), ns);
+        api.get(name)
+            .await
+            .map_err(StepError::kube(format!("reading HPA {ns}/{name}")))
+    }
+
+    /// The pods in `ns` that `selector` picks, in the cluster's order.
+    pub async fn pods(
+        &self,
+        ns: &str,
+        workload: &str,
+        selector: &str,
+    ) -> Result<Vec<Pod>, StepError> {
+        let api: Api<Pod> = Api::namespaced(self.env()?.client.clone(), ns);
+        let list = api
+            .list(&ListParams::default().labels(selector))
+            .await
+            .map_err(StepError::kube(format!(
+                "listing the pods of {ns}/{workload}"
+            )))?;
+        Ok(list.items)
+    }
+
+    /// `spec.replicas` of a scale target (the workload object itself, not
+    /// what an overridden `/scale` reports).
+    pub async fn spec_replicas(
+        &self,
+        kind: WorkloadKind,
+        ns: &str,
+        name: &str,
+    ) -> Result<i32, StepError> {
+        let api = workload_api(&self.env()?.client, ns, kind);
+        let obj = api.get(name).await.map_err(StepError::kube(format!(
+            "reading {} {ns}/{name}",
+            kind.word()
+        )))?;
+        Ok(obj
+            .data
+            .pointer("/spec/replicas")
+            .and_then(Value::as_i64)
+            .and_then(|v| i32::try_from(v).ok())
+            .unwrap_or(1))
+    }
+
+    /// `spec.replicas` as the target's scale subresource reports it (what
+    /// the HPA sees, an overridden scale included). Where reading the scale
+    /// is made to fail, the workload object's own count.
+    pub async fn scale_replicas(
+        &self,
+        kind: WorkloadKind,
+        ns: &str,
+        name: &str,
+    ) -> Result<i32, StepError> {
+        let api = workload_api(&self.env()?.client, ns, kind);
+        match api.get_scale(name).await {
+            Ok(scale) => Ok(scale.spec.and_then(|s| s.replicas).unwrap_or(0)),
+            Err(kube::Error::Api(e)) if e.code >= 500 => self.spec_replicas(kind, ns, name).await,
+            Err(e) => Err(StepError::kube(format!(
+                "reading the scale of {} {ns}/{name}",
+                kind.word()
+            ))(e)),
+        }
+    }
+
+    /// Creates an object given as JSON in a namespace, marked as the
+    /// scenario's.
+    pub async fn create_dynamic(
+        &self,
+        ns: &str,
+        resource: &ApiResource,
+        obj: Value,
+    ) -> Result<DynamicObject, StepError> {
+        let mut obj = obj;
+        // Marked so that a shared cluster can be cleared for the next scenario.
+        obj["metadata"]["labels"][crate::testbed::cleanup::SCENARIO_LABEL] = Value::from("true");
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.env()?.client.clone(), ns, resource);
+        let name = obj
+            .pointer("/metadata/name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let dynamic: DynamicObject = serde_json::from_value(obj)
+            .map_err(|e| StepError::Input(format!("{} {name}: {e}", resource.kind)))?;
+        api.create(&PostParams::default(), &dynamic)
+            .await
+            .map_err(StepError::kube(format!(
+                "creating {} {ns}/{name}",
+                resource.kind
+            )))
+    }
+
+    /// Merge-patches an object's main part or status.
+    pub async fn merge_patch(
+        &self,
+        ns: &str,
+        resource: &ApiResource,
+        name: &str,
+        patch: Value,
+        status: bool,
+    ) -> StepResult {
+        let api: Api<DynamicObject> =
+            Api::namespaced_with(self.env()?.client.clone(), ns, resource);
+        let what = format!(
+            "updating {} {ns}/{name}{}",
+            resource.kind,
+            if status { " status" } else { "" }
+        );
+        let params = PatchParams::default();
+        let patch = Patch::Merge(&patch);
+        if status {
+            api.patch_status(name, &params, &patch).await
+        } else {
+            api.patch(name, &params, &patch).await
+        }
+        .map(|_| ())
+        .map_err(StepError::kube(what))
+    }
+
     /// The controller if it started.
     pub fn driver_if_started(&self) -> Option<&Driver> {
         self.driver.as_ref()
     }
 
-    /// The controller, started on first use (after [`Self::start`]) with
-    /// the flags given so far, watching `namespace` alone on a real
-    /// cluster; seeds given so far are handed over.
+    /// The controller, started on first use (after [`Self::start`]) as
+    /// `setup` says so far, watching `namespace` alone on a real cluster;
+    /// seeds given so far are handed over.
     pub async fn driver(
         &mut self,
-        config: &ControllerConfig,
-        requests: Requests,
+        setup: &mut ControllerSetup,
         namespace: &str,
     ) -> Result<&Driver, StepError> {
         if self.driver.is_none() {
@@ -263,28 +376,24 @@ impl ScenarioCluster {
                     &binary.path,
                     binary.kubeconfig.as_deref(),
                     binary.context.as_deref(),
-                    &self.process_flags(
-                        config.decision.feature_gates.version(),
-                        requests,
-                        scope.as_deref(),
-                    ),
+                    &setup.process_flags(scope.as_deref()),
                     clock,
                 )
                 .await
                 .map_err(StepError::controller("starting the hpa-controller process"))?,
-                None => {
-                    let mut extensions = requests.extensions(config);
-                    if self.scale_bent {
-                        extensions.scale_from_cache = false;
-                    }
-                    Driver::start(config.clone(), client, clock, scope, extensions)
-                        .await
-                        .map_err(StepError::controller("starting the HPA controller"))?
-                }
+                None => Driver::start(
+                    setup.config.clone(),
+                    client,
+                    clock,
+                    scope,
+                    setup.extensions(),
+                )
+                .await
+                .map_err(StepError::controller("starting the HPA controller"))?,
             };
             self.driver = Some(driver);
         }
-        let seeds = std::mem::take(&mut self.seeds);
+        let seeds = setup.take_seeds();
         let driver = self
             .driver
             .as_ref()
@@ -298,106 +407,27 @@ impl ScenarioCluster {
         Ok(driver)
     }
 
-    /// Before a step bends what a scale target's `/scale` answers (its
-    /// replicas, its selector, a failing GET): at its defaults
-    /// `hpa-controller` reads a Deployment's scale from its Deployment
-    /// watch, which a bent subresource does not reach, so the scenario's
-    /// controller reads every scale through `/scale`, as upstream's does and
-    /// as `--upstream-requests` does. The one documented difference between
-    /// the two configurations (docs/steps.md).
-    pub fn bend_scale(&mut self, requests: Requests) -> StepResult {
-        if self.driver.is_some() && !self.scale_bent && requests == Requests::Shipped {
-            return Err(StepError::State(
-                "the scale subresource can only be bent before the HPA controller first syncs: at its defaults it reads Deployments' scales from its watch, and then it reads them through /scale".to_owned(),
-            ));
-        }
-        self.scale_bent = true;
-        Ok(())
-    }
-
-    /// Seeds the controller's history now if it runs, else when it starts.
-    pub async fn seed(&mut self, seed: Seed) -> StepResult {
-        if self.controller() == ControllerKind::Upstream {
-            return Err(StepError::unsupported(
-                "seeding history needs our controller; the cluster's own HPA controller acts in this run".to_owned(),
-            ));
-        }
-        match &self.driver {
-            Some(driver) => driver
-                .seed(&seed)
-                .await
-                .map_err(StepError::controller("seeding the controller's history")),
-            None => {
-                self.seeds.push(seed);
-                Ok(())
-            }
+    /// What the cluster shows of its own HPA controller's flags, in a
+    /// sentence (why a step cannot give ours).
+    pub async fn upstream_flags(&self) -> String {
+        match &self.target {
+            Target::Remote(r) => match &r.manager_flags {
+                Some(flags) => format!("it runs with {}", flags.join(" ")),
+                None => crate::testbed::controller_manager::describe(&r.client).await,
+            },
+            _ => "its flags are not visible here".to_owned(),
         }
     }
 
-    /// Records a controller flag a step gave, refused once the controller
-    /// runs (`check` validates it first) or where the cluster's own
-    /// controller acts; the cluster then gets the gates it implies.
-    pub async fn set_flag(
-        &mut self,
-        flag: &str,
-        value: &str,
-        check: impl FnOnce() -> Result<FeatureGates, StepError>,
-    ) -> StepResult {
-        if self.driver.is_some() {
-            return Err(StepError::State(format!(
-                "flag {flag}: the HPA controller already runs; give its flags before it first syncs"
-            )));
-        }
-        let gates = check()?;
-        if self.controller() == ControllerKind::Upstream {
-            let shown = match &self.target {
-                Target::Remote(r) => match &r.manager_flags {
-                    Some(flags) => format!("it runs with {}", flags.join(" ")),
-                    None => crate::testbed::controller_manager::describe(&r.client).await,
-                },
-                _ => "its flags are not visible here".to_owned(),
-            };
-            return Err(StepError::unsupported(format!(
-                "flag {flag}: the cluster's own HPA controller acts in this run, with kube-controller-manager's flags; {shown}"
-            )));
-        }
-        self.flags.push((flag.to_owned(), value.to_owned()));
+    /// Once started, the cluster takes the gates the controller's flags now
+    /// imply (refused where its API server runs without one the scenario
+    /// turns on); before, it starts with them.
+    pub async fn apply_gates(&self, gates: &FeatureGates) -> StepResult {
         if let Some(env) = &self.env {
-            self.check_server_gates(&gates)?;
-            env.set_feature_gates(&gates).await?;
+            self.check_server_gates(gates)?;
+            env.set_feature_gates(gates).await?;
         }
         Ok(())
-    }
-
-    /// The command line of a controller process: the release, then the
-    /// flags the steps gave (the last value of each), upstream's requests
-    /// when asked or when the scenario bends `/scale`, and on a real
-    /// cluster its namespace (`scope`), where its leader Lease lives too, so
-    /// that scenarios side by side never share one.
-    fn process_flags(
-        &self,
-        release: impl std::fmt::Display,
-        requests: Requests,
-        scope: Option<&str>,
-    ) -> Vec<String> {
-        let mut last: Vec<(String, String)> = Vec::new();
-        for (flag, value) in &self.flags {
-            last.retain(|(f, _)| f != flag);
-            last.push((flag.clone(), value.clone()));
-        }
-        let mut args = Vec::new();
-        if !last.iter().any(|(f, _)| f == "kubernetes-version") {
-            args.push(format!("--kubernetes-version={release}"));
-        }
-        args.extend(last.iter().map(|(f, v)| format!("--{f}={v}")));
-        if requests == Requests::Upstream || self.scale_bent {
-            args.push("--upstream-requests".to_owned());
-        }
-        if let Some(namespace) = scope {
-            args.push(format!("--namespace={namespace}"));
-            args.push(format!("--leader-elect-resource-namespace={namespace}"));
-        }
-        args
     }
 
     /// Whose controller acts in this scenario.
@@ -523,72 +553,6 @@ fn scenario_namespace() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn flags(given: &[(&str, &str)]) -> ScenarioCluster {
-        let mut cluster = ScenarioCluster::new(Target::Embedded);
-        cluster.flags = given
-            .iter()
-            .map(|(f, v)| ((*f).to_owned(), (*v).to_owned()))
-            .collect();
-        cluster
-    }
-
-    #[test]
-    fn a_controller_process_gets_the_release_then_the_last_value_of_each_flag() {
-        let cluster = flags(&[
-            ("horizontal-pod-autoscaler-tolerance", "0.2"),
-            ("horizontal-pod-autoscaler-sync-period", "30s"),
-            ("horizontal-pod-autoscaler-tolerance", "0.05"),
-        ]);
-        assert_eq!(
-            cluster.process_flags("1.37", Requests::Shipped, None),
-            [
-                "--kubernetes-version=1.37",
-                "--horizontal-pod-autoscaler-sync-period=30s",
-                "--horizontal-pod-autoscaler-tolerance=0.05",
-            ]
-        );
-    }
-
-    #[test]
-    fn on_a_real_cluster_a_controller_process_keeps_to_the_scenario_s_namespace() {
-        let cluster = flags(&[]);
-        assert_eq!(
-            cluster.process_flags("1.36", Requests::Shipped, Some("hpa-scenario-1")),
-            [
-                "--kubernetes-version=1.36",
-                "--namespace=hpa-scenario-1",
-                "--leader-elect-resource-namespace=hpa-scenario-1",
-            ]
-        );
-    }
-
-    #[test]
-    fn a_release_a_step_gave_replaces_the_run_s() {
-        let cluster = flags(&[("kubernetes-version", "1.35")]);
-        assert_eq!(
-            cluster.process_flags("1.37", Requests::Shipped, None),
-            ["--kubernetes-version=1.35"]
-        );
-    }
-
-    #[test]
-    fn a_bent_scale_or_upstream_requests_start_the_process_with_upstream_requests() {
-        let mut cluster = flags(&[]);
-        let upstream = cluster.process_flags("1.37", Requests::Upstream, None);
-        assert_eq!(
-            upstream.last().map(String::as_str),
-            Some("--upstream-requests")
-        );
-        assert!(
-            !cluster
-                .process_flags("1.37", Requests::Shipped, None)
-                .contains(&"--upstream-requests".to_owned())
-        );
-        cluster.bend_scale(Requests::Shipped).unwrap();
-        let bent = cluster.process_flags("1.37", Requests::Shipped, None);
-        assert_eq!(bent.last().map(String::as_str), Some("--upstream-requests"));
-    }
 
     #[test]
     fn scenario_namespaces_are_never_the_same_twice() {

@@ -20,7 +20,8 @@ impl HpaWorld {
     /// Every HPA is reconciled once, now (by ours; the cluster's own syncs
     /// on its own).
     pub async fn sync_now(&mut self) -> StepResult {
-        self.keda_sync().await?;
+        let (keda, reach) = self.keda_reach();
+        keda.sync(reach).await?;
         self.report_new_pods().await?;
         if self.cluster.controller() == ControllerKind::Upstream {
             self.since_sync = SignedDuration::ZERO;

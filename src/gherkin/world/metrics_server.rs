@@ -1,7 +1,7 @@
-//! The world's side of the fake metrics server: sending what the scenario
-//! set ([`MetricsMirror`]) to it, pods that went away, failing metrics
-//! APIs, and the rules that give the pods a real cluster creates between
-//! steps their values.
+//! The world's side of the fake metrics server: sending it what the
+//! scenario set (kept in [`MetricsMirror`], `metrics_mirror.rs`), pods that
+//! went away, failing metrics APIs, and the rules that give the pods a real
+//! cluster creates between steps their values.
 
 use fake_metrics_server::script::{RuleSpec, ScriptPatch};
 
