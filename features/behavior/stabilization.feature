@@ -44,6 +44,22 @@ Feature: Stabilization windows
     When 1m passes
     Then the deployment "web" has 1 replicas
 
+  Scenario: Spans of time written in words wait as long as Go's
+    # The same window of one minute, its waits written as people say them.
+    Given the HPA controller runs with:
+      | flag                                              | value |
+      | horizontal-pod-autoscaler-downscale-stabilization | 1m    |
+    And a deployment "web" with 4 pods
+    And an HPA "web" for deployment "web" with min 1 and max 10 replicas
+    And the HPA "web" scales on cpu utilization 50%
+    And the pods of "web" report "cpu" of 100m, 100m, 100m and 100m
+    When the HPA controller syncs
+    Then the deployment "web" is not rescaled
+    And the deployment "web" stays at 4 replicas for 45 seconds
+    When 1 minute passes
+    Then the deployment "web" has 1 replicas
+    And an event "SuccessfulRescale" with message "New size: 1; reason: All metrics below target" is recorded for the HPA "web"
+
   Scenario: A scale-down stabilization window in behavior
     Given a deployment "web" with 4 pods
     And an HPA "web" for deployment "web" with min 1 and max 10 replicas

@@ -26,7 +26,7 @@ fn wait_of(step: &str) -> SignedDuration {
     let said = step
         .strip_suffix(" passes")
         .or_else(|| step.strip_suffix(" pass"))
-        .filter(|d| !d.contains(' '))
+        .filter(|d| d.split(' ').count() <= 2)
         .or_else(|| {
             let (head, tail) = step.rsplit_once(" for ")?;
             head.contains(" stays at ").then_some(tail)
@@ -100,6 +100,11 @@ mod tests {
         assert_eq!(
             wait_of("the deployment \"web\" stays at 2 replicas for 10m"),
             SignedDuration::from_mins(10)
+        );
+        assert_eq!(wait_of("15 seconds pass"), SignedDuration::from_secs(15));
+        assert_eq!(
+            wait_of("the deployment \"web\" stays at 2 replicas for 2 minutes"),
+            SignedDuration::from_mins(2)
         );
         assert_eq!(wait_of("the HPA controller syncs"), SYNC_WAIT);
         // 900m is a quantity of cpu, not 15 hours.

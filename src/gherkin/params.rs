@@ -23,11 +23,12 @@ pub enum ParamError {
     Kind { text: String },
 }
 
-/// A span of (virtual) time: `30s`, `5m`, `1m30s`, `1h`, `0s`.
+/// A span of (virtual) time: `30s`, `5m`, `1m30s`, `1h`, `0s`, or in
+/// words, `15 seconds`, `1 minute`, `2 hours`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, cucumber::Parameter)]
 #[param(
     name = "duration",
-    regex = r"\d+(?:\.\d+)?(?:ns|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))*"
+    regex = r"\d+(?:\.\d+)?(?:ns|us|ms|s|m|h)(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h))*|\d+(?:\.\d+)? (?:seconds?|minutes?|hours?)"
 )]
 pub struct Duration(pub SignedDuration);
 
@@ -45,12 +46,16 @@ impl fmt::Display for Duration {
     }
 }
 
-/// Parses a non-negative Go-style duration (`0` alone is accepted too).
+/// Parses a non-negative Go-style duration (`0` alone is accepted too), or
+/// one number and a unit in words (`15 seconds`, `1 minute`, `2 hours`).
 pub fn parse_duration(text: &str) -> Result<SignedDuration, ParamError> {
     let text = text.trim();
-    let d = hpa_core::go_duration::parse(text).map_err(|e| ParamError::Duration {
-        text: text.to_owned(),
-        reason: e.to_string(),
+    let go = in_go_units(text);
+    let d = hpa_core::go_duration::parse(go.as_deref().unwrap_or(text)).map_err(|e| {
+        ParamError::Duration {
+            text: text.to_owned(),
+            reason: e.to_string(),
+        }
     })?;
     if d.is_negative() {
         return Err(ParamError::Duration {
@@ -59,6 +64,19 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration, ParamError> {
         });
     }
     Ok(d)
+}
+
+/// `15 seconds` as Go writes it (`15s`); `None` unless the text is one
+/// number and a unit in words.
+fn in_go_units(text: &str) -> Option<String> {
+    let (number, unit) = text.split_once(' ')?;
+    let unit = match unit.trim_start() {
+        "second" | "seconds" => "s",
+        "minute" | "minutes" => "m",
+        "hour" | "hours" => "h",
+        _ => return None,
+    };
+    Some(format!("{number}{unit}"))
 }
 
 /// A Kubernetes quantity as written (`500m`, `60`, `1k`, `2Gi`, `1.5`),
@@ -207,6 +225,31 @@ mod tests {
             SignedDuration::from_secs(3600)
         );
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn durations_parse_in_words_too() {
+        for (text, secs) in [
+            ("15 seconds", 15),
+            ("1 second", 1),
+            ("2 minutes", 120),
+            ("1 minute", 60),
+            ("1 hour", 3600),
+            ("0 seconds", 0),
+        ] {
+            assert_eq!(
+                parse_duration(text).unwrap(),
+                SignedDuration::from_secs(secs),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            parse_duration("1.5 minutes").unwrap(),
+            SignedDuration::from_secs(90)
+        );
+        assert!(parse_duration("15 secs").is_err());
+        assert!(parse_duration("fifteen seconds").is_err());
+        assert!(parse_duration("-1 second").is_err());
     }
 
     #[test]
