@@ -229,13 +229,6 @@ where
     /// The next key to process, waiting for one; `None` once shut down. The
     /// caller must call [`WorkQueue::done`] with the key afterwards.
     pub async fn get(&self) -> Option<K> {
-        self.get_waited().await.map(|(key, _)| key)
-    }
-
-    /// As [`WorkQueue::get`], with how long the key waited in the queue since
-    /// it came due (was added, or its timer fired): the periodic requeue
-    /// takes it off the next period.
-    pub async fn get_waited(&self) -> Option<(K, Duration)> {
         loop {
             let notified = self.inner.ready.notified();
             {
@@ -247,19 +240,17 @@ where
                     state.dirty.remove(&key);
                     state.processing.insert(key.clone());
                     self.inner.metrics.depth.set(gauge(state.queue.len()));
-                    let waited = state
-                        .added_at
-                        .remove(&key)
-                        .map_or(Duration::ZERO, |added| added.elapsed());
-                    self.inner
-                        .metrics
-                        .queue_duration
-                        .observe(waited.as_secs_f64());
+                    if let Some(added) = state.added_at.remove(&key) {
+                        self.inner
+                            .metrics
+                            .queue_duration
+                            .observe(added.elapsed().as_secs_f64());
+                    }
                     // Another worker may be waiting and more keys queued.
                     if !state.queue.is_empty() {
                         self.inner.ready.notify_one();
                     }
-                    return Some((key, waited));
+                    return Some(key);
                 }
             }
             notified.await;
@@ -413,25 +404,6 @@ mod tests {
         tokio::task::yield_now().await;
         assert_eq!(q.len(), 1);
         assert!(!q.is_parked(&"a".to_string()));
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_key_is_handed_out_with_its_wait_since_it_came_due() {
-        let q = queue();
-        q.add_after("a".to_string(), Duration::from_secs(5));
-        q.add("b".to_string());
-        tokio::time::sleep(Duration::from_secs(8)).await;
-        // "b" waited 8 s since its add; "a" 3 s since its timer fired.
-        assert_eq!(
-            q.get_waited().await,
-            Some(("b".to_string(), Duration::from_secs(8)))
-        );
-        let (key, waited) = q.get_waited().await.unwrap();
-        assert_eq!(key, "a");
-        assert!(
-            waited >= Duration::from_secs(3) && waited < Duration::from_millis(3_100),
-            "{waited:?}"
-        );
     }
 
     #[tokio::test]

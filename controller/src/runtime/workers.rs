@@ -2,7 +2,6 @@
 //! off the queue, reconciling them, and requeueing them.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinHandle;
@@ -192,12 +191,11 @@ pub(super) async fn worker(
     waiting: Waiting,
 ) {
     let ctx = Arc::new(ctx);
-    while let Some((key, waited)) = queue.get_waited().await {
+    while let Some(key) = queue.get().await {
         let signal = WaitSignal::default();
         let mut sync = Box::pin(signal.around(sync_key(
             index,
             key,
-            waited,
             Arc::clone(&ctx),
             queue.clone(),
             mode,
@@ -217,20 +215,9 @@ pub(super) async fn worker(
 
 /// One HPA's reconcile and what follows it: the metrics, its next turn in
 /// the queue (periodic mode), and its progress.
-///
-/// The next turn is one sync period after the HPA came due, not after its
-/// sync ended: `waited`, its time in the queue, is taken off the period.
-/// Upstream requeues one period after the end, and its HPA informer's
-/// resync re-adds every HPA one period after each resync, which keeps
-/// them near that grid; counting from the due time keeps each HPA's period
-/// when the workers fall behind for a while (a first pass of thousands of
-/// status writes leaves every HPA due at once), instead of adding each
-/// sync's queue wait to every later period. With no queue wait the two are
-/// the same.
 pub(super) async fn sync_key(
     index: usize,
     key: String,
-    waited: Duration,
     ctx: Arc<Context>,
     queue: WorkQueue<String>,
     mode: SyncMode,
@@ -257,7 +244,7 @@ pub(super) async fn sync_key(
             Ok(Reconciled::Deleted) => queue.remove(&key),
             Ok(Reconciled::Synced { .. }) => {
                 queue.forget(&key);
-                queue.add_after(key.clone(), next_turn(ctx.config.sync_period, waited));
+                queue.add_after(key.clone(), ctx.config.sync_period);
             }
             Err(_) => queue.add_rate_limited(key.clone()),
         }
@@ -266,16 +253,10 @@ pub(super) async fn sync_key(
     progress.complete(&key, seq, error, gone);
 }
 
-/// How long after a successful sync ends its HPA's next turn comes: the
-/// period less the time the HPA waited in the queue (at once if it waited a
-/// whole period or more).
-fn next_turn(period: Duration, waited: Duration) -> Duration {
-    period.saturating_sub(waited)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[tokio::test]
     async fn reconciles_left_waiting_are_bounded_and_dropped_at_the_stop() {
@@ -296,20 +277,6 @@ mod tests {
             .await
             .unwrap();
         drop(tx);
-    }
-
-    #[test]
-    fn the_next_turn_counts_from_when_the_hpa_came_due() {
-        let s = Duration::from_secs;
-        let ms = Duration::from_millis;
-        for (waited, next) in [
-            (s(0), s(15)),
-            (ms(2_400), ms(12_600)),
-            (s(15), s(0)),
-            (s(400), s(0)),
-        ] {
-            assert_eq!(next_turn(s(15), waited), next, "waited {waited:?}");
-        }
     }
 
     #[tokio::test]
