@@ -242,7 +242,7 @@ async fn read_scale(
     match super::deployment_scales::cached_scale(ctx.deployments.as_ref(), &target) {
         Some(scale) => Ok((target, scale)),
         None => {
-            let scale = ctx.scales.get_scale(&ctx.client, &target).await?;
+            let scale = Box::pin(ctx.scales.get_scale(&ctx.client, &target)).await?;
             Ok((target, Arc::new(scale)))
         }
     }
@@ -284,24 +284,41 @@ fn target_selector(
 }
 
 /// The plan's metrics, fetched concurrently, each fetch timed for the
-/// computation metric (durations only of the metrics fetched).
+/// computation metric (durations only of the metrics fetched). Most HPAs
+/// have one metric: its fetch is awaited as it is, without `join_all`'s
+/// boxed slots.
 async fn fetch_metrics(
     ctx: &Context,
     namespace: &str,
     queries: &[Option<MetricQuery>],
 ) -> (Vec<Option<Fetched>>, Vec<f64>) {
-    let fetches = queries.iter().map(|query| async move {
-        match query {
-            Some(query) => {
-                let t = Instant::now();
-                let fetched = ctx.metrics_client.fetch(namespace, query).await;
-                (Some(fetched), Some(t.elapsed().as_secs_f64()))
-            }
-            None => (None::<Fetched>, None),
+    let fetched = match queries {
+        [one] => vec![fetch_metric(ctx, namespace, one.as_ref()).await],
+        many => {
+            join_all(
+                many.iter()
+                    .map(|query| fetch_metric(ctx, namespace, query.as_ref())),
+            )
+            .await
         }
-    });
-    let (metrics, durations): (Vec<_>, Vec<_>) = join_all(fetches).await.into_iter().unzip();
+    };
+    let (metrics, durations): (Vec<_>, Vec<_>) = fetched.into_iter().unzip();
     (metrics, durations.into_iter().flatten().collect())
+}
+
+/// One query's metric, and how long its fetch took (`None` when the plan
+/// fetches nothing for it).
+async fn fetch_metric(
+    ctx: &Context,
+    namespace: &str,
+    query: Option<&MetricQuery>,
+) -> (Option<Fetched>, Option<f64>) {
+    let Some(query) = query else {
+        return (None, None);
+    };
+    let t = Instant::now();
+    let fetched = ctx.metrics_client.fetch(namespace, query).await;
+    (Some(fetched), Some(t.elapsed().as_secs_f64()))
 }
 
 /// Writes the scale when the core says so (a dry run only says it did);
@@ -315,10 +332,13 @@ async fn write_scale(
     match scale_to {
         None => (RescaleOutcome::NotNeeded, false),
         Some(_) if ctx.config.dry_run => (RescaleOutcome::Succeeded, false),
-        Some(replicas) => match ctx
-            .scales
-            .update_scale(&ctx.client, target, Arc::unwrap_or_clone(scale), replicas)
-            .await
+        Some(replicas) => match Box::pin(ctx.scales.update_scale(
+            &ctx.client,
+            target,
+            Arc::unwrap_or_clone(scale),
+            replicas,
+        ))
+        .await
         {
             Ok(_) => (RescaleOutcome::Succeeded, true),
             Err(ScaleError::Update { source }) => {
@@ -361,7 +381,7 @@ async fn apply(
 
     let mut status_written = false;
     if status_changed && !dry_run {
-        match write_status(ctx, hpa, &status).await {
+        match Box::pin(write_status(ctx, hpa, &status)).await {
             Ok(()) => status_written = true,
             Err(source) => {
                 events.push(failed_update_status(&kube_error_text(&source)));
@@ -378,7 +398,7 @@ async fn apply(
     if !dry_run && !events.is_empty() {
         let regarding = reference(hpa);
         for event in &events {
-            ctx.recorder.publish(&regarding, event).await;
+            Box::pin(ctx.recorder.publish(&regarding, event)).await;
         }
     }
 
