@@ -108,6 +108,10 @@ pub fn kube_error_text(err: &kube::Error) -> String {
 }
 
 /// Reconciles the HPA `key` (`namespace/name`) once.
+///
+/// The writes (scale, status, events) and the scale read past the cache
+/// await boxed futures: a steady sync makes none of them, yet its future,
+/// allocated and moved once per sync, would be as large as the largest.
 pub async fn reconcile(key: &str, ctx: &Context) -> Result<Reconciled, ReconcileError> {
     let started = Instant::now();
     let (namespace, _) = split_key(key).ok_or_else(|| ReconcileError::InvalidKey(key.into()))?;
