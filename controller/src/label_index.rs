@@ -319,20 +319,39 @@ impl LabelIndex {
         let mut index = Self::default();
         let mut parsed: FastMap<&str, Arc<Labels>> = FastMap::default();
         let none = Arc::new(Labels::default());
+        // The entries of a workload come one after another (a list is
+        // sorted by name): a run of one text is looked up once and
+        // indexed as one range.
+        let mut previous: Option<(Option<&str>, Arc<Labels>)> = None;
+        let mut run_start = 0;
         for text in texts {
-            let labels = match text {
-                None => Arc::clone(&none),
-                Some(text) => match parsed.get(text) {
-                    Some(labels) => Arc::clone(labels),
-                    None => {
-                        let map: BTreeMap<String, String> = serde_json::from_str(text)?;
-                        let labels = Arc::new(Labels::from(map));
-                        parsed.insert(text, Arc::clone(&labels));
-                        labels
+            let labels = match &previous {
+                Some((last, labels)) if *last == text => Arc::clone(labels),
+                _ => {
+                    let labels = match text {
+                        None => Arc::clone(&none),
+                        Some(text) => match parsed.get(text) {
+                            Some(labels) => Arc::clone(labels),
+                            None => {
+                                let map: BTreeMap<String, String> = serde_json::from_str(text)?;
+                                let labels = Arc::new(Labels::from(map));
+                                parsed.insert(text, Arc::clone(&labels));
+                                labels
+                            }
+                        },
+                    };
+                    if let Some((_, last)) = previous.take() {
+                        index.index_run(&last, run_start);
                     }
-                },
+                    run_start = index.labels.len();
+                    previous = Some((text, Arc::clone(&labels)));
+                    labels
+                }
             };
-            index.push(labels);
+            index.labels.push(labels);
+        }
+        if let Some((_, last)) = previous {
+            index.index_run(&last, run_start);
         }
         Ok(index)
     }
@@ -340,13 +359,19 @@ impl LabelIndex {
     /// Adds the next entry, carrying `labels`.
     fn push(&mut self, labels: Arc<Labels>) {
         let at = self.labels.len();
+        self.labels.push(Arc::clone(&labels));
+        self.index_run(&labels, at);
+    }
+
+    /// Indexes the entries from `start` to the last, all carrying `labels`.
+    fn index_run(&mut self, labels: &Labels, start: usize) {
+        let run = start..self.labels.len();
         for (key, value) in labels.iter() {
             match self.postings.get_mut(key, value) {
-                Some(positions) => positions.push(at),
-                None => self.postings.insert(key, value, vec![at]),
+                Some(positions) => positions.extend(run.clone()),
+                None => self.postings.insert(key, value, run.clone().collect()),
             }
         }
-        self.labels.push(labels);
     }
 
     /// The bytes the index holds ([`crate::memory`]), each shared label
@@ -504,6 +529,23 @@ mod tests {
         assert!(Arc::ptr_eq(&index.labels[0], &index.labels[2]));
         assert!(!Arc::ptr_eq(&index.labels[0], &index.labels[3]));
         assert_eq!(index.select(&Selector::parse("app=web").unwrap()), [0, 2]);
+        // Runs of one text (a workload's pods, listed together), at the
+        // start, between others and at the end, indexed as each entry.
+        let web = Some(r#"{"app":"web","tier":"front"}"#);
+        let db = Some(r#"{"app":"db","tier":"back"}"#);
+        let runs = [web, web, None, None, web, db, db, Some("{}"), db, db, db];
+        let index = LabelIndex::from_texts(runs).unwrap();
+        let parsed = runs.map(|t| t.map(|t| serde_json::from_str(t).unwrap()));
+        assert_eq!(index, LabelIndex::new(parsed));
+        assert_eq!(
+            index.select(&Selector::parse("app=web").unwrap()),
+            [0, 1, 4]
+        );
+        assert_eq!(
+            index.select(&Selector::parse("tier=back").unwrap()),
+            [5, 6, 8, 9, 10]
+        );
+        assert_eq!(index.select(&Selector::parse("!app").unwrap()), [2, 3, 7]);
         assert!(LabelIndex::from_texts([Some(r#"{"app":1}"#)]).is_err());
     }
 }

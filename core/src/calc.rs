@@ -747,7 +747,10 @@ fn shares(
     assumed: &PodMetricsInfo,
     unselected_count: bool,
 ) -> Vec<PodShare> {
-    let mut out = Vec::new();
+    // Room for the grouped pods (every sample's, but for unselected pods').
+    let mut out = Vec::with_capacity(
+        groups.ready.len() + groups.unready.len() + groups.missing.len() + groups.ignored.len(),
+    );
     let mut push = |set: &BTreeSet<Arc<str>>, class| {
         for p in set {
             out.push(PodShare {
@@ -835,11 +838,19 @@ fn pod_replicas(
 ) -> Result<PodProposal, PodFailure> {
     // A plain value target averages every sample, a selected pod's or not.
     let unselected_count = matches!(target, PodTarget::Plain { .. });
-    let mut metrics: PodMetricsInfo = samples
-        .iter()
-        .filter(|(p, _)| !groups.ignored.contains(*p) && !groups.unready.contains(*p))
-        .map(|(p, m)| (Arc::clone(p), *m))
-        .collect();
+    // Every sample counts when no pod is left out: the samples themselves,
+    // not a copy (the common case, a sync of ready pods).
+    let filtered: PodMetricsInfo;
+    let metrics = if groups.ignored.is_empty() && groups.unready.is_empty() {
+        samples
+    } else {
+        filtered = samples
+            .iter()
+            .filter(|(p, _)| !groups.ignored.contains(*p) && !groups.unready.contains(*p))
+            .map(|(p, m)| (Arc::clone(p), *m))
+            .collect();
+        &filtered
+    };
     if metrics.is_empty() {
         return Err(PodFailure::grouped(
             CalcError::NoReadyMetrics,
@@ -849,7 +860,7 @@ fn pod_replicas(
         ));
     }
     let (ratio, utilization, raw_value) = target
-        .ratio(&metrics, version)
+        .ratio(metrics, version)
         .map_err(|e| PodFailure::grouped(e, &groups, samples, unselected_count))?;
     let mut proposal = PodProposal {
         replicas: current_replicas,
@@ -890,6 +901,7 @@ fn pod_replicas(
             assumed.insert(Arc::clone(p), zero(0));
         }
     }
+    let mut metrics = metrics.clone();
     metrics.extend(assumed.iter().map(|(p, m)| (Arc::clone(p), *m)));
     proposal.pods = shares(&groups, samples, &assumed, unselected_count);
     let (new_ratio, _, _) = target

@@ -122,11 +122,12 @@ impl DecisionTrace {
         now: Timestamp,
     ) -> Self {
         Self {
-            hpa: format!(
-                "{}/{}",
+            hpa: [
                 hpa.metadata.namespace.as_deref().unwrap_or(""),
-                hpa.metadata.name.as_deref().unwrap_or("")
-            ),
+                "/",
+                hpa.metadata.name.as_deref().unwrap_or(""),
+            ]
+            .concat(),
             now,
             scale: scale.clone(),
             min_replicas,

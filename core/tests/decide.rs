@@ -1183,3 +1183,31 @@ fn pods_unready_for_lack_of_a_window_after_readiness_are_named_in_a_failed_metri
         d.trace
     );
 }
+
+/// The ContainerResource twin: its failures name the container in the
+/// outer text and carry their own reason (upstream's
+/// `computeStatusForContainerResourceMetric`).
+#[test]
+fn a_container_metric_failure_names_the_container() {
+    let hpa = Hpa::test().metric(serde_json::json!({"type": "ContainerResource",
+        "containerResource": {"name": "cpu", "container": "app",
+            "target": {"type": "Utilization", "averageUtilization": 50}}}));
+    let input = input(
+        &hpa,
+        2,
+        2,
+        vec![pod("web-0", Some(1000)), pod("web-1", None)],
+        vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
+    );
+    let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
+    assert_eq!(scale_to, None);
+    assert!(conditions(&o).contains(&cond(
+        "ScalingActive",
+        "False",
+        "FailedGetContainerResourceMetric"
+    )));
+    assert_eq!(
+        o.events[1].message,
+        "invalid metrics (1 invalid out of 1), first error is: failed to get app container metric value: failed to get cpu utilization: missing request for cpu in container app of Pod web-1"
+    );
+}

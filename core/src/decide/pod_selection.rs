@@ -115,11 +115,12 @@ fn matching_pods<'a>(input: &'a DecisionInput, selector: &Selector) -> Cow<'a, [
 /// of `pods`; more than one is upstream's ambiguous-selector error.
 fn controlling_hpas(input: &DecisionInput, pods: &[Arc<CorePod>]) -> BTreeSet<String> {
     let hpa = &input.hpa;
-    let own_key = format!(
-        "{}/{}",
+    let own_key = [
         hpa.metadata.namespace.as_deref().unwrap_or(""),
-        hpa.metadata.name.as_deref().unwrap_or("")
-    );
+        "/",
+        hpa.metadata.name.as_deref().unwrap_or(""),
+    ]
+    .concat();
     let mut controlling = BTreeSet::new();
     if !pods.is_empty() {
         controlling.insert(own_key.clone());

@@ -178,7 +178,11 @@ fn conclude(
         "ScalingActive",
         "True",
         "ValidMetricFound",
-        format!("the HPA was able to successfully calculate a replica count from {metric}"),
+        [
+            "the HPA was able to successfully calculate a replica count from ",
+            &metric,
+        ]
+        .concat(),
         now,
     );
     state.soft_error = error;

@@ -16,10 +16,8 @@ pub(super) fn reference(hpa: &HorizontalPodAutoscaler) -> String {
         hpa.spec.scale_target_ref.kind.as_str(),
         hpa.spec.scale_target_ref.name.as_str(),
     );
-    format!(
-        "{kind}/{}/{name}",
-        hpa.metadata.namespace.as_deref().unwrap_or("")
-    )
+    let namespace = hpa.metadata.namespace.as_deref().unwrap_or("");
+    [kind, "/", namespace, "/", name].concat()
 }
 
 pub(super) fn spec_metrics(hpa: &HorizontalPodAutoscaler) -> &[MetricSpec] {

@@ -23,7 +23,7 @@ pub(super) fn external_proposal(
         return Err(fail(reason, e.clone(), e));
     };
     let metric = &src.metric.name;
-    let outer = format!("failed to get {metric} external metric value");
+    let outer = ["failed to get ", metric, " external metric value"].concat();
     let sel_text = go_label_selector_string(src.metric.selector.as_ref());
     let values = match metric_selector(src.metric.selector.as_ref()) {
         Err(e) => Err(e),
@@ -46,7 +46,7 @@ pub(super) fn external_proposal(
             )
         }),
     };
-    let name = format!("external metric {metric}({sel_text})");
+    let name = ["external metric ", metric, "(", &sel_text, ")"].concat();
     let identifier = MetricIdentifier {
         name: metric.clone(),
         selector: src.metric.selector.clone(),

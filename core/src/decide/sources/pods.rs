@@ -50,7 +50,7 @@ pub(super) fn pods_proposal(
     trace.current = Quantity::from_milli(p.raw_value, Format::DecimalSI).to_string();
     Ok(Proposal {
         replicas: p.replicas,
-        name: format!("pods metric {metric}"),
+        name: ["pods metric ", metric].concat(),
         status: MetricStatus {
             type_: "Pods".to_owned(),
             pods: Some(PodsMetricStatus {

@@ -26,13 +26,21 @@ struct Source<'a> {
     container: &'a str,
     target: &'a MetricTarget,
     reason: &'static str,
-    outer: String,
+    /// What the outer error text names: `resource` (by its name) or
+    /// `container` (by the container's); written only on a failure.
+    outer: &'static str,
 }
 
 impl Source<'_> {
     /// A failure carrying this source's reason, wrapped in its outer text.
     fn fail(&self, e: String) -> Failure {
-        fail(self.reason, e.clone(), format!("{}: {e}", self.outer))
+        let named = if self.outer == "container" {
+            self.container
+        } else {
+            self.name
+        };
+        let outer = format!("failed to get {named} {} metric value: {e}", self.outer);
+        fail(self.reason, e, outer)
     }
 
     /// Upstream's text for samples that could not be fetched.
@@ -50,14 +58,14 @@ fn resource_source(spec: &MetricSpec) -> Result<Source<'_>, Failure> {
             container: "",
             target: &r.target,
             reason: "FailedGetResourceMetric",
-            outer: format!("failed to get {} resource metric value", r.name),
+            outer: "resource",
         }),
         (_, Some(c)) if spec.type_ == "ContainerResource" => Ok(Source {
             name: c.name.as_str(),
             container: c.container.as_str(),
             target: &c.target,
             reason: "FailedGetContainerResourceMetric",
-            outer: format!("failed to get {} container metric value", c.container),
+            outer: "container",
         }),
         _ => {
             let e = format!(
@@ -119,7 +127,7 @@ fn average_value_proposal(
     trace.current = value.to_string();
     Ok(Proposal {
         replicas: p.replicas,
-        name: format!("{name} resource"),
+        name: [name, " resource"].concat(),
         status: resource_status(
             spec,
             src.container,
@@ -168,9 +176,13 @@ fn utilization_proposal(
     let value = build_quantity(name, p.raw_value);
     trace.current = format!("{}% ({value})", p.utilization.unwrap_or(0));
     let metric_name = if spec.type_ == "ContainerResource" {
-        format!("{name} container resource utilization (percentage of request)")
+        [
+            name,
+            " container resource utilization (percentage of request)",
+        ]
+        .concat()
     } else {
-        format!("{name} resource utilization (percentage of request)")
+        [name, " resource utilization (percentage of request)"].concat()
     };
     Ok(Proposal {
         replicas: p.replicas,
