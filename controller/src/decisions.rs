@@ -11,7 +11,9 @@
 //! boxed and without spare room; a [`DecisionRecord`] is made again when
 //! read.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscalerStatus;
@@ -358,7 +360,7 @@ impl DecisionLog {
             Some(after) => {
                 let first = entries.journal.front().map_or(entries.last + 1, |j| j.0);
                 let start = entries.journal.partition_point(|j| j.0 <= after);
-                let mut by_key: HashMap<&str, Vec<jiff::Timestamp>> = HashMap::new();
+                let mut by_key: HashMap<&str, Vec<jiff::Timestamp>> = HashMap::default();
                 for (_, at, key) in entries.journal.range(start..) {
                     if recent(at) {
                         by_key.entry(key).or_default().push(*at);

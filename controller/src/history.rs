@@ -8,7 +8,7 @@
 //! marked outdated stay until their slot is reused, and still count against
 //! a policy whose period covers them.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hpa_core::HpaHistory;

@@ -14,11 +14,14 @@
 //! Timers use tokio's clock (real time): with a virtual clock the harness
 //! drives syncs itself and no timer is used.
 
-use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+// Every key is looked up several times a sync: a fast hasher, seeded per
+// process, as the caches' maps.
+use foldhash::{HashMap, HashSet};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -103,14 +106,14 @@ where
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
-                    dirty: HashSet::new(),
-                    processing: HashSet::new(),
-                    added_at: HashMap::new(),
-                    waiting: HashMap::new(),
+                    dirty: HashSet::default(),
+                    processing: HashSet::default(),
+                    added_at: HashMap::default(),
+                    waiting: HashMap::default(),
                     timers: BTreeSet::new(),
-                    timer_keys: HashMap::new(),
+                    timer_keys: HashMap::default(),
                     next_seq: 0,
-                    failures: HashMap::new(),
+                    failures: HashMap::default(),
                     shut_down: false,
                 }),
                 ready: Notify::new(),

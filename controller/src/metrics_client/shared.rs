@@ -11,7 +11,7 @@
 //! is also only shared within one round: syncs on demand each start one
 //! ([`SharedLists::next_round`]); a periodic controller stays in its first.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -100,7 +100,7 @@ pub(super) struct Slots<T> {
 impl<T> Default for Slots<T> {
     fn default() -> Self {
         Self {
-            by_key: HashMap::new(),
+            by_key: HashMap::default(),
             sweep_at: SLOTS_SWEPT_FROM,
             swept_at: None,
         }
@@ -247,7 +247,7 @@ struct Expiring<T> {
 impl<T> Default for Expiring<T> {
     fn default() -> Self {
         Self {
-            by_key: HashMap::new(),
+            by_key: HashMap::default(),
             sweep_at: SLOTS_SWEPT_FROM,
         }
     }

@@ -1,7 +1,7 @@
 //! Per-key run counters: what `sync_all_now` waits on, so that it sees a
 //! run that began after its request end.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::watch;
