@@ -58,7 +58,7 @@ const WORDS: &[&str] = &[
 ];
 
 /// Each of [`WORDS`] by its index: a trace writes some 18 texts, and a
-/// search of the list for each was a third of packing it.
+/// search of the list for each was a seventh of packing it.
 static WORD_INDEX: LazyLock<foldhash::HashMap<&'static str, usize>> =
     LazyLock::new(|| WORDS.iter().enumerate().map(|(i, w)| (*w, i)).collect());
 
