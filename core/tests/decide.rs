@@ -169,16 +169,21 @@ fn legacy_scale_up_is_capped_at_twice_current_in_production() {
     assert_eq!(scale_to, Some(32), "factor 8 as in upstream's unit tests");
 }
 
-#[test]
-fn missing_request_is_an_error_naming_container_and_pod() {
-    let hpa = Hpa::test().cpu(50);
-    let input = input(
-        &hpa,
+/// Two pods at 900m of CPU, the second without a CPU request.
+fn second_pod_without_request(hpa: &Hpa) -> hpa_core::DecisionInput {
+    input(
+        hpa,
         2,
         2,
         vec![pod("web-0", Some(1000)), pod("web-1", None)],
         vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
-    );
+    )
+}
+
+#[test]
+fn missing_request_is_an_error_naming_container_and_pod() {
+    let hpa = Hpa::test().cpu(50);
+    let input = second_pod_without_request(&hpa);
     let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert!(conditions(&o).contains(&cond("ScalingActive", "False", "FailedGetResourceMetric")));
@@ -1192,13 +1197,7 @@ fn a_container_metric_failure_names_the_container() {
     let hpa = Hpa::test().metric(serde_json::json!({"type": "ContainerResource",
         "containerResource": {"name": "cpu", "container": "app",
             "target": {"type": "Utilization", "averageUtilization": 50}}}));
-    let input = input(
-        &hpa,
-        2,
-        2,
-        vec![pod("web-0", Some(1000)), pod("web-1", None)],
-        vec![cpu_samples(&[("web-0", 900), ("web-1", 900)])],
-    );
+    let input = second_pod_without_request(&hpa);
     let (scale_to, o) = run(&input, &HpaHistory::default(), &v1_36());
     assert_eq!(scale_to, None);
     assert!(conditions(&o).contains(&cond(
