@@ -369,6 +369,7 @@ impl<'a> Scan<'a> {
     }
 
     /// A string without escapes or control characters: its content.
+    #[inline]
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
