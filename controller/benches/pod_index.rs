@@ -42,10 +42,9 @@ fn bench(c: &mut Criterion) {
         .collect();
     let listed = ListedPods::new(
         (0..APPS)
-            .flat_map(|app| (0..PODS_PER_APP).map(move |i| format!("app-{app}-{i}")))
-            .collect::<Vec<_>>()
-            .iter()
-            .map(String::as_str),
+            .flat_map(|app| (0..PODS_PER_APP).map(move |i| format!("app-{app}-{i}").into()))
+            .collect::<Vec<std::sync::Arc<str>>>()
+            .iter(),
     );
     let store = SelectorStore::default();
     for (app, selector) in selectors.iter().enumerate() {

@@ -322,41 +322,101 @@ fn remove(map: &mut Namespaces, changes: &mut u64, pod: &SlimPod) {
 /// find one selector's share of it.
 #[derive(Debug, Default)]
 pub struct ListedPods {
-    /// Pod name → its entries' positions in the answer (looked up for
-    /// every pod of every HPA picking its share: a fast hasher).
-    positions: FastMap<String, Vec<usize>>,
+    /// Pod name (the answer's own, shared) → its entries' positions in the
+    /// answer (looked up for every pod of every HPA picking its share: a
+    /// fast hasher).
+    positions: FastMap<Arc<str>, Positions>,
+    /// The answer's names in its order, when that order is sorted by name
+    /// (as metrics servers list): then [`PodIndex::pick`] checks them
+    /// against the cache, sorted too, in one walk of both, not a lookup
+    /// per name (at 1,000 pods, a tenth of the string compares).
+    sorted: Option<Box<[Arc<str>]>>,
     /// The namespace's `changed_at` when every listed pod was last found in
     /// the cache; 0: not yet.
     known_at: AtomicU64,
 }
 
+/// One name's positions in an answer: almost always one.
+#[derive(Debug)]
+enum Positions {
+    One(usize),
+    Many(Vec<usize>),
+}
+
+impl Positions {
+    fn as_slice(&self) -> &[usize] {
+        match self {
+            Self::One(at) => std::slice::from_ref(at),
+            Self::Many(all) => all,
+        }
+    }
+
+    fn push(&mut self, at: usize) {
+        match self {
+            Self::One(first) => *self = Self::Many(vec![*first, at]),
+            Self::Many(all) => all.push(at),
+        }
+    }
+}
+
 impl ListedPods {
-    /// The bytes it holds ([`crate::memory`]).
+    /// The bytes it holds ([`crate::memory`]); the names are the answer's.
     pub fn footprint(&self, meter: &Meter) -> u64 {
         table_bytes(
             self.positions.capacity(),
-            std::mem::size_of::<(String, Vec<usize>)>(),
+            std::mem::size_of::<(Arc<str>, Positions)>(),
         ) + self
             .positions
-            .iter()
-            .map(|(name, at)| meter.block(name.capacity()) + meter.buffer::<usize>(at.capacity()))
+            .values()
+            .map(|at| match at {
+                Positions::One(_) => 0,
+                Positions::Many(all) => meter.buffer::<usize>(all.capacity()),
+            })
             .sum::<u64>()
+            + self
+                .sorted
+                .as_ref()
+                .map_or(0, |names| meter.buffer::<Arc<str>>(names.len()))
     }
 
     /// The names of an answer's entries, in its order.
-    pub fn new<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
-        let mut positions: FastMap<String, Vec<usize>> = FastMap::default();
+    pub fn new<'a>(names: impl IntoIterator<Item = &'a Arc<str>>) -> Self {
+        let mut positions: FastMap<Arc<str>, Positions> = FastMap::default();
+        let mut in_order: Vec<Arc<str>> = Vec::new();
+        let mut sorted = true;
         for (at, name) in names.into_iter().enumerate() {
-            // Most names are listed once: room for one.
-            positions
-                .entry(name.to_string())
-                .or_insert_with(|| Vec::with_capacity(1))
-                .push(at);
+            sorted &= in_order.last().is_none_or(|last| **last <= **name);
+            if sorted {
+                in_order.push(Arc::clone(name));
+            }
+            match positions.get_mut(&**name) {
+                Some(known) => known.push(at),
+                None => {
+                    positions.insert(Arc::clone(name), Positions::One(at));
+                }
+            }
         }
         Self {
             positions,
+            sorted: sorted.then(|| in_order.into_boxed_slice()),
             known_at: AtomicU64::new(0),
         }
+    }
+
+    /// Whether the cache's namespace holds every listed pod.
+    fn all_cached(&self, pods: &NamespacePods) -> bool {
+        let Some(names) = &self.sorted else {
+            return self
+                .positions
+                .keys()
+                .all(|name| pods.pods.contains_key(&**name));
+        };
+        // Both sorted by name: one walk, the cache's side never moved back.
+        let mut cached = pods.pods.keys().peekable();
+        names.iter().all(|name| {
+            while cached.next_if(|key| ***key < **name).is_some() {}
+            cached.peek().is_some_and(|key| ***key == **name)
+        })
     }
 }
 
@@ -432,18 +492,14 @@ impl PodIndex {
         // Whether every listed pod is cached is checked once per change of
         // the namespace's pods, not once per HPA.
         if listed.known_at.load(Ordering::Relaxed) != pods.changed_at {
-            if !listed
-                .positions
-                .keys()
-                .all(|name| pods.pods.contains_key(name.as_str()))
-            {
+            if !listed.all_cached(pods) {
                 return None;
             }
             listed.known_at.store(pods.changed_at, Ordering::Relaxed);
         }
         let mut picked = Vec::new();
         for pod in pods.select(Some(selector)) {
-            picked.extend_from_slice(listed.positions.get(pod.name.as_str())?);
+            picked.extend_from_slice(listed.positions.get(pod.name.as_str())?.as_slice());
         }
         if picked.is_empty() {
             return None;
@@ -741,7 +797,8 @@ mod tests {
 
     /// A namespace-wide answer naming `names`, in that order.
     fn listed(names: &[&str]) -> ListedPods {
-        ListedPods::new(names.iter().copied())
+        let names: Vec<Arc<str>> = names.iter().map(|&name| Arc::from(name)).collect();
+        ListedPods::new(&names)
     }
 
     fn pick(fed: &Fed, selector: &str, listed: &ListedPods) -> Option<Vec<usize>> {
@@ -780,6 +837,32 @@ mod tests {
         fed.apply(watcher::Event::Apply(pod("ns", "new-1", &[("app", "db")])));
         assert_eq!(pick(&fed, "app=web", &answer), Some(vec![0, 1]));
         assert_eq!(pick(&fed, "app=db", &answer), Some(vec![2, 3]));
+    }
+
+    #[test]
+    fn a_sorted_answer_is_checked_against_the_cache_in_one_walk() {
+        let fed = two_apps();
+        let state = fed.index.state.read().unwrap();
+        let pods = &state.namespaces.live()["ns"];
+        for (names, all) in [
+            (vec!["db-1", "web-1", "web-2"], true),
+            (vec!["db-1", "web-2"], true),
+            (vec!["web-1", "web-1", "web-2"], true),
+            (vec!["a-0", "db-1"], false),
+            (vec!["db-1", "db-2", "web-1"], false),
+            (vec!["db-1", "web-2", "zz"], false),
+        ] {
+            let answer = listed(&names);
+            assert!(answer.sorted.is_some(), "{names:?}");
+            assert_eq!(answer.all_cached(pods), all, "{names:?}");
+            // A lookup per name agrees.
+            let looked_up = answer
+                .positions
+                .keys()
+                .all(|name| pods.pods.contains_key(&**name));
+            assert_eq!(looked_up, all, "{names:?}");
+        }
+        assert!(listed(&["web-1", "db-1"]).sorted.is_none());
     }
 
     #[test]

@@ -427,7 +427,7 @@ impl MetricsClient {
                         {
                             Arc::clone(listed)
                         }
-                        _ => Arc::new(ListedPods::new(values.iter().map(|(pod, ..)| &**pod))),
+                        _ => Arc::new(ListedPods::new(values.iter().map(|(pod, ..)| pod))),
                     };
                     (values, listed)
                 }))
