@@ -381,20 +381,22 @@ impl ListedPods {
 
     /// The names of an answer's entries, in its order.
     pub fn new<'a>(names: impl IntoIterator<Item = &'a Arc<str>>) -> Self {
-        let mut positions: FastMap<Arc<str>, Positions> = FastMap::default();
-        let mut in_order: Vec<Arc<str>> = Vec::new();
+        let names = names.into_iter();
+        // Room for every name (an answer names each pod once).
+        let listed = names.size_hint().0;
+        let mut positions: FastMap<Arc<str>, Positions> =
+            FastMap::with_capacity_and_hasher(listed, Default::default());
+        let mut in_order: Vec<Arc<str>> = Vec::with_capacity(listed);
         let mut sorted = true;
-        for (at, name) in names.into_iter().enumerate() {
+        for (at, name) in names.enumerate() {
             sorted &= in_order.last().is_none_or(|last| **last <= **name);
             if sorted {
                 in_order.push(Arc::clone(name));
             }
-            match positions.get_mut(&**name) {
-                Some(known) => known.push(at),
-                None => {
-                    positions.insert(Arc::clone(name), Positions::One(at));
-                }
-            }
+            positions
+                .entry(Arc::clone(name))
+                .and_modify(|known| known.push(at))
+                .or_insert(Positions::One(at));
         }
         Self {
             positions,
