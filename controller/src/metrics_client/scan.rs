@@ -168,14 +168,8 @@ impl<'a> Scan<'a> {
     fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         let mut seen = Seen::default();
         self.object(|scan, key| match key {
-            "apiVersion" => {
-                seen.first(Key::API_VERSION)?;
-                scan.string().map(drop)
-            }
-            "kind" => {
-                seen.first(Key::KIND)?;
-                scan.string().map(drop)
-            }
+            "apiVersion" => scan.string_once(&mut seen, Key::API_VERSION),
+            "kind" => scan.string_once(&mut seen, Key::KIND),
             "metadata" => {
                 seen.first(Key::METADATA)?;
                 scan.list_meta()
@@ -207,14 +201,8 @@ impl<'a> Scan<'a> {
         let mut labels_repeated = false;
         let (mut timestamp, mut window, mut containers) = (None, None, None);
         self.object(|scan, key| match key {
-            "apiVersion" => {
-                seen.first(Key::API_VERSION)?;
-                scan.string().map(drop)
-            }
-            "kind" => {
-                seen.first(Key::KIND)?;
-                scan.string().map(drop)
-            }
+            "apiVersion" => scan.string_once(&mut seen, Key::API_VERSION),
+            "kind" => scan.string_once(&mut seen, Key::KIND),
             "metadata" => {
                 seen.first(Key::METADATA)?;
                 let mut seen_labels = false;
@@ -260,18 +248,9 @@ impl<'a> Scan<'a> {
                 seen.first(Key::DESCRIBED_OBJECT)?;
                 let mut described = Seen::default();
                 scan.object(|scan, key| match key {
-                    "kind" => {
-                        described.first(Key::KIND)?;
-                        scan.string().map(drop)
-                    }
-                    "namespace" => {
-                        described.first(Key::NAMESPACE)?;
-                        scan.string().map(drop)
-                    }
-                    "apiVersion" => {
-                        described.first(Key::API_VERSION)?;
-                        scan.string().map(drop)
-                    }
+                    "kind" => scan.string_once(&mut described, Key::KIND),
+                    "namespace" => scan.string_once(&mut described, Key::NAMESPACE),
+                    "apiVersion" => scan.string_once(&mut described, Key::API_VERSION),
                     "name" => fill(&mut name, scan.string()),
                     _ => scan.value().map(drop),
                 })
@@ -286,10 +265,7 @@ impl<'a> Scan<'a> {
                 })?;
                 metric_name.map(drop)
             }
-            "metricName" if key == metric_key => {
-                seen.first(Key::METRIC)?;
-                scan.string().map(drop)
-            }
+            "metricName" if key == metric_key => scan.string_once(&mut seen, Key::METRIC),
             "timestamp" => fill(&mut timestamp, scan.value()),
             "value" => fill(&mut value, scan.string()),
             key if key == window_key => fill(&mut window, scan.null_or(Self::integer)),
@@ -366,6 +342,13 @@ impl<'a> Scan<'a> {
     fn enter(&mut self) -> Option<()> {
         self.depth += 1;
         (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// A string under a key that may come once (`key`, one of [`Seen`]'s
+    /// bits): its content is not kept.
+    fn string_once(&mut self, seen: &mut Seen, key: u8) -> Option<()> {
+        seen.first(key)?;
+        self.string().map(drop)
     }
 
     /// A string without escapes or control characters: its content.
