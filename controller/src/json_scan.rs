@@ -1,0 +1,362 @@
+//! A cursor over JSON text for the fast paths that read it without
+//! `serde_json` (the shared metrics lists, the cached HPAs): strict by
+//! design, it gives up (`None`) on what it does not read, so each caller
+//! falls back to `serde_json` and never reads a different meaning.
+//!
+//! What it gives up on: a string with an escape (`\`) or an unescaped
+//! control character (which `serde_json` rejects), a malformed token, and
+//! nesting deeper than [`MAX_DEPTH`]. Skipped values are still checked to
+//! be JSON, as `serde_json` checks what it skips. Strings are scanned
+//! eight bytes at a time; `serde_json`'s cost is per token (a key's
+//! visitor, an `Option`'s), about 20 instructions per byte.
+
+/// Nesting beyond which the scanner gives up (`serde_json` fails at 128).
+pub const MAX_DEPTH: u32 = 64;
+
+/// The bytes of `chunk` (little-endian) that are a quote, a backslash or
+/// a control character (below 0x20), each marked by its high bit: the
+/// classic "has a zero byte" test. Bytes above the first hit may be marked
+/// falsely (a borrow carries up), never below it: the lowest mark is the
+/// first special byte.
+fn special_bytes(chunk: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_byte = |v: u64| v.wrapping_sub(ONES) & !v;
+    let quote = zero_byte(chunk ^ (ONES * u64::from(b'"')));
+    let backslash = zero_byte(chunk ^ (ONES * u64::from(b'\\')));
+    let control = chunk.wrapping_sub(ONES * 0x20) & !chunk;
+    (quote | backslash | control) & HIGHS
+}
+
+/// A cursor over the body's bytes.
+pub struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+    depth: u32,
+}
+
+impl<'a> Scan<'a> {
+    pub fn new(text: &'a str) -> Self {
+        Self {
+            text,
+            at: 0,
+            depth: 0,
+        }
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    /// Skips JSON whitespace and returns the next byte.
+    pub fn peek(&mut self) -> Option<u8> {
+        let bytes = self.bytes();
+        // Every JSON token starts above the space, all whitespace is at
+        // or below it: compact bodies take this one comparison.
+        match bytes.get(self.at) {
+            Some(&b) if b > b' ' => return Some(b),
+            _ => {}
+        }
+        while let Some(&b) = bytes.get(self.at) {
+            if matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                self.at += 1;
+            } else {
+                return Some(b);
+            }
+        }
+        None
+    }
+
+    /// Consumes `b` (after whitespace).
+    pub fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.at += 1)
+    }
+
+    /// `null` (`None`), or what `read` reads.
+    pub fn null_or<T>(&mut self, read: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
+        if self.peek()? == b'n' {
+            self.literal("null")?;
+            Some(None)
+        } else {
+            read(self).map(Some)
+        }
+    }
+
+    /// An object: `member` reads each member's value, given its key.
+    pub fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        self.enter()?;
+        if self.peek()? == b'}' {
+            self.at += 1;
+            self.depth -= 1;
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            member(self, key)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An array: `element` reads each element.
+    pub fn array(&mut self, element: &mut impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        self.enter()?;
+        if self.peek()? == b']' {
+            self.at += 1;
+            self.depth -= 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    self.depth -= 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn enter(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    /// A string without escapes or control characters: its content.
+    #[inline]
+    pub fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let bytes = self.bytes();
+        // Eight bytes at a time, jumping to the first special byte of a
+        // chunk; the last few bytes of the body one by one.
+        let mut end = start;
+        loop {
+            match bytes.get(end..end + 8) {
+                Some(chunk) => {
+                    let mut word = [0; 8];
+                    word.copy_from_slice(chunk);
+                    let hits = special_bytes(u64::from_le_bytes(word));
+                    if hits == 0 {
+                        end += 8;
+                        continue;
+                    }
+                    end += (hits.trailing_zeros() / 8) as usize;
+                }
+                None => {
+                    while bytes
+                        .get(end)
+                        .is_some_and(|&b| b != b'"' && b != b'\\' && b >= 0x20)
+                    {
+                        end += 1;
+                    }
+                }
+            }
+            break;
+        }
+        if *bytes.get(end)? != b'"' {
+            return None;
+        }
+        self.at = end + 1;
+        // Both ends are ASCII quotes: char boundaries.
+        self.text.get(start..end)
+    }
+
+    /// An integer that fits an `i64` (no fraction, no exponent).
+    pub fn integer(&mut self) -> Option<i64> {
+        let text = self.number()?;
+        if text.contains(['.', 'e', 'E']) {
+            return None;
+        }
+        text.parse().ok()
+    }
+
+    /// A JSON number: its text.
+    pub fn number(&mut self) -> Option<&'a str> {
+        self.peek()?;
+        let bytes = self.bytes();
+        let start = self.at;
+        let mut at = start;
+        let digits = |at: &mut usize| {
+            let from = *at;
+            while bytes.get(*at).is_some_and(u8::is_ascii_digit) {
+                *at += 1;
+            }
+            *at > from
+        };
+        if bytes.get(at) == Some(&b'-') {
+            at += 1;
+        }
+        match bytes.get(at)? {
+            b'0' => at += 1,
+            b'1'..=b'9' => {
+                digits(&mut at);
+            }
+            _ => return None,
+        }
+        if bytes.get(at) == Some(&b'.') {
+            at += 1;
+            digits(&mut at).then_some(())?;
+        }
+        if matches!(bytes.get(at), Some(b'e' | b'E')) {
+            at += 1;
+            if matches!(bytes.get(at), Some(b'+' | b'-')) {
+                at += 1;
+            }
+            digits(&mut at).then_some(())?;
+        }
+        self.at = at;
+        self.text.get(start..at)
+    }
+
+    fn literal(&mut self, word: &str) -> Option<()> {
+        let end = self.at + word.len();
+        (self.bytes().get(self.at..end)? == word.as_bytes()).then(|| self.at = end)
+    }
+
+    /// An object or an array (at its opening bracket), skipped and
+    /// checked as [`Self::value`] checks it, in one loop: the open brackets
+    /// are bits of a word (set: an object), not frames of a recursion with
+    /// a closure per member. Skipped values (labels, containers) are half
+    /// of the scanner's instructions; the loop takes 4 % off them, the
+    /// rest is their strings' scan.
+    fn skip_nested(&mut self) -> Option<()> {
+        // Bit `i`: the bracket open at level `i` is an object's.
+        let mut objects: u64 = 0;
+        let mut open: u32 = 0;
+        let mut expect_value = true;
+        loop {
+            if expect_value {
+                match self.peek()? {
+                    b @ (b'{' | b'[') => {
+                        self.at += 1;
+                        if self.depth + open + 1 > MAX_DEPTH {
+                            return None;
+                        }
+                        let object = b == b'{';
+                        objects = (objects & !(1 << open)) | (u64::from(object) << open);
+                        open += 1;
+                        let close = if object { b'}' } else { b']' };
+                        if self.peek()? == close {
+                            self.at += 1;
+                            open -= 1;
+                            expect_value = false;
+                        } else if object {
+                            self.string()?;
+                            self.eat(b':')?;
+                        }
+                    }
+                    b'"' => {
+                        self.string()?;
+                        expect_value = false;
+                    }
+                    b't' => {
+                        self.literal("true")?;
+                        expect_value = false;
+                    }
+                    b'f' => {
+                        self.literal("false")?;
+                        expect_value = false;
+                    }
+                    b'n' => {
+                        self.literal("null")?;
+                        expect_value = false;
+                    }
+                    b'-' | b'0'..=b'9' => {
+                        self.number()?;
+                        expect_value = false;
+                    }
+                    _ => return None,
+                }
+            } else {
+                if open == 0 {
+                    return Some(());
+                }
+                let object = objects & (1 << (open - 1)) != 0;
+                match self.peek()? {
+                    b',' => {
+                        self.at += 1;
+                        if object {
+                            self.string()?;
+                            self.eat(b':')?;
+                        }
+                        expect_value = true;
+                    }
+                    b'}' if object => {
+                        self.at += 1;
+                        open -= 1;
+                    }
+                    b']' if !object => {
+                        self.at += 1;
+                        open -= 1;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+    }
+
+    /// Any JSON value, checked as `serde_json` checks what it skips: its
+    /// text.
+    pub fn value(&mut self) -> Option<&'a str> {
+        let start = match self.peek()? {
+            b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => self.at,
+            _ => return None,
+        };
+        match self.bytes().get(start)? {
+            b'{' | b'[' => self.skip_nested()?,
+            b'"' => {
+                self.string()?;
+            }
+            b't' => self.literal("true")?,
+            b'f' => self.literal("false")?,
+            b'n' => self.literal("null")?,
+            _ => {
+                self.number()?;
+            }
+        }
+        self.text.get(start..self.at)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    pub fn special_bytes_are_found_in_any_position() {
+        for at in 0..8 {
+            for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                // Bytes after the first hit that a borrow could mark.
+                let mut chunk = [0x01, 0x21, b'#', b']', 0x5d, 0x23, 0x01, 0x00];
+                chunk[..at].copy_from_slice(&b"abcdefgh"[..at]);
+                chunk[at] = special;
+                let hits = special_bytes(u64::from_le_bytes(chunk));
+                assert_eq!(hits.trailing_zeros() / 8, at as u32, "{chunk:?}");
+            }
+        }
+        for plain in [
+            *b"abcdefgh",
+            *b"2026-11-",
+            [0x20, 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']'],
+        ] {
+            assert_eq!(special_bytes(u64::from_le_bytes(plain)), 0, "{plain:?}");
+        }
+    }
+}
