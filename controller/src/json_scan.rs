@@ -178,10 +178,11 @@ impl<'a> Scan<'a> {
         self.text.get(start..end)
     }
 
-    /// An integer that fits an `i64` (no fraction, no exponent).
+    /// An integer that fits an `i64` (no fraction, no exponent). Not
+    /// `-0`: `serde_json` reads it as a float, which no integer field takes.
     pub fn integer(&mut self) -> Option<i64> {
         let text = self.number()?;
-        if text.contains(['.', 'e', 'E']) {
+        if text.contains(['.', 'e', 'E']) || text == "-0" {
             return None;
         }
         text.parse().ok()
@@ -223,6 +224,15 @@ impl<'a> Scan<'a> {
         }
         self.at = at;
         self.text.get(start..at)
+    }
+
+    /// `true` or `false`.
+    pub fn boolean(&mut self) -> Option<bool> {
+        match self.peek()? {
+            b't' => self.literal("true").map(|()| true),
+            b'f' => self.literal("false").map(|()| false),
+            _ => None,
+        }
     }
 
     fn literal(&mut self, word: &str) -> Option<()> {
@@ -340,7 +350,7 @@ mod tests {
     use super::*;
 
     #[test]
-    pub fn special_bytes_are_found_in_any_position() {
+    fn special_bytes_are_found_in_any_position() {
         for at in 0..8 {
             for special in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
                 // Bytes after the first hit that a borrow could mark.

@@ -334,6 +334,8 @@ mod tests {
             r#"{"items":[{"describedObject":{},"metric":{},"timestamp":"t","value":"5"}]}"#,
             r#"{"items":[{"describedObject":{},"metric":{"name":"m"},"timestamp":"t","value":"5","windowSeconds":1.5}]}"#,
             r#"{"items":[{"describedObject":{"name":null},"metric":{"name":"m"},"timestamp":"t","value":"5"}]}"#,
+            // serde_json reads -0 as a float, which the window does not take.
+            r#"{"items":[{"describedObject":{},"metric":{"name":"m"},"timestamp":"t","value":"5","windowSeconds":-0}]}"#,
         ] {
             assert!(
                 custom_values(bad, CustomVersion::V1Beta2).is_none(),
