@@ -6,9 +6,9 @@
 //! a label map's first node over 500), most of it empty. Its text is about
 //! 1.3 KB, most of it the field names and condition messages every HPA
 //! repeats, which [`CompactText`] writes as two bytes each: about 350
-//! bytes are kept. Decoding costs a sync a few microseconds (see
-//! docs/load-report.md, "Where the bytes go"). At 100,000 HPAs that is the
-//! difference between 400 and 50 MiB. kube-controller-manager's informers
+//! bytes are kept. Decoding (by [`crate::hpa_decode`]'s fast path) costs
+//! a sync a few microseconds (see docs/load-report.md, "Where the bytes
+//! go"). At 100,000 HPAs that is the difference between 400 and 50 MiB. kube-controller-manager's informers
 //! drop managed fields too; nothing the controller reads or writes uses
 //! them, and a status update without them leaves the server's as they are.
 //! Labels and annotations stay: a status update writes back the object it
@@ -62,9 +62,14 @@ impl CachedHpa {
         }
     }
 
-    /// The HPA, decoded.
+    /// The HPA, decoded: by [`crate::hpa_decode`], else (a text it gives
+    /// up on) by `serde_json`.
     pub fn hpa(&self) -> Result<HorizontalPodAutoscaler, DecodeError> {
-        serde_json::from_str(&self.text.text()).map_err(DecodeError)
+        let text = self.text.text();
+        match super::hpa_decode::hpa(&text) {
+            Some(hpa) => Ok(hpa),
+            None => serde_json::from_str(&text).map_err(DecodeError),
+        }
     }
 
     /// Its status alone, decoded (`None`: it has none).
@@ -259,6 +264,8 @@ mod tests {
         let mut want = received.clone();
         want.metadata.managed_fields = None;
         assert_eq!(cached.hpa().unwrap(), want);
+        // The text the cache keeps is one the fast path reads.
+        assert_eq!(crate::hpa_decode::hpa(&cached.text.text()), Some(want));
         assert_eq!(cached.status().unwrap(), received.status);
         assert_eq!(
             (cached.uid(), cached.resource_version(), cached.generation()),

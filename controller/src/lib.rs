@@ -52,6 +52,7 @@ pub mod flags;
 pub mod generations;
 pub mod history;
 pub mod hpa_cache;
+pub mod hpa_decode;
 pub mod json_scan;
 pub mod keys;
 pub mod kubeconfig;
