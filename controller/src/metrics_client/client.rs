@@ -161,9 +161,11 @@ impl MetricsClient {
     ) -> Result<Arc<NamespaceResources>, kube::Error> {
         let path = format!("/apis/{METRICS_GROUP}/v1beta1/namespaces/{namespace}/pods");
         let fetch = |previous: Option<Arc<NamespaceResources>>| async move {
-            let text = self.get_text(&path).await?;
-            NamespaceResources::decode(&text, namespace, previous.as_deref())
-                .map_err(|e| decode_failed(&text, e))
+            self.get_text(&path, |text| {
+                NamespaceResources::decode(text, namespace, previous.as_deref())
+                    .map_err(|e| decode_failed(text, e))
+            })
+            .await
         };
         shared.get_after(&shared.pods, namespace, fetch).await
     }
@@ -179,11 +181,16 @@ impl MetricsClient {
         Box::pin(self.client.request::<T>(request)).await
     }
 
-    /// The body of a GET, for the slim decodes: the request and its errors
-    /// are those of [`Self::get`] (kube's `request_text`), which decodes the
-    /// same text. Collected here rather than by `request_text`, which
-    /// copies a whole body once more (a namespace list is ~300 KB).
-    async fn get_text(&self, path: &str) -> Result<String, kube::Error> {
+    /// The body of a GET, for the slim decodes, read by `read`: the request
+    /// and its errors are those of [`Self::get`] (kube's `request_text`),
+    /// which decodes the same text. Read where the client left it (a
+    /// namespace list is ~300 KB): kube's `request_text` copies a whole
+    /// body once more, and so did a `String` made of it.
+    async fn get_text<T>(
+        &self,
+        path: &str,
+        read: impl FnOnce(&str) -> Result<T, kube::Error>,
+    ) -> Result<T, kube::Error> {
         Box::pin(async {
             let request = http::Request::get(path)
                 .body(kube::client::Body::empty())
@@ -191,11 +198,18 @@ impl MetricsClient {
             let response = self.client.send(request).await?;
             let status = response.status();
             let body = response.into_body().collect().await?.to_bytes();
-            let text = String::from_utf8(Vec::from(body)).map_err(kube::Error::FromUtf8)?;
-            if status.is_client_error() || status.is_server_error() {
-                return Err(api_error(&text, status));
+            let finish = |text: &str| {
+                if status.is_client_error() || status.is_server_error() {
+                    return Err(api_error(text, status));
+                }
+                read(text)
+            };
+            match std::str::from_utf8(&body) {
+                Ok(text) => finish(text),
+                // kube's error holds a `String`'s: made on this path only.
+                Err(_) => String::from_utf8(body.to_vec())
+                    .map_or_else(|e| Err(kube::Error::FromUtf8(e)), |text| finish(&text)),
             }
-            Ok(text)
         })
         .await
     }
@@ -326,9 +340,10 @@ impl MetricsClient {
         if version == CustomVersion::V1Beta2 {
             let path = format!("/apis/{CUSTOM_GROUP}/{}/{tail}", version.as_str());
             let values = if let Some(previous) = slim {
-                self.get_text(&path)
-                    .await
-                    .and_then(|text| decode::slim_custom_values_v1beta2(&text, previous))
+                self.get_text(&path, |text| {
+                    decode::slim_custom_values_v1beta2(text, previous)
+                })
+                .await
             } else {
                 self.get::<MetricValueList>(&path)
                     .await
@@ -341,8 +356,10 @@ impl MetricsClient {
         }
         let path = format!("/apis/{CUSTOM_GROUP}/v1beta1/{tail}");
         if let Some(previous) = slim {
-            let text = self.get_text(&path).await?;
-            decode::slim_custom_values_v1beta1(&text, previous)
+            self.get_text(&path, |text| {
+                decode::slim_custom_values_v1beta1(text, previous)
+            })
+            .await
         } else {
             decode::custom_values_v1beta1(self.get(&path).await?)
         }
