@@ -286,7 +286,9 @@ impl CompactText {
 
     /// The text again.
     pub fn text(&self) -> String {
-        let mut out = Vec::with_capacity(self.0.len() * 4);
+        // An HPA's text comes back at four to five times its compact
+        // length: room for it up front, not a regrowth's copy.
+        let mut out = Vec::with_capacity(self.0.len() * 6);
         let mut bytes = self.0.iter().copied();
         while let Some(byte) = bytes.next() {
             if byte != MARKER {
