@@ -289,22 +289,20 @@ impl CompactText {
         // An HPA's text comes back at four to five times its compact
         // length: room for it up front, not a regrowth's copy.
         let mut out = Vec::with_capacity(self.0.len() * 6);
-        // A run of literal bytes at a time, up to the next marker: a byte
-        // loop pushing each byte took 14 instructions a byte.
-        let mut rest: &[u8] = &self.0;
-        while let Some(at) = rest.iter().position(|&b| b == MARKER) {
-            let (literal, marked) = rest.split_at(at);
-            out.extend_from_slice(literal);
-            match marked.get(1) {
+        let mut bytes = self.0.iter().copied();
+        while let Some(byte) = bytes.next() {
+            if byte != MARKER {
+                out.push(byte);
+                continue;
+            }
+            match bytes.next() {
                 Some(0) | None => out.push(MARKER),
-                Some(&index) => {
+                Some(index) => {
                     let fragment = FRAGMENTS.get(usize::from(index) - 1).unwrap_or(&"");
                     out.extend_from_slice(fragment.as_bytes());
                 }
             }
-            rest = marked.get(2..).unwrap_or_default();
         }
-        out.extend_from_slice(rest);
         // What went in was text, and comes out whole.
         String::from_utf8(out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
