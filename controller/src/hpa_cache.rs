@@ -276,6 +276,22 @@ mod tests {
         assert_eq!(CachedHpa::new(&bare).status().unwrap(), None);
     }
 
+    /// A text the fast path gives up on (an escaped quote and newline in
+    /// an annotation) still decodes, by `serde_json`, to the same HPA.
+    #[test]
+    fn a_cached_hpa_the_fast_path_gives_up_on_decodes_all_the_same() {
+        let mut received = hpa("web", "7");
+        received.metadata.managed_fields = None;
+        received
+            .metadata
+            .annotations
+            .get_or_insert_default()
+            .insert("note".into(), "say \"hi\"\n".into());
+        let cached = CachedHpa::new(&received);
+        assert_eq!(crate::hpa_decode::hpa(&cached.text.text()), None);
+        assert_eq!(cached.hpa().unwrap(), received);
+    }
+
     #[test]
     fn the_cache_follows_watch_events_and_relists() {
         let cache = HpaCache::default();
