@@ -9,8 +9,9 @@
 //! bytes are kept. Decoding (by [`crate::hpa_decode`]'s fast path) costs
 //! a sync a few microseconds (see docs/load-report.md, "Where the bytes
 //! go"). At 100,000 HPAs that is the difference between 400 and 50 MiB.
-//! kube-controller-manager's informers drop managed fields too; nothing the controller reads or writes uses
-//! them, and a status update without them leaves the server's as they are.
+//! kube-controller-manager's informers drop managed fields too; nothing
+//! the controller reads or writes uses them, and a status update without
+//! them leaves the server's as they are.
 //! Labels and annotations stay: a status update writes back the object it
 //! read, and the HPA's status strategy keeps what the request carries.
 //!
