@@ -8,7 +8,7 @@
 //! docs/load-report.md). `serde_json`'s cost is per token (a key's
 //! visitor, an `Option`'s, a borrowed `Cow`'s), about 20 instructions per
 //! byte of a 300-byte entry; this scanner walks the bytes once, strings
-//! eight bytes at a time ([`crate::json_scan`]'s cursor).
+//! sixteen bytes at a time ([`crate::json_scan`]'s cursor).
 //!
 //! It is sound by being strict: it accepts only JSON that `serde_json`
 //! accepts with the same meaning for the same types, and returns `None`
