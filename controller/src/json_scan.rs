@@ -10,7 +10,7 @@
 //! sixteen bytes at a time; `serde_json`'s cost is per token (a key's
 //! visitor, an `Option`'s), about 20 instructions per byte.
 
-use wide::{CmpEq, CmpLt, u8x16};
+use wide::u8x16;
 
 /// Nesting beyond which the scanner gives up (`serde_json` fails at 128).
 pub const MAX_DEPTH: u32 = 64;
