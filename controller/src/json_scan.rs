@@ -349,6 +349,39 @@ impl<'a> Scan<'a> {
 mod tests {
     use super::*;
 
+    /// Strings of every length up to three chunks, and a special byte at
+    /// every position of them: the cursor reads what `serde_json` reads,
+    /// or gives up where an escape or a control character is.
+    #[test]
+    fn strings_read_as_serde_reads_them_at_every_length_and_position() {
+        for len in 0..48 {
+            let plain: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            let text = format!("\"{plain}\",1");
+            let mut scan = Scan::new(&text);
+            assert_eq!(scan.string(), Some(plain.as_str()), "{text}");
+            assert_eq!(scan.peek(), Some(b','), "{text}");
+            for at in 0..=len {
+                for special in ["\\n", "\\\"", "\\u0041", "\n", "\u{1f}", "\u{e9}", "\u{7f}"] {
+                    let text = format!("\"{}{special}{}\"", &plain[..at], &plain[at..]);
+                    let read = Scan::new(&text).string().map(str::to_owned);
+                    let by_serde = serde_json::from_str::<String>(&text).ok();
+                    if special.starts_with('\\') || special.chars().all(|c| c < ' ') {
+                        assert_eq!(read, None, "{text:?}");
+                    } else {
+                        assert_eq!(read, by_serde, "{text:?}");
+                    }
+                }
+            }
+        }
+        // The body's end within a chunk: an unterminated string.
+        for len in 0..40 {
+            let text = format!("\"{}", "a".repeat(len));
+            assert_eq!(Scan::new(&text).string(), None, "{text}");
+        }
+    }
+
     #[test]
     fn special_bytes_are_found_in_any_position() {
         for at in 0..16 {

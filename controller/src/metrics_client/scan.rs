@@ -411,9 +411,15 @@ mod tests {
         ];
         fn text() -> impl Strategy<Value = String> {
             prop_oneof![
-                6 => "[a-z0-9./:-]{0,12}".prop_map(|s| format!("\"{s}\"")),
-                1 => prop::sample::select(vec!["\"w\\u0065b\"", "\"a\\\"b\"", "\"é\"", "\"a\tb\""])
-                    .prop_map(String::from),
+                6 => "[a-z0-9./:-]{0,40}".prop_map(|s| format!("\"{s}\"")),
+                // An escape, a non-ASCII or a control character anywhere in
+                // the first three of the cursor's 16-byte chunks.
+                1 => (
+                    "[a-z0-9]{0,40}",
+                    prop::sample::select(vec!["\\u0065", "\\\"", "é", "\t", "\\\\"]),
+                    "[a-z]{0,6}"
+                )
+                    .prop_map(|(a, special, b)| format!("\"{a}{special}{b}\"")),
             ]
         }
         fn scalar() -> impl Strategy<Value = String> {
