@@ -23,7 +23,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::raw::{CustomValue, CustomVersion, RawPod};
+use super::raw::{CustomValue, CustomVersion};
 use super::scan;
 use super::slim::{self, CustomList};
 use crate::config::parse_go_duration;
@@ -98,12 +98,7 @@ impl NamespaceResources {
         // The scanner reads the usual shape; anything else, serde.
         let items = match scan::pod_metrics(text) {
             Some(items) => items,
-            None => serde_json::from_str::<slim::RawPodMetricsList<'_>>(text)
-                .ok()?
-                .items
-                .into_iter()
-                .map(RawPod::from)
-                .collect(),
+            None => slim::raw_pods(text).ok()?,
         };
         let old = previous.and_then(|p| p.memo.as_ref());
         let mut memo = ResourceMemo {

@@ -232,30 +232,15 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics_client::slim::{MetricValueList, MetricValueListV1Beta1, RawPodMetricsList};
-    use serde_json::value::RawValue;
+    use crate::metrics_client::slim;
 
     /// What the raw serde types read, as the scanner gives it.
     fn pods_by_serde(text: &str) -> Option<Vec<RawPod<'_>>> {
-        let list: RawPodMetricsList<'_> = serde_json::from_str(text).ok()?;
-        Some(list.items.into_iter().map(RawPod::from).collect())
+        slim::raw_pods(text).ok()
     }
 
     fn custom_by_serde(text: &str, version: CustomVersion) -> Option<Vec<CustomValue<'_, &str>>> {
-        use crate::metrics_client::slim::CustomList;
-        let values: Vec<CustomValue<'_, &RawValue>> = match version {
-            CustomVersion::V1Beta2 => serde_json::from_str::<MetricValueList<'_, &RawValue>>(text)
-                .ok()?
-                .into_values()
-                .collect(),
-            CustomVersion::V1Beta1 => {
-                serde_json::from_str::<MetricValueListV1Beta1<'_, &RawValue>>(text)
-                    .ok()?
-                    .into_values()
-                    .collect()
-            }
-        };
-        Some(values.into_iter().map(CustomValue::raw_text).collect())
+        slim::raw_custom_values(text, version).ok()
     }
 
     const PODS: &str = r#"{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{"resourceVersion":""},

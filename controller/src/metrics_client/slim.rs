@@ -35,7 +35,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::raw::{CustomValue, QuantityText, RawPod};
+use super::raw::{CustomValue, CustomVersion, QuantityText, RawPod};
 
 /// `metrics.k8s.io/v1beta1` PodMetricsList (see the module documentation),
 /// its entries decoded as `I`: [`PodMetrics`], or [`RawPodMetrics`] with
@@ -137,6 +137,34 @@ impl<'a> From<RawPodMetrics<'a>> for RawPod<'a> {
             containers: item.containers.map(RawValue::get),
         }
     }
+}
+
+/// A pod metrics list body read whole by serde, as the scanner
+/// ([`super::scan::pod_metrics`]) gives it: the decode of the shapes the
+/// scanner leaves, and its oracle in tests and fuzzing.
+pub fn raw_pods(text: &str) -> Result<Vec<RawPod<'_>>, serde_json::Error> {
+    let list: RawPodMetricsList<'_> = serde_json::from_str(text)?;
+    Ok(list.items.into_iter().map(RawPod::from).collect())
+}
+
+/// A custom metrics list body of `version` read whole by serde, its
+/// timestamps as text, as the scanner ([`super::scan::custom_values`])
+/// gives it: the scanner's oracle in tests and fuzzing.
+pub fn raw_custom_values(
+    text: &str,
+    version: CustomVersion,
+) -> Result<Vec<CustomValue<'_, &str>>, serde_json::Error> {
+    let values: Vec<CustomValue<'_, &RawValue>> = match version {
+        CustomVersion::V1Beta2 => serde_json::from_str::<MetricValueList<'_, &RawValue>>(text)?
+            .into_values()
+            .collect(),
+        CustomVersion::V1Beta1 => {
+            serde_json::from_str::<MetricValueListV1Beta1<'_, &RawValue>>(text)?
+                .into_values()
+                .collect()
+        }
+    };
+    Ok(values.into_iter().map(CustomValue::raw_text).collect())
 }
 
 /// A field's JSON text, whatever it holds: `null` is text too, not `None`.
