@@ -210,8 +210,8 @@ async fn settle(
 
 /// A controller at `hpa-controller`'s defaults, started on the cluster's
 /// `hpas` HPAs and settled: the bytes its thread then holds (since before
-/// it started; the floor of its last syncs), its own report of its structures, and that report after
-/// the first pass.
+/// it started; the floor of its last syncs), its own report of its
+/// structures, and that report after the first pass.
 async fn measure(
     cluster: &Cluster,
     meter: &Meter,
